@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Fetch a Debian kernel's vmlinux with full DWARF and print its path.
+#
+# Usage: scripts/fetch-kernel.sh [FLAVOUR|PACKAGE]
+#   FLAVOUR  a Debian kernel flavour (cloud-amd64, amd64, rt-amd64); the newest
+#            linux-image-<version>-FLAVOUR-dbg known to apt is used.
+#   PACKAGE  an exact package name, e.g. linux-image-6.12.107+deb12-cloud-amd64-dbg
+#
+# Only vmlinux is extracted, into $CACHELINT_CACHE (default
+# ~/.cache/cachelint/kernels), and reused when present. Needs apt-get and
+# dpkg-deb; run `apt-get update` first on a fresh machine.
+set -euo pipefail
+
+want=${1:-cloud-amd64}
+cache=${CACHELINT_CACHE:-$HOME/.cache/cachelint/kernels}
+mkdir -p "$cache"
+
+if [[ $want == linux-image-*-dbg ]]; then
+  pkg=$want
+else
+  pkg=$(apt-cache pkgnames linux-image- |
+    grep -E "^linux-image-[0-9][^ ]*-${want}-dbg\$" | sort -V | tail -n 1 || true)
+  if [[ -z $pkg ]]; then
+    echo "fetch-kernel: no linux-image-*-${want}-dbg package known to apt (run apt-get update?)" >&2
+    exit 2
+  fi
+fi
+version=${pkg#linux-image-}
+version=${version%-dbg}
+out="$cache/vmlinux-$version"
+if [[ -s $out ]]; then
+  echo "$out"
+  exit 0
+fi
+
+work=$(mktemp -d "$cache/.fetch.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+(cd "$work" && apt-get download "$pkg" >&2)
+deb=$(ls "$work"/*.deb)
+dpkg-deb --fsys-tarfile "$deb" |
+  tar -x -C "$work" --wildcards "./usr/lib/debug/boot/vmlinux-*"
+mv "$work/usr/lib/debug/boot/vmlinux-$version" "$out.part"
+mv "$out.part" "$out"
+echo "$out"

@@ -1,0 +1,85 @@
+//! The one error type of the library. Every variant is an input or usage
+//! problem that the command line reports on one line with exit code 2.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong between opening a file and printing a result.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file could not be opened or mapped.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file that failed.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The file is not an ELF file we can read, or its headers are corrupt.
+    #[error("{path}: not a readable ELF file: {reason}")]
+    NotElf {
+        /// The file that failed.
+        path: PathBuf,
+        /// What the ELF parser said.
+        reason: String,
+    },
+    /// The ELF file has no `.debug_info` section.
+    #[error(
+        "{path}: no DWARF debug info (.debug_info section missing); use the unstripped vmlinux \
+         from the distribution's -dbg package (e.g. linux-image-<version>-dbg, under \
+         /usr/lib/debug/boot/) or build with CONFIG_DEBUG_INFO=y"
+    )]
+    NoDebugInfo {
+        /// The file that has no DWARF.
+        path: PathBuf,
+    },
+    /// A debug section could not be decompressed or relocated.
+    #[error("{path}: section {section}: {reason}")]
+    Section {
+        /// The file that failed.
+        path: PathBuf,
+        /// The section name.
+        section: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The DWARF data is malformed (truncated, bad references, unknown forms).
+    #[error("corrupt DWARF at .debug_info offset {offset:#x}: {reason}")]
+    Dwarf {
+        /// Offset in `.debug_info` closest to the problem.
+        offset: u64,
+        /// What gimli or the decoder said.
+        reason: String,
+    },
+    /// A type name that the file does not define.
+    #[error("no struct, union or typedef named '{name}' in {path}{hint}")]
+    UnknownType {
+        /// The name asked for.
+        name: String,
+        /// The file searched.
+        path: PathBuf,
+        /// A ", did you mean ..." suffix, or empty.
+        hint: String,
+    },
+    /// A layout variant that does not exist (`NAME#N` or `NAME@FILE`).
+    #[error("{0}")]
+    UnknownVariant(String),
+    /// A member path (`offsetof`) that does not resolve.
+    #[error("{0}")]
+    BadPath(String),
+    /// A type whose layout cannot be computed (no size, cyclic, absurd).
+    #[error("{0}")]
+    BadType(String),
+}
+
+impl Error {
+    /// Wraps a gimli error found near `offset` of `.debug_info`.
+    pub fn dwarf(offset: u64, err: impl std::fmt::Display) -> Self {
+        Error::Dwarf {
+            offset,
+            reason: err.to_string(),
+        }
+    }
+}
+
+/// Shorthand used throughout the crate.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,307 @@
+//! Opening an ELF file: memory-map it, find the DWARF sections, decompress
+//! them (SHF_COMPRESSED, zlib or zstd, and GNU `.zdebug_*`), apply the
+//! `.rela.debug_*` relocations of relocatable objects, and tell the cacheline
+//! size of the target machine.
+//!
+//! Nothing here knows about DWARF contents: the result is a set of byte
+//! slices, borrowed from the map when possible and owned when they had to be
+//! rewritten.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use object::{Object, ObjectSection, ObjectSymbol, RelocationKind, RelocationTarget};
+
+use crate::error::{Error, Result};
+
+/// The DWARF sections cachelint reads. Everything else is ignored.
+pub const DWARF_SECTIONS: &[&str] = &[
+    ".debug_info",
+    ".debug_abbrev",
+    ".debug_str",
+    ".debug_line",
+    ".debug_line_str",
+    ".debug_str_offsets",
+    ".debug_types",
+];
+
+/// A file mapped into memory. Keep it alive while anything borrows from it.
+pub struct MappedFile {
+    path: PathBuf,
+    map: memmap2::Mmap,
+}
+
+impl MappedFile {
+    /// Maps `path` read-only.
+    pub fn open(path: &Path) -> Result<Self> {
+        let io = |source| Error::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        // SAFETY: the map is read-only and private; a file truncated underneath
+        // us is the usual mmap caveat shared by every tool that maps binaries.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        Ok(MappedFile {
+            path: path.to_owned(),
+            map,
+        })
+    }
+
+    /// The path the file was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The mapped bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+}
+
+/// Byte order of the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ByteOrder {
+    /// Little endian (x86, arm64, riscv, ...).
+    Little,
+    /// Big endian (s390x, ppc64 BE, ...).
+    Big,
+}
+
+/// The debug sections of one ELF file, ready for a DWARF reader.
+pub struct DebugSections<'data> {
+    sections: Vec<(&'static str, Cow<'data, [u8]>)>,
+    /// Byte order of the file.
+    pub byte_order: ByteOrder,
+    /// The ELF machine, as `object` names it.
+    pub architecture: object::Architecture,
+    /// Cacheline size implied by the architecture (see [`cacheline_for`]).
+    pub cacheline: u64,
+    /// True when the file is a relocatable object (`.o`, `.ko`).
+    pub relocatable: bool,
+    /// True when the file carries a `.BTF` section (for hints only).
+    pub has_btf: bool,
+}
+
+impl<'data> DebugSections<'data> {
+    /// Reads the DWARF sections of the ELF image `data` (from `path`).
+    pub fn load(path: &Path, data: &'data [u8]) -> Result<Self> {
+        let not_elf = |reason: String| Error::NotElf {
+            path: path.to_owned(),
+            reason,
+        };
+        if data.len() < 4 || &data[..4] != b"\x7fELF" {
+            return Err(not_elf("no ELF magic at the start of the file".into()));
+        }
+        let file = object::File::parse(data).map_err(|e| not_elf(e.to_string()))?;
+        let relocatable = file.kind() == object::ObjectKind::Relocatable;
+        let byte_order = if file.is_little_endian() {
+            ByteOrder::Little
+        } else {
+            ByteOrder::Big
+        };
+        let mut sections = Vec::new();
+        for &name in DWARF_SECTIONS {
+            let Some(section) = find_section(&file, name) else {
+                continue;
+            };
+            let section_err = |reason: String| Error::Section {
+                path: path.to_owned(),
+                section: name.to_owned(),
+                reason,
+            };
+            let mut bytes = section_bytes(&section, data.len()).map_err(section_err)?;
+            if relocatable {
+                apply_relocations(&file, &section, &mut bytes, byte_order).map_err(section_err)?;
+            }
+            sections.push((name, bytes));
+        }
+        if !sections.iter().any(|(n, _)| *n == ".debug_info") {
+            return Err(Error::NoDebugInfo {
+                path: path.to_owned(),
+            });
+        }
+        let architecture = file.architecture();
+        Ok(DebugSections {
+            sections,
+            byte_order,
+            architecture,
+            cacheline: cacheline_for(architecture),
+            relocatable,
+            has_btf: file.section_by_name(".BTF").is_some(),
+        })
+    }
+
+    /// The bytes of section `name`, or an empty slice when it is absent.
+    pub fn get(&self, name: &str) -> &[u8] {
+        self.sections
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, data)| data.as_ref())
+            .unwrap_or(&[])
+    }
+}
+
+/// Finds `.debug_X`, or its GNU-compressed spelling `.zdebug_X`.
+fn find_section<'data, 'file>(
+    file: &'file object::File<'data>,
+    name: &str,
+) -> Option<object::Section<'data, 'file>> {
+    file.section_by_name(name).or_else(|| {
+        let zname = format!(".z{}", &name[1..]);
+        file.section_by_name(&zname)
+    })
+}
+
+/// Returns the uncompressed contents of a section, refusing sizes that no
+/// real file has (a compressed header claiming terabytes is hostile input).
+fn section_bytes<'data>(
+    section: &object::Section<'data, '_>,
+    file_len: usize,
+) -> std::result::Result<Cow<'data, [u8]>, String> {
+    let compressed = section.compressed_data().map_err(|e| e.to_string())?;
+    if compressed.format != object::CompressionFormat::None {
+        let limit = (compressed.data.len() as u64)
+            .saturating_mul(256)
+            .max(1 << 24);
+        if compressed.uncompressed_size > limit {
+            return Err(format!(
+                "claims {} bytes uncompressed from {} compressed (corrupt header?)",
+                compressed.uncompressed_size,
+                compressed.data.len()
+            ));
+        }
+    } else if compressed.data.len() > file_len {
+        return Err("section extends past the end of the file".into());
+    }
+    compressed.decompress().map_err(|e| e.to_string())
+}
+
+/// Applies the absolute relocations of a relocatable object's debug section.
+///
+/// In a `.o` or `.ko`, references from `.debug_info` into `.debug_str` and
+/// `.debug_abbrev` are relocations against section symbols; without them
+/// every unit would read the abbreviations and strings of the first one.
+/// Linked files are never relocated here: a vmlinux built with
+/// `--emit-relocs` keeps `.rela.debug_*`, and applying them twice would
+/// corrupt it.
+fn apply_relocations(
+    file: &object::File<'_>,
+    section: &object::Section<'_, '_>,
+    bytes: &mut Cow<'_, [u8]>,
+    byte_order: ByteOrder,
+) -> std::result::Result<(), String> {
+    let mut relocations = section.relocations().peekable();
+    if relocations.peek().is_none() {
+        return Ok(());
+    }
+    let data = bytes.to_mut();
+    for (offset, relocation) in relocations {
+        if relocation.kind() != RelocationKind::Absolute {
+            continue;
+        }
+        let width = usize::from(relocation.size() / 8);
+        if width != 4 && width != 8 {
+            continue;
+        }
+        let symbol_value = match relocation.target() {
+            RelocationTarget::Symbol(index) => file
+                .symbol_by_index(index)
+                .map_err(|e| format!("relocation at {offset:#x}: {e}"))?
+                .address(),
+            RelocationTarget::Section(index) => file
+                .section_by_index(index)
+                .map_err(|e| format!("relocation at {offset:#x}: {e}"))?
+                .address(),
+            _ => continue,
+        };
+        let start = usize::try_from(offset).map_err(|_| "relocation offset too large")?;
+        let end = start
+            .checked_add(width)
+            .filter(|&end| end <= data.len())
+            .ok_or_else(|| format!("relocation at {offset:#x} lies outside the section"))?;
+        let field = &mut data[start..end];
+        let implicit = if relocation.has_implicit_addend() {
+            read_uint(field, byte_order)
+        } else {
+            0
+        };
+        let value = symbol_value
+            .wrapping_add(relocation.addend() as u64)
+            .wrapping_add(implicit);
+        write_uint(field, value, byte_order);
+    }
+    Ok(())
+}
+
+fn read_uint(field: &[u8], byte_order: ByteOrder) -> u64 {
+    let mut value = 0u64;
+    for (i, &b) in field.iter().enumerate() {
+        let shift = match byte_order {
+            ByteOrder::Little => 8 * i,
+            ByteOrder::Big => 8 * (field.len() - 1 - i),
+        };
+        value |= u64::from(b) << shift;
+    }
+    value
+}
+
+fn write_uint(field: &mut [u8], value: u64, byte_order: ByteOrder) {
+    let len = field.len();
+    for (i, b) in field.iter_mut().enumerate() {
+        let shift = match byte_order {
+            ByteOrder::Little => 8 * i,
+            ByteOrder::Big => 8 * (len - 1 - i),
+        };
+        *b = (value >> shift) as u8;
+    }
+}
+
+/// The L1 cacheline size (the kernel's `SMP_CACHE_BYTES`) of a machine.
+///
+/// Taken from the ELF machine, never from the host: a vmlinux for s390x
+/// examined on a laptop still has 256-byte lines.
+pub fn cacheline_for(architecture: object::Architecture) -> u64 {
+    use object::Architecture as A;
+    match architecture {
+        A::PowerPc64 => 128,
+        A::S390x => 256,
+        A::PowerPc | A::Arm | A::Mips | A::Sparc | A::Sparc32Plus => 32,
+        _ => 64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cacheline_follows_the_elf_machine() {
+        use object::Architecture as A;
+        assert_eq!(cacheline_for(A::X86_64), 64);
+        assert_eq!(cacheline_for(A::Aarch64), 64);
+        assert_eq!(cacheline_for(A::Riscv64), 64);
+        assert_eq!(cacheline_for(A::PowerPc64), 128);
+        assert_eq!(cacheline_for(A::S390x), 256);
+    }
+
+    #[test]
+    fn uint_round_trips_in_both_byte_orders() {
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            let mut buf = [0u8; 4];
+            write_uint(&mut buf, 0x1234_5678, order);
+            assert_eq!(read_uint(&buf, order), 0x1234_5678);
+        }
+        let mut buf = [0u8; 4];
+        write_uint(&mut buf, 0x1234_5678, ByteOrder::Big);
+        assert_eq!(buf, [0x12, 0x34, 0x56, 0x78]);
+    }
+
+    #[test]
+    fn garbage_is_not_elf() {
+        let err = DebugSections::load(Path::new("x"), b"hello world")
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("not a readable ELF file"), "{err}");
+    }
+}

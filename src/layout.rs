@@ -1,0 +1,649 @@
+//! Layout of one struct or union: members at absolute byte offsets with
+//! dotted paths, holes and bit holes (computed exactly as pahole computes
+//! them, so the counts agree), tail padding, cacheline boundaries and the
+//! kernel's cacheline-group markers.
+
+use crate::error::{Error, Result};
+use crate::model::{Composite, CompositeKind, Member, SourceLoc, Type, TypeId, TypeTable};
+
+/// Prefix of the kernel's `__cacheline_group_begin(GROUP)` marker members.
+pub const GROUP_BEGIN: &str = "__cacheline_group_begin__";
+/// Prefix of the kernel's `__cacheline_group_end(GROUP)` marker members.
+pub const GROUP_END: &str = "__cacheline_group_end__";
+/// The kernel's `CACHELINE_PADDING()` member type.
+pub const PADDING_TYPE: &str = "cacheline_padding";
+
+/// A data member placed in the root type.
+#[derive(Clone, Debug)]
+pub struct Field {
+    /// Dotted path from the root as C spells it: anonymous struct and union
+    /// levels are skipped (`lru_lock.rlock.raw_lock.val`).
+    pub path: String,
+    /// The member's own name (`None` for anonymous members).
+    pub name: Option<String>,
+    /// Declared type.
+    pub ty: TypeId,
+    /// Absolute byte offset. For bitfields, the offset of the storage unit
+    /// as pahole shows it.
+    pub offset: u64,
+    /// Size in bytes (the storage unit for bitfields).
+    pub size: u64,
+    /// For bitfields: first bit within the storage unit, and the width.
+    pub bits: Option<(u64, u64)>,
+    /// Nesting depth (0 = member of the root).
+    pub depth: usize,
+    /// True when the member's own members follow it (`--expand`, or an
+    /// anonymous struct/union, which is always shown inline).
+    pub expanded: bool,
+    /// Where the member is declared.
+    pub decl: Option<SourceLoc>,
+}
+
+impl Field {
+    /// First byte past the member (at least `offset`).
+    pub fn end(&self) -> u64 {
+        self.offset + self.size
+    }
+}
+
+/// One row of a layout, in offset order as a reader scans it.
+#[derive(Clone, Debug)]
+pub enum Item {
+    /// A data member.
+    Member(Field),
+    /// End of an inline-expanded member's body.
+    Close {
+        /// Depth of the member being closed.
+        depth: usize,
+        /// Its path (empty for anonymous).
+        path: String,
+        /// Its offset and size.
+        offset: u64,
+        /// Its size.
+        size: u64,
+    },
+    /// Bytes between two members that belong to nobody.
+    Hole {
+        /// First byte of the hole.
+        offset: u64,
+        /// Size in bytes.
+        size: u64,
+        /// Depth of the struct that has the hole.
+        depth: usize,
+    },
+    /// Bits between two bitfields that belong to nobody.
+    BitHole {
+        /// Byte the unused bits are in.
+        offset: u64,
+        /// Number of bits.
+        bits: u64,
+        /// Depth of the struct.
+        depth: usize,
+    },
+    /// Bytes at the end of a struct added to round up its size.
+    Padding {
+        /// First padding byte.
+        offset: u64,
+        /// Size in bytes.
+        size: u64,
+        /// Depth of the padded struct.
+        depth: usize,
+    },
+    /// The start of cacheline `line`, shown before the first member at or past it.
+    Boundary {
+        /// Line number from the root's start.
+        line: u64,
+        /// How far past the boundary the next member starts.
+        ago: u64,
+        /// Depth of the next member.
+        depth: usize,
+    },
+    /// A `__cacheline_group_begin__G` / `_end__G` marker.
+    Group {
+        /// Group name (G).
+        name: String,
+        /// True for the begin marker.
+        begin: bool,
+        /// Absolute offset of the marker.
+        offset: u64,
+        /// Depth.
+        depth: usize,
+    },
+    /// A `struct cacheline_padding` member (`CACHELINE_PADDING(name)`).
+    LinePad {
+        /// Dotted path of the padding member.
+        path: String,
+        /// Absolute offset.
+        offset: u64,
+        /// Depth.
+        depth: usize,
+    },
+}
+
+/// The extent of a kernel cacheline group, as `CACHELINE_ASSERT_GROUP_MEMBER`
+/// computes it: from the begin marker's offset to the end marker's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// Group name.
+    pub name: String,
+    /// Offset of `__cacheline_group_begin__G`.
+    pub begin: u64,
+    /// Offset of `__cacheline_group_end__G` (`None` if missing).
+    pub end: Option<u64>,
+}
+
+/// pahole-compatible totals for the root type.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Direct members of the root.
+    pub members: usize,
+    /// Sum of the byte sizes of non-bitfield direct members.
+    pub sum_members: u64,
+    /// Sum of the bit widths of direct bitfield members.
+    pub sum_bitfield_bits: u64,
+    /// Number of byte holes between direct members (pahole's `nr_holes`).
+    pub holes: usize,
+    /// Their total size.
+    pub sum_holes: u64,
+    /// Number of bit holes between direct bitfields.
+    pub bit_holes: usize,
+    /// Their total size in bits.
+    pub sum_bit_holes: u64,
+    /// Tail padding in bytes.
+    pub padding: u64,
+    /// Unused bits at the end of a trailing bitfield.
+    pub bit_padding: u64,
+}
+
+/// The flattened layout of one root type.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    /// The root type.
+    pub ty: TypeId,
+    /// `struct` or `union`.
+    pub kind: CompositeKind,
+    /// Name (`None` for anonymous roots reached through a typedef).
+    pub name: Option<String>,
+    /// Size in bytes.
+    pub size: u64,
+    /// Alignment (explicit, or inferred from the members).
+    pub alignment: u64,
+    /// Cacheline size used for lines and boundaries.
+    pub cacheline: u64,
+    /// Rows in reading order.
+    pub items: Vec<Item>,
+    /// Cacheline groups found in the type.
+    pub groups: Vec<Group>,
+    /// Totals for the root's direct members.
+    pub summary: Summary,
+    /// Where the type is defined.
+    pub decl: Option<SourceLoc>,
+}
+
+impl Layout {
+    /// Number of cachelines the type spans (from offset 0).
+    pub fn cachelines(&self) -> u64 {
+        self.size.div_ceil(self.cacheline)
+    }
+
+    /// The data members, in order.
+    pub fn fields(&self) -> impl Iterator<Item = &Field> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Member(f) => Some(f),
+            _ => None,
+        })
+    }
+}
+
+/// How much of the nesting to show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// Direct members only (anonymous structs/unions still inline, as C reads them).
+    Direct,
+    /// Every struct/union embedded by value, recursively (`--expand`).
+    Expand,
+}
+
+/// Computes the layout of composite `root`, whose members (and, for
+/// [`Depth::Expand`], those of every embedded composite) must be loaded.
+pub fn layout(table: &TypeTable, root: TypeId, cacheline: u64, depth: Depth) -> Result<Layout> {
+    if cacheline == 0 {
+        return Err(Error::BadType("cacheline size must be positive".into()));
+    }
+    let composite = loaded_composite(table, root)?;
+    let size = composite
+        .size
+        .ok_or_else(|| Error::BadType(format!("{} has no size", display_name(composite))))?;
+    let mut walker = Walker {
+        table,
+        depth_mode: depth,
+        items: Vec::new(),
+        active: Vec::new(),
+    };
+    let summary = walker.walk(root, 0, "", 0)?;
+    let items = insert_boundaries(walker.items, cacheline);
+    let groups = collect_groups(&items);
+    Ok(Layout {
+        ty: root,
+        kind: composite.kind,
+        name: composite.name.clone(),
+        size,
+        alignment: table.alignment_of(root),
+        cacheline,
+        items,
+        groups,
+        summary,
+        decl: composite.decl.clone(),
+    })
+}
+
+/// `struct NAME`, or `struct <anonymous>`.
+pub fn display_name(c: &Composite) -> String {
+    format!(
+        "{} {}",
+        c.kind.keyword(),
+        c.name.as_deref().unwrap_or("<anonymous>")
+    )
+}
+
+fn loaded_composite(table: &TypeTable, id: TypeId) -> Result<&Composite> {
+    let c = table
+        .composite(id)
+        .ok_or_else(|| Error::BadType("not a struct or union".into()))?;
+    if c.members.is_none() {
+        return Err(Error::BadType(format!(
+            "{} is only declared here, not defined",
+            display_name(c)
+        )));
+    }
+    Ok(c)
+}
+
+/// Nesting limit for embedded composites; real kernels stay below 20.
+const MAX_NESTING: usize = 64;
+
+struct Walker<'t> {
+    table: &'t TypeTable,
+    depth_mode: Depth,
+    items: Vec<Item>,
+    /// Composites being walked, to refuse a type that contains itself.
+    active: Vec<TypeId>,
+}
+
+impl Walker<'_> {
+    fn walk(&mut self, id: TypeId, base: u64, prefix: &str, depth: usize) -> Result<Summary> {
+        if depth > MAX_NESTING || self.active.contains(&id) {
+            return Err(Error::BadType(
+                "type contains itself by value (corrupt debug info)".into(),
+            ));
+        }
+        let table = self.table;
+        let composite = loaded_composite(table, id)?;
+        let size = composite.size.unwrap_or(0);
+        let members = composite.members.as_deref().unwrap_or(&[]);
+        let geometry: Vec<Geometry> = members.iter().map(|m| Geometry::of(table, m)).collect();
+        let holes = match composite.kind {
+            CompositeKind::Struct => find_holes(&geometry, size),
+            CompositeKind::Union => Holes::none(members.len()),
+        };
+        self.active.push(id);
+        if holes.pre_hole > 0 {
+            self.items.push(Item::Hole {
+                offset: base,
+                size: holes.pre_hole as u64,
+                depth,
+            });
+        }
+        for (i, (member, geo)) in members.iter().zip(&geometry).enumerate() {
+            self.member(member, geo, base, prefix, depth)?;
+            let (hole, bit_hole) = holes.after[i];
+            let end = base + geo.storage_offset + geo.byte_size;
+            if bit_hole > 0 {
+                self.items.push(Item::BitHole {
+                    offset: base + geo.storage_offset,
+                    bits: bit_hole as u64,
+                    depth,
+                });
+            }
+            if hole > 0 {
+                self.items.push(Item::Hole {
+                    offset: end,
+                    size: hole as u64,
+                    depth,
+                });
+            }
+        }
+        if holes.padding > 0 && composite.kind == CompositeKind::Struct {
+            self.items.push(Item::Padding {
+                offset: base + size - holes.padding as u64,
+                size: holes.padding as u64,
+                depth,
+            });
+        }
+        self.active.pop();
+        Ok(holes.summary(&geometry))
+    }
+
+    fn member(
+        &mut self,
+        m: &Member,
+        geo: &Geometry,
+        base: u64,
+        prefix: &str,
+        depth: usize,
+    ) -> Result<()> {
+        let table = self.table;
+        let offset = base + geo.storage_offset;
+        let path = match &m.name {
+            Some(name) => format!("{prefix}{name}"),
+            None => prefix.trim_end_matches('.').to_owned(),
+        };
+        if let Some(name) = m.name.as_deref() {
+            for (marker, begin) in [(GROUP_BEGIN, true), (GROUP_END, false)] {
+                if let Some(group) = name.strip_prefix(marker) {
+                    self.items.push(Item::Group {
+                        name: group.to_owned(),
+                        begin,
+                        offset,
+                        depth,
+                    });
+                    return Ok(());
+                }
+            }
+        }
+        let target = table.strip(m.ty);
+        let inner = match table.get(target) {
+            Type::Composite(c) if c.name.as_deref() == Some(PADDING_TYPE) => {
+                self.items.push(Item::LinePad {
+                    path,
+                    offset,
+                    depth,
+                });
+                return Ok(());
+            }
+            Type::Composite(c) if c.members.is_some() => Some(target),
+            _ => None,
+        };
+        let expand = inner.is_some() && (m.name.is_none() || self.depth_mode == Depth::Expand);
+        self.items.push(Item::Member(Field {
+            path: path.clone(),
+            name: m.name.clone(),
+            ty: m.ty,
+            offset,
+            size: geo.byte_size,
+            bits: m.bit_size.map(|w| (geo.bit_in_storage, w)),
+            depth,
+            expanded: expand,
+            decl: m.decl.clone(),
+        }));
+        if let (true, Some(inner)) = (expand, inner) {
+            let child_prefix = if path.is_empty() {
+                String::new()
+            } else {
+                format!("{path}.")
+            };
+            self.walk(inner, offset, &child_prefix, depth + 1)?;
+            self.items.push(Item::Close {
+                depth,
+                path,
+                offset,
+                size: geo.byte_size,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A member's placement in pahole's terms.
+#[derive(Clone, Copy, Debug)]
+struct Geometry {
+    /// Absolute first bit.
+    bit_start: u64,
+    /// Width for bitfields.
+    bitfield: Option<u64>,
+    /// Size of the member's type (the storage unit for bitfields).
+    byte_size: u64,
+    /// Byte offset of the storage unit (the member offset for non-bitfields).
+    storage_offset: u64,
+    /// First bit inside the storage unit.
+    bit_in_storage: u64,
+}
+
+impl Geometry {
+    fn of(table: &TypeTable, m: &Member) -> Self {
+        let byte_size = table.size_of(m.ty).unwrap_or(0);
+        match m.bit_size {
+            Some(width) if byte_size > 0 => {
+                let unit_bits = byte_size * 8;
+                let storage_offset = m.bit_offset / unit_bits * byte_size;
+                Geometry {
+                    bit_start: m.bit_offset,
+                    bitfield: Some(width),
+                    byte_size,
+                    storage_offset,
+                    bit_in_storage: m.bit_offset - storage_offset * 8,
+                }
+            }
+            _ => Geometry {
+                bit_start: m.bit_offset,
+                bitfield: None,
+                byte_size,
+                storage_offset: m.bit_offset / 8,
+                bit_in_storage: m.bit_offset % 8,
+            },
+        }
+    }
+}
+
+/// Holes found in one struct, per member (the hole *after* it).
+#[derive(Clone, Debug)]
+pub struct Holes {
+    /// (byte hole, bit hole) after each member.
+    after: Vec<(i64, i64)>,
+    pre_hole: i64,
+    nr_holes: usize,
+    nr_bit_holes: usize,
+    padding: i64,
+    bit_padding: i64,
+}
+
+impl Holes {
+    fn none(n: usize) -> Self {
+        Holes {
+            after: vec![(0, 0); n],
+            pre_hole: 0,
+            nr_holes: 0,
+            nr_bit_holes: 0,
+            padding: 0,
+            bit_padding: 0,
+        }
+    }
+
+    fn summary(&self, geometry: &[Geometry]) -> Summary {
+        let positive = |v: i64| u64::try_from(v).unwrap_or(0);
+        let byte_holes = self.after.iter().map(|h| h.0).chain([self.pre_hole]);
+        Summary {
+            members: geometry.len(),
+            sum_members: geometry
+                .iter()
+                .filter(|g| g.bitfield.is_none())
+                .map(|g| g.byte_size)
+                .sum(),
+            sum_bitfield_bits: geometry.iter().filter_map(|g| g.bitfield).sum(),
+            holes: self.nr_holes,
+            sum_holes: byte_holes.map(positive).sum(),
+            bit_holes: self.nr_bit_holes,
+            sum_bit_holes: self.after.iter().map(|h| positive(h.1)).sum(),
+            padding: positive(self.padding),
+            bit_padding: positive(self.bit_padding),
+        }
+    }
+}
+
+/// pahole's `class__find_holes`, transcribed so that hole counts agree with
+/// `pahole --sizes` to the unit, including its handling of bitfields that
+/// borrow bits from a previous storage unit.
+fn find_holes(members: &[Geometry], size: u64) -> Holes {
+    let mut holes = Holes::none(members.len());
+    let size_bits = size as i64 * 8;
+    let mut cur_bitfield_end = size_bits;
+    let mut cur_bitfield_size: i64 = 0;
+    let mut last_seen_bit: i64 = 0;
+    let mut in_bitfield = false;
+    let mut last: Option<usize> = None;
+    for (i, m) in members.iter().enumerate() {
+        let bit_start = m.bit_start as i64;
+        let bit_end = bit_start + m.bitfield.map_or(m.byte_size as i64 * 8, |w| w as i64);
+        let mut bit_holes: i64 = 0;
+        let mut byte_holes: i64 = 0;
+        if in_bitfield {
+            let bitfield_end = bit_start.min(cur_bitfield_end);
+            bit_holes = bitfield_end - last_seen_bit;
+            last_seen_bit = bitfield_end;
+        }
+        if m.bitfield.is_some() {
+            let aligned_start = m.storage_offset as i64 * 8;
+            if last_seen_bit < aligned_start && aligned_start <= bit_start {
+                byte_holes = m.storage_offset as i64 - last_seen_bit / 8;
+                last_seen_bit = aligned_start;
+            }
+            bit_holes += bit_start - last_seen_bit;
+        } else {
+            byte_holes = bit_start / 8 - last_seen_bit / 8;
+        }
+        last_seen_bit = bit_end;
+        if m.bitfield.is_some() {
+            in_bitfield = true;
+            let storage_bits = m.byte_size as i64 * 8;
+            if bit_end > cur_bitfield_end || storage_bits > cur_bitfield_size {
+                cur_bitfield_size = storage_bits;
+                cur_bitfield_end = m.storage_offset as i64 * 8 + cur_bitfield_size;
+                if bit_end > cur_bitfield_end {
+                    cur_bitfield_end += cur_bitfield_size;
+                }
+            }
+        } else {
+            in_bitfield = false;
+            cur_bitfield_size = 0;
+            cur_bitfield_end = bit_end;
+        }
+        match last {
+            Some(l) => holes.after[l] = (byte_holes, bit_holes),
+            None => holes.pre_hole = byte_holes,
+        }
+        if bit_holes != 0 {
+            holes.nr_bit_holes += 1;
+        }
+        if byte_holes != 0 {
+            holes.nr_holes += 1;
+        }
+        last = Some(i);
+    }
+    if in_bitfield {
+        let bitfield_end = size_bits.min(cur_bitfield_end);
+        holes.bit_padding = bitfield_end - last_seen_bit;
+        last_seen_bit = bitfield_end;
+    }
+    holes.padding = size as i64 - last_seen_bit / 8;
+    holes
+}
+
+/// Number of byte holes of a struct's direct members, as `pahole --sizes`
+/// counts them (0 for unions).
+pub fn hole_count(table: &TypeTable, c: &Composite) -> usize {
+    if c.kind == CompositeKind::Union {
+        return 0;
+    }
+    let members = c.members.as_deref().unwrap_or(&[]);
+    let geometry: Vec<Geometry> = members.iter().map(|m| Geometry::of(table, m)).collect();
+    find_holes(&geometry, c.size.unwrap_or(0)).nr_holes
+}
+
+fn insert_boundaries(items: Vec<Item>, cacheline: u64) -> Vec<Item> {
+    let mut out = Vec::with_capacity(items.len() + 8);
+    let mut last_line = 0;
+    for item in items {
+        if let Item::Member(f) = &item {
+            let line = f.offset / cacheline;
+            if line > last_line {
+                out.push(Item::Boundary {
+                    line,
+                    ago: f.offset - line * cacheline,
+                    depth: f.depth,
+                });
+                last_line = line;
+            }
+        }
+        out.push(item);
+    }
+    out
+}
+
+fn collect_groups(items: &[Item]) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for item in items {
+        if let Item::Group {
+            name,
+            begin,
+            offset,
+            ..
+        } = item
+        {
+            if *begin {
+                groups.push(Group {
+                    name: name.clone(),
+                    begin: *offset,
+                    end: None,
+                });
+            } else if let Some(g) = groups
+                .iter_mut()
+                .rev()
+                .find(|g| g.name == *name && g.end.is_none())
+            {
+                g.end = Some(*offset);
+            }
+        }
+    }
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geo(bit_start: u64, width: Option<u64>, byte_size: u64) -> Geometry {
+        let storage_offset = match width {
+            Some(_) => bit_start / (byte_size * 8) * byte_size,
+            None => bit_start / 8,
+        };
+        Geometry {
+            bit_start,
+            bitfield: width,
+            byte_size,
+            storage_offset,
+            bit_in_storage: bit_start - storage_offset * 8,
+        }
+    }
+
+    #[test]
+    fn holes_and_padding_of_a_plain_struct() {
+        // struct { char c; long l; char d; }: 7-byte hole, 7 bytes padding.
+        let h = find_holes(&[geo(0, None, 1), geo(64, None, 8), geo(128, None, 1)], 24);
+        assert_eq!(h.after[0].0, 7);
+        assert_eq!(h.nr_holes, 1);
+        assert_eq!(h.padding, 7);
+    }
+
+    #[test]
+    fn bitfields_leave_bit_holes_not_byte_holes() {
+        // struct { unsigned a:3; unsigned b:7; int x; }: 22-bit hole in a's unit.
+        let h = find_holes(
+            &[geo(0, Some(3), 4), geo(3, Some(7), 4), geo(32, None, 4)],
+            8,
+        );
+        assert_eq!(h.nr_holes, 0);
+        assert_eq!(h.after[1].1, 22);
+        assert_eq!(h.nr_bit_holes, 1);
+        assert_eq!(h.padding, 0);
+    }
+}

@@ -1,0 +1,243 @@
+//! From a name the user typed to one decoded struct or union: finds every
+//! definition in the index, follows typedefs, groups same-named definitions
+//! by layout, and picks one (`NAME`, `NAME#N` or `NAME@FILE`).
+
+use std::collections::HashSet;
+
+use crate::dwarf::DwarfFile;
+use crate::dwarf::decode::Decoder;
+use crate::dwarf::index::{self, DefKind, Definition, Filter};
+use crate::error::{Error, Result};
+use crate::model::{Type, TypeId, TypeTable};
+
+/// A type as named on the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeSpec {
+    /// The struct, union or typedef name.
+    pub name: String,
+    /// Which of several same-named layouts.
+    pub pick: Pick,
+}
+
+/// Selection among same-named layouts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// The first one in file order.
+    First,
+    /// The N-th distinct layout (1-based), `NAME#N`.
+    Index(usize),
+    /// The layout defined in a file whose path ends with this, `NAME@FILE`.
+    File(String),
+}
+
+impl TypeSpec {
+    /// Parses `NAME`, `NAME#N` or `NAME@FILE`.
+    pub fn parse(text: &str) -> Result<Self> {
+        let bad = || {
+            Error::BadPath(format!(
+                "'{text}' is not a type name (NAME, NAME#N or NAME@FILE)"
+            ))
+        };
+        let (name, pick) = if let Some((name, n)) = text.split_once('#') {
+            let n: usize = n.parse().map_err(|_| bad())?;
+            if n == 0 {
+                return Err(bad());
+            }
+            (name, Pick::Index(n))
+        } else if let Some((name, file)) = text.split_once('@') {
+            (name, Pick::File(file.to_owned()))
+        } else {
+            (text, Pick::First)
+        };
+        let name = name
+            .strip_prefix("struct ")
+            .or_else(|| name.strip_prefix("union "))
+            .unwrap_or(name);
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(bad());
+        }
+        Ok(TypeSpec {
+            name: name.to_owned(),
+            pick,
+        })
+    }
+}
+
+/// A resolved type.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// The composite, with members loaded deeply.
+    pub id: TypeId,
+    /// How many distinct layouts carry this name.
+    pub variants: usize,
+    /// Which one was picked (1-based).
+    pub picked: usize,
+    /// A note to show when there is more than one layout.
+    pub note: Option<String>,
+}
+
+/// Resolves each spec; the name index is scanned once for all of them.
+pub fn find_types(
+    file: &DwarfFile<'_>,
+    decoder: &mut Decoder<'_, '_>,
+    specs: &[TypeSpec],
+) -> Result<Vec<Found>> {
+    let names: HashSet<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    let defs = index::scan(file, &Filter::Names(&names))?;
+    let mut found = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let mine: Vec<&Definition<'_>> = defs.iter().filter(|d| d.name == spec.name).collect();
+        found.push(resolve_one(file, decoder, spec, &mine)?);
+    }
+    Ok(found)
+}
+
+fn resolve_one(
+    file: &DwarfFile<'_>,
+    decoder: &mut Decoder<'_, '_>,
+    spec: &TypeSpec,
+    defs: &[&Definition<'_>],
+) -> Result<Found> {
+    let composites: Vec<_> = defs.iter().filter(|d| d.kind.is_composite()).collect();
+    let mut candidates = Vec::new();
+    if composites.is_empty() {
+        for d in defs.iter().filter(|d| d.kind == DefKind::Typedef) {
+            let id = decoder.type_at(d.unit, d.offset)?;
+            let target = decoder.table.strip(id);
+            if matches!(decoder.table.get(target), Type::Composite(c) if c.size.is_some()) {
+                candidates.push(target);
+            }
+        }
+    } else {
+        for d in composites {
+            candidates.push(decoder.type_at(d.unit, d.offset)?);
+        }
+    }
+    if candidates.is_empty() {
+        return Err(unknown_type(file, &spec.name));
+    }
+    // Group by layout, keeping the order of first appearance.
+    let mut distinct: Vec<(LayoutKey, TypeId)> = Vec::new();
+    for id in candidates {
+        decoder.load_members(id)?;
+        let key = layout_key(&decoder.table, id);
+        if !distinct.iter().any(|(k, _)| *k == key) {
+            distinct.push((key, id));
+        }
+    }
+    let picked = match &spec.pick {
+        Pick::First => 0,
+        Pick::Index(n) if *n <= distinct.len() => n - 1,
+        Pick::Index(n) => {
+            return Err(Error::UnknownVariant(format!(
+                "'{}#{n}': there are only {} distinct layouts of '{}'",
+                spec.name,
+                distinct.len(),
+                spec.name
+            )));
+        }
+        Pick::File(suffix) => distinct
+            .iter()
+            .position(|(_, id)| decl_file(&decoder.table, *id).is_some_and(|f| f.ends_with(suffix.as_str())))
+            .ok_or_else(|| {
+                let files: Vec<String> = distinct
+                    .iter()
+                    .map(|(_, id)| decl_file(&decoder.table, *id).unwrap_or("<unknown file>").to_owned())
+                    .collect();
+                Error::UnknownVariant(format!(
+                    "'{}@{suffix}': no layout of '{}' is defined in a file ending with '{suffix}' (defined in: {})",
+                    spec.name,
+                    spec.name,
+                    files.join(", ")
+                ))
+            })?,
+    };
+    let id = distinct[picked].1;
+    decoder.load_deep(id)?;
+    let note = (distinct.len() > 1).then(|| {
+        let listing: Vec<String> = distinct
+            .iter()
+            .enumerate()
+            .map(|(i, (key, id))| {
+                format!(
+                    "#{} {} bytes ({})",
+                    i + 1,
+                    key.size,
+                    decl_file(&decoder.table, *id).unwrap_or("unknown file")
+                )
+            })
+            .collect();
+        format!(
+            "'{}' has {} distinct layouts in this file: {}; showing #{}. Pick another with '{}#N' or '{}@FILE'.",
+            spec.name,
+            distinct.len(),
+            listing.join(", "),
+            picked + 1,
+            spec.name,
+            spec.name
+        )
+    });
+    Ok(Found {
+        id,
+        variants: distinct.len(),
+        picked: picked + 1,
+        note,
+    })
+}
+
+fn decl_file(table: &TypeTable, id: TypeId) -> Option<&str> {
+    table.composite(id)?.decl.as_ref().map(|d| d.file.as_str())
+}
+
+/// What makes two same-named definitions the same layout: exactly what
+/// pahole compares (size, member count, member names, bit offsets and
+/// bitfield widths), so that `sizes` lists the same duplicates.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct LayoutKey {
+    size: u64,
+    members: Vec<(Option<String>, u64, Option<u64>)>,
+}
+
+/// The [`LayoutKey`] of a composite whose members are loaded.
+pub fn layout_key(table: &TypeTable, id: TypeId) -> LayoutKey {
+    let c = table.composite(id);
+    LayoutKey {
+        size: c.and_then(|c| c.size).unwrap_or(0),
+        members: c
+            .and_then(|c| c.members.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|m| (m.name.clone(), m.bit_offset, m.bit_size))
+            .collect(),
+    }
+}
+
+/// The "unknown type" error, with the closest names the file does define.
+pub fn unknown_type(file: &DwarfFile<'_>, name: &str) -> Error {
+    let names = index::all_names(file).unwrap_or_default();
+    let hint = crate::suggest::did_you_mean(name, names.iter().copied());
+    Error::UnknownType {
+        name: name.to_owned(),
+        path: std::path::PathBuf::new(),
+        hint,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse() {
+        assert_eq!(TypeSpec::parse("lruvec").unwrap().pick, Pick::First);
+        assert_eq!(TypeSpec::parse("struct lruvec").unwrap().name, "lruvec");
+        assert_eq!(TypeSpec::parse("dup#2").unwrap().pick, Pick::Index(2));
+        assert_eq!(
+            TypeSpec::parse("dup@dup_b.c").unwrap().pick,
+            Pick::File("dup_b.c".into())
+        );
+        assert!(TypeSpec::parse("dup#0").is_err());
+        assert!(TypeSpec::parse("a.b").is_err());
+        assert!(TypeSpec::parse("").is_err());
+    }
+}

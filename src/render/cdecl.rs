@@ -1,0 +1,163 @@
+//! C spellings of types and declarations, as pahole prints them.
+
+use crate::model::{Type, TypeId, TypeTable};
+
+/// Longest declarator chain followed before giving up (cyclic input).
+const MAX_DEPTH: usize = 32;
+
+/// The C name of a type: `struct list_head *`, `atomic_long_t`, `long[4]`.
+pub fn type_name(table: &TypeTable, id: TypeId) -> String {
+    let (base, declarator) = split(table, id, String::new(), 0);
+    if declarator.is_empty() {
+        base
+    } else if declarator.starts_with('[') {
+        format!("{base}{declarator}")
+    } else {
+        format!("{base} {declarator}")
+    }
+}
+
+/// A member declaration split into pahole's two columns: the type
+/// (`struct list_head *`) and the declarator with the name (`lists[5]`,
+/// `(*open)(struct callbacks *, const char *)`).
+pub fn declaration(table: &TypeTable, id: TypeId, name: &str) -> (String, String) {
+    let (base, declarator) = split(table, id, name.to_owned(), 0);
+    if !declarator.contains('(') {
+        let stars = declarator.len() - declarator.trim_start_matches('*').len();
+        if stars > 0 {
+            return (
+                format!("{base} {}", &declarator[..stars]),
+                declarator[stars..].to_owned(),
+            );
+        }
+    }
+    (base, declarator)
+}
+
+fn split(table: &TypeTable, id: TypeId, inner: String, depth: usize) -> (String, String) {
+    if depth > MAX_DEPTH {
+        return ("<cycle>".into(), inner);
+    }
+    let next = depth + 1;
+    match table.get(id) {
+        Type::Pointer { target, .. } => {
+            let pointee = table.get(*target);
+            let wrapped = if matches!(pointee, Type::Function { .. } | Type::Array { .. }) {
+                format!("(*{inner})")
+            } else {
+                format!("*{inner}")
+            };
+            split(table, *target, wrapped, next)
+        }
+        Type::Array { element, dims } => {
+            let mut s = inner;
+            for d in dims {
+                match d {
+                    Some(n) => s.push_str(&format!("[{n}]")),
+                    None => s.push_str("[]"),
+                }
+            }
+            split(table, *element, s, next)
+        }
+        Type::Function {
+            ret,
+            params,
+            variadic,
+        } => {
+            let mut list: Vec<String> = params.iter().map(|p| type_name(table, *p)).collect();
+            if *variadic {
+                list.push("...".into());
+            }
+            if list.is_empty() {
+                list.push("void".into());
+            }
+            split(table, *ret, format!("{inner}({})", list.join(", ")), next)
+        }
+        Type::Qualified { qualifier, target } => {
+            if matches!(table.get(*target), Type::Pointer { .. }) {
+                let inner = if inner.is_empty() {
+                    qualifier.keyword().to_owned()
+                } else {
+                    format!("{} {inner}", qualifier.keyword())
+                };
+                split(table, *target, inner, next)
+            } else {
+                let (base, declarator) = split(table, *target, inner, next);
+                (format!("{} {base}", qualifier.keyword()), declarator)
+            }
+        }
+        Type::Void => ("void".into(), inner),
+        Type::Base { name, .. } | Type::Typedef { name, .. } => (name.clone(), inner),
+        Type::Enum { name, .. } => (
+            format!("enum {}", name.as_deref().unwrap_or("{...}")),
+            inner,
+        ),
+        Type::Composite(c) => (
+            format!(
+                "{} {}",
+                c.kind.keyword(),
+                c.name.as_deref().unwrap_or("{...}")
+            ),
+            inner,
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Qualifier;
+
+    #[test]
+    fn declarations_read_like_c() {
+        let mut t = TypeTable::new();
+        let int = t.push(Type::Base {
+            name: "int".into(),
+            size: 4,
+        });
+        let char_ = t.push(Type::Base {
+            name: "char".into(),
+            size: 1,
+        });
+        let cchar = t.push(Type::Qualified {
+            qualifier: Qualifier::Const,
+            target: char_,
+        });
+        let pcchar = t.push(Type::Pointer {
+            target: cchar,
+            size: 8,
+        });
+        let cpcchar = t.push(Type::Qualified {
+            qualifier: Qualifier::Const,
+            target: pcchar,
+        });
+        let names = t.push(Type::Array {
+            element: cpcchar,
+            dims: vec![Some(3)],
+        });
+        assert_eq!(
+            declaration(&t, names, "names"),
+            ("const char".into(), "*const names[3]".into())
+        );
+        let f = t.push(Type::Function {
+            ret: int,
+            params: vec![pcchar],
+            variadic: true,
+        });
+        let pf = t.push(Type::Pointer { target: f, size: 8 });
+        assert_eq!(
+            declaration(&t, pf, "open"),
+            ("int".into(), "(*open)(const char *, ...)".into())
+        );
+        assert_eq!(
+            declaration(&t, pcchar, "p"),
+            ("const char *".into(), "p".into())
+        );
+        assert_eq!(type_name(&t, pcchar), "const char *");
+        let grid = t.push(Type::Array {
+            element: int,
+            dims: vec![Some(2), Some(3)],
+        });
+        assert_eq!(type_name(&t, grid), "int[2][3]");
+    }
+}

@@ -1,0 +1,67 @@
+//! `cachelint sizes`: every named struct and union with its size and number
+//! of holes, one line each, in the order and with the duplicates that
+//! `pahole --sizes` prints (a name appears once per distinct layout).
+
+use std::collections::HashSet;
+
+use rayon::prelude::*;
+
+use crate::dwarf::DwarfFile;
+use crate::dwarf::decode::Decoder;
+use crate::dwarf::index::{self, Definition, Filter};
+use crate::error::Result;
+use crate::layout::hole_count;
+use crate::lookup::{LayoutKey, layout_key};
+
+/// One line of the output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizeLine {
+    /// Struct or union name.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Byte holes between direct members (0 for unions).
+    pub holes: usize,
+}
+
+/// Computes the lines for the whole file, units in parallel.
+pub fn struct_sizes(file: &DwarfFile<'_>) -> Result<Vec<SizeLine>> {
+    let defs = index::scan(file, &Filter::Composites)?;
+    // Definitions are in file order; split them by unit for parallel decoding.
+    let mut by_unit: Vec<&[Definition<'_>]> = Vec::new();
+    let mut rest = &defs[..];
+    while let Some(first) = rest.first() {
+        let n = rest.iter().take_while(|d| d.unit == first.unit).count();
+        by_unit.push(&rest[..n]);
+        rest = &rest[n..];
+    }
+    let per_unit: Vec<Vec<(LayoutKey, SizeLine)>> = by_unit
+        .par_iter()
+        .map(|defs| {
+            let mut decoder = Decoder::without_source_locations(file);
+            let mut out = Vec::with_capacity(defs.len());
+            for d in defs.iter() {
+                let id = decoder.type_at(d.unit, d.offset)?;
+                decoder.load_members(id)?;
+                let Some(c) = decoder.table.composite(id) else {
+                    continue;
+                };
+                let line = SizeLine {
+                    name: d.name.to_owned(),
+                    size: c.size.unwrap_or(0),
+                    holes: hole_count(&decoder.table, c),
+                };
+                out.push((layout_key(&decoder.table, id), line));
+            }
+            Ok(out)
+        })
+        .collect::<Result<_>>()?;
+    let mut seen: HashSet<(String, LayoutKey)> = HashSet::new();
+    let mut lines = Vec::new();
+    for (key, line) in per_unit.into_iter().flatten() {
+        if seen.insert((line.name.clone(), key)) {
+            lines.push(line);
+        }
+    }
+    Ok(lines)
+}
