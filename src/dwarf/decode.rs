@@ -338,7 +338,7 @@ impl<'f, 'a> Decoder<'f, 'a> {
         let bit_size = udata(gimli::DW_AT_bit_size);
         let bit_offset = if let Some(data_bit_offset) = udata(gimli::DW_AT_data_bit_offset) {
             Some(data_bit_offset)
-        } else if let (Some(bits), Some(msb_offset)) = (bit_size, udata(gimli::DW_AT_bit_offset)) {
+        } else if let (Some(bits), Some(msb_offset)) = (bit_size, signed(e, gimli::DW_AT_bit_offset)) {
             // DWARF 2-4: DW_AT_bit_offset counts from the most significant bit
             // of a storage unit of DW_AT_byte_size bytes at the member location.
             let storage = udata(gimli::DW_AT_byte_size)
@@ -348,6 +348,8 @@ impl<'f, 'a> Decoder<'f, 'a> {
             let bit = if self.file.big_endian {
                 base + i128::from(msb_offset)
             } else {
+                // clang writes a negative DW_AT_bit_offset when a bitfield
+                // spills past its storage unit (i386 `long long x:30`).
                 base + i128::from(storage) * 8 - i128::from(msb_offset) - i128::from(bits)
             };
             Some(u64::try_from(bit).map_err(|_| Error::dwarf(abs, "bitfield before its struct"))?)
@@ -432,6 +434,16 @@ impl<'f, 'a> Decoder<'f, 'a> {
             .comp_dir
             .and_then(|c| std::str::from_utf8(c.slice()).ok());
         Some(join_source_path(comp_dir, dir, name))
+    }
+}
+
+/// A constant attribute read as signed: `DW_FORM_sdata`, or a `data8`
+/// holding a two's complement value.
+fn signed(e: &Entry<'_>, at: gimli::DwAt) -> Option<i64> {
+    match e.attr_value_raw(at)? {
+        AttributeValue::Sdata(v) => Some(v),
+        AttributeValue::Data8(v) | AttributeValue::Udata(v) => Some(v as i64),
+        v => v.udata_value().and_then(|v| i64::try_from(v).ok()),
     }
 }
 
