@@ -338,7 +338,9 @@ impl<'f, 'a> Decoder<'f, 'a> {
         let bit_size = udata(gimli::DW_AT_bit_size);
         let bit_offset = if let Some(data_bit_offset) = udata(gimli::DW_AT_data_bit_offset) {
             Some(data_bit_offset)
-        } else if let (Some(bits), Some(msb_offset)) = (bit_size, signed(e, gimli::DW_AT_bit_offset)) {
+        } else if let (Some(bits), Some(msb_offset)) =
+            (bit_size, signed(e, gimli::DW_AT_bit_offset))
+        {
             // DWARF 2-4: DW_AT_bit_offset counts from the most significant bit
             // of a storage unit of DW_AT_byte_size bytes at the member location.
             let storage = udata(gimli::DW_AT_byte_size)

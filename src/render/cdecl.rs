@@ -137,7 +137,7 @@ mod tests {
         });
         assert_eq!(
             declaration(&t, names, "names"),
-            ("const char".into(), "*const names[3]".into())
+            ("const char *".into(), "const names[3]".into())
         );
         let f = t.push(Type::Function {
             ret: int,

@@ -1,0 +1,492 @@
+//! Tests against the C fixtures in fixtures/ (built by fixtures/build.sh).
+//!
+//! The truth here is never cachelint's own output: offsets and sizes come
+//! from `cachelint_truth[]`, an array the compiler filled with `offsetof` and
+//! `sizeof` values for every line of fixtures/src/truth.def, read straight
+//! from the ELF data; hole counts come from pahole's output, saved next to
+//! the fixtures; the rest is computed by hand in the test.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cachelint::commands::{self, Format};
+use object::{Object, ObjectSection, ObjectSymbol};
+use serde_json::Value;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/bin")
+        .join(name)
+}
+
+fn expected(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/expected")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+const COMPILERS: &[&str] = &["gcc-dwarf4", "gcc-dwarf5", "clang-dwarf4", "clang-dwarf5"];
+const CONFIGS: &[&str] = &["base", "stats", "rt", "after", "rt-after", "nolrugen"];
+
+/// One `M(T, path)` / `S(T)` / `F(T, path)` line of truth.def.
+struct TruthLine {
+    path: String,
+    has_size: bool,
+}
+
+/// Reads truth.def the way the C preprocessor does for this file: the only
+/// conditional in it is `#ifdef CONFIG_LRU_GEN`.
+fn truth_lines(lru_gen: bool) -> Vec<TruthLine> {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/src/truth.def"),
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let mut active = true;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("#ifdef CONFIG_LRU_GEN") {
+            active = lru_gen;
+        } else if line.starts_with("#endif") {
+            active = true;
+        } else if !active {
+            continue;
+        } else if let Some(args) = line.strip_prefix("M(").or_else(|| line.strip_prefix("F(")) {
+            let (ty, member) = args.trim_end_matches(')').split_once(',').unwrap();
+            out.push(TruthLine {
+                path: format!("{}.{}", ty.trim(), member.trim()),
+                has_size: line.starts_with('M'),
+            });
+        } else if let Some(ty) = line.strip_prefix("S(") {
+            out.push(TruthLine {
+                path: ty.trim_end_matches(')').to_owned(),
+                has_size: true,
+            });
+        }
+    }
+    out
+}
+
+/// The `cachelint_truth[]` array of a fixture, read from its ELF data.
+fn truth_values(file: &Path) -> Vec<u64> {
+    let data = std::fs::read(file).unwrap();
+    let elf = object::File::parse(&*data).unwrap();
+    let sym = elf
+        .symbols()
+        .find(|s| s.name() == Ok("cachelint_truth"))
+        .expect("cachelint_truth symbol");
+    let section = elf.section_by_index(sym.section_index().unwrap()).unwrap();
+    let bytes = section.data().unwrap();
+    let start = (sym.address() - section.address()) as usize;
+    let words = &bytes[start..start + sym.size() as usize];
+    words
+        .chunks(8)
+        .map(|c| {
+            let c: [u8; 8] = c.try_into().unwrap();
+            if elf.is_little_endian() {
+                u64::from_le_bytes(c)
+            } else {
+                u64::from_be_bytes(c)
+            }
+        })
+        .collect()
+}
+
+fn offsetof_json(file: &Path, paths: &[String]) -> Vec<Value> {
+    let out = commands::offsetof(file, paths, Format::Json, None)
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    serde_json::from_str::<Value>(&out.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn check_truth(file: &Path, lru_gen: bool) {
+    let lines = truth_lines(lru_gen);
+    let values = truth_values(file);
+    assert_eq!(
+        values.len(),
+        lines.len() * 2,
+        "{}: truth.def and the binary disagree",
+        file.display()
+    );
+    let paths: Vec<String> = lines.iter().map(|l| l.path.clone()).collect();
+    let got = offsetof_json(file, &paths);
+    for (i, (line, row)) in lines.iter().zip(&got).enumerate() {
+        let (offset, size) = (values[2 * i], values[2 * i + 1]);
+        assert_eq!(
+            row["offset"],
+            offset,
+            "{}: offsetof({})",
+            file.display(),
+            line.path
+        );
+        if line.has_size {
+            assert_eq!(
+                row["size"],
+                size,
+                "{}: sizeof({})",
+                file.display(),
+                line.path
+            );
+        }
+    }
+}
+
+#[test]
+fn offsets_and_sizes_equal_the_compilers_own_offsetof_for_every_build() {
+    for cc in COMPILERS {
+        for cfg in CONFIGS {
+            check_truth(&fixture(&format!("{cc}-{cfg}")), *cfg != "nolrugen");
+        }
+    }
+}
+
+#[test]
+fn relocatable_objects_give_the_same_offsets_as_linked_files() {
+    for cc in COMPILERS {
+        check_truth(&fixture(&format!("{cc}-base.o")), true);
+    }
+    // Other machines: 32-bit with REL relocations and implicit addends,
+    // big endian (s390x, ppc64), arm64.
+    for target in ["i386", "s390x", "powerpc64", "aarch64"] {
+        check_truth(&fixture(&format!("clang-{target}-base.o")), true);
+    }
+}
+
+#[test]
+fn compressed_debug_sections_give_the_same_layout() {
+    let plain = commands::layout(
+        &fixture("gcc-dwarf5-base"),
+        &["mem_cgroup_per_node".into()],
+        true,
+        Format::Json,
+        None,
+    )
+    .unwrap();
+    for kind in ["zlib", "zstd"] {
+        let file = fixture(&format!("gcc-dwarf5-base.{kind}"));
+        let data = std::fs::read(&file).unwrap();
+        let elf = object::File::parse(&*data).unwrap();
+        let info = elf.section_by_name(".debug_info").unwrap();
+        assert_ne!(
+            info.compressed_file_range().unwrap().format,
+            object::CompressionFormat::None,
+            "{kind} fixture is not compressed"
+        );
+        let got = commands::layout(
+            &file,
+            &["mem_cgroup_per_node".into()],
+            true,
+            Format::Json,
+            None,
+        )
+        .unwrap();
+        assert_eq!(got.stdout, plain.stdout, "{kind}");
+        check_truth(&file, true);
+    }
+}
+
+#[test]
+fn sizes_equal_pahole_sizes_for_every_fixture() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/expected");
+    let mut compared = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let Some(bin) = name.strip_suffix(".sizes") else {
+            continue;
+        };
+        let got = commands::sizes(&fixture(bin)).unwrap().stdout;
+        assert_eq!(
+            got,
+            expected(&name),
+            "{bin}: cachelint sizes differs from pahole --sizes"
+        );
+        compared += 1;
+    }
+    assert!(compared >= 30, "only {compared} pahole references found");
+    // Debian 12's pahole cannot read zstd sections: the zstd copy must
+    // match pahole's output for the uncompressed file.
+    let zstd = commands::sizes(&fixture("gcc-dwarf5-base.zstd"))
+        .unwrap()
+        .stdout;
+    assert_eq!(zstd, expected("gcc-dwarf5-base.sizes"));
+}
+
+fn layout_json(file: &str, ty: &str, expand: bool) -> Value {
+    let out =
+        commands::layout(&fixture(file), &[ty.to_owned()], expand, Format::Json, None).unwrap();
+    serde_json::from_str::<Value>(&out.stdout).unwrap()[0].clone()
+}
+
+fn member<'v>(layout: &'v Value, path: &str) -> &'v Value {
+    layout["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["path"] == path)
+        .unwrap_or_else(|| panic!("no member {path}"))
+}
+
+#[test]
+fn bitfields_are_placed_as_the_abi_says() {
+    // Hand computation for x86_64 (SysV: bitfields pack into their declared
+    // type's units; `:0` moves to the next unit of its type):
+    //   a:3 bits 0-2, b:7 bits 3-9 of the int at 0; `:0` -> next int at 4;
+    //   c:30 bits 32-61; d:4 (char) starts the next free char, byte 8 = bit 64;
+    //   e:40 (u64) fits in the u64 at 8 after d: bits 68-107;
+    //   f:30 would cross bit 128, so it starts the next u64: bit 128;
+    //   tail after f (ends bit 157) at byte 20; size 24 (align 8).
+    for build in [
+        "gcc-dwarf4-base",
+        "gcc-dwarf5-base",
+        "clang-dwarf4-base",
+        "clang-dwarf5-base",
+    ] {
+        let l = layout_json(build, "bits", false);
+        let bit = |p: &str| {
+            let m = member(&l, p);
+            m["offset"].as_u64().unwrap() * 8 + m["bit_offset"].as_u64().unwrap()
+        };
+        assert_eq!(
+            [bit("a"), bit("b"), bit("c"), bit("d"), bit("e"), bit("f")],
+            [0, 3, 32, 64, 68, 128],
+            "{build}"
+        );
+        assert_eq!(member(&l, "e")["bit_size"], 40);
+        assert_eq!(member(&l, "tail")["offset"], 20);
+        assert_eq!(l["size"], 24);
+    }
+}
+
+#[test]
+fn expand_gives_absolute_offsets_with_dotted_paths() {
+    let l = layout_json("gcc-dwarf5-base", "mem_cgroup_per_node", true);
+    let lruvec = member(&l, "lruvec")["offset"].as_u64().unwrap();
+    let lrugen = member(&l, "lruvec.lrugen")["offset"].as_u64().unwrap();
+    let enabled = member(&l, "lruvec.lrugen.enabled")["offset"]
+        .as_u64()
+        .unwrap();
+    // Relative offsets from the non-expanded layouts of the inner types.
+    let lv = layout_json("gcc-dwarf5-base", "lruvec", false);
+    let lg = layout_json("gcc-dwarf5-base", "lru_gen_folio", false);
+    assert_eq!(
+        lrugen,
+        lruvec + member(&lv, "lrugen")["offset"].as_u64().unwrap()
+    );
+    assert_eq!(
+        enabled,
+        lrugen + member(&lg, "enabled")["offset"].as_u64().unwrap()
+    );
+    assert_eq!(
+        member(&l, "lruvec.lrugen.enabled")["cacheline"],
+        enabled / 64
+    );
+    // Anonymous levels are skipped, as C spells the path.
+    member(&l, "lruvec.lru_lock.rlock.raw_lock.locked");
+    // Cacheline padding is a marker, not a member.
+    assert!(
+        l["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["path"] != "_pad1_")
+    );
+    assert_eq!(l["cacheline_paddings"][0]["path"], "_pad1_");
+    assert_eq!(l["cacheline_paddings"][0]["offset"], 64);
+}
+
+#[test]
+fn cacheline_groups_span_their_markers() {
+    // struct grouped: read_mostly = a, b (0..16); write_hot is aligned to 64
+    // and holds one unsigned long (64..72).
+    let l = layout_json("gcc-dwarf5-base", "grouped", false);
+    let groups = l["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    assert_eq!(
+        (&groups[0]["name"], &groups[0]["begin"], &groups[0]["end"]),
+        (&"read_mostly".into(), &0.into(), &16.into())
+    );
+    assert_eq!(
+        (&groups[1]["name"], &groups[1]["begin"], &groups[1]["end"]),
+        (&"write_hot".into(), &64.into(), &72.into())
+    );
+    assert!(
+        l["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| !m["path"].as_str().unwrap().starts_with("__cacheline"))
+    );
+    // The "after" layout puts the stats in their own aligned group.
+    let after = layout_json("gcc-dwarf5-after", "lru_gen_folio", false);
+    let g = &after["groups"][0];
+    assert_eq!(g["name"], "lru_gen_stats");
+    assert_eq!(g["begin"].as_u64().unwrap() % 64, 0);
+    assert_eq!(member(&after, "evicted")["offset"], g["begin"]);
+}
+
+#[test]
+fn cacheline_size_comes_from_the_elf_machine() {
+    for (file, line) in [
+        ("clang-s390x-base.o", 256),
+        ("clang-powerpc64-base.o", 128),
+        ("clang-aarch64-base.o", 64),
+        ("gcc-dwarf5-base", 64),
+    ] {
+        assert_eq!(
+            layout_json(file, "lruvec", false)["cacheline_size"],
+            line,
+            "{file}"
+        );
+    }
+    let out = commands::layout(
+        &fixture("gcc-dwarf5-base"),
+        &["lruvec".into()],
+        false,
+        Format::Json,
+        Some(128),
+    )
+    .unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&out.stdout).unwrap()[0]["cacheline_size"],
+        128
+    );
+}
+
+#[test]
+fn same_name_different_layouts_are_reported_and_selectable() {
+    let file = fixture("dup");
+    let text = commands::layout(&file, &["dup".into()], false, Format::Text, None).unwrap();
+    assert_eq!(text.notes.len(), 1);
+    assert!(
+        text.notes[0].contains("2 distinct layouts"),
+        "{}",
+        text.notes[0]
+    );
+    let first = commands::layout(&file, &["dup".into()], false, Format::Json, None).unwrap();
+    let v: Value = serde_json::from_str(&first.stdout).unwrap();
+    assert!(v[0]["note"].as_str().unwrap().contains("dup#N"));
+    // dup_a.c: int a; long b -> 16 bytes; dup_b.c: char, char, short -> 4.
+    assert_eq!(v[0]["size"], 16);
+    let second = commands::layout(&file, &["dup#2".into()], false, Format::Json, None).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&second.stdout).unwrap()[0]["size"],
+        4
+    );
+    let by_file =
+        commands::layout(&file, &["dup@dup_b.c".into()], false, Format::Json, None).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&by_file.stdout).unwrap()[0]["size"],
+        4
+    );
+    assert!(commands::layout(&file, &["dup#3".into()], false, Format::Json, None).is_err());
+}
+
+#[test]
+fn every_truncation_of_a_fixture_is_an_error_not_a_panic() {
+    let data = std::fs::read(fixture("gcc-dwarf5-base.o")).unwrap();
+    let dir = std::env::temp_dir().join(format!("cachelint-trunc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("truncated.o");
+    let step = (data.len() / 400).max(1);
+    for len in (0..data.len()).step_by(step) {
+        std::fs::write(&path, &data[..len]).unwrap();
+        // Any outcome but a panic is acceptable; a truncated file must not
+        // produce output claiming success for the full type.
+        let _ = commands::layout(
+            &path,
+            &["mem_cgroup_per_node".into()],
+            true,
+            Format::Text,
+            None,
+        );
+        let _ = commands::sizes(&path);
+    }
+    std::fs::write(&path, &data[..data.len() / 2]).unwrap();
+    assert!(commands::sizes(&path).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_input_exits_2_with_a_one_line_error() {
+    let f = |n: &str| fixture(n).to_string_lossy().into_owned();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["layout".into(), f("nodebug"), "dup".into()],
+            "no DWARF debug info",
+        ),
+        (
+            vec!["layout".into(), f("gcc-dwarf5-base"), "lruvc".into()],
+            "did you mean 'lruvec'",
+        ),
+        (
+            vec!["layout".into(), "/nonexistent/vmlinux".into(), "x".into()],
+            "No such file",
+        ),
+        (
+            vec!["layout".into(), "Cargo.toml".into(), "x".into()],
+            "not a readable ELF file",
+        ),
+        (
+            vec![
+                "offsetof".into(),
+                f("gcc-dwarf5-base"),
+                "lruvec.lru_lok".into(),
+            ],
+            "did you mean 'lru_lock'",
+        ),
+        (
+            vec![
+                "offsetof".into(),
+                f("gcc-dwarf5-base"),
+                "lru_gen_folio.refaulted[1]".into(),
+            ],
+            "out of bounds",
+        ),
+        (
+            vec!["offsetof".into(), f("gcc-dwarf5-base"), "lruvec[".into()],
+            "bad path",
+        ),
+        (vec!["sizes".into(), f("nodebug")], "CONFIG_DEBUG_INFO"),
+    ];
+    for (args, needle) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn text_layout_reads_like_pahole() {
+    let (code, out, _) = run(&[
+        "layout",
+        &fixture("gcc-dwarf5-base").to_string_lossy(),
+        "lruvec",
+    ]);
+    assert_eq!(code, 0);
+    // Offsets of this layout are pinned by the truth tests; here the shape:
+    // lists[5] (80 bytes) crosses line 1, lru_lock at 80, a 4-byte hole.
+    assert!(out.starts_with("struct lruvec {\n"));
+    assert!(out.contains("\t/* --- cacheline 1 boundary (64 bytes) was 16 bytes ago --- */\n"));
+    assert!(out.contains("\t/* XXX 4 bytes hole, try to pack */\n"));
+    assert!(out.contains("lru_lock;             /*    80     4 */"));
+    assert!(out.contains("\t/* size: 1480, cachelines: 24, members: 9 */\n"));
+    assert!(out.ends_with("};\n"));
+}

@@ -1,0 +1,241 @@
+//! The real-kernel tier: runs when CACHELINT_VMLINUX names a vmlinux with
+//! full DWARF (scripts/fetch-kernel.sh prints one) and pahole is installed.
+//! pahole is the reference here; `.ci/run` sets both up.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::process::Command;
+
+use cachelint::commands::{self, Format};
+use serde_json::Value;
+
+fn vmlinux() -> Option<PathBuf> {
+    match std::env::var_os("CACHELINT_VMLINUX") {
+        Some(p) => Some(PathBuf::from(p)),
+        None => {
+            eprintln!("CACHELINT_VMLINUX not set: real-kernel tier skipped");
+            None
+        }
+    }
+}
+
+fn pahole(args: &[&str]) -> String {
+    let out = Command::new("pahole")
+        .args(args)
+        .output()
+        .expect("pahole (package dwarves) must be installed");
+    assert!(
+        out.status.success(),
+        "pahole {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn sizes_equal_pahole_line_for_line() {
+    let Some(k) = vmlinux() else { return };
+    let ours = commands::sizes(&k).unwrap().stdout;
+    let theirs = pahole(&["-F", "dwarf", "--sizes", k.to_str().unwrap()]);
+    let (a, b): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), theirs.lines().collect());
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(x, y, "line {}", i + 1);
+    }
+    assert_eq!(a.len(), b.len());
+    assert!(
+        a.len() > 5000,
+        "a kernel has thousands of structs, got {}",
+        a.len()
+    );
+    eprintln!("sizes: {} lines identical to pahole", a.len());
+}
+
+/// (member name, offset) pairs of pahole's member lines at `tabs` depth
+/// (`None`: every depth), for one struct's block.
+fn pahole_members(block: &str, tabs: Option<usize>) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for line in block.lines() {
+        let depth = line.len() - line.trim_start_matches('\t').len();
+        if tabs.is_some_and(|t| t != depth) {
+            continue;
+        }
+        let Some((decl, comment)) = line.trim().split_once("/*") else {
+            continue;
+        };
+        let Some(decl) = decl.trim().strip_suffix(';') else {
+            continue;
+        };
+        let decl = strip_attributes(decl);
+        let decl = decl.trim();
+        let Some(offset) = comment
+            .split([':', ' '])
+            .find(|s| !s.is_empty())
+            .and_then(|s| s.parse().ok())
+        else {
+            continue;
+        };
+        let name = if let Some(start) = decl.find("(*") {
+            decl[start + 2..].split(')').next().unwrap_or("").to_owned()
+        } else {
+            let last = decl.rsplit([' ', '*']).next().unwrap_or("");
+            last.trim_start_matches('}')
+                .split(['[', ':'])
+                .next()
+                .unwrap_or("")
+                .to_owned()
+        };
+        if !name.is_empty() && name != "}" {
+            out.push((name, offset));
+        }
+    }
+    out
+}
+
+/// Removes pahole's `__attribute__((...))` annotations from a declaration.
+fn strip_attributes(decl: &str) -> String {
+    let mut s = decl.to_owned();
+    while let Some(start) = s.find("__attribute__((") {
+        let mut depth = 0;
+        let mut end = s.len();
+        for (i, c) in s[start..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = start + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        s.replace_range(start..end, " ");
+    }
+    s
+}
+
+/// Splits pahole output into (type name, block) at `struct NAME {` / `union NAME {` lines.
+fn pahole_blocks(text: &str) -> Vec<(String, String)> {
+    let mut blocks: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        let header = line
+            .strip_prefix("struct ")
+            .or_else(|| line.strip_prefix("union "));
+        if let Some(name) = header.and_then(|h| h.strip_suffix(" {")) {
+            blocks.push((name.to_owned(), String::new()));
+        } else if let Some((_, block)) = blocks.last_mut() {
+            block.push_str(line);
+            block.push('\n');
+        }
+    }
+    blocks
+}
+
+#[test]
+fn member_offsets_equal_pahole_for_a_sample_of_structs() {
+    let Some(k) = vmlinux() else { return };
+    let sizes = commands::sizes(&k).unwrap().stdout;
+    let mut seen = HashSet::new();
+    let names: Vec<&str> = sizes
+        .lines()
+        .filter_map(|l| l.split('\t').next())
+        .filter(|n| seen.insert(*n))
+        .collect();
+    let sample: Vec<&str> = names
+        .iter()
+        .step_by((names.len() / 250).max(1))
+        .copied()
+        .collect();
+    assert!(sample.len() >= 200);
+    let mut compared_structs = 0;
+    let mut compared_members = 0;
+    // One pahole run and one cachelint run for the whole sample.
+    let text = pahole(&["-F", "dwarf", "-C", &sample.join(","), k.to_str().unwrap()]);
+    let blocks = pahole_blocks(&text);
+    let types: Vec<String> = sample.iter().map(|s| s.to_string()).collect();
+    let out = commands::layout(&k, &types, false, Format::Json, None).unwrap();
+    let json: Value = serde_json::from_str(&out.stdout).unwrap();
+    for (name, layout) in sample.iter().zip(json.as_array().unwrap()) {
+        let Some(block) = blocks.iter().find(|(n, _)| n == name).map(|(_, b)| b) else {
+            panic!("pahole printed no {name}");
+        };
+        let theirs = pahole_members(block, Some(1));
+        let ours: Vec<(String, u64)> = layout["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["depth"] == 0 && m["path"] != "")
+            .map(|m| {
+                (
+                    m["path"].as_str().unwrap().to_owned(),
+                    m["offset"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        for member in &theirs {
+            assert!(
+                ours.contains(member),
+                "{name}: pahole has {member:?}, cachelint {ours:?}"
+            );
+        }
+        compared_structs += 1;
+        compared_members += theirs.len();
+    }
+    eprintln!(
+        "offsets: {compared_members} members of {compared_structs} structs agree with pahole"
+    );
+}
+
+#[test]
+fn expanded_mem_cgroup_per_node_agrees_with_pahole_expand_types() {
+    let Some(k) = vmlinux() else { return };
+    let text = pahole(&[
+        "-F",
+        "dwarf",
+        "-C",
+        "mem_cgroup_per_node",
+        "--expand_types",
+        k.to_str().unwrap(),
+    ]);
+    let theirs = pahole_members(&text, None);
+    let out = commands::layout(
+        &k,
+        &["mem_cgroup_per_node".into()],
+        true,
+        Format::Json,
+        None,
+    )
+    .unwrap();
+    let json: Value = serde_json::from_str(&out.stdout).unwrap();
+    // CACHELINE_PADDING() members are markers in cachelint, members in pahole.
+    let ours: HashSet<(String, u64)> = json[0]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(json[0]["cacheline_paddings"].as_array().unwrap())
+        .map(|m| {
+            let path = m["path"].as_str().unwrap();
+            (
+                path.rsplit('.').next().unwrap().to_owned(),
+                m["offset"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut checked = 0;
+    for member in &theirs {
+        // pahole expands arrays of structs too (showing element 0); cachelint
+        // lists the array as one member, so those element members are skipped.
+        // `x` is the body of struct cacheline_padding, shown as a marker.
+        if ["next", "prev", "counter", "x"].contains(&member.0.as_str()) && !ours.contains(member) {
+            continue;
+        }
+        assert!(
+            ours.contains(member),
+            "pahole --expand_types has {member:?}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 30, "only {checked} members compared");
+    eprintln!("expand: {checked} members of mem_cgroup_per_node agree with pahole --expand_types");
+}
