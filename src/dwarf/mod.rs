@@ -170,9 +170,3 @@ pub fn unit_start(header: &UnitHeader<Reader<'_>>) -> usize {
 pub fn unit_end(header: &UnitHeader<Reader<'_>>) -> usize {
     unit_start(header) + header.length_including_self()
 }
-
-impl From<gimli::Error> for Error {
-    fn from(e: gimli::Error) -> Self {
-        Error::dwarf(0, e)
-    }
-}
