@@ -69,6 +69,17 @@ pub enum Error {
     /// A type whose layout cannot be computed (no size, cyclic, absurd).
     #[error("{0}")]
     BadType(String),
+    /// A rules file that is malformed or does not fit the binary.
+    #[error("{at}: {message}")]
+    Rules {
+        /// `FILE:LINE:COL` in the rules file.
+        at: String,
+        /// What is wrong, with the nearest names when there are some.
+        message: String,
+    },
+    /// Arguments that do not go together.
+    #[error("{0}")]
+    Usage(String),
 }
 
 impl Error {

@@ -14,5 +14,6 @@ pub mod lookup;
 pub mod model;
 pub mod path;
 pub mod render;
+pub mod rules;
 pub mod sizes;
 pub mod suggest;

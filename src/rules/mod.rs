@@ -1,0 +1,427 @@
+//! Rules: how the fields of each struct type are used. Parsed from a TOML
+//! rules file ([`toml`], DESIGN.md section 3) or from the kernel's own
+//! `Documentation/networking/net_cachelines/*.rst` tables ([`rst`]), into
+//! one model that the analysis reads. Every rule keeps the place in its
+//! file it came from, so that a rule that does not fit the binary can be
+//! reported as `FILE:LINE:COL: ...`.
+
+pub mod rst;
+pub mod toml;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+
+/// How a field is used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Class {
+    /// Read on hot paths by many CPUs, rarely written.
+    HotRead,
+    /// Written on hot paths without a lock (atomics, counters, WRITE_ONCE).
+    LocklessWrite,
+    /// Read and written under a lock.
+    LockProtected,
+    /// A lock word: every acquirer writes it.
+    Lock,
+    /// Explicitly not hot; never flagged.
+    Cold,
+}
+
+impl Class {
+    /// Every class, in the order the rules file documents them.
+    pub const ALL: [Class; 5] = [
+        Class::HotRead,
+        Class::LocklessWrite,
+        Class::LockProtected,
+        Class::Lock,
+        Class::Cold,
+    ];
+
+    /// The name used in rules files and output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::HotRead => "hot-read",
+            Class::LocklessWrite => "lockless-write",
+            Class::LockProtected => "lock-protected",
+            Class::Lock => "lock",
+            Class::Cold => "cold",
+        }
+    }
+
+    /// Parses a class name.
+    pub fn parse(text: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.name() == text)
+    }
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A place in a rules file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Location {
+    /// The rules file.
+    pub file: Arc<Path>,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (in characters).
+    pub column: usize,
+}
+
+impl Location {
+    /// The location of byte `offset` of `text`, read from `file`.
+    pub fn at(file: &Arc<Path>, text: &str, offset: usize) -> Location {
+        let offset = offset.min(text.len());
+        let before = &text[..text.floor_char_boundary(offset)];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        Location {
+            file: file.clone(),
+            line,
+            column: before[line_start..].chars().count() + 1,
+        }
+    }
+
+    /// An error at this place.
+    pub fn error(&self, message: impl Into<String>) -> Error {
+        Error::Rules {
+            at: self.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file.display(), self.line, self.column)
+    }
+}
+
+/// A lock named by a `lock-protected` rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockRef {
+    /// The path as written: `lru_lock` (a member of the same struct) or
+    /// `lruvec.lru_lock` (a member of the nearest enclosing `lruvec`).
+    pub text: String,
+    /// Where it is written.
+    pub at: Location,
+}
+
+/// One field annotation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldRule {
+    /// Dotted member path inside the struct (`refaulted`, `lrugen.max_seq`).
+    pub path: String,
+    /// Its class.
+    pub class: Class,
+    /// The protecting lock, for [`Class::LockProtected`].
+    pub lock: Option<LockRef>,
+    /// Where the rule is written.
+    pub at: Location,
+}
+
+/// The rules of one struct type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeRules {
+    /// The struct (or union, or typedef) name.
+    pub name: String,
+    /// Where its table starts.
+    pub at: Location,
+    /// Field annotations, in file order.
+    pub fields: Vec<FieldRule>,
+}
+
+/// A member named as `TYPE.path` (in `[[allow]]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldRef {
+    /// The struct type.
+    pub ty: String,
+    /// The dotted member path inside it.
+    pub path: String,
+    /// Where it is written.
+    pub at: Location,
+}
+
+impl fmt::Display for FieldRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.ty, self.path)
+    }
+}
+
+/// An accepted pair: findings between these two fields are reported as allowed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Allow {
+    /// The two fields.
+    pub fields: [FieldRef; 2],
+    /// Why the pair is accepted.
+    pub reason: String,
+    /// Where the entry is written.
+    pub at: Location,
+}
+
+/// How serious a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Severity {
+    /// Worth knowing; never fails a check.
+    Note,
+    /// Fails with `--fail-on warning`.
+    Warning,
+    /// Fails by default.
+    Error,
+}
+
+impl Severity {
+    /// The name used in rules files and output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Note => "note",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What kind of sharing two classes on one line make (DESIGN.md section 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// hot-read × lockless-write.
+    FalseSharing,
+    /// hot-read × lock-protected.
+    ReadVsLocked,
+    /// hot-read × lock.
+    ReadVsLock,
+    /// lockless-write × lockless-write.
+    WriteVsWrite,
+    /// lockless-write × lock-protected.
+    WriteVsLocked,
+    /// lockless-write × lock.
+    WriteVsLock,
+    /// lock-protected (X) × lock-protected (Y ≠ X).
+    LocksMixed,
+    /// lock-protected (X) × lock (Y ≠ X).
+    LockedVsOtherLock,
+    /// lock × lock.
+    TwoLocks,
+}
+
+impl Kind {
+    /// Every kind, in the order of the severity matrix.
+    pub const ALL: [Kind; 9] = [
+        Kind::FalseSharing,
+        Kind::ReadVsLocked,
+        Kind::ReadVsLock,
+        Kind::WriteVsWrite,
+        Kind::WriteVsLocked,
+        Kind::WriteVsLock,
+        Kind::LocksMixed,
+        Kind::LockedVsOtherLock,
+        Kind::TwoLocks,
+    ];
+
+    /// The name used in `[severity]`, JSON and SARIF rule ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::FalseSharing => "false-sharing",
+            Kind::ReadVsLocked => "read-vs-locked",
+            Kind::ReadVsLock => "read-vs-lock",
+            Kind::WriteVsWrite => "write-vs-write",
+            Kind::WriteVsLocked => "write-vs-locked",
+            Kind::WriteVsLock => "write-vs-lock",
+            Kind::LocksMixed => "locks-mixed",
+            Kind::LockedVsOtherLock => "locked-vs-other-lock",
+            Kind::TwoLocks => "two-locks",
+        }
+    }
+
+    /// One line on what goes wrong.
+    pub fn description(self) -> &'static str {
+        match self {
+            Kind::FalseSharing => "false sharing: lockless writes invalidate the readers' line",
+            Kind::ReadVsLocked => "writes under a lock invalidate the readers' line",
+            Kind::ReadVsLock => "every lock acquisition invalidates the readers' line",
+            Kind::WriteVsWrite => "two lockless writers bounce one line",
+            Kind::WriteVsLocked => "lockless writes steal the line from the lock holder",
+            Kind::WriteVsLock => "lockless writes bounce the lock's line",
+            Kind::LocksMixed => "data under different locks on one line",
+            Kind::LockedVsOtherLock => "data under one lock next to another lock",
+            Kind::TwoLocks => "two locks on one line",
+        }
+    }
+
+    /// The default severity (DESIGN.md section 4).
+    pub fn default_severity(self) -> Severity {
+        match self {
+            Kind::FalseSharing | Kind::WriteVsLocked | Kind::WriteVsLock => Severity::Error,
+            Kind::WriteVsWrite => Severity::Note,
+            _ => Severity::Warning,
+        }
+    }
+
+    /// Parses a kind name.
+    pub fn parse(text: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == text)
+    }
+}
+
+/// Severity per kind: the defaults, changed by `[severity]`; `None` = off.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Severities(Vec<(Kind, Option<Severity>)>);
+
+impl Default for Severities {
+    fn default() -> Self {
+        Severities(
+            Kind::ALL
+                .into_iter()
+                .map(|k| (k, Some(k.default_severity())))
+                .collect(),
+        )
+    }
+}
+
+impl Severities {
+    /// The severity of `kind`, `None` when turned off.
+    pub fn of(&self, kind: Kind) -> Option<Severity> {
+        self.0
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .and_then(|(_, s)| *s)
+    }
+
+    /// Changes the severity of `kind`.
+    pub fn set(&mut self, kind: Kind, severity: Option<Severity>) {
+        if let Some(entry) = self.0.iter_mut().find(|(k, _)| *k == kind) {
+            entry.1 = severity;
+        }
+    }
+}
+
+/// Everything the rules files say.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// Cacheline size, when the rules fix it.
+    pub cacheline: Option<u64>,
+    /// Roots named by the rules (`roots = [...]`); empty = discover them.
+    pub roots: Vec<(String, Location)>,
+    /// Per-type annotations.
+    pub types: Vec<TypeRules>,
+    /// Accepted pairs.
+    pub allow: Vec<Allow>,
+    /// Severity per kind.
+    pub severity: Severities,
+}
+
+impl Rules {
+    /// Reads and merges rules files: `.rst` files as net_cachelines tables,
+    /// anything else as TOML.
+    pub fn load(paths: &[PathBuf]) -> Result<Rules> {
+        let mut rules = Rules::default();
+        for path in paths {
+            let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let file: Arc<Path> = Arc::from(path.as_path());
+            let parsed = if path.extension().is_some_and(|e| e == "rst") {
+                rst::parse(&file, &text)?
+            } else {
+                toml::parse(&file, &text)?
+            };
+            rules.merge(parsed)?;
+        }
+        Ok(rules)
+    }
+
+    /// Adds the rules of another file. A struct may be annotated in several
+    /// files, but each field only once.
+    pub fn merge(&mut self, other: Rules) -> Result<()> {
+        if let Some(line) = other.cacheline {
+            if self.cacheline.is_some_and(|l| l != line) {
+                return Err(Error::Usage(format!(
+                    "rules files disagree on the cacheline size ({} and {line})",
+                    self.cacheline.unwrap_or_default()
+                )));
+            }
+            self.cacheline = Some(line);
+        }
+        self.roots.extend(other.roots);
+        for ty in other.types {
+            match self.types.iter_mut().find(|t| t.name == ty.name) {
+                Some(mine) => {
+                    for rule in ty.fields {
+                        if let Some(first) = mine.fields.iter().find(|f| f.path == rule.path) {
+                            return Err(rule.at.error(format!(
+                                "'{}.{}' is already annotated at {}",
+                                ty.name, rule.path, first.at
+                            )));
+                        }
+                        mine.fields.push(rule);
+                    }
+                }
+                None => self.types.push(ty),
+            }
+        }
+        self.allow.extend(other.allow);
+        if other.severity != Severities::default() {
+            self.severity = other.severity;
+        }
+        Ok(())
+    }
+
+    /// The rules of type `name`.
+    pub fn type_rules(&self, name: &str) -> Option<&TypeRules> {
+        self.types.iter().find(|t| t.name == name)
+    }
+}
+
+/// Checks that a dotted member path is made of C identifiers.
+fn valid_member_path(path: &str) -> bool {
+    !path.is_empty()
+        && path.split('.').all(|part| {
+            !part.is_empty()
+                && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !part.starts_with(|c: char| c.is_ascii_digit())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_count_lines_and_characters() {
+        let file: Arc<Path> = Arc::from(Path::new("r.toml"));
+        let text = "a = 1\n[é]\nbad";
+        assert_eq!(Location::at(&file, text, 0).to_string(), "r.toml:1:1");
+        assert_eq!(Location::at(&file, text, 7).to_string(), "r.toml:2:2");
+        assert_eq!(Location::at(&file, text, 11).to_string(), "r.toml:3:1");
+    }
+
+    #[test]
+    fn every_kind_and_class_round_trips_through_its_name() {
+        for k in Kind::ALL {
+            assert_eq!(Kind::parse(k.name()), Some(k));
+        }
+        for c in Class::ALL {
+            assert_eq!(Class::parse(c.name()), Some(c));
+        }
+    }
+
+    #[test]
+    fn member_paths_are_identifiers() {
+        assert!(valid_member_path("lrugen.max_seq"));
+        assert!(!valid_member_path("refaulted[0]"));
+        assert!(!valid_member_path("a..b"));
+        assert!(!valid_member_path("1a"));
+    }
+}

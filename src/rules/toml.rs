@@ -1,0 +1,483 @@
+//! The TOML rules file (DESIGN.md section 3), read with `toml`'s spanned
+//! document parser so that every mistake is reported at its line and column.
+//!
+//! ```toml
+//! cacheline = 64                 # optional
+//! roots = ["mem_cgroup_per_node"] # optional; default: discovered
+//!
+//! [lru_gen_folio]
+//! enabled   = "hot-read"
+//! refaulted = "lockless-write"
+//! nr_pages  = { class = "lock-protected", lock = "lruvec.lru_lock" }
+//!
+//! [[allow]]
+//! fields = ["lruvec.lru_lock", "lruvec.cost_lock"]
+//! reason = "..."
+//!
+//! [severity]
+//! write-vs-write = "warning"     # or "error", "note", "off"
+//! ```
+
+use std::path::Path;
+use std::sync::Arc;
+
+use toml::Spanned;
+use toml::de::{DeString, DeTable, DeValue};
+
+use super::{
+    Allow, Class, FieldRef, FieldRule, Kind, Location, LockRef, Rules, Severity, TypeRules,
+    valid_member_path,
+};
+use crate::error::Result;
+
+/// Parses the text of a TOML rules file read from `file`.
+pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
+    let doc = DeTable::parse(text).map_err(|e| {
+        let at = Location::at(file, text, e.span().map_or(0, |s| s.start));
+        at.error(format!("invalid TOML: {}", e.message().trim()))
+    })?;
+    let p = Parser { file, text };
+    let mut rules = Rules::default();
+    for (key, value) in doc.get_ref() {
+        let name: &str = key.get_ref();
+        match name {
+            "cacheline" => rules.cacheline = Some(p.cacheline(value)?),
+            "roots" => rules.roots = p.roots(value)?,
+            "allow" => rules.allow = p.allows(value)?,
+            "severity" => p.severities(value, &mut rules)?,
+            _ => rules.types.push(p.type_rules(key, value)?),
+        }
+    }
+    Ok(rules)
+}
+
+type Key<'i> = Spanned<DeString<'i>>;
+type Value<'i> = Spanned<DeValue<'i>>;
+
+struct Parser<'a> {
+    file: &'a Arc<Path>,
+    text: &'a str,
+}
+
+impl Parser<'_> {
+    fn at<T>(&self, spanned: &Spanned<T>) -> Location {
+        Location::at(self.file, self.text, spanned.span().start)
+    }
+
+    fn cacheline(&self, value: &Value<'_>) -> Result<u64> {
+        let line = match value.get_ref() {
+            DeValue::Integer(i) => u64::from_str_radix(i.as_str(), i.radix()).ok(),
+            _ => None,
+        };
+        match line {
+            Some(l) if l.is_power_of_two() && (16..=4096).contains(&l) => Ok(l),
+            _ => Err(self
+                .at(value)
+                .error("'cacheline' must be a power of two between 16 and 4096 (bytes)")),
+        }
+    }
+
+    fn string<'v>(&self, value: &'v Value<'_>, what: &str) -> Result<&'v str> {
+        match value.get_ref() {
+            DeValue::String(s) => Ok(s),
+            other => Err(self
+                .at(value)
+                .error(format!("{what} must be a string, not {}", other.type_str()))),
+        }
+    }
+
+    fn table<'v, 'i>(&self, value: &'v Value<'i>, what: &str) -> Result<&'v DeTable<'i>> {
+        match value.get_ref() {
+            DeValue::Table(t) => Ok(t),
+            other => Err(self
+                .at(value)
+                .error(format!("{what} must be a table, not {}", other.type_str()))),
+        }
+    }
+
+    fn roots(&self, value: &Value<'_>) -> Result<Vec<(String, Location)>> {
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(self
+                .at(value)
+                .error("'roots' must be an array of struct names"));
+        };
+        items
+            .iter()
+            .map(|item| {
+                let name = self.string(item, "a root")?;
+                if !valid_member_path(name) || name.contains('.') {
+                    return Err(self
+                        .at(item)
+                        .error(format!("'{name}' is not a struct name")));
+                }
+                Ok((name.to_owned(), self.at(item)))
+            })
+            .collect()
+    }
+
+    fn severities(&self, value: &Value<'_>, rules: &mut Rules) -> Result<()> {
+        for (key, level) in self.table(value, "'severity'")? {
+            let kind = Kind::parse(key.get_ref()).ok_or_else(|| {
+                let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+                self.at(key).error(format!(
+                    "unknown finding kind '{}'; the kinds are {}",
+                    key.get_ref(),
+                    names.join(", ")
+                ))
+            })?;
+            let severity = match self.string(level, "a severity")? {
+                "error" => Some(Severity::Error),
+                "warning" => Some(Severity::Warning),
+                "note" => Some(Severity::Note),
+                "off" => None,
+                other => {
+                    return Err(self.at(level).error(format!(
+                        "unknown severity '{other}'; use error, warning, note or off"
+                    )));
+                }
+            };
+            rules.severity.set(kind, severity);
+        }
+        Ok(())
+    }
+
+    fn allows(&self, value: &Value<'_>) -> Result<Vec<Allow>> {
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(self.at(value).error(
+                "'allow' must be an array of tables: write each entry as [[allow]] with 'fields' and 'reason'",
+            ));
+        };
+        items.iter().map(|item| self.allow(item)).collect()
+    }
+
+    fn allow(&self, item: &Value<'_>) -> Result<Allow> {
+        let entry = self.table(item, "an [[allow]] entry")?;
+        let mut fields = None;
+        let mut reason = None;
+        for (key, value) in entry {
+            match &**key.get_ref() {
+                "fields" => fields = Some(self.allow_fields(value)?),
+                "reason" => {
+                    let text = self.string(value, "'reason'")?.trim();
+                    if text.is_empty() {
+                        return Err(self
+                            .at(value)
+                            .error("'reason' must say why the pair is accepted"));
+                    }
+                    reason = Some(text.to_owned());
+                }
+                other => {
+                    return Err(self.at(key).error(format!(
+                        "unknown key '{other}' in [[allow]]; it takes 'fields' and 'reason'"
+                    )));
+                }
+            }
+        }
+        let at = self.at(item);
+        let fields = fields
+            .ok_or_else(|| at.error("[[allow]] needs fields = [\"TYPE.field\", \"TYPE.field\"]"))?;
+        let reason = reason
+            .ok_or_else(|| at.error("[[allow]] needs a 'reason': say why the pair is accepted"))?;
+        Ok(Allow { fields, reason, at })
+    }
+
+    fn allow_fields(&self, value: &Value<'_>) -> Result<[FieldRef; 2]> {
+        let bad = || {
+            self.at(value)
+                .error("'fields' must be two member paths: [\"TYPE.field\", \"TYPE.field\"]")
+        };
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(bad());
+        };
+        let refs = items
+            .iter()
+            .map(|item| self.field_ref(item))
+            .collect::<Result<Vec<_>>>()?;
+        <[FieldRef; 2]>::try_from(refs).map_err(|_| bad())
+    }
+
+    fn field_ref(&self, item: &Value<'_>) -> Result<FieldRef> {
+        let text = self.string(item, "a field")?;
+        let at = self.at(item);
+        match text.split_once('.') {
+            Some((ty, path)) if valid_member_path(text) => Ok(FieldRef {
+                ty: ty.to_owned(),
+                path: path.to_owned(),
+                at,
+            }),
+            _ => Err(at.error(format!(
+                "'{text}' is not TYPE.field (a struct name, a dot, a member path)"
+            ))),
+        }
+    }
+
+    fn type_rules(&self, key: &Key<'_>, value: &Value<'_>) -> Result<TypeRules> {
+        let name: &str = key.get_ref();
+        let DeValue::Table(table) = value.get_ref() else {
+            return Err(self.at(key).error(format!(
+                "unknown setting '{name}'; the settings are cacheline, roots, allow and severity, \
+                 and a struct's rules are a table: [{name}]"
+            )));
+        };
+        let ty_name = name.strip_prefix("struct ").unwrap_or(name);
+        if !valid_member_path(ty_name) || ty_name.contains('.') {
+            return Err(self.at(key).error(format!("'{name}' is not a struct name")));
+        }
+        let mut fields = Vec::new();
+        self.field_rules(table, "", &mut fields)?;
+        if fields.is_empty() {
+            return Err(self
+                .at(key)
+                .error(format!("[{ty_name}] annotates no field")));
+        }
+        Ok(TypeRules {
+            name: ty_name.to_owned(),
+            at: self.at(key),
+            fields,
+        })
+    }
+
+    /// Collects the rules of one table; `prefix` is the dotted path of a
+    /// sub-table (`lrugen.max_seq = ...` written without quotes).
+    fn field_rules(
+        &self,
+        table: &DeTable<'_>,
+        prefix: &str,
+        out: &mut Vec<FieldRule>,
+    ) -> Result<()> {
+        for (key, value) in table {
+            let path = format!("{prefix}{}", key.get_ref());
+            if !valid_member_path(&path) {
+                let hint = if path.contains('[') {
+                    "; annotate the whole array: an element is annotated with its array"
+                } else {
+                    ""
+                };
+                return Err(self
+                    .at(key)
+                    .error(format!("'{path}' is not a member path{hint}")));
+            }
+            match value.get_ref() {
+                DeValue::String(class) => {
+                    let class = self.class(value, class)?;
+                    if class == Class::LockProtected {
+                        return Err(self.at(value).error(format!(
+                            "'{path}' is lock-protected: name the lock, e.g. {path} = {{ class = \"lock-protected\", lock = \"lock_field\" }}"
+                        )));
+                    }
+                    out.push(FieldRule {
+                        path,
+                        class,
+                        lock: None,
+                        at: self.at(key),
+                    });
+                }
+                DeValue::Table(inner) if inner.contains_key("class") => {
+                    out.push(self.full_rule(key, path, inner)?);
+                }
+                DeValue::Table(inner) => self.field_rules(inner, &format!("{path}."), out)?,
+                other => {
+                    return Err(self.at(value).error(format!(
+                        "the rule for '{path}' must be a class name or {{ class = ..., lock = ... }}, not {}",
+                        other.type_str()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn full_rule(&self, key: &Key<'_>, path: String, inner: &DeTable<'_>) -> Result<FieldRule> {
+        let mut class = None;
+        let mut lock = None;
+        for (k, v) in inner {
+            match &**k.get_ref() {
+                "class" => class = Some(self.class(v, self.string(v, "'class'")?)?),
+                "lock" => {
+                    let text = self.string(v, "'lock'")?;
+                    if !valid_member_path(text) {
+                        return Err(self.at(v).error(format!(
+                            "'{text}' is not a lock path: write a member of the same struct (lru_lock) or TYPE.member (lruvec.lru_lock)"
+                        )));
+                    }
+                    lock = Some(LockRef {
+                        text: text.to_owned(),
+                        at: self.at(v),
+                    });
+                }
+                other => {
+                    return Err(self.at(k).error(format!(
+                        "unknown key '{other}' in the rule for '{path}'; a rule takes 'class' and 'lock'"
+                    )));
+                }
+            }
+        }
+        let class = class.expect("tables with a class key");
+        match (class, &lock) {
+            (Class::LockProtected, None) => Err(self.at(key).error(format!(
+                "'{path}' is lock-protected but names no lock: add lock = \"...\""
+            ))),
+            (c, Some(l)) if c != Class::LockProtected => Err(l.at.error(format!(
+                "'lock' only goes with class = \"lock-protected\", not \"{c}\""
+            ))),
+            _ => Ok(FieldRule {
+                path,
+                class,
+                lock,
+                at: self.at(key),
+            }),
+        }
+    }
+
+    fn class(&self, value: &Value<'_>, text: &str) -> Result<Class> {
+        Class::parse(text).ok_or_else(|| {
+            let names: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
+            let hint = crate::suggest::did_you_mean(text, names.iter().copied());
+            self.at(value).error(format!(
+                "unknown class '{text}'{}",
+                if hint.is_empty() {
+                    format!("; the classes are {}", names.join(", "))
+                } else {
+                    hint
+                }
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<Rules> {
+        parse(&Arc::from(Path::new("r.toml")), text)
+    }
+
+    fn error_of(text: &str) -> String {
+        parse_str(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_design_example_parses() {
+        let rules = parse_str(
+            r#"
+cacheline = 64
+[lru_gen_folio]
+enabled   = "hot-read"
+refaulted = "lockless-write"
+nr_pages  = { class = "lock-protected", lock = "lruvec.lru_lock" }
+[lruvec]
+lru_lock  = "lock"
+"lrugen.max_seq" = "hot-read"
+lrugen.gen = "cold"
+[[allow]]
+fields = ["lruvec.lru_lock", "lruvec.cost_lock"]
+reason = "fits the hole"
+[severity]
+write-vs-write = "off"
+"#,
+        )
+        .unwrap();
+        assert_eq!(rules.cacheline, Some(64));
+        let folio = rules.type_rules("lru_gen_folio").unwrap();
+        assert_eq!(folio.fields.len(), 3);
+        assert_eq!(folio.fields[2].class, Class::LockProtected);
+        assert_eq!(
+            folio.fields[2].lock.as_ref().unwrap().text,
+            "lruvec.lru_lock"
+        );
+        assert_eq!(folio.fields[2].at.line, 6);
+        let lruvec = rules.type_rules("lruvec").unwrap();
+        let paths: Vec<&str> = lruvec.fields.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["lru_lock", "lrugen.max_seq", "lrugen.gen"]);
+        assert_eq!(rules.allow[0].fields[1].path, "cost_lock");
+        assert_eq!(rules.severity.of(Kind::WriteVsWrite), None);
+        assert_eq!(rules.severity.of(Kind::FalseSharing), Some(Severity::Error));
+    }
+
+    #[test]
+    fn every_mistake_is_located() {
+        let cases = [
+            (
+                "[a]\nx = \"hot-reed\"",
+                "r.toml:2:5: unknown class 'hot-reed'; did you mean 'hot-read'?",
+            ),
+            (
+                "[a]\nx = { class = \"lock-protected\" }",
+                "r.toml:2:1: 'x' is lock-protected but names no lock",
+            ),
+            (
+                "[a]\nx = \"lock-protected\"",
+                "r.toml:2:5: 'x' is lock-protected: name the lock",
+            ),
+            (
+                "[a]\nx = { class = \"hot-read\", lock = \"l\" }",
+                "r.toml:2:34: 'lock' only goes with",
+            ),
+            (
+                "[a]\nx = { class = \"hot-read\", lokc = \"l\" }",
+                "r.toml:2:27: unknown key 'lokc'",
+            ),
+            (
+                "[a]\nx = 3",
+                "r.toml:2:5: the rule for 'x' must be a class name",
+            ),
+            (
+                "[a]\n\"x[1]\" = \"cold\"",
+                "r.toml:2:1: 'x[1]' is not a member path; annotate the whole array",
+            ),
+            (
+                "[a]\nx = \"cold\"\nx = \"cold\"",
+                "r.toml:3:1: invalid TOML: duplicate key",
+            ),
+            ("[a]", "r.toml:1:2: [a] annotates no field"),
+            ("cachline = 64", "r.toml:1:1: unknown setting 'cachline'"),
+            (
+                "cacheline = 63",
+                "r.toml:1:13: 'cacheline' must be a power of two",
+            ),
+            ("roots = \"x\"", "r.toml:1:9: 'roots' must be an array"),
+            (
+                "roots = [\"a.b\"]",
+                "r.toml:1:10: 'a.b' is not a struct name",
+            ),
+            (
+                "[severity]\nfalse-sharin = \"off\"",
+                "r.toml:2:1: unknown finding kind 'false-sharin'",
+            ),
+            (
+                "[severity]\nfalse-sharing = \"fatal\"",
+                "r.toml:2:17: unknown severity 'fatal'",
+            ),
+            (
+                "[[allow]]\nfields = [\"a.b\"]\nreason = \"r\"",
+                "r.toml:2:10: 'fields' must be two member paths",
+            ),
+            (
+                "[[allow]]\nfields = [\"a.b\", \"c\"]\nreason = \"r\"",
+                "r.toml:2:18: 'c' is not TYPE.field",
+            ),
+            (
+                "[[allow]]\nfields = [\"a.b\", \"c.d\"]",
+                "r.toml:1:1: [[allow]] needs a 'reason'",
+            ),
+            (
+                "[[allow]]\nfields = [\"a.b\", \"c.d\"]\nreason = \" \"",
+                "r.toml:3:10: 'reason' must say why",
+            ),
+            (
+                "allow = 1",
+                "r.toml:1:9: 'allow' must be an array of tables",
+            ),
+            (
+                "[a]\nx = \"cold\"\n[[a.y]]",
+                "r.toml:3:1: the rule for 'y' must be a class name",
+            ),
+            ("[a\n", "r.toml:1:3: invalid TOML"),
+        ];
+        for (text, want) in cases {
+            let got = error_of(text);
+            assert!(got.starts_with(want), "{text:?}\n got: {got}\nwant: {want}");
+        }
+    }
+}
