@@ -5,6 +5,7 @@
 //! [`render`] (text, JSON). The command line in `main.rs` only parses
 //! arguments and maps errors to exit codes.
 
+pub mod analysis;
 pub mod commands;
 pub mod dwarf;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod lookup;
 pub mod model;
 pub mod path;
 pub mod render;
+pub mod report;
 pub mod rules;
 pub mod sizes;
 pub mod suggest;

@@ -2,7 +2,7 @@
 //! definition in the index, follows typedefs, groups same-named definitions
 //! by layout, and picks one (`NAME`, `NAME#N` or `NAME@FILE`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::dwarf::DwarfFile;
 use crate::dwarf::decode::Decoder;
@@ -87,17 +87,55 @@ pub fn find_types(
     let mut found = Vec::with_capacity(specs.len());
     for spec in specs {
         let mine: Vec<&Definition<'_>> = defs.iter().filter(|d| d.name == spec.name).collect();
-        found.push(resolve_one(file, decoder, spec, &mine)?);
+        match resolve_one(decoder, spec, &mine)? {
+            Some(f) => found.push(f),
+            None => return Err(unknown_type(file, &spec.name)),
+        }
     }
     Ok(found)
 }
 
-fn resolve_one(
+/// The types of a file among some names, from [`find_present`].
+#[derive(Debug, Default)]
+pub struct Present {
+    /// Each name the file defines, resolved (first layout).
+    pub types: HashMap<String, Found>,
+    /// Per name, the units that define it.
+    pub units: HashMap<String, HashSet<usize>>,
+}
+
+/// The types of `names` that the file defines; absent names are simply
+/// left out.
+pub fn find_present(
     file: &DwarfFile<'_>,
+    decoder: &mut Decoder<'_, '_>,
+    names: &HashSet<&str>,
+) -> Result<Present> {
+    let defs = index::scan(file, &Filter::Names(names))?;
+    let mut found = HashMap::new();
+    let mut units = HashMap::new();
+    for name in names {
+        let mine: Vec<&Definition<'_>> = defs.iter().filter(|d| d.name == *name).collect();
+        let spec = TypeSpec {
+            name: (*name).to_owned(),
+            pick: Pick::First,
+        };
+        if let Some(f) = resolve_one(decoder, &spec, &mine)? {
+            units.insert((*name).to_owned(), mine.iter().map(|d| d.unit).collect());
+            found.insert((*name).to_owned(), f);
+        }
+    }
+    Ok(Present {
+        types: found,
+        units,
+    })
+}
+
+fn resolve_one(
     decoder: &mut Decoder<'_, '_>,
     spec: &TypeSpec,
     defs: &[&Definition<'_>],
-) -> Result<Found> {
+) -> Result<Option<Found>> {
     let composites: Vec<_> = defs.iter().filter(|d| d.kind.is_composite()).collect();
     let mut candidates = Vec::new();
     if composites.is_empty() {
@@ -114,7 +152,7 @@ fn resolve_one(
         }
     }
     if candidates.is_empty() {
-        return Err(unknown_type(file, &spec.name));
+        return Ok(None);
     }
     // Group by layout, keeping the order of first appearance.
     let mut distinct: Vec<(LayoutKey, TypeId)> = Vec::new();
@@ -177,12 +215,12 @@ fn resolve_one(
             spec.name
         )
     });
-    Ok(Found {
+    Ok(Some(Found {
         id,
         variants: distinct.len(),
         picked: picked + 1,
         note,
-    })
+    }))
 }
 
 fn decl_file(table: &TypeTable, id: TypeId) -> Option<&str> {

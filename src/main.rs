@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use cachelint::commands::{self, Format};
+use cachelint::commands::{self, Build, CheckFormat, CheckOptions, Format};
+use cachelint::rules::Severity;
 
 /// Exact struct layouts and cachelines from the DWARF of a vmlinux, module or
 /// any ELF object.
@@ -24,8 +25,10 @@ const EXAMPLES: &str = "Examples:
   cachelint offsetof vmlinux mem_cgroup_per_node.lruvec.lrugen.enabled
   cachelint offsetof vmlinux 'lru_gen_folio.refaulted[0][1][2]'
   cachelint sizes vmlinux > sizes.txt   # same lines as pahole --sizes
+  cachelint check --rules examples/mm-lru.toml base=vmlinux rt=vmlinux-rt
 
-Exit codes: 0 success, 2 usage or input error.";
+Exit codes: 0 success (check: no finding at or above --fail-on),
+1 check found problems, 2 usage or input error.";
 
 #[derive(Subcommand)]
 enum Command {
@@ -79,6 +82,83 @@ enum Command {
         /// ELF file with DWARF.
         file: PathBuf,
     },
+    /// Find false sharing: fields whose rules say they must not share a
+    /// cacheline, and do, in every build (config) given.
+    ///
+    /// The rules file (TOML) says per struct how each field is used:
+    /// hot-read, lockless-write, lock-protected (with its lock), lock or
+    /// cold. Kernel net_cachelines tables (.rst) are read too. Lines are
+    /// counted from the outermost structs that embed an annotated struct
+    /// (found in the binary, or `roots = [...]`). Each finding is printed
+    /// as FILE:LINE: SEVERITY: [CONFIG] message, at the declaration of the
+    /// field.
+    #[command(after_help = CHECK_EXAMPLES)]
+    Check {
+        /// Rules file: TOML (see the README), or a kernel
+        /// Documentation/networking/net_cachelines/*.rst table. Repeat to
+        /// merge several.
+        #[arg(long, required = true)]
+        rules: Vec<PathBuf>,
+        /// Builds to check: FILE, or NAME=FILE to label a config
+        /// (rt=vmlinux-rt). Each finding carries its label.
+        #[arg(required = true, value_name = "BUILD")]
+        builds: Vec<String>,
+        /// Report only findings this baseline does not have: an older build
+        /// (FILE or NAME=FILE) or a saved `check --format json` report.
+        /// Findings match by root, kind, fields and classes, never by
+        /// offsets. Repeatable.
+        #[arg(long, value_name = "OLD")]
+        baseline: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = CheckOutput::Text)]
+        format: CheckOutput,
+        /// Lowest severity that makes the exit code 1.
+        #[arg(long, value_enum, default_value_t = FailOn::Error)]
+        fail_on: FailOn,
+        /// Cacheline size in bytes; default from the rules file, else the ELF machine.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        cacheline: Option<u64>,
+    },
+}
+
+const CHECK_EXAMPLES: &str = "Examples:
+  cachelint check --rules examples/mm-lru.toml vmlinux
+  cachelint check --rules mm-lru.toml base=build/vmlinux rt=build-rt/vmlinux
+  cachelint check --rules mm-lru.toml --format json vmlinux > old.json
+  cachelint check --rules mm-lru.toml --baseline old.json vmlinux   # new findings only
+  cachelint check --rules Documentation/networking/net_cachelines/tcp_sock.rst vmlinux
+
+Finding kinds and default severities (change them under [severity]):
+  false-sharing         hot-read x lockless-write             error
+  write-vs-locked       lockless-write x lock-protected       error
+  write-vs-lock         lockless-write x lock                 error
+  read-vs-locked        hot-read x lock-protected             warning
+  read-vs-lock          hot-read x lock                       warning
+  locks-mixed           lock-protected X x lock-protected Y   warning
+  locked-vs-other-lock  lock-protected X x lock Y             warning
+  two-locks             lock x lock                           warning
+  write-vs-write        lockless-write x lockless-write       note
+
+Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or input error.";
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CheckOutput {
+    /// Compiler-style diagnostics.
+    Text,
+    /// The full report as JSON (also a --baseline input).
+    Json,
+    /// SARIF 2.1.0.
+    Sarif,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FailOn {
+    /// Fail on errors only.
+    Error,
+    /// Fail on warnings and errors.
+    Warning,
+    /// Fail on any finding.
+    Note,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -113,6 +193,29 @@ fn main() -> ExitCode {
             cacheline,
         } => commands::offsetof(&file, &paths, format.into(), cacheline),
         Command::Sizes { file } => commands::sizes(&file),
+        Command::Check {
+            rules,
+            builds,
+            baseline,
+            format,
+            fail_on,
+            cacheline,
+        } => commands::check(&CheckOptions {
+            rules,
+            builds: builds.iter().map(|b| Build::parse(b)).collect(),
+            baseline: baseline.iter().map(|b| Build::parse(b)).collect(),
+            format: match format {
+                CheckOutput::Text => CheckFormat::Text,
+                CheckOutput::Json => CheckFormat::Json,
+                CheckOutput::Sarif => CheckFormat::Sarif,
+            },
+            fail_on: match fail_on {
+                FailOn::Error => Severity::Error,
+                FailOn::Warning => Severity::Warning,
+                FailOn::Note => Severity::Note,
+            },
+            cacheline,
+        }),
     };
     match result {
         Ok(output) => {
@@ -122,7 +225,11 @@ fn main() -> ExitCode {
             let mut stdout = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error worth a message.
             let _ = stdout.write_all(output.stdout.as_bytes());
-            ExitCode::SUCCESS
+            if output.failed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
         }
         Err(e) => {
             eprintln!("cachelint: error: {e}");

@@ -1,6 +1,10 @@
 //! The commands, as library functions returning their output, so the
 //! binary stays a thin argument parser and tests can call them directly.
 
+mod check;
+
+pub use check::{Build, CheckFormat, CheckOptions, check};
+
 use std::fmt::Write;
 use std::path::Path;
 
@@ -31,11 +35,14 @@ pub struct Output {
     pub stdout: String,
     /// Printed on standard error as `note: ...`.
     pub notes: Vec<String>,
+    /// True when the command's verdict is "fail" (exit code 1): findings
+    /// at or above `--fail-on`.
+    pub failed: bool,
 }
 
 /// Opens `path` and runs `f` on its DWARF. Errors that name no file get
 /// this one.
-fn with_dwarf<T>(
+pub(crate) fn with_dwarf<T>(
     path: &Path,
     f: impl FnOnce(&DwarfFile<'_>, &DebugSections<'_>) -> Result<T>,
 ) -> Result<T> {
@@ -191,7 +198,7 @@ pub fn sizes(file: &Path) -> Result<Output> {
     })
 }
 
-fn to_json<T: Serialize>(value: &T) -> String {
+pub(crate) fn to_json<T: Serialize>(value: &T) -> String {
     let mut s = serde_json::to_string_pretty(value).expect("JSON of plain data");
     s.push('\n');
     s

@@ -227,7 +227,7 @@ fn read_definition<'a>(
 }
 
 /// Skips an entry's attributes, decoding only `DW_AT_sibling`.
-fn skip_to_sibling<'a>(
+pub(super) fn skip_to_sibling<'a>(
     entries: &mut gimli::EntriesRaw<'_, Reader<'a>>,
     abbrev: &gimli::Abbreviation,
 ) -> gimli::Result<Option<UnitOffset<usize>>> {

@@ -3,6 +3,7 @@
 //! top level of every unit, then [`decode`] of only the types a command
 //! prints.
 
+pub mod contains;
 pub mod decode;
 pub mod index;
 

@@ -1,5 +1,7 @@
-//! Output formats. Renderers read the model and layouts; they never read DWARF.
+//! Output formats. Renderers read the model, layouts and reports; they never read DWARF.
 
 pub mod cdecl;
+pub mod diagnostics;
 pub mod json;
+pub mod sarif;
 pub mod text;

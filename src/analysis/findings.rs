@@ -1,0 +1,347 @@
+//! Findings: pairs of differently-classed spans on one cacheline of the
+//! root, with the severity of DESIGN.md section 4, for every placement of
+//! the root relative to a line boundary.
+
+use std::collections::BTreeMap;
+
+use super::annotate::{Span, same_lock};
+use super::ranges;
+use crate::rules::{Allow, Class, FieldRef, Kind, Rules, Severity};
+
+/// One side of a pair, as it sits on the line shown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Side {
+    /// Index into the root's spans.
+    pub span: usize,
+    /// The path with the array elements on that line (`lrugen.refaulted[0][1][*]`).
+    pub part: String,
+    /// First and last byte of the span on that line, from the root's start.
+    pub bytes: (u64, u64),
+}
+
+/// Two fields that must not share a line, and do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// What kind of sharing.
+    pub kind: Kind,
+    /// How bad (after `[severity]`).
+    pub severity: Severity,
+    /// The more disruptive side (the writer, or the lock).
+    pub a: Side,
+    /// The other side.
+    pub b: Side,
+    /// Cacheline shown: the first shared line at the first sharing placement.
+    pub line: u64,
+    /// First and last byte of that line, from the root's start (clipped to the root).
+    pub line_bytes: (u64, u64),
+    /// Every line the two share at that placement.
+    pub lines: Vec<u64>,
+    /// Offset of the root from a line boundary for the lines shown.
+    pub placement: u64,
+    /// In how many placements the pair shares a line.
+    pub sharing_placements: usize,
+    /// How many placements were tried (1 when the root is line-aligned).
+    pub placements: usize,
+    /// The `[[allow]]` reason, when the pair is accepted.
+    pub allowed: Option<String>,
+}
+
+/// The placements of a root: offsets from a line boundary it can start at.
+pub fn placements(alignment: u64, cacheline: u64) -> Vec<u64> {
+    if alignment >= cacheline || alignment == 0 {
+        vec![0]
+    } else {
+        (0..cacheline).step_by(alignment as usize).collect()
+    }
+}
+
+/// Finds every flagged pair among `spans` of a root of `size` bytes.
+pub fn find(
+    spans: &[Span],
+    size: u64,
+    alignment: u64,
+    cacheline: u64,
+    rules: &Rules,
+) -> Vec<Finding> {
+    let starts = placements(alignment, cacheline);
+    let mut acc: BTreeMap<(usize, usize, Kind), Shared> = BTreeMap::new();
+    let flagged: Vec<usize> = (0..spans.len())
+        .filter(|&i| spans[i].size > 0 && spans[i].class.is_some_and(|c| c != Class::Cold))
+        .collect();
+    for &p in &starts {
+        let mut by_line: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+        for &i in &flagged {
+            let s = &spans[i];
+            for line in (s.offset + p) / cacheline..=(s.end() - 1 + p) / cacheline {
+                by_line.entry(line).or_default().push(i);
+            }
+        }
+        let mut here: BTreeMap<(usize, usize, Kind), Vec<u64>> = BTreeMap::new();
+        for (line, members) in &by_line {
+            for (x, &i) in members.iter().enumerate() {
+                for &j in &members[x + 1..] {
+                    if let Some((a, b, kind)) = classify(spans, i, j) {
+                        here.entry((a, b, kind)).or_default().push(*line);
+                    }
+                }
+            }
+        }
+        for (key, lines) in here {
+            acc.entry(key)
+                .or_insert(Shared {
+                    placements: 0,
+                    first: p,
+                    lines,
+                })
+                .placements += 1;
+        }
+    }
+    let mut findings = Vec::new();
+    for ((a, b, kind), shared) in acc {
+        let Shared {
+            placements: count,
+            first: p,
+            lines,
+        } = shared;
+        let Some(severity) = rules.severity.of(kind) else {
+            continue;
+        };
+        let line = lines[0];
+        let start = (line * cacheline).saturating_sub(p);
+        let end = ((line + 1) * cacheline - p).min(size) - 1;
+        let side = |i: usize| {
+            let s = &spans[i];
+            let first = s.offset.max(start);
+            let last = (s.end() - 1).min(end);
+            Side {
+                span: i,
+                part: ranges::part_on_line(s, first, last),
+                bytes: (first, last),
+            }
+        };
+        findings.push(Finding {
+            kind,
+            severity,
+            a: side(a),
+            b: side(b),
+            line,
+            line_bytes: (start, end),
+            lines,
+            placement: p,
+            sharing_placements: count,
+            placements: starts.len(),
+            allowed: allowed(&rules.allow, &spans[a], &spans[b]),
+        });
+    }
+    findings.sort_by(|x, y| {
+        y.severity
+            .cmp(&x.severity)
+            .then(x.line.cmp(&y.line))
+            .then(spans[x.a.span].offset.cmp(&spans[y.a.span].offset))
+            .then(x.kind.cmp(&y.kind))
+            .then(spans[x.b.span].offset.cmp(&spans[y.b.span].offset))
+    });
+    findings
+}
+
+/// Where one pair shares lines, over all placements.
+struct Shared {
+    /// Placements in which the pair shares a line.
+    placements: usize,
+    /// The first such placement.
+    first: u64,
+    /// The lines shared at that placement.
+    lines: Vec<u64>,
+}
+
+/// How disruptive a class is: writers first, readers last.
+fn rank(class: Class) -> u8 {
+    match class {
+        Class::LocklessWrite => 0,
+        Class::Lock => 1,
+        Class::LockProtected => 2,
+        Class::HotRead => 3,
+        Class::Cold => 4,
+    }
+}
+
+/// The kind of a pair, ordered so that the more disruptive side comes first.
+fn classify(spans: &[Span], i: usize, j: usize) -> Option<(usize, usize, Kind)> {
+    let (ci, cj) = (spans[i].class?, spans[j].class?);
+    let (a, b) = if (rank(ci), spans[i].offset) <= (rank(cj), spans[j].offset) {
+        (i, j)
+    } else {
+        (j, i)
+    };
+    let (sa, sb) = (&spans[a], &spans[b]);
+    let same = || match (&sa.lock, &sb.lock) {
+        (Some(x), Some(y)) => same_lock(x, y),
+        _ => false,
+    };
+    use Class::*;
+    let kind = match (sa.class?, sb.class?) {
+        (LocklessWrite, LocklessWrite) => Kind::WriteVsWrite,
+        (LocklessWrite, Lock) => Kind::WriteVsLock,
+        (LocklessWrite, LockProtected) => Kind::WriteVsLocked,
+        (LocklessWrite, HotRead) => Kind::FalseSharing,
+        (Lock, Lock) if !same() => Kind::TwoLocks,
+        (Lock, LockProtected) if !same() => Kind::LockedVsOtherLock,
+        (Lock, HotRead) => Kind::ReadVsLock,
+        (LockProtected, LockProtected) if !same() => Kind::LocksMixed,
+        (LockProtected, HotRead) => Kind::ReadVsLocked,
+        _ => return None,
+    };
+    Some((a, b, kind))
+}
+
+fn matches(field: &FieldRef, span: &Span) -> bool {
+    span.owners.iter().any(|(ty, path)| {
+        ty == &field.ty
+            && path
+                .strip_prefix(field.path.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    })
+}
+
+fn allowed(allow: &[Allow], a: &Span, b: &Span) -> Option<String> {
+    allow
+        .iter()
+        .find(|e| {
+            let [x, y] = &e.fields;
+            (matches(x, a) && matches(y, b)) || (matches(y, a) && matches(x, b))
+        })
+        .map(|e| e.reason.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::annotate::Origin;
+    use crate::model::TypeId;
+
+    fn span(path: &str, offset: u64, size: u64, class: Option<Class>, lock: Option<&str>) -> Span {
+        Span {
+            path: path.into(),
+            ty: TypeId(0),
+            offset,
+            size,
+            class,
+            lock: lock.map(str::to_owned),
+            origin: Origin::None,
+            owners: vec![("root".into(), path.into())],
+            array: None,
+            decl: None,
+            group: None,
+        }
+    }
+
+    fn kinds(spans: &[Span], alignment: u64) -> Vec<(Kind, String, String, u64, usize)> {
+        find(spans, 256, alignment, 64, &Rules::default())
+            .into_iter()
+            .map(|f| {
+                (
+                    f.kind,
+                    spans[f.a.span].path.clone(),
+                    spans[f.b.span].path.clone(),
+                    f.line,
+                    f.sharing_placements,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_matrix_of_design_section_4() {
+        use Class::*;
+        let l = Some("l");
+        let cases = [
+            (HotRead, None, HotRead, None, None),
+            (HotRead, None, LocklessWrite, None, Some(Kind::FalseSharing)),
+            (HotRead, None, LockProtected, l, Some(Kind::ReadVsLocked)),
+            (HotRead, None, Lock, Some("k"), Some(Kind::ReadVsLock)),
+            (
+                LocklessWrite,
+                None,
+                LocklessWrite,
+                None,
+                Some(Kind::WriteVsWrite),
+            ),
+            (
+                LockProtected,
+                l,
+                LocklessWrite,
+                None,
+                Some(Kind::WriteVsLocked),
+            ),
+            (
+                Lock,
+                Some("k"),
+                LocklessWrite,
+                None,
+                Some(Kind::WriteVsLock),
+            ),
+            (LockProtected, l, LockProtected, l, None),
+            (
+                LockProtected,
+                l,
+                LockProtected,
+                Some("m"),
+                Some(Kind::LocksMixed),
+            ),
+            (LockProtected, Some("k"), Lock, Some("k"), None),
+            (
+                LockProtected,
+                l,
+                Lock,
+                Some("k"),
+                Some(Kind::LockedVsOtherLock),
+            ),
+            (Lock, Some("k"), Lock, Some("m"), Some(Kind::TwoLocks)),
+            (Cold, None, LocklessWrite, None, None),
+        ];
+        for (c1, l1, c2, l2, want) in cases {
+            let spans = [span("x", 0, 8, Some(c1), l1), span("y", 8, 8, Some(c2), l2)];
+            let got = kinds(&spans, 64).first().map(|k| k.0);
+            assert_eq!(got, want, "{c1} {l1:?} x {c2} {l2:?}");
+        }
+    }
+
+    #[test]
+    fn the_writer_comes_first_and_lines_are_counted_from_the_root() {
+        let spans = [
+            span("reader", 60, 8, Some(Class::HotRead), None),
+            span("writer", 70, 8, Some(Class::LocklessWrite), None),
+        ];
+        // reader spans lines 0 and 1 (60..67); the writer is on line 1 only.
+        assert_eq!(
+            kinds(&spans, 64),
+            [(Kind::FalseSharing, "writer".into(), "reader".into(), 1, 1)]
+        );
+    }
+
+    #[test]
+    fn unaligned_roots_are_tried_at_every_placement() {
+        // 8-byte aligned root: 8 placements. Bytes 0..8 and 56..64 share a
+        // line only when the root starts at a line boundary.
+        let spans = [
+            span("a", 0, 8, Some(Class::LocklessWrite), None),
+            span("b", 56, 8, Some(Class::HotRead), None),
+        ];
+        assert_eq!(
+            kinds(&spans, 8),
+            [(Kind::FalseSharing, "a".into(), "b".into(), 0, 1)]
+        );
+        // 8 bytes apart: they share a line in 7 of 8 placements.
+        let spans = [
+            span("a", 0, 8, Some(Class::LocklessWrite), None),
+            span("b", 8, 8, Some(Class::HotRead), None),
+        ];
+        assert_eq!(
+            find(&spans, 16, 8, 64, &Rules::default())[0].sharing_placements,
+            7
+        );
+        assert_eq!(placements(8, 64).len(), 8);
+        assert_eq!(placements(64, 64), [0]);
+        assert_eq!(placements(128, 64), [0]);
+    }
+}

@@ -1,0 +1,60 @@
+//! The analysis: a pure function of (type model, root, rules) to the
+//! annotated spans of the root and the findings on its cachelines. It reads
+//! neither DWARF nor the command line and formats nothing.
+
+pub mod annotate;
+pub mod findings;
+pub mod ranges;
+pub mod validate;
+
+use crate::model::{TypeId, TypeTable};
+use crate::rules::Rules;
+
+pub use annotate::{Annotated, GroupSpan, Origin, Span};
+pub use findings::{Finding, Side};
+
+/// One root analysed.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    /// The root struct's name.
+    pub root: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its alignment (explicit or inferred from its members).
+    pub alignment: u64,
+    /// Line size used.
+    pub cacheline: u64,
+    /// Its leaves, classified.
+    pub annotated: Annotated,
+    /// Flagged pairs, worst first.
+    pub findings: Vec<Finding>,
+}
+
+impl Analysis {
+    /// The span a finding side points at.
+    pub fn span(&self, side: &Side) -> &Span {
+        &self.annotated.spans[side.span]
+    }
+}
+
+/// Analyses `root` (members loaded deeply) under `rules`.
+pub fn analyze(
+    table: &TypeTable,
+    root: TypeId,
+    root_name: &str,
+    cacheline: u64,
+    rules: &Rules,
+) -> Analysis {
+    let annotated = annotate::annotate(table, root, root_name, rules);
+    let size = table.size_of(root).unwrap_or(0);
+    let alignment = table.alignment_of(root);
+    let findings = findings::find(&annotated.spans, size, alignment, cacheline, rules);
+    Analysis {
+        root: root_name.to_owned(),
+        size,
+        alignment,
+        cacheline,
+        annotated,
+        findings,
+    }
+}

@@ -1,0 +1,82 @@
+//! Does each rule fit a binary? Every type, field, lock and `[[allow]]`
+//! field is looked up; the command then decides, across all builds, what
+//! is an error (it fits no build) and what is a note (absent in one config).
+
+use std::collections::HashMap;
+
+use crate::model::TypeId;
+use crate::model::TypeTable;
+use crate::path::{self, MemberPath};
+use crate::rules::{Location, Rules};
+
+/// What one rule looked like in one build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// It resolves.
+    Fits,
+    /// It does not; the message says why, with the nearest names.
+    Missing(String),
+}
+
+/// Checks every rule against one build whose defined types are `types`
+/// (members loaded deeply). Rules under a type the build lacks are not
+/// checked: the type's own entry says it is missing.
+pub fn validate(
+    table: &TypeTable,
+    types: &HashMap<String, TypeId>,
+    rules: &Rules,
+) -> Vec<(Location, Check)> {
+    let mut out = Vec::new();
+    let type_check = |name: &str| match types.get(name) {
+        Some(_) => Check::Fits,
+        None => Check::Missing(format!("no struct, union or typedef named '{name}'")),
+    };
+    let member_check = |id: TypeId, ty: &str, member: &str| {
+        let text = format!("{ty}.{member}");
+        let parsed = MemberPath::parse(&text);
+        match parsed.and_then(|p| path::resolve(table, id, &p.steps, &text)) {
+            Ok(_) => Check::Fits,
+            Err(e) => Check::Missing(e.to_string()),
+        }
+    };
+    for (name, at) in &rules.roots {
+        out.push((at.clone(), type_check(name)));
+    }
+    for ty in &rules.types {
+        let Some(&id) = types.get(&ty.name) else {
+            out.push((ty.at.clone(), type_check(&ty.name)));
+            continue;
+        };
+        out.push((ty.at.clone(), Check::Fits));
+        for field in &ty.fields {
+            out.push((field.at.clone(), member_check(id, &ty.name, &field.path)));
+            let Some(lock) = &field.lock else {
+                continue;
+            };
+            // A member of the same struct, else TYPE.member.
+            let same = member_check(id, &ty.name, &lock.text);
+            let check = match (&same, lock.text.split_once('.')) {
+                (Check::Fits, _) => same,
+                (_, Some((owner, member))) => match types.get(owner) {
+                    Some(&owner_id) => member_check(owner_id, owner, member),
+                    None => Check::Missing(format!(
+                        "lock '{}' is neither a member of {} nor TYPE.member of a type in this build",
+                        lock.text, ty.name
+                    )),
+                },
+                (Check::Missing(why), None) => Check::Missing(format!("lock: {why}")),
+            };
+            out.push((lock.at.clone(), check));
+        }
+    }
+    for allow in &rules.allow {
+        for field in &allow.fields {
+            let check = match types.get(&field.ty) {
+                Some(&id) => member_check(id, &field.ty, &field.path),
+                None => type_check(&field.ty),
+            };
+            out.push((field.at.clone(), check));
+        }
+    }
+    out
+}

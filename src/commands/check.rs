@@ -1,0 +1,440 @@
+//! `cachelint check --rules R BUILD...`: the rules checked against every
+//! build (config), findings per root and line, `[[allow]]` and
+//! `--baseline` applied, a verdict for CI.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use super::{Output, to_json, with_dwarf};
+use crate::analysis::{self, validate::Check};
+use crate::dwarf::contains::Contains;
+use crate::dwarf::decode::Decoder;
+use crate::error::{Error, Result};
+use crate::lookup;
+use crate::model::TypeId;
+use crate::render;
+use crate::report::{
+    BuildInfo, Identity, PairKey, REPORT_VERSION, Report, ReportFinding, RootInfo, Summary,
+};
+use crate::rules::{Location, Rules, Severity};
+
+/// A build to check: `FILE` or `NAME=FILE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Build {
+    /// The config label.
+    pub config: String,
+    /// The ELF file.
+    pub path: PathBuf,
+}
+
+impl Build {
+    /// Parses `NAME=FILE` (NAME made of letters, digits, `-`, `_`, `.`) or `FILE`,
+    /// whose label is then the file name.
+    pub fn parse(text: &str) -> Build {
+        if let Some((name, file)) = text.split_once('=')
+            && !name.is_empty()
+            && !file.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        {
+            return Build {
+                config: name.to_owned(),
+                path: PathBuf::from(file),
+            };
+        }
+        let path = PathBuf::from(text);
+        let config = path
+            .file_name()
+            .map_or_else(|| text.to_owned(), |n| n.to_string_lossy().into_owned());
+        Build { config, path }
+    }
+}
+
+/// Output format of `check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckFormat {
+    /// Compiler-style diagnostics.
+    Text,
+    /// The [`Report`] as JSON.
+    Json,
+    /// SARIF 2.1.0.
+    Sarif,
+}
+
+/// Everything `check` needs.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// Rules files (TOML, or net_cachelines `.rst`).
+    pub rules: Vec<PathBuf>,
+    /// Builds to check.
+    pub builds: Vec<Build>,
+    /// Baselines: builds to check the same way, or saved JSON reports.
+    pub baseline: Vec<Build>,
+    /// Output format.
+    pub format: CheckFormat,
+    /// Lowest severity that fails the check.
+    pub fail_on: Severity,
+    /// Cacheline size override.
+    pub cacheline: Option<u64>,
+}
+
+/// Runs `check`.
+pub fn check(opts: &CheckOptions) -> Result<Output> {
+    let rules = Rules::load(&opts.rules)?;
+    let mut labels = HashSet::new();
+    for b in &opts.builds {
+        if !labels.insert(&b.config) {
+            return Err(Error::Usage(format!(
+                "two builds are labelled '{}'; name them: base=FILE rt=FILE",
+                b.config
+            )));
+        }
+    }
+    let mut results = Vec::new();
+    for build in &opts.builds {
+        results.push(run_build(build, &rules, opts.cacheline)?);
+    }
+    let mut notes = rules_fit(&rules, &opts.builds, &results)?;
+    let baseline = Baseline::load(&opts.baseline, &rules, opts.cacheline)?;
+    let mut report = Report {
+        version: REPORT_VERSION,
+        ..Report::default()
+    };
+    let mut in_baseline = 0;
+    for r in results {
+        report.builds.push(r.info);
+        notes.extend(r.notes);
+        report.allowed.extend(r.allowed);
+        for f in r.findings {
+            if baseline.has(&f) {
+                in_baseline += 1;
+            } else {
+                report.findings.push(f);
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    notes.retain(|n| seen.insert(n.clone()));
+    report.notes = notes;
+    report.summary = Summary::count(&report.findings, report.allowed.len(), in_baseline);
+    let failed = report.findings.iter().any(|f| f.level() >= opts.fail_on);
+    let stdout = match opts.format {
+        CheckFormat::Text => render::diagnostics::report(&report),
+        CheckFormat::Json => to_json(&report),
+        CheckFormat::Sarif => to_json(&render::sarif::report(&report)),
+    };
+    let notes = match opts.format {
+        CheckFormat::Text => report.notes.clone(),
+        _ => Vec::new(),
+    };
+    Ok(Output {
+        stdout,
+        notes,
+        failed,
+    })
+}
+
+/// What one build gave.
+struct BuildResult {
+    info: BuildInfo,
+    findings: Vec<ReportFinding>,
+    allowed: Vec<ReportFinding>,
+    checks: Vec<(Location, Check)>,
+    notes: Vec<String>,
+}
+
+fn run_build(build: &Build, rules: &Rules, cacheline: Option<u64>) -> Result<BuildResult> {
+    with_dwarf(&build.path, |dwarf, sections| {
+        let line = cacheline.or(rules.cacheline).unwrap_or(sections.cacheline);
+        let mut names: HashSet<&str> = rules.types.iter().map(|t| t.name.as_str()).collect();
+        names.extend(rules.roots.iter().map(|(n, _)| n.as_str()));
+        names.extend(
+            rules
+                .allow
+                .iter()
+                .flat_map(|a| a.fields.iter().map(|f| f.ty.as_str())),
+        );
+        for ty in &rules.types {
+            for lock in ty.fields.iter().filter_map(|f| f.lock.as_ref()) {
+                if let Some((owner, _)) = lock.text.split_once('.') {
+                    names.insert(owner);
+                }
+            }
+        }
+        let mut decoder = Decoder::new(dwarf);
+        let lookup::Present {
+            types: mut found,
+            units,
+        } = lookup::find_present(dwarf, &mut decoder, &names)?;
+        let types: HashMap<String, TypeId> = found.iter().map(|(n, f)| (n.clone(), f.id)).collect();
+        let checks = analysis::validate::validate(&decoder.table, &types, rules);
+        let tag = |text: &str| format!("[{}] {text}", build.config);
+        let mut notes: Vec<String> = found
+            .values()
+            .filter_map(|f| f.note.as_deref())
+            .map(tag)
+            .collect();
+        let roots: Vec<String> = if rules.roots.is_empty() {
+            let annotated: Vec<&str> = rules
+                .types
+                .iter()
+                .map(|t| t.name.as_str())
+                .filter(|n| found.contains_key(*n))
+                .collect();
+            let scan_units: HashSet<usize> = annotated
+                .iter()
+                .flat_map(|n| units.get(*n).into_iter().flatten().copied())
+                .collect();
+            let min_size = annotated
+                .iter()
+                .filter_map(|n| decoder.table.size_of(found[*n].id))
+                .min()
+                .unwrap_or(0);
+            let contains = Contains::scan(dwarf, &scan_units, min_size)?;
+            let mut roots: Vec<String> = annotated.iter().flat_map(|n| contains.roots(n)).collect();
+            roots.sort();
+            roots.dedup();
+            for root in &roots {
+                if let (false, Some((unit, offset))) =
+                    (found.contains_key(root), contains.definition(root))
+                {
+                    let id = decoder.type_at(unit, offset)?;
+                    decoder.load_deep(id)?;
+                    found.insert(
+                        root.clone(),
+                        lookup::Found {
+                            id,
+                            variants: 1,
+                            picked: 1,
+                            note: None,
+                        },
+                    );
+                }
+            }
+            roots
+        } else {
+            rules
+                .roots
+                .iter()
+                .map(|(n, _)| n.clone())
+                .filter(|n| found.contains_key(n))
+                .collect()
+        };
+        let mut info = BuildInfo {
+            config: build.config.clone(),
+            file: build.path.display().to_string(),
+            cacheline: line,
+            roots: Vec::new(),
+        };
+        let mut findings = Vec::new();
+        let mut allowed = Vec::new();
+        for root in &roots {
+            let Some(f) = found.get(root) else {
+                continue;
+            };
+            let a = analysis::analyze(&decoder.table, f.id, root, line, rules);
+            let annotated_fields = a
+                .annotated
+                .spans
+                .iter()
+                .filter(|s| s.class.is_some())
+                .count();
+            if annotated_fields == 0 {
+                notes.push(tag(&format!("root '{root}' holds no annotated field")));
+            }
+            notes.extend(a.annotated.notes.iter().map(|n| tag(n)));
+            for finding in &a.findings {
+                let r = ReportFinding::new(&build.config, &a, finding);
+                if r.allowed.is_some() {
+                    allowed.push(r);
+                } else {
+                    findings.push(r);
+                }
+            }
+            info.roots.push(RootInfo {
+                name: root.clone(),
+                size: a.size,
+                alignment: a.alignment,
+                annotated_fields,
+            });
+        }
+        Ok(BuildResult {
+            info,
+            findings,
+            allowed,
+            checks,
+            notes,
+        })
+    })
+}
+
+/// A rule that fits no build is an error; one that fits only some builds
+/// is a note for the others (a struct absent without its CONFIG_).
+fn rules_fit(rules: &Rules, builds: &[Build], results: &[BuildResult]) -> Result<Vec<String>> {
+    /// One rule over all builds.
+    struct Fit {
+        at: Location,
+        fits: bool,
+        /// (build index, why it does not fit there)
+        problems: Vec<(usize, String)>,
+    }
+    let mut seen: Vec<Fit> = Vec::new();
+    for (b, r) in results.iter().enumerate() {
+        for (at, check) in &r.checks {
+            let i = match seen.iter().position(|f| &f.at == at) {
+                Some(i) => i,
+                None => {
+                    seen.push(Fit {
+                        at: at.clone(),
+                        fits: false,
+                        problems: Vec::new(),
+                    });
+                    seen.len() - 1
+                }
+            };
+            match check {
+                Check::Fits => seen[i].fits = true,
+                Check::Missing(why) => seen[i].problems.push((b, why.clone())),
+            }
+        }
+    }
+    seen.sort_by(|a, b| {
+        (&a.at.file, a.at.line, a.at.column).cmp(&(&b.at.file, b.at.line, b.at.column))
+    });
+    let mut notes = Vec::new();
+    for Fit { at, fits, problems } in seen {
+        let Some((first_build, why)) = problems.first() else {
+            continue;
+        };
+        if !fits {
+            let hint = type_hint(rules, &at, &builds[*first_build].path);
+            let scope = if builds.len() > 1 {
+                " (in any build)"
+            } else {
+                ""
+            };
+            return Err(at.error(format!("{why}{hint}{scope}")));
+        }
+        for (b, why) in &problems {
+            notes.push(format!(
+                "[{}] {at}: {why}; skipped in this build",
+                builds[*b].config
+            ));
+        }
+    }
+    Ok(notes)
+}
+
+/// "Did you mean" for a rules type name that no build defines.
+fn type_hint(rules: &Rules, at: &Location, file: &Path) -> String {
+    let Some(name) = rules
+        .types
+        .iter()
+        .find(|t| &t.at == at)
+        .map(|t| t.name.as_str())
+        .or_else(|| {
+            rules
+                .roots
+                .iter()
+                .find(|(_, l)| l == at)
+                .map(|(n, _)| n.as_str())
+        })
+    else {
+        return String::new();
+    };
+    with_dwarf(file, |dwarf, _| {
+        let names = crate::dwarf::index::all_names(dwarf)?;
+        Ok(crate::suggest::did_you_mean(name, names.iter().copied()))
+    })
+    .unwrap_or_default()
+}
+
+/// Findings an earlier build or report already had.
+struct Baseline {
+    full: HashSet<Identity>,
+    configs: HashSet<String>,
+    any_config: HashSet<PairKey>,
+}
+
+impl Baseline {
+    fn load(items: &[Build], rules: &Rules, cacheline: Option<u64>) -> Result<Baseline> {
+        let mut findings = Vec::new();
+        let mut configs = HashSet::new();
+        for item in items {
+            match read_report(&item.path)? {
+                Some(report) => {
+                    configs.extend(report.builds.iter().map(|b| b.config.clone()));
+                    findings.extend(report.findings);
+                    findings.extend(report.allowed);
+                }
+                None => {
+                    let r = run_build(item, rules, cacheline)?;
+                    configs.insert(item.config.clone());
+                    findings.extend(r.findings);
+                    findings.extend(r.allowed);
+                }
+            }
+        }
+        let full: HashSet<_> = findings.iter().map(ReportFinding::identity).collect();
+        let any_config = full.iter().map(|i| i.pair.clone()).collect();
+        Ok(Baseline {
+            full,
+            configs,
+            any_config,
+        })
+    }
+
+    /// Matched per config when the baseline has that config, else against all.
+    fn has(&self, f: &ReportFinding) -> bool {
+        let id = f.identity();
+        if self.configs.contains(&f.config) {
+            self.full.contains(&id)
+        } else {
+            self.any_config.contains(&id.pair)
+        }
+    }
+}
+
+/// A saved JSON report, or `None` when the file is not JSON (an ELF build).
+fn read_report(path: &Path) -> Result<Option<Report>> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Ok(None);
+    }
+    let report: Report = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::Usage(format!(
+            "{}: not a cachelint JSON report (from check --format json): {e}",
+            path.display()
+        ))
+    })?;
+    if report.version != REPORT_VERSION {
+        return Err(Error::Usage(format!(
+            "{}: report version {} is not {REPORT_VERSION}; regenerate it with this cachelint",
+            path.display(),
+            report.version
+        )));
+    }
+    Ok(Some(report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_parse_with_and_without_labels() {
+        assert_eq!(
+            Build::parse("rt=out/vmlinux"),
+            Build {
+                config: "rt".into(),
+                path: "out/vmlinux".into()
+            }
+        );
+        assert_eq!(Build::parse("out/vmlinux").config, "vmlinux");
+        assert_eq!(Build::parse("out/a=b/vmlinux").config, "vmlinux");
+    }
+}

@@ -1,0 +1,376 @@
+//! The reverse "contains" index: which named structs embed which other
+//! named structs *by value* (directly, in arrays, through typedefs and
+//! qualifiers, or through anonymous struct/union members), so that the
+//! analysis can find the outermost structs that hold an annotated type.
+//!
+//! C needs a type's full definition to embed it, so every unit that defines
+//! a container of `T` also defines `T`: only the units that define one of
+//! the target types are read, in parallel, each DIE by its raw attributes.
+
+use std::collections::{HashMap, HashSet};
+
+use gimli::{AttributeValue, UnitOffset};
+use rayon::prelude::*;
+
+use super::DwarfFile;
+use super::index::skip_to_sibling;
+use crate::error::{Error, Result};
+use crate::model::MAX_TYPE_DEPTH;
+
+/// Named containment edges: `container → {contained}`.
+#[derive(Debug, Default)]
+pub struct Contains<'a> {
+    edges: HashMap<&'a str, HashSet<&'a str>>,
+    /// First definition (unit, offset) of every container, in file order.
+    definitions: HashMap<&'a str, (usize, UnitOffset<usize>)>,
+}
+
+impl<'a> Contains<'a> {
+    /// Reads the units listed in `units` (indexes into [`DwarfFile::units`]),
+    /// looking for containers of types of at least `min_size` bytes: only
+    /// structs that large can hold one, so smaller ones are skipped.
+    pub fn scan(file: &DwarfFile<'a>, units: &HashSet<usize>, min_size: u64) -> Result<Self> {
+        let mut list: Vec<usize> = units.iter().copied().collect();
+        list.sort_unstable();
+        let per_unit: Vec<Vec<Edge<'a>>> = list
+            .into_par_iter()
+            .map(|unit| unit_edges(file, unit, min_size))
+            .collect::<Result<_>>()?;
+        let mut edges: HashMap<&'a str, HashSet<&'a str>> = HashMap::new();
+        let mut definitions = HashMap::new();
+        for edge in per_unit.into_iter().flatten() {
+            edges.entry(edge.outer).or_default().insert(edge.inner);
+            definitions.entry(edge.outer).or_insert(edge.at);
+        }
+        Ok(Contains { edges, definitions })
+    }
+
+    /// Builds the index from known edges (for tests and other loaders).
+    pub fn from_edges(pairs: &[(&'a str, &'a str)]) -> Self {
+        let mut edges: HashMap<&'a str, HashSet<&'a str>> = HashMap::new();
+        for (outer, inner) in pairs {
+            edges.entry(outer).or_default().insert(inner);
+        }
+        Contains {
+            edges,
+            definitions: HashMap::new(),
+        }
+    }
+
+    /// Where a container is first defined: (unit index, offset in the unit).
+    pub fn definition(&self, name: &str) -> Option<(usize, UnitOffset<usize>)> {
+        self.definitions.get(name).copied()
+    }
+
+    /// The outermost structs that contain `name` by value, sorted; `name`
+    /// itself when nothing contains it.
+    pub fn roots(&self, name: &str) -> Vec<String> {
+        let mut parents: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (outer, inners) in &self.edges {
+            for inner in inners {
+                parents.entry(inner).or_default().push(outer);
+            }
+        }
+        let mut roots = Vec::new();
+        let mut seen = HashSet::from([name]);
+        let mut todo = vec![name];
+        while let Some(current) = todo.pop() {
+            let ups: Vec<&str> = parents
+                .get(current)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|p| *p != current)
+                .collect();
+            if ups.is_empty() {
+                roots.push(current.to_owned());
+            }
+            for up in ups {
+                if seen.insert(up) {
+                    todo.push(up);
+                }
+            }
+        }
+        if roots.is_empty() {
+            // Only a name collision makes a cycle; fall back to the type itself.
+            roots.push(name.to_owned());
+        }
+        roots.sort();
+        roots
+    }
+}
+
+/// `outer` contains `inner` by value; `outer` is defined at `at`.
+struct Edge<'a> {
+    outer: &'a str,
+    inner: &'a str,
+    at: (usize, UnitOffset<usize>),
+}
+
+/// What one DIE of interest says.
+#[derive(Clone, Copy)]
+enum Node<'a> {
+    /// A struct/union definition; `name` is its tag.
+    Composite { name: Option<&'a str> },
+    /// A typedef, qualifier or array: look through to `target`.
+    Through {
+        target: Option<UnitOffset<usize>>,
+        typedef: Option<&'a str>,
+    },
+}
+
+fn is_composite(tag: gimli::DwTag) -> bool {
+    matches!(
+        tag,
+        gimli::DW_TAG_structure_type | gimli::DW_TAG_union_type | gimli::DW_TAG_class_type
+    )
+}
+
+fn unit_edges<'a>(file: &DwarfFile<'a>, unit: usize, min_size: u64) -> Result<Vec<Edge<'a>>> {
+    let ctx = file.unit(unit)?;
+    let corrupt =
+        |offset: UnitOffset<usize>, e: gimli::Error| Error::dwarf(ctx.absolute(offset), e);
+    let header = &ctx.header;
+    let root = header.root_offset();
+    let mut entries = header
+        .entries_raw(&ctx.abbrevs, Some(root))
+        .map_err(|e| corrupt(root, e))?;
+    // In DIE order, so sorted by offset: looked up by binary search.
+    let mut nodes: Vec<(UnitOffset<usize>, Node<'a>)> = Vec::new();
+    // (composite, member type) for every member of every composite.
+    let mut members: Vec<(UnitOffset<usize>, UnitOffset<usize>)> = Vec::new();
+    // Composites being read: (depth of their children, offset).
+    let mut open: Vec<(usize, UnitOffset<usize>)> = Vec::new();
+    let mut depth: usize = 0;
+    while !entries.is_empty() {
+        let offset = entries.next_offset();
+        let Some(abbrev) = entries
+            .read_abbreviation()
+            .map_err(|e| corrupt(offset, e))?
+        else {
+            if depth == 0 {
+                break;
+            }
+            depth -= 1;
+            while open.last().is_some_and(|(d, _)| *d > depth) {
+                open.pop();
+            }
+            continue;
+        };
+        let tag = abbrev.tag();
+        let mut name = None;
+        let mut target = None;
+        let mut declaration = false;
+        let mut sibling = None;
+        let mut size = None;
+        let interesting = matches!(
+            tag,
+            gimli::DW_TAG_structure_type
+                | gimli::DW_TAG_union_type
+                | gimli::DW_TAG_class_type
+                | gimli::DW_TAG_typedef
+                | gimli::DW_TAG_const_type
+                | gimli::DW_TAG_volatile_type
+                | gimli::DW_TAG_restrict_type
+                | gimli::DW_TAG_atomic_type
+                | gimli::DW_TAG_array_type
+                | gimli::DW_TAG_member
+                | gimli::DW_TAG_compile_unit
+                | gimli::DW_TAG_partial_unit
+        );
+        if interesting {
+            let named = !matches!(tag, gimli::DW_TAG_member | gimli::DW_TAG_array_type);
+            let composite = is_composite(tag);
+            for spec in abbrev.attributes() {
+                let wanted = match spec.name() {
+                    gimli::DW_AT_name => named,
+                    gimli::DW_AT_type | gimli::DW_AT_declaration => true,
+                    gimli::DW_AT_byte_size | gimli::DW_AT_sibling => composite,
+                    _ => false,
+                };
+                if !wanted {
+                    entries
+                        .skip_attributes(std::slice::from_ref(spec))
+                        .map_err(|e| corrupt(offset, e))?;
+                    continue;
+                }
+                let attr = entries
+                    .read_attribute_inline(*spec)
+                    .map_err(|e| corrupt(offset, e))?;
+                match (attr.name(), attr.value()) {
+                    (gimli::DW_AT_name, v) => name = file.attr_str(&ctx, v),
+                    (gimli::DW_AT_type, AttributeValue::UnitRef(o)) => target = Some(o),
+                    (gimli::DW_AT_declaration, AttributeValue::Flag(f)) => declaration = f,
+                    (gimli::DW_AT_byte_size, v) => size = v.udata_value(),
+                    (gimli::DW_AT_sibling, AttributeValue::UnitRef(o)) => sibling = Some(o),
+                    _ => {}
+                }
+            }
+        } else {
+            sibling = skip_to_sibling(&mut entries, abbrev).map_err(|e| corrupt(offset, e))?;
+        }
+        // A struct smaller than every target cannot hold one: its members
+        // are not read (nor, when it has a sibling pointer, even walked).
+        let small = size.is_some_and(|s| s < min_size);
+        match tag {
+            _ if is_composite(tag) && !declaration => {
+                nodes.push((offset, Node::Composite { name }));
+                if abbrev.has_children() && !small {
+                    open.push((depth + 1, offset));
+                }
+            }
+            gimli::DW_TAG_typedef => {
+                nodes.push((
+                    offset,
+                    Node::Through {
+                        target,
+                        typedef: name,
+                    },
+                ));
+            }
+            gimli::DW_TAG_const_type
+            | gimli::DW_TAG_volatile_type
+            | gimli::DW_TAG_restrict_type
+            | gimli::DW_TAG_atomic_type
+            | gimli::DW_TAG_array_type => {
+                nodes.push((
+                    offset,
+                    Node::Through {
+                        target,
+                        typedef: None,
+                    },
+                ));
+            }
+            gimli::DW_TAG_member => {
+                if let (Some((d, parent)), Some(ty)) = (open.last(), target)
+                    && *d == depth
+                {
+                    members.push((*parent, ty));
+                }
+            }
+            _ => {}
+        }
+        if !abbrev.has_children() {
+            continue;
+        }
+        // Subtrees that cannot hold what we need (function bodies, small
+        // structs) are jumped over when the compiler recorded a sibling.
+        let jump = !is_composite(tag) || small;
+        match sibling {
+            Some(next) if jump && next.0 > offset.0 => {
+                entries = header
+                    .entries_raw(&ctx.abbrevs, Some(next))
+                    .map_err(|e| corrupt(next, e))?;
+            }
+            _ => depth += 1,
+        }
+    }
+    Ok(edges_of(&nodes, &mut members)
+        .into_iter()
+        .map(|(outer, inner, at)| Edge {
+            outer,
+            inner,
+            at: (unit, at),
+        })
+        .collect())
+}
+
+/// Turns the unit's composites and members into named edges, looking
+/// through anonymous composites.
+fn edges_of<'a>(
+    nodes: &[(UnitOffset<usize>, Node<'a>)],
+    members: &mut [(UnitOffset<usize>, UnitOffset<usize>)],
+) -> Vec<(&'a str, &'a str, UnitOffset<usize>)> {
+    let get = |offset: UnitOffset<usize>| {
+        nodes
+            .binary_search_by_key(&offset, |(o, _)| *o)
+            .ok()
+            .map(|i| &nodes[i].1)
+    };
+    // Typedef names of anonymous composites (`typedef struct {...} atomic_t`).
+    let mut typedef_names: Vec<(UnitOffset<usize>, &'a str)> = nodes
+        .iter()
+        .filter_map(|(_, node)| match node {
+            Node::Through {
+                target: Some(t),
+                typedef: Some(name),
+            } if matches!(get(*t), Some(Node::Composite { name: None })) => Some((*t, *name)),
+            _ => None,
+        })
+        .collect();
+    typedef_names.sort_by_key(|(t, _)| *t);
+    let name_of = |offset: UnitOffset<usize>| match get(offset) {
+        Some(Node::Composite { name: Some(n) }) => Some(*n),
+        _ => typedef_names
+            .binary_search_by_key(&offset, |(t, _)| *t)
+            .ok()
+            .map(|i| typedef_names[i].1),
+    };
+    let resolve = |mut offset: UnitOffset<usize>| {
+        for _ in 0..MAX_TYPE_DEPTH {
+            match get(offset)? {
+                Node::Composite { .. } => return Some(offset),
+                Node::Through { target, .. } => offset = (*target)?,
+            }
+        }
+        None
+    };
+    // Member types resolved to composites, grouped by parent.
+    for m in members.iter_mut() {
+        m.1 = resolve(m.1).unwrap_or(UnitOffset(usize::MAX));
+    }
+    members.sort_unstable();
+    let children = |parent: UnitOffset<usize>| {
+        let start = members.partition_point(|(p, _)| *p < parent);
+        members[start..]
+            .iter()
+            .take_while(move |(p, _)| *p == parent)
+            .map(|(_, c)| *c)
+            .filter(|c| c.0 != usize::MAX)
+    };
+    let mut edges = Vec::new();
+    let mut parents: Vec<UnitOffset<usize>> = members.iter().map(|(p, _)| *p).collect();
+    parents.dedup();
+    for outer in parents {
+        let Some(outer_name) = name_of(outer) else {
+            continue;
+        };
+        let mut todo: Vec<UnitOffset<usize>> = children(outer).collect();
+        let mut seen = HashSet::new();
+        while let Some(inner) = todo.pop() {
+            if !seen.insert(inner) || seen.len() > 4096 {
+                continue;
+            }
+            match name_of(inner) {
+                Some(n) => edges.push((outer_name, n, outer)),
+                None => todo.extend(children(inner)),
+            }
+        }
+    }
+    edges
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_are_the_outermost_containers() {
+        let c = Contains::from_edges(&[
+            ("lruvec", "lru_gen_folio"),
+            ("lruvec", "list_head"),
+            ("mem_cgroup_per_node", "lruvec"),
+            ("pglist_data", "lruvec"),
+            ("pglist_data", "zone"),
+        ]);
+        assert_eq!(
+            c.roots("lru_gen_folio"),
+            ["mem_cgroup_per_node", "pglist_data"]
+        );
+        assert_eq!(c.roots("zone"), ["pglist_data"]);
+        assert_eq!(c.roots("pglist_data"), ["pglist_data"]);
+        // A name collision that makes a cycle does not hang.
+        let cyclic = Contains::from_edges(&[("a", "b"), ("b", "a")]);
+        assert_eq!(cyclic.roots("a"), ["a"]);
+    }
+}

@@ -1,0 +1,170 @@
+//! `check`'s text output: compiler-style diagnostics in the
+//! `FILE:LINE: error: message` form kernel CI bots already parse, followed
+//! by indented detail lines; then the allowed pairs and a summary. Pairs
+//! that differ only in their second field (`refaulted` with `enabled`,
+//! `gen`, `seg` and `list` on one line) are told in one diagnostic.
+
+use std::fmt::Write;
+
+use crate::report::{Report, ReportFinding, ReportSide};
+
+/// The whole text report.
+pub fn report(report: &Report) -> String {
+    let mut out = String::new();
+    for group in report.findings.chunk_by(same_diagnostic) {
+        out.push_str(&diagnostic(group));
+    }
+    for f in &report.allowed {
+        let _ = writeln!(
+            out,
+            "allowed: [{}] {} '{}' and {} '{}' share cacheline {} of {}: {}",
+            f.config,
+            f.a.class,
+            f.a.path,
+            f.b.class,
+            f.b.path,
+            f.cacheline,
+            f.root,
+            f.allowed.as_deref().unwrap_or_default()
+        );
+    }
+    let s = &report.summary;
+    let _ = writeln!(
+        out,
+        "cachelint: {} in {} ({} allowed, {} in the baseline)",
+        counts(s.errors, s.warnings, s.notes),
+        plural(report.builds.len(), "build"),
+        s.allowed,
+        s.in_baseline
+    );
+    out
+}
+
+/// True when two findings differ only in their second field.
+fn same_diagnostic(x: &ReportFinding, y: &ReportFinding) -> bool {
+    (
+        &x.config,
+        &x.root,
+        &x.kind,
+        &x.severity,
+        &x.a.part,
+        x.cacheline,
+        &x.b.class,
+        &x.allowed,
+    ) == (
+        &y.config,
+        &y.root,
+        &y.kind,
+        &y.severity,
+        &y.a.part,
+        y.cacheline,
+        &y.b.class,
+        &y.allowed,
+    )
+}
+
+/// One diagnostic for findings that share their first field and line:
+/// the headline, then a detail line per field.
+pub fn diagnostic(group: &[ReportFinding]) -> String {
+    let f = &group[0];
+    let mut out = String::new();
+    let partners: Vec<String> = group.iter().map(|g| format!("'{}'", g.b.name)).collect();
+    let _ = writeln!(
+        out,
+        "{}: {}: [{}] {} '{}' shares cacheline {} of {} with {} {} ({})",
+        location(&f.a).unwrap_or_else(|| f.config.clone()),
+        f.severity,
+        f.config,
+        f.a.class,
+        f.a.name,
+        f.cacheline,
+        f.root,
+        f.b.class,
+        partners.join(", "),
+        f.description
+    );
+    let sides: Vec<&ReportSide> = std::iter::once(&f.a)
+        .chain(group.iter().map(|g| &g.b))
+        .collect();
+    let width = sides.iter().map(|s| s.part.len()).max().unwrap_or(0);
+    for side in sides {
+        let _ = write!(
+            out,
+            "    {:<14} {:<width$}  bytes {}-{} (member at {}, {}",
+            side.class,
+            side.part,
+            side.bytes[0],
+            side.bytes[1],
+            side.offset,
+            plural(side.size as usize, "byte")
+        );
+        if let Some(lock) = &side.lock
+            && side.class == "lock-protected"
+        {
+            let _ = write!(out, ", under {lock}");
+        }
+        if let Some(group) = &side.group {
+            let _ = write!(out, ", group {group}");
+        }
+        match location(side) {
+            Some(at) => {
+                let _ = writeln!(out, ", {at})");
+            }
+            None => out.push_str(")\n"),
+        }
+    }
+    let _ = write!(
+        out,
+        "    cacheline {} = bytes {}-{} of struct {}",
+        f.cacheline, f.cacheline_bytes[0], f.cacheline_bytes[1], f.root
+    );
+    let mut more: Vec<u64> = group
+        .iter()
+        .flat_map(|g| g.cachelines[1..].iter().copied())
+        .collect();
+    more.sort_unstable();
+    more.dedup();
+    if !more.is_empty() {
+        let others: Vec<String> = more.iter().map(u64::to_string).collect();
+        let _ = write!(out, "; they also share cacheline {}", others.join(", "));
+    }
+    out.push('\n');
+    if let Some(p) = &f.placement {
+        let _ = writeln!(
+            out,
+            "    struct {} is not cacheline-aligned: the pair shares a line in {} of {} placements; lines shown with the struct at byte {} of a line",
+            f.root, p.sharing, p.of, p.root_offset
+        );
+    }
+    out
+}
+
+/// `lockless-write 'refaulted' shares cacheline 23 of mem_cgroup_per_node
+/// with hot-read 'enabled' (false sharing: ...)`.
+pub fn headline(f: &ReportFinding) -> String {
+    format!(
+        "{} '{}' shares cacheline {} of {} with {} '{}' ({})",
+        f.a.class, f.a.name, f.cacheline, f.root, f.b.class, f.b.name, f.description
+    )
+}
+
+fn location(side: &ReportSide) -> Option<String> {
+    Some(format!("{}:{}", side.decl_file.as_ref()?, side.decl_line?))
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+fn counts(errors: usize, warnings: usize, notes: usize) -> String {
+    format!(
+        "{}, {}, {}",
+        plural(errors, "error"),
+        plural(warnings, "warning"),
+        plural(notes, "note")
+    )
+}

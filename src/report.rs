@@ -1,0 +1,243 @@
+//! The result of a `check` run as plain data: what the renderers print
+//! (text diagnostics, JSON, SARIF) and what `--baseline` reads back from a
+//! saved JSON report. Findings here are self-contained: paths, classes,
+//! offsets and source lines, no references into the type model.
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::{Analysis, Finding, Side};
+use crate::rules::Severity;
+
+/// Version of the JSON report; bumped when a key changes meaning.
+pub const REPORT_VERSION: u32 = 1;
+
+/// A whole run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Report {
+    /// [`REPORT_VERSION`].
+    pub version: u32,
+    /// The builds checked.
+    pub builds: Vec<BuildInfo>,
+    /// Findings to act on (not allowed, not in the baseline), worst first.
+    pub findings: Vec<ReportFinding>,
+    /// Findings silenced by `[[allow]]`, with their reasons.
+    pub allowed: Vec<ReportFinding>,
+    /// Notes: absent types per config, suggestions, locks outside roots.
+    pub notes: Vec<String>,
+    /// Counts.
+    pub summary: Summary,
+}
+
+/// One build (config) checked.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct BuildInfo {
+    /// The config label (`rt` in `rt=vmlinux-rt`, else the file name).
+    pub config: String,
+    /// The file.
+    pub file: String,
+    /// Line size used.
+    pub cacheline: u64,
+    /// Roots analysed.
+    pub roots: Vec<RootInfo>,
+}
+
+/// A root struct of a build.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RootInfo {
+    /// Its name.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Alignment in bytes.
+    pub alignment: u64,
+    /// Annotated fields in it.
+    pub annotated_fields: usize,
+}
+
+/// Counts of a run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Summary {
+    /// Findings of severity error.
+    pub errors: usize,
+    /// Of severity warning.
+    pub warnings: usize,
+    /// Of severity note.
+    pub notes: usize,
+    /// Silenced by `[[allow]]`.
+    pub allowed: usize,
+    /// Left out because the baseline has them.
+    pub in_baseline: usize,
+}
+
+/// One finding.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ReportFinding {
+    /// Config label of the build.
+    pub config: String,
+    /// Root struct whose lines are counted.
+    pub root: String,
+    /// Kind name (`false-sharing`, ...).
+    pub kind: String,
+    /// `error`, `warning` or `note`.
+    pub severity: String,
+    /// What goes wrong, in words.
+    pub description: String,
+    /// The cacheline shown, counted from the root's start.
+    pub cacheline: u64,
+    /// First and last byte of that line, from the root's start.
+    pub cacheline_bytes: [u64; 2],
+    /// Every line the pair shares.
+    pub cachelines: Vec<u64>,
+    /// For roots not aligned to a line: where the root starts in its line
+    /// for the lines shown, and in how many placements the pair shares.
+    pub placement: Option<Placement>,
+    /// The more disruptive side (writer or lock).
+    pub a: ReportSide,
+    /// The other side.
+    pub b: ReportSide,
+    /// The `[[allow]]` reason, when silenced.
+    pub allowed: Option<String>,
+}
+
+/// A finding as `--baseline` matches it, in any config.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PairKey {
+    /// Root struct.
+    pub root: String,
+    /// Kind name.
+    pub kind: String,
+    /// Path of the first field.
+    pub a: String,
+    /// Its class.
+    pub a_class: String,
+    /// Path of the second field.
+    pub b: String,
+    /// Its class.
+    pub b_class: String,
+}
+
+/// A finding as `--baseline` matches it in one config.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Identity {
+    /// Config label.
+    pub config: String,
+    /// The pair.
+    pub pair: PairKey,
+}
+
+/// Placement of an unaligned root.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Placement {
+    /// Offset of the root from the start of its first line, for the lines shown.
+    pub root_offset: u64,
+    /// Placements in which the pair shares a line.
+    pub sharing: usize,
+    /// Placements tried (line size / alignment).
+    pub of: usize,
+}
+
+/// One side of a finding.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ReportSide {
+    /// The member's own name (`refaulted`).
+    pub name: String,
+    /// Full path from the root (`lruvec.lrugen.refaulted`).
+    pub path: String,
+    /// The path with the elements on the line shown (`...refaulted[0][1][*]`).
+    pub part: String,
+    /// Class name.
+    pub class: String,
+    /// Lock identity (for lock-protected fields and locks).
+    pub lock: Option<String>,
+    /// Offset of the whole member from the root's start.
+    pub offset: u64,
+    /// Its size.
+    pub size: u64,
+    /// First and last byte of it on the line shown.
+    pub bytes: [u64; 2],
+    /// Source file of the member's declaration.
+    pub decl_file: Option<String>,
+    /// Source line of the member's declaration.
+    pub decl_line: Option<u64>,
+    /// Kernel cacheline group it sits in.
+    pub group: Option<String>,
+}
+
+impl ReportFinding {
+    /// Builds the finding `f` of analysis `a` in build `config`.
+    pub fn new(config: &str, a: &Analysis, f: &Finding) -> Self {
+        let side = |s: &Side| {
+            let span = a.span(s);
+            ReportSide {
+                name: span.name().to_owned(),
+                path: span.path.clone(),
+                part: s.part.clone(),
+                class: span.class.map(|c| c.name().to_owned()).unwrap_or_default(),
+                lock: span.lock.clone(),
+                offset: span.offset,
+                size: span.size,
+                bytes: [s.bytes.0, s.bytes.1],
+                decl_file: span.decl.as_ref().map(|d| d.file.clone()),
+                decl_line: span.decl.as_ref().map(|d| d.line),
+                group: span.group.clone(),
+            }
+        };
+        ReportFinding {
+            config: config.to_owned(),
+            root: a.root.clone(),
+            kind: f.kind.name().to_owned(),
+            severity: f.severity.name().to_owned(),
+            description: f.kind.description().to_owned(),
+            cacheline: f.line,
+            cacheline_bytes: [f.line_bytes.0, f.line_bytes.1],
+            cachelines: f.lines.clone(),
+            placement: (f.placements > 1).then_some(Placement {
+                root_offset: f.placement,
+                sharing: f.sharing_placements,
+                of: f.placements,
+            }),
+            a: side(&f.a),
+            b: side(&f.b),
+            allowed: f.allowed.clone(),
+        }
+    }
+
+    /// What `--baseline` matches on: config, root, kind, both fields and
+    /// their classes; never offsets or lines, which a patch moves.
+    pub fn identity(&self) -> Identity {
+        Identity {
+            config: self.config.clone(),
+            pair: PairKey {
+                root: self.root.clone(),
+                kind: self.kind.clone(),
+                a: self.a.path.clone(),
+                a_class: self.a.class.clone(),
+                b: self.b.path.clone(),
+                b_class: self.b.class.clone(),
+            },
+        }
+    }
+
+    /// The severity as an enum.
+    pub fn level(&self) -> Severity {
+        match self.severity.as_str() {
+            "error" => Severity::Error,
+            "warning" => Severity::Warning,
+            _ => Severity::Note,
+        }
+    }
+}
+
+impl Summary {
+    /// Counts the findings of a report.
+    pub fn count(findings: &[ReportFinding], allowed: usize, in_baseline: usize) -> Self {
+        let of = |s: Severity| findings.iter().filter(|f| f.level() == s).count();
+        Summary {
+            errors: of(Severity::Error),
+            warnings: of(Severity::Warning),
+            notes: of(Severity::Note),
+            allowed,
+            in_baseline,
+        }
+    }
+}

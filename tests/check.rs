@@ -1,0 +1,508 @@
+//! `cachelint check` on the fixtures. Every expectation is derived in the
+//! test from the compiler's own offsets (`cachelint_truth[]`) or computed by
+//! hand here, never pasted from cachelint's output.
+
+mod common;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cachelint::commands::{self, Build, CheckFormat, CheckOptions};
+use cachelint::report::{Report, ReportFinding};
+use cachelint::rules::Severity;
+use common::{COMPILERS, fixture, truth};
+
+const LINE: u64 = 64;
+
+fn rules(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/rules")
+        .join(name)
+}
+
+fn options(rules_files: &[PathBuf], builds: &[(&str, PathBuf)]) -> CheckOptions {
+    CheckOptions {
+        rules: rules_files.to_vec(),
+        builds: builds
+            .iter()
+            .map(|(config, path)| Build {
+                config: (*config).to_owned(),
+                path: path.clone(),
+            })
+            .collect(),
+        baseline: Vec::new(),
+        format: CheckFormat::Json,
+        fail_on: Severity::Error,
+        cacheline: None,
+    }
+}
+
+fn run(opts: &CheckOptions) -> (Report, bool) {
+    let out = commands::check(opts).unwrap_or_else(|e| panic!("{e}"));
+    (serde_json::from_str(&out.stdout).unwrap(), out.failed)
+}
+
+fn check_one(rules_file: &str, build: &str) -> Report {
+    run(&options(&[rules(rules_file)], &[(build, fixture(build))])).0
+}
+
+/// Bytes `[start, end)` of a path, from the compiler.
+fn bytes(file: &Path, path: &str) -> (u64, u64) {
+    let (offset, size) = truth(file, true)[path];
+    (offset, offset + size)
+}
+
+fn lines_of((start, end): (u64, u64)) -> std::ops::RangeInclusive<u64> {
+    start / LINE..=(end - 1) / LINE
+}
+
+fn false_sharing<'r>(
+    report: &'r Report,
+    root: &str,
+    writer: &str,
+    reader: &str,
+) -> Option<&'r ReportFinding> {
+    report.findings.iter().find(|f| {
+        f.kind == "false-sharing" && f.root == root && f.a.name == writer && f.b.name == reader
+    })
+}
+
+/// The finding the reviewer asked about: refaulted[] written locklessly on
+/// the line that holds enabled. Whether it exists, and on which line and
+/// bytes, follows from the compiler's offsets.
+fn expect_refaulted_vs_enabled(file: &Path, report: &Report) -> Option<u64> {
+    let refaulted = bytes(file, "mem_cgroup_per_node.lruvec.lrugen.refaulted");
+    let enabled = bytes(file, "mem_cgroup_per_node.lruvec.lrugen.enabled");
+    let line = enabled.0 / LINE;
+    let shares = lines_of(refaulted).contains(&line);
+    let found = false_sharing(report, "mem_cgroup_per_node", "refaulted", "enabled");
+    assert_eq!(
+        found.is_some(),
+        shares,
+        "{}: refaulted {refaulted:?}, enabled {enabled:?}",
+        file.display()
+    );
+    let f = found?;
+    assert_eq!(f.severity, "error");
+    assert_eq!(f.cacheline, line);
+    assert_eq!(f.cacheline_bytes, [line * LINE, line * LINE + LINE - 1]);
+    assert_eq!(
+        f.a.bytes,
+        [
+            refaulted.0.max(line * LINE),
+            (refaulted.1 - 1).min(line * LINE + LINE - 1)
+        ]
+    );
+    assert_eq!(f.b.bytes, [enabled.0, enabled.1 - 1]);
+    assert_eq!(f.a.path, "lruvec.lrugen.refaulted");
+    assert!(f.a.decl_file.as_deref().unwrap().ends_with("mm_lru.h"));
+    Some(line)
+}
+
+#[test]
+fn before_the_patch_refaulted_shares_a_line_with_enabled_and_list() {
+    for cc in COMPILERS {
+        let build = format!("{cc}-base");
+        let file = fixture(&build);
+        let report = check_one("lru.toml", &build);
+        let line = expect_refaulted_vs_enabled(&file, &report)
+            .unwrap_or_else(|| panic!("{build}: no refaulted/enabled sharing"));
+        // list sits on the same line in this layout (derived, not assumed).
+        let list = bytes(&file, "mem_cgroup_per_node.lruvec.lrugen.list");
+        assert!(lines_of(list).contains(&line), "{build}");
+        assert!(false_sharing(&report, "mem_cgroup_per_node", "refaulted", "list").is_some());
+        assert!(report.summary.errors > 0);
+    }
+}
+
+#[test]
+fn after_the_patch_no_lockless_write_shares_a_line_with_a_reader() {
+    for cc in COMPILERS {
+        for cfg in ["after", "rt-after"] {
+            let build = format!("{cc}-{cfg}");
+            let file = fixture(&build);
+            let (report, failed) = run(&options(&[rules("lru.toml")], &[(&build, file.clone())]));
+            assert_eq!(expect_refaulted_vs_enabled(&file, &report), None, "{build}");
+            assert!(
+                !report.findings.iter().any(|f| f.kind == "false-sharing"),
+                "{build}"
+            );
+            assert_eq!(report.summary.errors, 0, "{build}");
+            assert!(!failed, "{build}");
+        }
+    }
+}
+
+#[test]
+fn the_32_byte_lock_moves_the_finding_to_the_line_its_layout_says() {
+    for cc in COMPILERS {
+        let base = expect_refaulted_vs_enabled(
+            &fixture(&format!("{cc}-base")),
+            &check_one("lru.toml", &format!("{cc}-base")),
+        );
+        let rt = expect_refaulted_vs_enabled(
+            &fixture(&format!("{cc}-rt")),
+            &check_one("lru.toml", &format!("{cc}-rt")),
+        );
+        let (base, rt) = (base.unwrap(), rt.unwrap());
+        // spinlock_t grows from 4 to 32 bytes: everything after it moves.
+        let lock = |cfg: &str| {
+            bytes(
+                &fixture(&format!("{cc}-{cfg}")),
+                "mem_cgroup_per_node.lruvec.lru_lock",
+            )
+        };
+        assert_eq!(lock("base").1 - lock("base").0, 4);
+        assert_eq!(lock("rt").1 - lock("rt").0, 32);
+        assert_ne!(base, rt, "{cc}");
+    }
+}
+
+#[test]
+fn several_builds_tag_each_finding_with_its_config() {
+    let opts = options(
+        &[rules("lru.toml")],
+        &[
+            ("base", fixture("gcc-dwarf5-base")),
+            ("rt", fixture("gcc-dwarf5-rt")),
+        ],
+    );
+    let (report, failed) = run(&opts);
+    assert!(failed);
+    let configs: HashSet<&str> = report.findings.iter().map(|f| f.config.as_str()).collect();
+    assert_eq!(configs, HashSet::from(["base", "rt"]));
+    assert_eq!(report.builds.len(), 2);
+}
+
+#[test]
+fn the_baseline_hides_pairs_it_has_and_keeps_new_ones() {
+    let base = fixture("gcc-dwarf5-base");
+    let rt = fixture("gcc-dwarf5-rt");
+    let (old, _) = run(&options(&[rules("lru.toml")], &[("base", base.clone())]));
+    let (all, _) = run(&options(&[rules("lru.toml")], &[("rt", rt.clone())]));
+    let key = |f: &ReportFinding| f.identity().pair;
+    let old_keys: HashSet<_> = old.findings.iter().map(key).collect();
+    let json = std::env::temp_dir().join(format!("cachelint-baseline-{}.json", std::process::id()));
+    std::fs::write(&json, serde_json::to_string(&old).unwrap()).unwrap();
+    for baseline in [json.clone(), base.clone()] {
+        let mut opts = options(&[rules("lru.toml")], &[("rt", rt.clone())]);
+        opts.baseline = vec![Build {
+            config: "base".into(),
+            path: baseline.clone(),
+        }];
+        let (new, _) = run(&opts);
+        let shown: HashSet<_> = new.findings.iter().map(key).collect();
+        for f in &all.findings {
+            assert_eq!(
+                shown.contains(&key(f)),
+                !old_keys.contains(&key(f)),
+                "{f:?}"
+            );
+        }
+        assert_eq!(
+            new.summary.in_baseline,
+            all.findings.len() - new.findings.len()
+        );
+        // The pair of the thread is in both builds: not reported again.
+        assert!(false_sharing(&new, "mem_cgroup_per_node", "refaulted", "enabled").is_none());
+        // The 32-byte lock shifts lines: at least one pair is new.
+        assert!(!new.findings.is_empty(), "{baseline:?}");
+    }
+    std::fs::remove_file(json).unwrap();
+}
+
+#[test]
+fn allow_entries_silence_a_pair_and_list_it() {
+    let dir = std::env::temp_dir().join(format!("cachelint-allow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("allow.toml");
+    let text = std::fs::read_to_string(rules("lru.toml")).unwrap()
+        + "\n[[allow]]\nfields = [\"lru_gen_folio.enabled\", \"lru_gen_folio.refaulted\"]\nreason = \"measured: no effect\"\n";
+    std::fs::write(&path, text).unwrap();
+    let (plain, _) = run(&options(
+        &[rules("lru.toml")],
+        &[("base", fixture("gcc-dwarf5-base"))],
+    ));
+    let (report, _) = run(&options(&[path], &[("base", fixture("gcc-dwarf5-base"))]));
+    assert!(false_sharing(&report, "mem_cgroup_per_node", "refaulted", "enabled").is_none());
+    let allowed: Vec<_> = report
+        .allowed
+        .iter()
+        .filter(|f| f.a.name == "refaulted" && f.b.name == "enabled")
+        .collect();
+    assert_eq!(
+        allowed.len(),
+        2,
+        "one per root: mem_cgroup_per_node and pglist_data"
+    );
+    assert!(
+        allowed
+            .iter()
+            .all(|f| f.allowed.as_deref() == Some("measured: no effect"))
+    );
+    assert_eq!(
+        report.findings.len() + report.allowed.len(),
+        plain.findings.len()
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn net_cachelines_tables_give_the_same_false_sharing_as_toml() {
+    // The sample table says what tests/rules/lru.toml says about the
+    // read-mostly fields and the lockless counters (rst has no locks).
+    for build in ["gcc-dwarf5-base", "clang-dwarf4-rt"] {
+        let from_rst = check_one("lru_gen_folio.rst", build);
+        let from_toml = check_one("lru.toml", build);
+        let pairs = |r: &Report| -> HashSet<(String, String, String)> {
+            r.findings
+                .iter()
+                .filter(|f| f.kind == "false-sharing")
+                .map(|f| (f.root.clone(), f.a.path.clone(), f.b.path.clone()))
+                .collect()
+        };
+        assert!(!pairs(&from_rst).is_empty());
+        assert_eq!(pairs(&from_rst), pairs(&from_toml), "{build}");
+    }
+}
+
+#[test]
+fn every_element_of_an_array_of_structs_is_an_instance() {
+    // struct counter_table { int id; struct counter_pair pairs[6]; },
+    // 64-byte aligned; counter_pair is { hits (hot-read), misses (lockless-write) }.
+    let build = "gcc-dwarf5-base";
+    let file = fixture(build);
+    let t = truth(&file, true);
+    let pairs = t["counter_table.pairs"];
+    let element = pairs.1 / 6;
+    assert_eq!(t["counter_table.pairs[1].hits"].0, pairs.0 + element);
+    let hits = |i: u64| (pairs.0 + i * element, pairs.0 + i * element + 8);
+    let misses = |i: u64| (pairs.0 + i * element + 8, pairs.0 + i * element + 16);
+    assert_eq!(misses(5).0, t["counter_table.pairs[5].misses"].0);
+    let mut want = HashSet::new();
+    for i in 0..6 {
+        for j in 0..6 {
+            if lines_of(misses(i)).any(|l| lines_of(hits(j)).contains(&l)) {
+                want.insert((format!("pairs[{i}].misses"), format!("pairs[{j}].hits")));
+            }
+        }
+    }
+    let report = check_one("counters.toml", build);
+    let got: HashSet<(String, String)> = report
+        .findings
+        .iter()
+        .filter(|f| f.root == "counter_table" && f.kind == "false-sharing")
+        .map(|f| (f.a.path.clone(), f.b.path.clone()))
+        .collect();
+    assert_eq!(got, want);
+    assert!(
+        report.findings.iter().all(|f| f.placement.is_none()),
+        "aligned root: one placement"
+    );
+}
+
+#[test]
+fn an_unaligned_root_is_tried_at_every_placement() {
+    // pglist_data is 8-byte aligned in the fixture: 8 placements in a line.
+    let build = "gcc-dwarf5-base";
+    let file = fixture(build);
+    let report = check_one("lru.toml", build);
+    let f = false_sharing(&report, "pglist_data", "refaulted", "enabled").expect("finding");
+    let enabled = bytes(&file, "pglist_data.__lruvec.lrugen.enabled");
+    let (r, e) = (
+        bytes(&file, "lru_gen_folio.refaulted"),
+        bytes(&file, "lru_gen_folio.enabled"),
+    );
+    let refaulted = (enabled.0 - (e.0 - r.0), enabled.0 - (e.0 - r.1));
+    let sharing = (0..LINE)
+        .step_by(8)
+        .filter(|p| {
+            let lines = |(s, e): (u64, u64)| (s + p) / LINE..=(e - 1 + p) / LINE;
+            lines(refaulted).any(|l| lines(enabled).contains(&l))
+        })
+        .count();
+    let placement = f.placement.as_ref().expect("placement");
+    assert_eq!((placement.sharing, placement.of), (sharing, 8));
+}
+
+#[test]
+fn fail_on_and_exit_codes() {
+    let bin = env!("CARGO_BIN_EXE_cachelint");
+    let code = |args: &[&str]| Command::new(bin).args(args).output().unwrap().status.code();
+    let lru = rules("lru.toml");
+    let lru = lru.to_str().unwrap();
+    let after = fixture("gcc-dwarf5-after");
+    let after = after.to_str().unwrap();
+    let base = fixture("gcc-dwarf5-base");
+    let base = base.to_str().unwrap();
+    // after: warnings only (derived above: no error); base: errors.
+    let (report, _) = run(&options(&[rules("lru.toml")], &[("after", after.into())]));
+    assert!(report.summary.warnings > 0 && report.summary.errors == 0);
+    assert_eq!(code(&["check", "--rules", lru, after]), Some(0));
+    assert_eq!(
+        code(&["check", "--rules", lru, "--fail-on", "warning", after]),
+        Some(1)
+    );
+    assert_eq!(code(&["check", "--rules", lru, base]), Some(1));
+    assert_eq!(code(&["check", "--rules", lru, "nope"]), Some(2));
+    assert_eq!(code(&["check", base]), Some(2));
+}
+
+#[test]
+fn text_diagnostics_are_compiler_style() {
+    let bin = env!("CARGO_BIN_EXE_cachelint");
+    let build = format!("rt={}", fixture("gcc-dwarf5-rt").display());
+    let out = Command::new(bin)
+        .args([
+            "check",
+            "--rules",
+            rules("lru.toml").to_str().unwrap(),
+            &build,
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (report, _) = run(&options(
+        &[rules("lru.toml")],
+        &[("rt", fixture("gcc-dwarf5-rt"))],
+    ));
+    let f = false_sharing(&report, "mem_cgroup_per_node", "refaulted", "enabled").unwrap();
+    let want = format!(
+        "{}:{}: error: [rt] lockless-write 'refaulted' shares cacheline {} of mem_cgroup_per_node with hot-read 'enabled', 'gen', 'seg'",
+        f.a.decl_file.as_deref().unwrap(),
+        f.a.decl_line.unwrap(),
+        f.cacheline
+    );
+    assert!(text.contains(&want), "{want}\n{text}");
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.starts_with(&format!("cachelint: {} errors", report.summary.errors)),
+        "{last}"
+    );
+}
+
+#[test]
+fn sarif_has_one_result_per_finding_at_its_declaration() {
+    let mut opts = options(
+        &[rules("lru.toml")],
+        &[("base", fixture("gcc-dwarf5-base"))],
+    );
+    let (report, _) = run(&opts);
+    opts.format = CheckFormat::Sarif;
+    let sarif: serde_json::Value =
+        serde_json::from_str(&commands::check(&opts).unwrap().stdout).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let run = &sarif["runs"][0];
+    let rule_ids: HashSet<&str> = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), report.findings.len());
+    for (r, f) in results.iter().zip(&report.findings) {
+        assert!(rule_ids.contains(r["ruleId"].as_str().unwrap()));
+        assert_eq!(r["level"], f.severity.as_str());
+        let region = &r["locations"][0]["physicalLocation"];
+        assert_eq!(
+            region["artifactLocation"]["uri"],
+            f.a.decl_file.as_deref().unwrap()
+        );
+        assert_eq!(region["region"]["startLine"], f.a.decl_line.unwrap());
+    }
+}
+
+/// Writes `text` as a rules file and returns the one-line error of `check`.
+fn rules_error(text: &str, builds: &[&str]) -> String {
+    let dir = std::env::temp_dir().join(format!(
+        "cachelint-rules-{}-{}",
+        std::process::id(),
+        text.len()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("r.toml");
+    std::fs::write(&path, text).unwrap();
+    let builds: Vec<(&str, PathBuf)> = builds.iter().map(|b| (*b, fixture(b))).collect();
+    let err = commands::check(&options(std::slice::from_ref(&path), &builds))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    std::fs::remove_dir_all(dir).unwrap();
+    err.replace(path.to_str().unwrap(), "r.toml")
+}
+
+#[test]
+fn rules_that_do_not_fit_the_binary_are_located_errors() {
+    let base = &["gcc-dwarf5-base"];
+    let cases = [
+        (
+            "[lruvc]\nlru_lock = \"lock\"",
+            "r.toml:1:2: no struct, union or typedef named 'lruvc'; did you mean 'lruvec'?",
+        ),
+        (
+            "[lruvec]\nlru_lok = \"lock\"",
+            "r.toml:2:1: 'lruvec.lru_lok': struct lruvec has no member 'lru_lok'; did you mean 'lru_lock'?",
+        ),
+        (
+            "[lru_gen_folio]\nfolios = { class = \"lock-protected\", lock = \"lruvec.lru_lok\" }",
+            "r.toml:2:45: 'lruvec.lru_lok': struct lruvec has no member 'lru_lok'",
+        ),
+        (
+            "[lru_gen_folio]\nfolios = { class = \"lock-protected\", lock = \"nosuch.lock\" }",
+            "r.toml:2:45: lock 'nosuch.lock' is neither a member of lru_gen_folio nor TYPE.member",
+        ),
+        (
+            "roots = [\"pglist\"]\n[lruvec]\nlru_lock = \"lock\"",
+            "r.toml:1:10: no struct, union or typedef named 'pglist'",
+        ),
+        (
+            "[lruvec]\nlru_lock = \"lock\"\n[[allow]]\nfields = [\"lruvec.lru_lock\", \"lruvec.nope\"]\nreason = \"r\"",
+            "r.toml:4:30: 'lruvec.nope': struct lruvec has no member 'nope'",
+        ),
+        (
+            "[lruvec]\n\"lrugen.nope\" = \"cold\"",
+            "r.toml:2:1: 'lruvec.lrugen.nope': struct lru_gen_folio has no member 'nope'",
+        ),
+    ];
+    for (text, want) in cases {
+        let got = rules_error(text, base);
+        assert!(got.starts_with(want), "{text:?}\n got: {got}\nwant: {want}");
+    }
+}
+
+#[test]
+fn a_member_absent_in_one_config_is_a_note_there_and_an_error_nowhere_else() {
+    // lruvec.lrugen exists only with CONFIG_LRU_GEN.
+    let dir = std::env::temp_dir().join(format!("cachelint-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("r.toml");
+    std::fs::write(
+        &path,
+        "[lruvec]\n\"lrugen.max_seq\" = \"hot-read\"\nnonresident_age = \"lockless-write\"\n",
+    )
+    .unwrap();
+    let both = options(
+        std::slice::from_ref(&path),
+        &[
+            ("base", fixture("gcc-dwarf5-base")),
+            ("nolrugen", fixture("gcc-dwarf5-nolrugen")),
+        ],
+    );
+    let (report, _) = run(&both);
+    assert!(
+        report.notes.iter().any(|n| n.starts_with("[nolrugen] ")
+            && n.contains(":2:1: ")
+            && n.contains("no member 'lrugen'")),
+        "{:?}",
+        report.notes
+    );
+    let alone = options(&[path], &[("nolrugen", fixture("gcc-dwarf5-nolrugen"))]);
+    let err = commands::check(&alone).unwrap_err().to_string();
+    assert!(
+        err.contains(":2:1: ") && err.contains("no member 'lrugen'"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -1,0 +1,106 @@
+//! Helpers shared by the integration tests: fixture paths and the
+//! compiler's own `offsetof`/`sizeof` values (`cachelint_truth[]`).
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use object::{Object, ObjectSection, ObjectSymbol};
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/bin")
+        .join(name)
+}
+
+pub fn expected(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/expected")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+pub const COMPILERS: &[&str] = &["gcc-dwarf4", "gcc-dwarf5", "clang-dwarf4", "clang-dwarf5"];
+pub const CONFIGS: &[&str] = &["base", "stats", "rt", "after", "rt-after", "nolrugen"];
+
+/// One `M(T, path)` / `S(T)` / `F(T, path)` line of truth.def.
+pub struct TruthLine {
+    /// `TYPE.path` or `TYPE`.
+    pub path: String,
+    /// False for `F()` lines (bitfields: no sizeof).
+    pub has_size: bool,
+}
+
+/// Reads truth.def the way the C preprocessor does for this file: the only
+/// conditional in it is `#ifdef CONFIG_LRU_GEN`.
+pub fn truth_lines(lru_gen: bool) -> Vec<TruthLine> {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/src/truth.def"),
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let mut active = true;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("#ifdef CONFIG_LRU_GEN") {
+            active = lru_gen;
+        } else if line.starts_with("#endif") {
+            active = true;
+        } else if !active {
+            continue;
+        } else if let Some(args) = line.strip_prefix("M(").or_else(|| line.strip_prefix("F(")) {
+            let (ty, member) = args.trim_end_matches(')').split_once(',').unwrap();
+            out.push(TruthLine {
+                path: format!("{}.{}", ty.trim(), member.trim()),
+                has_size: line.starts_with('M'),
+            });
+        } else if let Some(ty) = line.strip_prefix("S(") {
+            out.push(TruthLine {
+                path: ty.trim_end_matches(')').to_owned(),
+                has_size: true,
+            });
+        }
+    }
+    out
+}
+
+/// The `cachelint_truth[]` array of a fixture, read from its ELF data.
+pub fn truth_values(file: &Path) -> Vec<u64> {
+    let data = std::fs::read(file).unwrap();
+    let elf = object::File::parse(&*data).unwrap();
+    let sym = elf
+        .symbols()
+        .find(|s| s.name() == Ok("cachelint_truth"))
+        .expect("cachelint_truth symbol");
+    let section = elf.section_by_index(sym.section_index().unwrap()).unwrap();
+    let bytes = section.data().unwrap();
+    let start = (sym.address() - section.address()) as usize;
+    let words = &bytes[start..start + sym.size() as usize];
+    words
+        .chunks(8)
+        .map(|c| {
+            let c: [u8; 8] = c.try_into().unwrap();
+            if elf.is_little_endian() {
+                u64::from_le_bytes(c)
+            } else {
+                u64::from_be_bytes(c)
+            }
+        })
+        .collect()
+}
+
+/// `TYPE.path` → (offsetof, sizeof) as the compiler computed them for `file`.
+pub fn truth(file: &Path, lru_gen: bool) -> HashMap<String, (u64, u64)> {
+    let lines = truth_lines(lru_gen);
+    let values = truth_values(file);
+    assert_eq!(
+        values.len(),
+        lines.len() * 2,
+        "{}: truth.def and the binary disagree",
+        file.display()
+    );
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.path.clone(), (values[2 * i], values[2 * i + 1])))
+        .collect()
+}
