@@ -506,3 +506,100 @@ fn a_member_absent_in_one_config_is_a_note_there_and_an_error_nowhere_else() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Runs `check` with rules given as text, on one build.
+fn check_text(text: &str, build: &str) -> Report {
+    let dir = std::env::temp_dir().join(format!(
+        "cachelint-text-{}-{}",
+        std::process::id(),
+        text.len()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("r.toml");
+    std::fs::write(&path, text).unwrap();
+    let (report, _) = run(&options(&[path], &[(build, fixture(build))]));
+    std::fs::remove_dir_all(dir).unwrap();
+    report
+}
+
+#[test]
+fn kernel_lock_types_are_locks_and_atomics_are_only_suggested() {
+    // No rule names lru_lock, but it is a spinlock_t inside an annotated struct.
+    for build in ["gcc-dwarf5-base", "clang-dwarf5-rt"] {
+        let file = fixture(build);
+        let report = check_text("[lruvec]\nflags = \"lockless-write\"\n", build);
+        let lock = bytes(&file, "mem_cgroup_per_node.lruvec.lru_lock");
+        let flags = bytes(&file, "mem_cgroup_per_node.lruvec.flags");
+        let shares = lines_of(lock).any(|l| lines_of(flags).contains(&l));
+        let found = report.findings.iter().find(|f| {
+            f.root == "mem_cgroup_per_node" && f.kind == "write-vs-lock" && f.b.name == "lru_lock"
+        });
+        assert_eq!(
+            found.is_some(),
+            shares,
+            "{build}: lock {lock:?} flags {flags:?}"
+        );
+        // nonresident_age is an atomic_long_t without a rule: a note, no finding.
+        assert!(
+            report
+                .notes
+                .iter()
+                .any(|n| n.contains("'lruvec.nonresident_age' (atomic_long_t) has no rule")),
+            "{:?}",
+            report.notes
+        );
+        assert!(
+            !report
+                .findings
+                .iter()
+                .any(|f| f.a.name == "nonresident_age" || f.b.name == "nonresident_age")
+        );
+    }
+}
+
+#[test]
+fn findings_name_the_cacheline_group_their_fields_sit_in() {
+    // struct grouped: a and b between the read_mostly markers (bytes 0..16).
+    let report = check_text(
+        "[grouped]\na = \"lockless-write\"\nb = \"hot-read\"\n",
+        "gcc-dwarf5-base",
+    );
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.root == "grouped")
+        .expect("a finding in grouped");
+    assert_eq!((f.a.name.as_str(), f.b.name.as_str()), ("a", "b"));
+    assert_eq!(f.a.group.as_deref(), Some("read_mostly"));
+    assert_eq!(f.b.group.as_deref(), Some("read_mostly"));
+}
+
+#[test]
+fn a_lock_protected_field_next_to_its_own_lock_is_fine_and_next_to_another_is_not() {
+    // lists and lru_lock share line 1 of lruvec-in-mem_cgroup_per_node in
+    // every build; which lock protects lists decides the finding.
+    let build = "gcc-dwarf5-base";
+    let file = fixture(build);
+    let base = bytes(&file, "mem_cgroup_per_node.lruvec").0;
+    let (start, end) = bytes(&file, "lruvec.lists");
+    let lists = (base + start, base + end);
+    let lock = bytes(&file, "mem_cgroup_per_node.lruvec.lru_lock");
+    assert!(lines_of(lists).any(|l| lines_of(lock).contains(&l)));
+    let own = check_text(
+        "[lruvec]\nlists = { class = \"lock-protected\", lock = \"lru_lock\" }\n",
+        build,
+    );
+    assert!(!own.findings.iter().any(|f| f.root == "mem_cgroup_per_node"));
+    let other = check_text(
+        "[lruvec]\nlists = { class = \"lock-protected\", lock = \"mem_cgroup_per_node.iter\" }\nlru_lock = \"lock\"\n",
+        build,
+    );
+    assert!(
+        other
+            .findings
+            .iter()
+            .any(|f| f.root == "mem_cgroup_per_node" && f.kind == "locked-vs-other-lock"),
+        "{:?}",
+        other.findings
+    );
+}

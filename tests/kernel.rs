@@ -239,3 +239,62 @@ fn expanded_mem_cgroup_per_node_agrees_with_pahole_expand_types() {
     assert!(checked >= 30, "only {checked} members compared");
     eprintln!("expand: {checked} members of mem_cgroup_per_node agree with pahole --expand_types");
 }
+
+/// Offset of a direct member, from `pahole -C TYPE`.
+fn pahole_offset(k: &str, ty: &str, member: &str) -> u64 {
+    let text = pahole(&["-F", "dwarf", "-C", ty, k]);
+    pahole_members(&text, Some(1))
+        .into_iter()
+        .find(|(name, _)| name == member)
+        .unwrap_or_else(|| panic!("pahole -C {ty} has no {member}"))
+        .1
+}
+
+#[test]
+fn check_finds_the_threads_false_sharing_where_pahole_puts_the_fields() {
+    let Some(k) = vmlinux() else { return };
+    let ks = k.to_str().unwrap();
+    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
+    let out = commands::check(&commands::CheckOptions {
+        rules: vec![rules],
+        builds: vec![commands::Build::parse(ks)],
+        baseline: Vec::new(),
+        format: commands::CheckFormat::Json,
+        fail_on: cachelint::rules::Severity::Error,
+        cacheline: None,
+    })
+    .unwrap();
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    // Where the fields are, from pahole alone.
+    let lruvec = pahole_offset(ks, "mem_cgroup_per_node", "lruvec");
+    let lrugen = pahole_offset(ks, "lruvec", "lrugen");
+    let refaulted = lruvec + lrugen + pahole_offset(ks, "lru_gen_folio", "refaulted");
+    let enabled = lruvec + lrugen + pahole_offset(ks, "lru_gen_folio", "enabled");
+    let list = lruvec + lrugen + pahole_offset(ks, "lru_gen_folio", "list");
+    let evicted = lruvec + lrugen + pahole_offset(ks, "lru_gen_folio", "evicted");
+    // enabled directly follows refaulted[] in lru_gen_folio (no hole in
+    // pahole's output between them), so refaulted[] ends where it starts.
+    let refaulted_end = enabled;
+    let line = enabled / 64;
+    let shares = (refaulted / 64..=(refaulted_end - 1) / 64).contains(&line);
+    let found = report["findings"].as_array().unwrap().iter().find(|f| {
+        f["root"] == "mem_cgroup_per_node"
+            && f["kind"] == "false-sharing"
+            && f["a"]["name"] == "refaulted"
+            && f["b"]["name"] == "enabled"
+    });
+    assert_eq!(
+        found.is_some(),
+        shares,
+        "refaulted {refaulted}, enabled {enabled}"
+    );
+    if let Some(f) = found {
+        assert_eq!(f["cacheline"], line);
+        assert_eq!(f["a"]["offset"], refaulted);
+        assert_eq!(f["b"]["offset"], enabled);
+        assert_eq!(f["a"]["decl_file"], "include/linux/mmzone.h");
+        eprintln!(
+            "check: refaulted ({refaulted}) and enabled ({enabled}) share cacheline {line} of mem_cgroup_per_node; list at {list}, evicted at {evicted}"
+        );
+    }
+}
