@@ -108,7 +108,7 @@ pub fn find(
         };
         let line = lines[0];
         let start = (line * cacheline).saturating_sub(p);
-        let end = ((line + 1) * cacheline - p).min(size) - 1;
+        let end = ((line + 1) * cacheline - p).min(size).saturating_sub(1);
         let side = |i: usize| {
             let s = &spans[i];
             let first = s.offset.max(start);
