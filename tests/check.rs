@@ -603,3 +603,35 @@ fn a_lock_protected_field_next_to_its_own_lock_is_fine_and_next_to_another_is_no
         other.findings
     );
 }
+
+#[test]
+fn a_net_cachelines_row_that_names_no_member_is_a_note_not_an_error() {
+    // The kernel's tables name macro aliases (inet_daddr is
+    // sk.__sk_common.skc_daddr), which DWARF cannot resolve.
+    let dir = std::env::temp_dir().join(format!("cachelint-rst-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lru_gen_folio.rst");
+    std::fs::write(
+        &path,
+        "Type  Name        fastpath_tx_access  fastpath_rx_access\n\
+         bool  enabled     read_mostly\n\
+         long  refaulted   read_write\n\
+         long  nr_refault  read_write\n",
+    )
+    .unwrap();
+    let (report, failed) = run(&options(
+        std::slice::from_ref(&path),
+        &[("base", fixture("gcc-dwarf5-base"))],
+    ));
+    assert!(failed, "the real rows still find refaulted/enabled");
+    assert!(false_sharing(&report, "mem_cgroup_per_node", "refaulted", "enabled").is_some());
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains(":4:7: ") && n.contains("no member 'nr_refault'")),
+        "{:?}",
+        report.notes
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use crate::model::TypeId;
 use crate::model::TypeTable;
 use crate::path::{self, MemberPath};
-use crate::rules::{Location, Rules};
+use crate::rules::{Location, Rules, Source};
 
 /// What one rule looked like in one build.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,6 +16,9 @@ pub enum Check {
     Fits,
     /// It does not; the message says why, with the nearest names.
     Missing(String),
+    /// A net_cachelines row that names no member here: never an error
+    /// (see [`Source::NetCachelines`]).
+    Undocumented(String),
 }
 
 /// Checks every rule against one build whose defined types are `types`
@@ -49,7 +52,11 @@ pub fn validate(
         };
         out.push((ty.at.clone(), Check::Fits));
         for field in &ty.fields {
-            out.push((field.at.clone(), member_check(id, &ty.name, &field.path)));
+            let check = match (member_check(id, &ty.name, &field.path), field.source) {
+                (Check::Missing(why), Source::NetCachelines) => Check::Undocumented(why),
+                (check, _) => check,
+            };
+            out.push((field.at.clone(), check));
             let Some(lock) = &field.lock else {
                 continue;
             };
@@ -64,7 +71,9 @@ pub fn validate(
                         lock.text, ty.name
                     )),
                 },
-                (Check::Missing(why), None) => Check::Missing(format!("lock: {why}")),
+                (Check::Missing(why) | Check::Undocumented(why), None) => {
+                    Check::Missing(format!("lock: {why}"))
+                }
             };
             out.push((lock.at.clone(), check));
         }

@@ -296,6 +296,15 @@ fn rules_fit(rules: &Rules, builds: &[Build], results: &[BuildResult]) -> Result
             match check {
                 Check::Fits => seen[i].fits = true,
                 Check::Missing(why) => seen[i].problems.push((b, why.clone())),
+                Check::Undocumented(why) => {
+                    seen[i].fits = true;
+                    seen[i].problems.push((
+                        b,
+                        format!(
+                            "{why} (a net_cachelines row may name a macro alias, which DWARF does not record)"
+                        ),
+                    ));
+                }
             }
         }
     }

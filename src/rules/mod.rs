@@ -123,6 +123,19 @@ pub struct FieldRule {
     pub lock: Option<LockRef>,
     /// Where the rule is written.
     pub at: Location,
+    /// Which kind of file it comes from.
+    pub source: Source,
+}
+
+/// The kind of file a rule comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A cachelint rules file: every rule must fit some build.
+    Rules,
+    /// A kernel net_cachelines table: documentation, whose rows may name
+    /// macro aliases (`inet_daddr` for `sk.__sk_common.skc_daddr`) that
+    /// DWARF does not record; such rows are skipped with a note.
+    NetCachelines,
 }
 
 /// The rules of one struct type.

@@ -14,7 +14,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Class, FieldRule, Location, Rules, TypeRules, valid_member_path};
+use super::{Class, FieldRule, Location, Rules, Source, TypeRules, valid_member_path};
 use crate::error::Result;
 
 /// Parses the text of a net_cachelines table read from `file`.
@@ -71,6 +71,7 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
             class,
             lock: None,
             at: located(i, columns.name),
+            source: Source::NetCachelines,
         });
     }
     let name = name
@@ -116,7 +117,13 @@ impl Columns {
             name: at("Name")?,
             tx: at("fastpath_tx_access")?,
             rx: at("fastpath_rx_access")?,
-            comments: at("Comments"),
+            // "Comments" in most tables, "comment" in some.
+            comments: words
+                .iter()
+                .find(|(_, w)| {
+                    w.eq_ignore_ascii_case("comments") || w.eq_ignore_ascii_case("comment")
+                })
+                .map(|(i, _)| *i),
         })
     }
 }
@@ -141,8 +148,10 @@ enum Access {
     Write,
 }
 
+/// The access in a cell; only its first word counts, so a comment that
+/// runs into the column (or a header without a Comments column) is harmless.
 fn access(cell: &str) -> std::result::Result<Access, String> {
-    match cell.trim() {
+    match cell.split_whitespace().next().unwrap_or("") {
         "" | "-" => Ok(Access::None),
         "read_mostly" => Ok(Access::Read),
         "read_write" | "write_mostly" => Ok(Access::Write),
@@ -231,6 +240,29 @@ atomic_t    drops                           read_write
             [
                 ("flags".into(), Class::HotRead, 8),
                 ("drops".into(), Class::LocklessWrite, 10),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_lowercase_comment_column_and_comments_in_the_way_are_harmless() {
+        // As in the kernel's inet_sock.rst: "comment", and the title names
+        // another struct than the ..struct row (the row wins).
+        let text = "\
+inet_connection_sock struct fast path usage breakdown
+
+Type                    Name                  fastpath_tx_access  fastpath_rx_access  comment
+..struct                ..inet_sock
+struct ipv6_fl_socklist* ipv6_fl_list         read_mostly                             tcp_v6_connect
+be16                    inet_sport            read_mostly         -                   __tcp_transmit_skb
+";
+        let rules = parse_str("inet_sock.rst", text).unwrap();
+        assert_eq!(rules.types[0].name, "inet_sock");
+        assert_eq!(
+            classes(&rules),
+            [
+                ("ipv6_fl_list".into(), Class::HotRead, 5),
+                ("inet_sport".into(), Class::HotRead, 6),
             ]
         );
     }

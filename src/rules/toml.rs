@@ -25,7 +25,7 @@ use toml::Spanned;
 use toml::de::{DeString, DeTable, DeValue};
 
 use super::{
-    Allow, Class, FieldRef, FieldRule, Kind, Location, LockRef, Rules, Severity, TypeRules,
+    Allow, Class, FieldRef, FieldRule, Kind, Location, LockRef, Rules, Severity, Source, TypeRules,
     valid_member_path,
 };
 use crate::error::Result;
@@ -270,6 +270,7 @@ impl Parser<'_> {
                         class,
                         lock: None,
                         at: self.at(key),
+                        source: Source::Rules,
                     });
                 }
                 DeValue::Table(inner) if inner.contains_key("class") => {
@@ -325,6 +326,7 @@ impl Parser<'_> {
                 class,
                 lock,
                 at: self.at(key),
+                source: Source::Rules,
             }),
         }
     }
