@@ -128,6 +128,19 @@ const CHECK_EXAMPLES: &str = "Examples:
   cachelint check --rules mm-lru.toml --baseline old.json vmlinux   # new findings only
   cachelint check --rules Documentation/networking/net_cachelines/tcp_sock.rst vmlinux
 
+A rules file (TOML):
+  [lru_gen_folio]
+  enabled   = \"hot-read\"
+  refaulted = \"lockless-write\"
+  nr_pages  = { class = \"lock-protected\", lock = \"lruvec.lru_lock\" }
+  [lruvec]
+  lru_lock  = \"lock\"
+  [[allow]]
+  fields = [\"lruvec.lru_lock\", \"lruvec.cost_lock\"]
+  reason = \"why this pair is accepted\"
+Classes: hot-read, lockless-write, lock-protected (with lock = a member of
+the same struct or TYPE.member of the nearest enclosing TYPE), lock, cold.
+
 Finding kinds and default severities (change them under [severity]):
   false-sharing         hot-read x lockless-write             error
   write-vs-locked       lockless-write x lock-protected       error
