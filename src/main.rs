@@ -7,7 +7,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use cachelint::commands::{self, Build, CheckFormat, CheckOptions, Format};
+use cachelint::commands::{
+    self, Build, CheckFormat, CheckOptions, DiagramFormat, DiagramOptions, DiagramStyle, Format,
+    Selection,
+};
 use cachelint::rules::Severity;
 
 /// Exact struct layouts and cachelines from the DWARF of a vmlinux, module or
@@ -119,7 +122,60 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         cacheline: Option<u64>,
     },
+    /// Draw the cachelines of a struct under the rules: ASCII diagrams a
+    /// reviewer can paste into a changelog.
+    ///
+    /// Lines and byte ranges are counted from the start of TYPE. By default
+    /// the lines with findings are drawn (every line when there are none);
+    /// --around FIELD draws the lines that hold FIELD and those it shares
+    /// with the fields it conflicts with. Boxes are the default for up to
+    /// four lines, a strip beyond.
+    #[command(after_help = DIAGRAM_EXAMPLES)]
+    Diagram {
+        /// Rules file(s), as for `check`.
+        #[arg(long, required = true)]
+        rules: Vec<PathBuf>,
+        /// The build: FILE or NAME=FILE.
+        #[arg(value_name = "BUILD")]
+        build: String,
+        /// The struct to draw.
+        #[arg(value_name = "TYPE")]
+        ty: String,
+        /// Lines to draw: A-B or A (from 0).
+        #[arg(long, value_parser = parse_lines, conflicts_with = "around")]
+        lines: Option<(u64, u64)>,
+        /// Draw the lines around these fields (a name, a dotted path, or
+        /// TYPE.member). Repeatable.
+        #[arg(long, value_name = "FIELD")]
+        around: Vec<String>,
+        /// Maximum width in columns.
+        #[arg(long, default_value_t = 72, value_parser = clap::value_parser!(u64).range(40..=1000))]
+        width: u64,
+        /// Drawing style; default boxes for up to 4 lines, else strip.
+        #[arg(long, value_enum)]
+        style: Option<Style>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = DiagramOutput::Text)]
+        format: DiagramOutput,
+        /// Draw the same fields in this build too (FILE or NAME=FILE), then
+        /// sum up the lines, findings and sizes that changed.
+        #[arg(long, value_name = "OTHER_BUILD")]
+        compare: Option<String>,
+        /// Cacheline size in bytes; default from the rules file, else the ELF machine.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        cacheline: Option<u64>,
+    },
 }
+
+const DIAGRAM_EXAMPLES: &str = "Examples:
+  cachelint diagram --rules examples/mm-lru.toml vmlinux mem_cgroup_per_node --around refaulted
+  cachelint diagram --rules mm-lru.toml vmlinux lru_gen_folio --style strip
+  cachelint diagram --rules mm-lru.toml before=old/vmlinux mem_cgroup_per_node \\
+      --around refaulted --compare after=new/vmlinux
+  cachelint diagram --rules mm-lru.toml vmlinux lruvec --lines 2-3 --style table --format markdown
+
+Letters: W lockless-write, L lock, P lock-protected, R hot-read, C cold,
+- not annotated, . hole or padding.";
 
 const CHECK_EXAMPLES: &str = "Examples:
   cachelint check --rules examples/mm-lru.toml vmlinux
@@ -153,6 +209,39 @@ Finding kinds and default severities (change them under [severity]):
   write-vs-write        lockless-write x lockless-write       note
 
 Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or input error.";
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Style {
+    /// A box row per line, with the two-CPU story of a flagged line.
+    Boxes,
+    /// One character per byte: a whole struct at a glance.
+    Strip,
+    /// Field, bytes, line, class.
+    Table,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DiagramOutput {
+    /// Plain ASCII.
+    Text,
+    /// Markdown: fenced drawings, markdown tables.
+    Markdown,
+}
+
+/// `A-B` or `A`.
+fn parse_lines(text: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("'{text}' is not a line range: write A-B or A (line numbers from 0)");
+    match text.split_once('-') {
+        Some((a, b)) => Ok((
+            a.trim().parse().map_err(|_| bad())?,
+            b.trim().parse().map_err(|_| bad())?,
+        )),
+        None => {
+            let a = text.trim().parse().map_err(|_| bad())?;
+            Ok((a, a))
+        }
+    }
+}
 
 #[derive(Clone, Copy, ValueEnum)]
 enum CheckOutput {
@@ -227,6 +316,39 @@ fn main() -> ExitCode {
                 FailOn::Warning => Severity::Warning,
                 FailOn::Note => Severity::Note,
             },
+            cacheline,
+        }),
+        Command::Diagram {
+            rules,
+            build,
+            ty,
+            lines,
+            around,
+            width,
+            style,
+            format,
+            compare,
+            cacheline,
+        } => commands::diagram(&DiagramOptions {
+            rules,
+            build: Build::parse(&build),
+            ty,
+            selection: match (lines, around.is_empty()) {
+                (Some((a, b)), _) => Selection::Lines(a, b),
+                (None, false) => Selection::Around(around),
+                (None, true) => Selection::Flagged,
+            },
+            width: width as usize,
+            style: style.map(|s| match s {
+                Style::Boxes => DiagramStyle::Boxes,
+                Style::Strip => DiagramStyle::Strip,
+                Style::Table => DiagramStyle::Table,
+            }),
+            format: match format {
+                DiagramOutput::Text => DiagramFormat::Text,
+                DiagramOutput::Markdown => DiagramFormat::Markdown,
+            },
+            compare: compare.as_deref().map(Build::parse),
             cacheline,
         }),
     };

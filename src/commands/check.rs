@@ -2,16 +2,13 @@
 //! build (config), findings per root and line, `[[allow]]` and
 //! `--baseline` applied, a verdict for CI.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use super::analyze::{Roots, analyze_build};
 use super::{Output, to_json, with_dwarf};
-use crate::analysis::{self, validate::Check};
-use crate::dwarf::contains::Contains;
-use crate::dwarf::decode::Decoder;
+use crate::analysis::validate::Check;
 use crate::error::{Error, Result};
-use crate::lookup;
-use crate::model::TypeId;
 use crate::render;
 use crate::report::{
     BuildInfo, Identity, PairKey, REPORT_VERSION, Report, ReportFinding, RootInfo, Summary,
@@ -95,7 +92,8 @@ pub fn check(opts: &CheckOptions) -> Result<Output> {
     for build in &opts.builds {
         results.push(run_build(build, &rules, opts.cacheline)?);
     }
-    let mut notes = rules_fit(&rules, &opts.builds, &results)?;
+    let checks: Vec<&[(Location, Check)]> = results.iter().map(|r| r.checks.as_slice()).collect();
+    let mut notes = rules_fit(&rules, &opts.builds, &checks)?;
     let baseline = Baseline::load(&opts.baseline, &rules, opts.cacheline)?;
     let mut report = Report {
         version: REPORT_VERSION,
@@ -145,133 +143,53 @@ struct BuildResult {
 }
 
 fn run_build(build: &Build, rules: &Rules, cacheline: Option<u64>) -> Result<BuildResult> {
-    with_dwarf(&build.path, |dwarf, sections| {
-        let line = cacheline.or(rules.cacheline).unwrap_or(sections.cacheline);
-        let mut names: HashSet<&str> = rules.types.iter().map(|t| t.name.as_str()).collect();
-        names.extend(rules.roots.iter().map(|(n, _)| n.as_str()));
-        names.extend(
-            rules
-                .allow
-                .iter()
-                .flat_map(|a| a.fields.iter().map(|f| f.ty.as_str())),
-        );
-        for ty in &rules.types {
-            for lock in ty.fields.iter().filter_map(|f| f.lock.as_ref()) {
-                if let Some((owner, _)) = lock.text.split_once('.') {
-                    names.insert(owner);
-                }
+    let analyzed = analyze_build(build, rules, cacheline, Roots::FromRules)?;
+    let mut info = BuildInfo {
+        config: analyzed.config.clone(),
+        file: analyzed.file.clone(),
+        cacheline: analyzed.cacheline,
+        roots: Vec::new(),
+    };
+    let mut findings = Vec::new();
+    let mut allowed = Vec::new();
+    for root in &analyzed.roots {
+        let a = &root.analysis;
+        for finding in &a.findings {
+            let r = ReportFinding::new(&build.config, a, finding);
+            if r.allowed.is_some() {
+                allowed.push(r);
+            } else {
+                findings.push(r);
             }
         }
-        let mut decoder = Decoder::new(dwarf);
-        let lookup::Present {
-            types: mut found,
-            units,
-        } = lookup::find_present(dwarf, &mut decoder, &names)?;
-        let types: HashMap<String, TypeId> = found.iter().map(|(n, f)| (n.clone(), f.id)).collect();
-        let checks = analysis::validate::validate(&decoder.table, &types, rules);
-        let tag = |text: &str| format!("[{}] {text}", build.config);
-        let mut notes: Vec<String> = found
-            .values()
-            .filter_map(|f| f.note.as_deref())
-            .map(tag)
-            .collect();
-        let roots: Vec<String> = if rules.roots.is_empty() {
-            let annotated: Vec<&str> = rules
-                .types
-                .iter()
-                .map(|t| t.name.as_str())
-                .filter(|n| found.contains_key(*n))
-                .collect();
-            let scan_units: HashSet<usize> = annotated
-                .iter()
-                .flat_map(|n| units.get(*n).into_iter().flatten().copied())
-                .collect();
-            let min_size = annotated
-                .iter()
-                .filter_map(|n| decoder.table.size_of(found[*n].id))
-                .min()
-                .unwrap_or(0);
-            let contains = Contains::scan(dwarf, &scan_units, min_size)?;
-            let mut roots: Vec<String> = annotated.iter().flat_map(|n| contains.roots(n)).collect();
-            roots.sort();
-            roots.dedup();
-            for root in &roots {
-                if let (false, Some((unit, offset))) =
-                    (found.contains_key(root), contains.definition(root))
-                {
-                    let id = decoder.type_at(unit, offset)?;
-                    decoder.load_deep(id)?;
-                    found.insert(
-                        root.clone(),
-                        lookup::Found {
-                            id,
-                            variants: 1,
-                            picked: 1,
-                            note: None,
-                        },
-                    );
-                }
-            }
-            roots
-        } else {
-            rules
-                .roots
-                .iter()
-                .map(|(n, _)| n.clone())
-                .filter(|n| found.contains_key(n))
-                .collect()
-        };
-        let mut info = BuildInfo {
-            config: build.config.clone(),
-            file: build.path.display().to_string(),
-            cacheline: line,
-            roots: Vec::new(),
-        };
-        let mut findings = Vec::new();
-        let mut allowed = Vec::new();
-        for root in &roots {
-            let Some(f) = found.get(root) else {
-                continue;
-            };
-            let a = analysis::analyze(&decoder.table, f.id, root, line, rules);
-            let annotated_fields = a
+        info.roots.push(RootInfo {
+            name: a.root.clone(),
+            size: a.size,
+            alignment: a.alignment,
+            annotated_fields: a
                 .annotated
                 .spans
                 .iter()
                 .filter(|s| s.class.is_some())
-                .count();
-            if annotated_fields == 0 {
-                notes.push(tag(&format!("root '{root}' holds no annotated field")));
-            }
-            notes.extend(a.annotated.notes.iter().map(|n| tag(n)));
-            for finding in &a.findings {
-                let r = ReportFinding::new(&build.config, &a, finding);
-                if r.allowed.is_some() {
-                    allowed.push(r);
-                } else {
-                    findings.push(r);
-                }
-            }
-            info.roots.push(RootInfo {
-                name: root.clone(),
-                size: a.size,
-                alignment: a.alignment,
-                annotated_fields,
-            });
-        }
-        Ok(BuildResult {
-            info,
-            findings,
-            allowed,
-            checks,
-            notes,
-        })
+                .count(),
+        });
+    }
+    Ok(BuildResult {
+        info,
+        findings,
+        allowed,
+        checks: analyzed.checks,
+        notes: analyzed.notes,
     })
 }
 
 /// A rule that fits no build is an error; one that fits only some builds
 /// is a note for the others (a struct absent without its CONFIG_).
-fn rules_fit(rules: &Rules, builds: &[Build], results: &[BuildResult]) -> Result<Vec<String>> {
+pub(super) fn rules_fit(
+    rules: &Rules,
+    builds: &[Build],
+    checks: &[&[(Location, Check)]],
+) -> Result<Vec<String>> {
     /// One rule over all builds.
     struct Fit {
         at: Location,
@@ -280,8 +198,8 @@ fn rules_fit(rules: &Rules, builds: &[Build], results: &[BuildResult]) -> Result
         problems: Vec<(usize, String)>,
     }
     let mut seen: Vec<Fit> = Vec::new();
-    for (b, r) in results.iter().enumerate() {
-        for (at, check) in &r.checks {
+    for (b, checks) in checks.iter().enumerate() {
+        for (at, check) in checks.iter() {
             let i = match seen.iter().position(|f| &f.at == at) {
                 Some(i) => i,
                 None => {

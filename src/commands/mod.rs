@@ -1,9 +1,12 @@
 //! The commands, as library functions returning their output, so the
 //! binary stays a thin argument parser and tests can call them directly.
 
+mod analyze;
 mod check;
+mod diagram;
 
 pub use check::{Build, CheckFormat, CheckOptions, check};
+pub use diagram::{DiagramFormat, DiagramOptions, DiagramStyle, MIN_WIDTH, Selection, diagram};
 
 use std::fmt::Write;
 use std::path::Path;

@@ -2,6 +2,7 @@
 
 pub mod cdecl;
 pub mod diagnostics;
+pub mod diagram;
 pub mod json;
 pub mod sarif;
 pub mod text;

@@ -1,0 +1,255 @@
+//! `cachelint diagram --rules R BUILD TYPE`: cacheline diagrams of one
+//! struct under the rules, for a changelog; `--compare OTHER` draws the
+//! same fields in a second build and sums up what changed.
+
+use super::Output;
+use super::analyze::{Analyzed, RootAnalysis, Roots, analyze_build};
+use super::check::{Build, rules_fit};
+use crate::analysis::{Analysis, Span};
+use crate::error::{Error, Result};
+use crate::render::diagram::{self, Drawing, compare};
+use crate::rules::Rules;
+
+/// How to draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiagramStyle {
+    /// A box row per line with the two-CPU story (default for up to 4 lines).
+    Boxes,
+    /// A character per byte (default for more lines).
+    Strip,
+    /// Field, bytes, line, class.
+    Table,
+}
+
+/// Plain text or markdown (fenced drawings, markdown tables).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiagramFormat {
+    /// Plain text.
+    Text,
+    /// Markdown.
+    Markdown,
+}
+
+/// Which lines to draw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Selection {
+    /// Lines with findings, or every line when there are none.
+    Flagged,
+    /// Lines `first..=last`.
+    Lines(u64, u64),
+    /// The lines holding these fields and the lines they share with the
+    /// fields they conflict with.
+    Around(Vec<String>),
+}
+
+/// Everything `diagram` needs.
+#[derive(Clone, Debug)]
+pub struct DiagramOptions {
+    /// Rules files.
+    pub rules: Vec<std::path::PathBuf>,
+    /// The build.
+    pub build: Build,
+    /// The struct to draw (lines counted from its start).
+    pub ty: String,
+    /// Which lines.
+    pub selection: Selection,
+    /// Maximum width in columns.
+    pub width: usize,
+    /// Style; `None` picks boxes for up to 4 lines, else a strip.
+    pub style: Option<DiagramStyle>,
+    /// Output format.
+    pub format: DiagramFormat,
+    /// A second build to draw the same fields in.
+    pub compare: Option<Build>,
+    /// Cacheline size override.
+    pub cacheline: Option<u64>,
+}
+
+/// Narrowest width a diagram can be drawn in.
+pub const MIN_WIDTH: usize = 40;
+
+/// Runs `diagram`.
+pub fn diagram(opts: &DiagramOptions) -> Result<Output> {
+    if opts.width < MIN_WIDTH {
+        return Err(Error::Usage(format!(
+            "--width {} is too narrow: a diagram needs at least {MIN_WIDTH} columns",
+            opts.width
+        )));
+    }
+    let rules = Rules::load(&opts.rules)?;
+    let mut builds = vec![opts.build.clone()];
+    builds.extend(opts.compare.clone());
+    let analyzed: Vec<Analyzed> = builds
+        .iter()
+        .map(|b| analyze_build(b, &rules, opts.cacheline, Roots::Only(&opts.ty)))
+        .collect::<Result<_>>()?;
+    let checks: Vec<_> = analyzed.iter().map(|a| a.checks.as_slice()).collect();
+    let mut notes = rules_fit(&rules, &builds, &checks)?;
+    let mut out = String::new();
+    let mut focus = Vec::new();
+    for (i, a) in analyzed.iter().enumerate() {
+        notes.extend(a.notes.iter().cloned());
+        let root = &a.roots[0];
+        // A strip asked for without a selection shows the whole struct.
+        let selection = match (&opts.selection, opts.style) {
+            (Selection::Flagged, Some(DiagramStyle::Strip)) => Selection::Lines(
+                0,
+                root.analysis
+                    .size
+                    .div_ceil(root.analysis.cacheline)
+                    .saturating_sub(1),
+            ),
+            (s, _) => s.clone(),
+        };
+        let (lines, paths) = select(&root.analysis, &selection)?;
+        for p in paths {
+            if !focus.contains(&p) {
+                focus.push(p);
+            }
+        }
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&draw(opts, a, root, lines));
+    }
+    if let [old, new] = analyzed.as_slice() {
+        out.push('\n');
+        out.push_str(&compare::summary(
+            &side(old),
+            &side(new),
+            &focus,
+            opts.width,
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    notes.retain(|n| seen.insert(n.clone()));
+    Ok(Output {
+        stdout: diagram::ascii(&out),
+        notes,
+        failed: false,
+    })
+}
+
+fn draw(opts: &DiagramOptions, a: &Analyzed, root: &RootAnalysis, lines: Vec<u64>) -> String {
+    let an = &root.analysis;
+    let style = opts.style.unwrap_or(if lines.len() <= 4 {
+        DiagramStyle::Boxes
+    } else {
+        DiagramStyle::Strip
+    });
+    let d = Drawing {
+        analysis: an,
+        paddings: &root.paddings,
+        config: &a.config,
+        lines,
+        width: opts.width,
+    };
+    let line_size = if an.cacheline == 64 {
+        String::new()
+    } else {
+        format!(" of {} bytes", an.cacheline)
+    };
+    let title = format!(
+        "struct {} [{}]: {} bytes, {} lines{line_size}",
+        an.root,
+        a.config,
+        an.size,
+        an.size.div_ceil(an.cacheline),
+    );
+    let body = match style {
+        DiagramStyle::Boxes => diagram::boxes::draw(&d),
+        DiagramStyle::Strip => diagram::strip::draw(&d),
+        DiagramStyle::Table => diagram::table::draw(&d, opts.format == DiagramFormat::Markdown),
+    };
+    let title = diagram::wrap(&title, opts.width, "  ").join("\n");
+    match (opts.format, style) {
+        (DiagramFormat::Markdown, DiagramStyle::Table) => format!("**{title}**\n\n{body}"),
+        (DiagramFormat::Markdown, _) => format!("**{title}**\n\n```text\n{body}```\n"),
+        (DiagramFormat::Text, _) => format!("{title}\n\n{body}"),
+    }
+}
+
+fn side(a: &Analyzed) -> compare::Side<'_> {
+    compare::Side {
+        config: &a.config,
+        analysis: &a.roots[0].analysis,
+        type_sizes: &a.type_sizes,
+    }
+}
+
+/// The lines to draw and the span paths they were chosen for.
+fn select(a: &Analysis, selection: &Selection) -> Result<(Vec<u64>, Vec<String>)> {
+    let count = a.size.div_ceil(a.cacheline);
+    let lines_of =
+        |s: &Span| s.offset / a.cacheline..=(s.end().max(s.offset + 1) - 1) / a.cacheline;
+    let flagged = |f: &&crate::analysis::Finding| f.allowed.is_none() && f.placement == 0;
+    let mut lines: Vec<u64> = match selection {
+        Selection::Flagged => {
+            let mut l: Vec<u64> = a
+                .findings
+                .iter()
+                .filter(flagged)
+                .flat_map(|f| f.lines.clone())
+                .collect();
+            if l.is_empty() {
+                l = (0..count).collect();
+            }
+            l
+        }
+        Selection::Lines(first, last) => {
+            if first > last || *last >= count {
+                return Err(Error::Usage(format!(
+                    "--lines {first}-{last}: struct {} has lines 0-{}",
+                    a.root,
+                    count.saturating_sub(1)
+                )));
+            }
+            (*first..=*last).collect()
+        }
+        Selection::Around(fields) => {
+            let mut l = Vec::new();
+            let mut paths = Vec::new();
+            for field in fields {
+                let matched: Vec<usize> = (0..a.annotated.spans.len())
+                    .filter(|&i| matches(&a.annotated.spans[i], field))
+                    .collect();
+                if matched.is_empty() {
+                    let names: Vec<&str> = a.annotated.spans.iter().map(Span::name).collect();
+                    let hint = crate::suggest::did_you_mean(field, names.into_iter());
+                    return Err(Error::Usage(format!(
+                        "--around {field}: struct {} has no field '{field}'{hint}",
+                        a.root
+                    )));
+                }
+                for &i in &matched {
+                    l.extend(lines_of(&a.annotated.spans[i]));
+                    paths.push(a.annotated.spans[i].path.clone());
+                    for f in a.findings.iter().filter(flagged) {
+                        if f.a.span == i || f.b.span == i {
+                            l.extend(f.lines.iter().copied());
+                        }
+                    }
+                }
+            }
+            l.sort_unstable();
+            l.dedup();
+            return Ok((l, paths));
+        }
+    };
+    lines.sort_unstable();
+    lines.dedup();
+    Ok((lines, Vec::new()))
+}
+
+/// True when `field` names `span`: its path, a dotted suffix of it, its
+/// own name, or `TYPE.member` of a struct on its way.
+fn matches(span: &Span, field: &str) -> bool {
+    let field = field.split('[').next().unwrap_or(field);
+    span.path == field
+        || span.path.ends_with(&format!(".{field}"))
+        || span.name() == field
+        || span
+            .owners
+            .iter()
+            .any(|(ty, rel)| format!("{ty}.{rel}") == field)
+}
