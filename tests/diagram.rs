@@ -313,3 +313,44 @@ fn mistakes_are_one_line_errors() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn every_field_of_a_line_appears_in_its_box() {
+    // The table lists one row per field and line; each of those fields must
+    // be named in the box of that line, at any width.
+    for build in ["gcc-dwarf5-base", "clang-dwarf5-after"] {
+        let b = build_arg(build);
+        let table = diagram(
+            &b,
+            "mem_cgroup_per_node",
+            &["--style", "table", "--lines", "0-28", "--width", "200"],
+        );
+        for width in ["40", "72"] {
+            let boxes = diagram(
+                &b,
+                "mem_cgroup_per_node",
+                &["--style", "boxes", "--lines", "0-28", "--width", width],
+            );
+            let blocks = line_blocks(&boxes);
+            for row in table
+                .lines()
+                .filter(|l| l.starts_with("| ") && !l.starts_with("| field"))
+            {
+                let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+                let (field, line) = (cells[1], cells[3].parse::<u64>().unwrap());
+                if field.starts_with('(') {
+                    continue; // holes and padding
+                }
+                let name = field.split('[').next().unwrap();
+                let block = &blocks.iter().find(|b| b.0 == line).unwrap().3;
+                let words: Vec<&str> = block
+                    .split(|c: char| c.is_whitespace() || c == '|' || c == ',')
+                    .collect();
+                assert!(
+                    words.contains(&name),
+                    "{build} width {width}: {name} missing from line {line}:\n{block}"
+                );
+            }
+        }
+    }
+}
