@@ -7,9 +7,11 @@
 
 pub mod analysis;
 pub mod commands;
+pub mod diff;
 pub mod dwarf;
 pub mod error;
 pub mod input;
+pub mod kconfig;
 pub mod layout;
 pub mod lookup;
 pub mod model;

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use cachelint::commands::{
-    self, Build, CheckFormat, CheckOptions, DiagramFormat, DiagramOptions, DiagramStyle, Format,
-    Selection,
+    self, Build, CheckFormat, CheckOptions, DiagramFormat, DiagramOptions, DiagramStyle,
+    DiffFormat, DiffOptions, Format, OffsetsFormat, Selection,
 };
 use cachelint::rules::Severity;
 
@@ -122,6 +122,46 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         cacheline: Option<u64>,
     },
+    /// Offsets, sizes and cachelines of paths, one column per build
+    /// (config), with the rows whose lines differ marked.
+    ///
+    /// PATH is TYPE, TYPE.member.member[index], or TYPE.member.* for every
+    /// member of a struct.
+    #[command(after_help = OFFSETS_EXAMPLES)]
+    Offsets {
+        /// Builds (FILE or NAME=FILE), then paths.
+        #[arg(required = true, value_name = "BUILD... PATH")]
+        items: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = TableOutput::Text)]
+        format: TableOutput,
+        /// Cacheline size in bytes; default from the ELF machine.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        cacheline: Option<u64>,
+    },
+    /// What changed in structs between two builds: members added, removed,
+    /// moved or resized (nested ones by path), where a size change comes
+    /// from, and with --rules the annotated fields on other lines and the
+    /// findings fixed or introduced. Exit code 1 when anything differs.
+    #[command(after_help = DIFF_EXAMPLES)]
+    Diff {
+        /// The old build: FILE or NAME=FILE.
+        old: String,
+        /// The new build: FILE or NAME=FILE.
+        new: String,
+        /// Types to compare.
+        #[arg(required = true)]
+        types: Vec<String>,
+        /// Rules file(s), as for `check`.
+        #[arg(long)]
+        rules: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+        format: OutputFormat,
+        /// Cacheline size in bytes; default from the ELF machine.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        cacheline: Option<u64>,
+    },
     /// Draw the cachelines of a struct under the rules: ASCII diagrams a
     /// reviewer can paste into a changelog.
     ///
@@ -167,6 +207,20 @@ enum Command {
     },
 }
 
+const OFFSETS_EXAMPLES: &str = "Examples:
+  cachelint offsets base=vmlinux rt=vmlinux-rt mem_cgroup_per_node.lruvec.lru_lock
+  cachelint offsets base=vmlinux rt=vmlinux-rt 'mem_cgroup_per_node.lruvec.lrugen.*'
+  cachelint offsets a=build-a/vmlinux b=build-b/vmlinux lruvec lru_gen_folio --format markdown
+
+Arguments that name existing files (FILE or NAME=FILE) are builds; the rest
+are paths. Rows whose cachelines differ between builds say 'differ'.";
+
+const DIFF_EXAMPLES: &str = "Examples:
+  cachelint diff old/vmlinux new/vmlinux mem_cgroup_per_node lruvec lru_gen_folio
+  cachelint diff before=old/vmlinux after=new/vmlinux mem_cgroup_per_node --rules mm-lru.toml
+
+Exit codes: 0 no difference, 1 differences, 2 usage or input error.";
+
 const DIAGRAM_EXAMPLES: &str = "Examples:
   cachelint diagram --rules examples/mm-lru.toml vmlinux mem_cgroup_per_node --around refaulted
   cachelint diagram --rules mm-lru.toml vmlinux lru_gen_folio --style strip
@@ -209,6 +263,48 @@ Finding kinds and default severities (change them under [severity]):
   write-vs-write        lockless-write x lockless-write       note
 
 Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or input error.";
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TableOutput {
+    /// A text table.
+    Text,
+    /// JSON.
+    Json,
+    /// A markdown table.
+    Markdown,
+}
+
+/// Splits `offsets` arguments into builds (existing files, plain or
+/// NAME=FILE) and the paths after them.
+fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), String> {
+    let is_build = |s: &str| {
+        let file = s.split_once('=').map_or(s, |(_, f)| f);
+        std::path::Path::new(file).is_file()
+    };
+    let split = items
+        .iter()
+        .position(|s| !is_build(s))
+        .unwrap_or(items.len());
+    let (builds, paths) = items.split_at(split);
+    if builds.is_empty() {
+        return Err(format!(
+            "'{}' is not a file: give the builds (FILE or NAME=FILE) first, then the paths",
+            items.first().map_or("", String::as_str)
+        ));
+    }
+    if paths.is_empty() {
+        return Err("no path given: after the builds, name paths such as lruvec.lru_lock".into());
+    }
+    if let Some(late) = paths.iter().find(|p| is_build(p)) {
+        return Err(format!(
+            "'{late}' looks like a build after a path: builds come first"
+        ));
+    }
+    Ok((
+        builds.iter().map(|b| Build::parse(b)).collect(),
+        paths.to_vec(),
+    ))
+}
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Style {
@@ -315,6 +411,41 @@ fn main() -> ExitCode {
                 FailOn::Error => Severity::Error,
                 FailOn::Warning => Severity::Warning,
                 FailOn::Note => Severity::Note,
+            },
+            cacheline,
+        }),
+        Command::Offsets {
+            items,
+            format,
+            cacheline,
+        } => match builds_then_paths(&items) {
+            Ok((builds, paths)) => commands::offsets(
+                &builds,
+                &paths,
+                match format {
+                    TableOutput::Text => OffsetsFormat::Text,
+                    TableOutput::Json => OffsetsFormat::Json,
+                    TableOutput::Markdown => OffsetsFormat::Markdown,
+                },
+                cacheline,
+            ),
+            Err(e) => Err(cachelint::error::Error::Usage(e)),
+        },
+        Command::Diff {
+            old,
+            new,
+            types,
+            rules,
+            format,
+            cacheline,
+        } => commands::diff(&DiffOptions {
+            old: Build::parse(&old),
+            new: Build::parse(&new),
+            types,
+            rules,
+            format: match format {
+                OutputFormat::Text => DiffFormat::Text,
+                OutputFormat::Json => DiffFormat::Json,
             },
             cacheline,
         }),

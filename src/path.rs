@@ -191,8 +191,9 @@ fn find_member<'t>(
     Ok(None)
 }
 
-/// Names reachable from `ty` with one `.name` step.
-fn member_names(table: &TypeTable, ty: TypeId, out: &mut Vec<String>) {
+/// Names reachable from `ty` with one `.name` step (members of anonymous
+/// structs and unions included, as C allows).
+pub fn member_names(table: &TypeTable, ty: TypeId, out: &mut Vec<String>) {
     let Some(c) = table.composite(table.strip(ty)) else {
         return;
     };

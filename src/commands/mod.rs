@@ -4,9 +4,13 @@
 mod analyze;
 mod check;
 mod diagram;
+mod diff;
+mod offsets;
 
 pub use check::{Build, CheckFormat, CheckOptions, check};
 pub use diagram::{DiagramFormat, DiagramOptions, DiagramStyle, MIN_WIDTH, Selection, diagram};
+pub use diff::{DiffFormat, DiffOptions, diff};
+pub use offsets::{OffsetsFormat, offsets};
 
 use std::fmt::Write;
 use std::path::Path;

@@ -1,0 +1,312 @@
+//! `cachelint offsets` and `cachelint diff` across the fixture configs:
+//! every offset against the compiler's `offsetof`, every size explanation
+//! against the compiler's `sizeof`, and the embedded configs.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+use common::{fixture, truth, truth_lines};
+use serde_json::Value;
+
+const CONFIGS: &[&str] = &["base", "stats", "rt", "after", "rt-after", "nolrugen"];
+
+fn cachelint(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn build(cfg: &str) -> String {
+    format!("{cfg}={}", fixture(&format!("gcc-dwarf5-{cfg}")).display())
+}
+
+#[test]
+fn offsets_equal_offsetof_in_every_config_and_mark_moved_lines() {
+    let builds: Vec<String> = CONFIGS.iter().map(|c| build(c)).collect();
+    let truths: Vec<HashMap<String, (u64, u64)>> = CONFIGS
+        .iter()
+        .map(|c| truth(&fixture(&format!("gcc-dwarf5-{c}")), *c != "nolrugen"))
+        .collect();
+    let mut paths: Vec<String> = Vec::new();
+    for l in truth_lines(true) {
+        if l.has_size && l.path.starts_with("mem_cgroup_per_node.") && !paths.contains(&l.path) {
+            paths.push(l.path);
+        }
+    }
+    let mut args: Vec<&str> = vec!["offsets", "--format", "json"];
+    args.extend(builds.iter().map(String::as_str));
+    args.extend(paths.iter().map(String::as_str));
+    let (code, out, err) = cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    let rows: Value = serde_json::from_str(&out).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), paths.len());
+    for (row, path) in rows.iter().zip(&paths) {
+        assert_eq!(row["path"], path.as_str());
+        let mut lines = Vec::new();
+        for (i, cfg) in CONFIGS.iter().enumerate() {
+            let cell = &row["builds"][i];
+            assert_eq!(cell[0], *cfg);
+            match truths[i].get(path) {
+                Some(&(offset, size)) => {
+                    assert_eq!(cell[1]["offset"], offset, "{cfg} {path}");
+                    assert_eq!(cell[1]["size"], size, "{cfg} {path}");
+                    lines.push(Some((offset / 64, (offset + size.max(1) - 1) / 64)));
+                }
+                None => {
+                    assert!(
+                        cell[1].is_null(),
+                        "{cfg} {path}: absent without CONFIG_LRU_GEN"
+                    );
+                    lines.push(None);
+                }
+            }
+        }
+        let differ = lines.iter().any(|l| *l != lines[0]);
+        assert_eq!(row["lines_differ"], differ, "{path}");
+    }
+}
+
+#[test]
+fn a_wildcard_lists_every_member_and_absent_ones_say_so() {
+    let (code, out, err) = cachelint(&[
+        "offsets",
+        "--format",
+        "json",
+        &build("base"),
+        &build("nolrugen"),
+        "mem_cgroup_per_node.lruvec.*",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().rsplit('.').next().unwrap())
+        .collect();
+    // struct lruvec in fixtures/src/mm_lru.h, in declaration order.
+    assert_eq!(
+        names,
+        [
+            "lists",
+            "lru_lock",
+            "anon_cost",
+            "file_cost",
+            "nonresident_age",
+            "refaults",
+            "flags",
+            "lrugen",
+            "pgdat"
+        ]
+    );
+    let lrugen = &rows[7];
+    assert!(lrugen["builds"][1][1].is_null());
+    assert_eq!(lrugen["lines_differ"], true);
+}
+
+fn diff_json(old: &str, new: &str, types: &[&str], extra: &[&str]) -> (i32, Value) {
+    let (o, n) = (build(old), build(new));
+    let mut args = vec!["diff", "--format", "json", &o, &n];
+    args.extend_from_slice(types);
+    args.extend_from_slice(extra);
+    let (code, out, err) = cachelint(&args);
+    assert!(code == 0 || code == 1, "{args:?}: {err}");
+    (code, serde_json::from_str(&out).unwrap())
+}
+
+#[test]
+fn every_size_change_is_explained_to_the_byte() {
+    let types = ["mem_cgroup_per_node", "lruvec", "pglist_data"];
+    for old in CONFIGS {
+        for new in CONFIGS {
+            let (a, b) = (
+                truth(&fixture(&format!("gcc-dwarf5-{old}")), *old != "nolrugen"),
+                truth(&fixture(&format!("gcc-dwarf5-{new}")), *new != "nolrugen"),
+            );
+            let (code, report) = diff_json(old, new, &types, &[]);
+            assert_eq!(
+                code == 0,
+                old == new || !report["differ"].as_bool().unwrap(),
+                "{old} {new}"
+            );
+            for t in report["types"].as_array().unwrap() {
+                let name = t["name"].as_str().unwrap();
+                let d = &t["diff"];
+                let (sa, sb) = (a[name].1, b[name].1);
+                assert_eq!(
+                    (
+                        d["size"][0].as_u64().unwrap(),
+                        d["size"][1].as_u64().unwrap()
+                    ),
+                    (sa, sb)
+                );
+                let top: i64 = d["reasons"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|r| r["depth"] == 0)
+                    .map(|r| r["delta"].as_i64().unwrap())
+                    .sum();
+                assert_eq!(top, sb as i64 - sa as i64, "{old} -> {new}: {name}\n{d}");
+                // Each nested struct's steps add up to that member's own change.
+                let reasons = d["reasons"].as_array().unwrap();
+                for (i, r) in reasons.iter().enumerate() {
+                    let depth = r["depth"].as_u64().unwrap();
+                    let below: i64 = reasons[i + 1..]
+                        .iter()
+                        .take_while(|x| x["depth"].as_u64().unwrap() > depth)
+                        .filter(|x| x["depth"].as_u64().unwrap() == depth + 1)
+                        .map(|x| x["delta"].as_i64().unwrap())
+                        .sum();
+                    if reasons
+                        .get(i + 1)
+                        .is_some_and(|x| x["depth"].as_u64().unwrap() > depth)
+                    {
+                        assert_eq!(
+                            below,
+                            r["delta"].as_i64().unwrap(),
+                            "{old} -> {new}: {name}: {r}"
+                        );
+                    }
+                }
+            }
+            if old == new {
+                assert_eq!(code, 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_threads_one_cacheline_is_explained() {
+    // base -> after: mem_cgroup_per_node grows by exactly one line because
+    // lruvec grows by more than a line's worth and the hole before _pad2_
+    // absorbs the rest. Expected deltas from the compiler's sizeof/offsetof.
+    let (a, b) = (
+        truth(&fixture("gcc-dwarf5-base"), true),
+        truth(&fixture("gcc-dwarf5-after"), true),
+    );
+    let (code, report) = diff_json("base", "after", &["mem_cgroup_per_node"], &[]);
+    assert_eq!(code, 1);
+    let reasons = report["types"][0]["diff"]["reasons"].as_array().unwrap();
+    let lruvec = reasons
+        .iter()
+        .find(|r| r["depth"] == 0 && r["text"].as_str().unwrap().starts_with("lruvec "))
+        .unwrap();
+    assert_eq!(
+        lruvec["delta"].as_i64().unwrap(),
+        b["lruvec"].1 as i64 - a["lruvec"].1 as i64
+    );
+    let pad = reasons
+        .iter()
+        .find(|r| {
+            r["depth"] == 0
+                && r["text"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("hole before _pad2_")
+        })
+        .unwrap();
+    let growth = b["mem_cgroup_per_node"].1 as i64 - a["mem_cgroup_per_node"].1 as i64;
+    assert_eq!(growth, 64);
+    assert_eq!(
+        lruvec["delta"].as_i64().unwrap() + pad["delta"].as_i64().unwrap(),
+        growth
+    );
+    let groups = report["types"][0]["diff"]["groups"].as_array().unwrap();
+    assert_eq!(groups[0]["name"], "lrugen_stats");
+}
+
+#[test]
+fn with_rules_the_fixed_and_introduced_findings_are_listed() {
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules/lru.toml");
+    let (code, report) = diff_json(
+        "base",
+        "after",
+        &["mem_cgroup_per_node"],
+        &["--rules", rules.to_str().unwrap()],
+    );
+    assert_eq!(code, 1);
+    let t = &report["types"][0];
+    let fixed = t["findings_fixed"].as_array().unwrap();
+    assert!(fixed.iter().any(|p| p["kind"] == "false-sharing"
+        && p["a"] == "lruvec.lrugen.refaulted"
+        && p["b"] == "lruvec.lrugen.enabled"));
+    let moved = t["moved_fields"].as_array().unwrap();
+    let after = truth(&fixture("gcc-dwarf5-after"), true);
+    let enabled = moved
+        .iter()
+        .find(|m| m["path"] == "lruvec.lrugen.enabled")
+        .unwrap();
+    let line = after["mem_cgroup_per_node.lruvec.lrugen.enabled"].0 / 64;
+    assert_eq!(enabled["new_lines"], serde_json::json!([line, line]));
+}
+
+#[test]
+fn embedded_configs_name_the_options_that_change_layouts() {
+    for (new, option) in [
+        ("rt", "CONFIG_PREEMPT_RT"),
+        ("stats", "CONFIG_LRU_GEN_STATS"),
+    ] {
+        let (_, report) = diff_json("base", new, &["lruvec"], &[]);
+        let c = &report["config"];
+        assert!(c["old"].as_str().unwrap().ends_with("(CONFIG_IKCONFIG)"));
+        assert_eq!(
+            c["layout_options"],
+            serde_json::json!([[option, "n", "y"]]),
+            "{new}"
+        );
+        assert_eq!(c["other_options"], 0);
+    }
+    let (_, report) = diff_json("base", "nolrugen", &["lruvec"], &[]);
+    assert_eq!(
+        report["config"]["layout_options"],
+        serde_json::json!([["CONFIG_LRU_GEN", "y", "n"]])
+    );
+    // A file without an embedded config: said, not guessed.
+    let (code, out, _) = cachelint(&[
+        "diff",
+        fixture("clang-dwarf5-base.o").to_str().unwrap(),
+        fixture("gcc-dwarf5-base.o").to_str().unwrap(),
+        "lruvec",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("config: none found for clang-dwarf5-base.o and gcc-dwarf5-base.o"),
+        "{out}"
+    );
+}
+
+#[test]
+fn offsets_and_diff_mistakes_exit_2() {
+    let base = fixture("gcc-dwarf5-base");
+    let base = base.to_str().unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (&["offsets", "mem_cgroup_per_node.lruvec"], "is not a file"),
+        (&["offsets", base], "no path given"),
+        (
+            &["offsets", base, "lruvec.nope"],
+            "struct lruvec has no member 'nope'",
+        ),
+        (
+            &["offsets", base, "nosuch.x"],
+            "no struct, union or typedef named 'nosuch'",
+        ),
+        (&["diff", base, base, "lruvc"], "did you mean 'lruvec'"),
+    ];
+    for (args, want) in cases {
+        let (code, out, err) = cachelint(args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
