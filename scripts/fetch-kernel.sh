@@ -19,7 +19,7 @@ if [[ $want == linux-image-*-dbg ]]; then
   pkg=$want
 else
   pkg=$(apt-cache pkgnames linux-image- |
-    grep -E "^linux-image-[0-9][^ ]*-${want}-dbg\$" | sort -V | tail -n 1 || true)
+    grep -E "^linux-image-[0-9][^-]*(-[0-9]+)?-${want}-dbg\$" | sort -V | tail -n 1 || true)
   if [[ -z $pkg ]]; then
     echo "fetch-kernel: no linux-image-*-${want}-dbg package known to apt (run apt-get update?)" >&2
     exit 2

@@ -277,10 +277,15 @@ enum TableOutput {
 /// Splits `offsets` arguments into builds (existing files, plain or
 /// NAME=FILE) and the paths after them.
 fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), String> {
-    let is_build = |s: &str| {
-        let file = s.split_once('=').map_or(s, |(_, f)| f);
-        std::path::Path::new(file).is_file()
-    };
+    // NAME=FILE is always a build (paths have no '='); a bare argument is a
+    // build when it names a file.
+    if let Some(missing) = items.iter().find_map(|s| {
+        let (_, file) = s.split_once('=')?;
+        (!std::path::Path::new(file).is_file()).then_some(file)
+    }) {
+        return Err(format!("{missing}: no such file"));
+    }
+    let is_build = |s: &str| s.contains('=') || std::path::Path::new(s).is_file();
     let split = items
         .iter()
         .position(|s| !is_build(s))
