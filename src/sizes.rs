@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use crate::dwarf::DwarfFile;
 use crate::dwarf::decode::Decoder;
-use crate::dwarf::index::{self, Definition, Filter};
+use crate::dwarf::layouts::{self, LayoutDef};
 use crate::error::Result;
 use crate::layout::hole_count;
 use crate::lookup::{LayoutKey, layout_key};
@@ -24,12 +24,20 @@ pub struct SizeLine {
     pub holes: usize,
 }
 
-/// Computes the lines for the whole file, units in parallel.
+/// Computes the lines for the whole file. A raw scan fingerprints every
+/// definition's layout; only the first definition of each (name,
+/// fingerprint) is decoded, units in parallel; decoded layouts are then
+/// compared exactly as pahole compares them.
 pub fn struct_sizes(file: &DwarfFile<'_>) -> Result<Vec<SizeLine>> {
-    let defs = index::scan(file, &Filter::Composites)?;
-    // Definitions are in file order; split them by unit for parallel decoding.
-    let mut by_unit: Vec<&[Definition<'_>]> = Vec::new();
-    let mut rest = &defs[..];
+    let defs = layouts::scan(file)?;
+    let mut seen: HashSet<(&str, u64)> = HashSet::new();
+    let firsts: Vec<&LayoutDef<'_>> = defs
+        .iter()
+        .filter(|d| seen.insert((d.name, d.fingerprint)))
+        .collect();
+    // Split by unit (they are in file order) for parallel decoding.
+    let mut by_unit: Vec<&[&LayoutDef<'_>]> = Vec::new();
+    let mut rest = &firsts[..];
     while let Some(first) = rest.first() {
         let n = rest.iter().take_while(|d| d.unit == first.unit).count();
         by_unit.push(&rest[..n]);
@@ -56,10 +64,10 @@ pub fn struct_sizes(file: &DwarfFile<'_>) -> Result<Vec<SizeLine>> {
             Ok(out)
         })
         .collect::<Result<_>>()?;
-    let mut seen: HashSet<(String, LayoutKey)> = HashSet::new();
+    let mut distinct: HashSet<(String, LayoutKey)> = HashSet::new();
     let mut lines = Vec::new();
     for (key, line) in per_unit.into_iter().flatten() {
-        if seen.insert((line.name.clone(), key)) {
+        if distinct.insert((line.name.clone(), key)) {
             lines.push(line);
         }
     }

@@ -93,7 +93,7 @@ pub fn all_names<'a>(file: &DwarfFile<'a>) -> Result<Vec<&'a str>> {
     Ok(names)
 }
 
-fn def_kind(tag: gimli::DwTag) -> Option<DefKind> {
+pub(super) fn def_kind(tag: gimli::DwTag) -> Option<DefKind> {
     match tag {
         gimli::DW_TAG_structure_type | gimli::DW_TAG_class_type => Some(DefKind::Struct),
         gimli::DW_TAG_union_type => Some(DefKind::Union),
@@ -185,14 +185,14 @@ fn scan_unit<'a>(
     Ok(())
 }
 
-struct DefinitionDie<'a> {
-    name: Option<&'a str>,
-    size: Option<u64>,
-    declaration: bool,
-    sibling: Option<UnitOffset<usize>>,
+pub(super) struct DefinitionDie<'a> {
+    pub(super) name: Option<&'a str>,
+    pub(super) size: Option<u64>,
+    pub(super) declaration: bool,
+    pub(super) sibling: Option<UnitOffset<usize>>,
 }
 
-fn read_definition<'a>(
+pub(super) fn read_definition<'a>(
     file: &DwarfFile<'a>,
     ctx: &UnitCtx<'a>,
     entries: &mut gimli::EntriesRaw<'_, Reader<'a>>,

@@ -6,6 +6,7 @@
 pub mod contains;
 pub mod decode;
 pub mod index;
+pub mod layouts;
 
 use std::sync::Arc;
 
