@@ -83,11 +83,20 @@ pub fn find_types(
     specs: &[TypeSpec],
 ) -> Result<Vec<Found>> {
     let names: HashSet<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-    let defs = index::scan(file, &Filter::Names(&names))?;
+    // NAME#1 asks for the first definition only: stop scanning once every
+    // name has one, as pahole does. Anything else needs every definition.
+    let first_only = specs.iter().all(|s| s.pick == Pick::Index(1));
+    let defs = if first_only {
+        index::scan_until_found(file, &names)?
+    } else {
+        index::scan(file, &Filter::Names(&names))?
+    };
     let mut found = Vec::with_capacity(specs.len());
     for spec in specs {
         let mine: Vec<&Definition<'_>> = defs.iter().filter(|d| d.name == spec.name).collect();
         match resolve_one(decoder, spec, &mine)? {
+            // After an early exit the other layouts are not all known.
+            Some(f) if first_only => found.push(Found { note: None, ..f }),
             Some(f) => found.push(f),
             None => return Err(unknown_type(file, &spec.name)),
         }

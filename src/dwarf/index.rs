@@ -81,6 +81,38 @@ pub fn scan<'a>(file: &DwarfFile<'a>, filter: &Filter<'_>) -> Result<Vec<Definit
     Ok(per_unit.into_iter().flatten().collect())
 }
 
+/// Like [`scan`] with [`Filter::Names`], but in file order, a few units at a
+/// time, stopping once every name has a definition: what a lookup of the
+/// first definition needs. Falls back to the whole file when a name is
+/// missing.
+pub fn scan_until_found<'a>(
+    file: &DwarfFile<'a>,
+    names: &HashSet<&str>,
+) -> Result<Vec<Definition<'a>>> {
+    let filter = Filter::Names(names);
+    let batch = rayon::current_num_threads().max(1) * 2;
+    let mut out = Vec::new();
+    let mut missing: HashSet<&str> = names.clone();
+    let mut start = 0;
+    while start < file.units.len() && !missing.is_empty() {
+        let end = (start + batch).min(file.units.len());
+        let per_unit: Vec<Vec<Definition<'a>>> = (start..end)
+            .into_par_iter()
+            .map(|unit| {
+                let mut defs = Vec::new();
+                scan_unit(file, unit, &filter, &mut defs)?;
+                Ok(defs)
+            })
+            .collect::<Result<_>>()?;
+        for d in per_unit.into_iter().flatten() {
+            missing.remove(d.name);
+            out.push(d);
+        }
+        start = end;
+    }
+    Ok(out)
+}
+
 /// Every distinct type name in the file, for "did you mean" suggestions.
 pub fn all_names<'a>(file: &DwarfFile<'a>) -> Result<Vec<&'a str>> {
     let mut names: Vec<&'a str> = scan(file, &Filter::All)?

@@ -65,14 +65,21 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<Vec<LayoutDef<'a>>
     let mut depth: usize = 1;
     while !entries.is_empty() {
         let offset = entries.next_offset();
-        let Some(abbrev) = entries.read_abbreviation().map_err(|e| corrupt(offset, e))? else {
+        let Some(abbrev) = entries
+            .read_abbreviation()
+            .map_err(|e| corrupt(offset, e))?
+        else {
             depth -= 1;
             if depth == 0 {
                 break;
             }
             continue;
         };
-        let kind = if depth == 1 { def_kind(abbrev.tag()) } else { None };
+        let kind = if depth == 1 {
+            def_kind(abbrev.tag())
+        } else {
+            None
+        };
         let composite = kind.filter(|k| k.is_composite());
         let sibling = match composite {
             Some(kind) => {
@@ -158,10 +165,16 @@ fn hash_members<'a>(
     let mut depth = 1usize;
     while depth > 0 {
         if entries.is_empty() {
-            return Err(Error::dwarf(ctx.absolute(entries.next_offset()), "struct children run past the unit"));
+            return Err(Error::dwarf(
+                ctx.absolute(entries.next_offset()),
+                "struct children run past the unit",
+            ));
         }
         let offset = entries.next_offset();
-        let Some(abbrev) = entries.read_abbreviation().map_err(|e| corrupt(offset, e))? else {
+        let Some(abbrev) = entries
+            .read_abbreviation()
+            .map_err(|e| corrupt(offset, e))?
+        else {
             depth -= 1;
             continue;
         };
@@ -189,7 +202,9 @@ fn hash_members<'a>(
                     .skip_attributes(&specs[run_start..i])
                     .map_err(|e| corrupt(offset, e))?;
                 run_start = i + 1;
-                let attr = entries.read_attribute_inline(*spec).map_err(|e| corrupt(offset, e))?;
+                let attr = entries
+                    .read_attribute_inline(*spec)
+                    .map_err(|e| corrupt(offset, e))?;
                 match slot {
                     6 => name = name_key(file, ctx, attr.value()),
                     7 => skip |= matches!(attr.value(), AttributeValue::Flag(true)),
@@ -213,7 +228,9 @@ fn hash_members<'a>(
                 (tag == gimli::DW_TAG_inheritance, name, fields).hash(hasher);
             }
         } else {
-            entries.skip_attributes(abbrev.attributes()).map_err(|e| corrupt(offset, e))?;
+            entries
+                .skip_attributes(abbrev.attributes())
+                .map_err(|e| corrupt(offset, e))?;
         }
         if abbrev.has_children() {
             depth += 1;

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Benchmark cachelint against pahole on one real vmlinux, reading DWARF.
+#
+# Usage: scripts/bench.sh [VMLINUX] [RUNS]
+#   VMLINUX  default: the cloud-amd64 kernel from scripts/fetch-kernel.sh
+#   RUNS     runs per command (default 5); the median wall time is reported
+#
+# A copy of the vmlinux without .BTF/.BTF_ids is made once next to it (so
+# pahole has to read DWARF), then each command runs RUNS times under
+# /usr/bin/time. Prints median wall time and peak RSS side by side, and the
+# ratio. Needs pahole (dwarves) and objcopy (binutils); builds cachelint
+# in release mode.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+vmlinux=${1:-$(scripts/fetch-kernel.sh cloud-amd64)}
+runs=${2:-5}
+nobtf="$vmlinux.nobtf"
+if [[ ! -s $nobtf ]]; then
+  objcopy --remove-section .BTF --remove-section .BTF_ids "$vmlinux" "$nobtf.tmp"
+  mv "$nobtf.tmp" "$nobtf"
+fi
+cargo build --release --quiet
+cachelint=target/release/cachelint
+
+# The first struct defined in the first unit: what an early exit finds at once.
+first_type=$($cachelint sizes "$nobtf" | head -n 1 | cut -f1)
+
+jobs_flag=()
+if pahole --help 2>&1 | grep -q -- '-j, --jobs'; then
+  jobs_flag=(-j2)
+fi
+
+# measure NAME CMD...: median wall seconds and max peak RSS (MB) over $runs runs
+measure() {
+  local name=$1
+  shift
+  local walls=() rss=0
+  for _ in $(seq "$runs"); do
+    local out
+    # Exit codes are ignored: the missing type fails on purpose. GNU time
+    # writes "Command exited with non-zero status" first, then the figures.
+    /usr/bin/time -f '%e %M' -o "$timing" "$@" >/dev/null 2>&1 || true
+    out=$(tail -n 1 "$timing")
+    walls+=("${out%% *}")
+    local kb=${out##* }
+    ((kb > rss)) && rss=$kb
+  done
+  local median
+  median=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  printf '%s\t%s\t%s\n' "$name" "$median" "$((rss / 1024))"
+}
+
+results=$(mktemp)
+timing=$(mktemp)
+trap 'rm -f "$results" "$timing"' EXIT
+{
+  measure "cachelint sizes" $cachelint sizes "$nobtf"
+  measure "pahole --sizes" pahole -F dwarf "${jobs_flag[@]}" --sizes "$nobtf"
+  measure "cachelint missing type" $cachelint layout "$nobtf" no_such_type
+  measure "pahole missing type" pahole -F dwarf "${jobs_flag[@]}" -C no_such_type "$nobtf"
+  # NAME#1 asks for the first definition, which stops the scan early as
+  # pahole -C does; plain NAME scans everything to report other layouts.
+  measure "cachelint first type" $cachelint layout "$nobtf" "$first_type#1"
+  measure "pahole first type" pahole -F dwarf "${jobs_flag[@]}" -C "$first_type" "$nobtf"
+} > "$results"
+
+echo "vmlinux: $vmlinux (.BTF removed), $(nproc) cores, $runs runs, $(pahole --version) ${jobs_flag[*]}"
+echo "first type: $first_type"
+printf '%-24s %10s %10s %12s %12s %8s\n' case cachelint pahole "cachelint MB" "pahole MB" ratio
+paste - - < "$results" | while IFS=$'\t' read -r n1 w1 r1 _ w2 r2; do
+  case_name=${n1#cachelint }
+  ratio=$(awk -v a="$w1" -v b="$w2" 'BEGIN { if (a > 0) printf "%.1fx", b / a; else print "-" }')
+  printf '%-24s %9ss %9ss %12s %12s %8s\n' "$case_name" "$w1" "$w2" "$r1" "$r2" "$ratio"
+done
