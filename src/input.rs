@@ -142,6 +142,36 @@ impl<'data> DebugSections<'data> {
     }
 }
 
+/// The BTF of a file: the whole file when it is raw BTF (such as
+/// `/sys/kernel/btf/vmlinux`), else its `.BTF` section; with the pointer
+/// size and cacheline size of its machine (8 and 64 for raw BTF, which
+/// does not say).
+pub fn btf_of<'data>(path: &Path, data: &'data [u8]) -> Result<(Cow<'data, [u8]>, u64, u64)> {
+    if crate::btf::is_btf(data) {
+        return Ok((Cow::Borrowed(data), 8, 64));
+    }
+    let not_elf = |reason: String| Error::NotElf {
+        path: path.to_owned(),
+        reason,
+    };
+    if data.len() < 4 || &data[..4] != b"\x7fELF" {
+        return Err(not_elf("neither ELF nor raw BTF (no 0xeB9F magic)".into()));
+    }
+    let file = object::File::parse(data).map_err(|e| not_elf(e.to_string()))?;
+    let section = file.section_by_name(".BTF").ok_or_else(|| Error::Section {
+        path: path.to_owned(),
+        section: ".BTF".into(),
+        reason: "no .BTF section (build with CONFIG_DEBUG_INFO_BTF=y, or use its DWARF)".into(),
+    })?;
+    let bytes = section_bytes(&section, data.len()).map_err(|reason| Error::Section {
+        path: path.to_owned(),
+        section: ".BTF".into(),
+        reason,
+    })?;
+    let pointer = if file.is_64() { 8 } else { 4 };
+    Ok((bytes, pointer, cacheline_for(file.architecture())))
+}
+
 /// Finds `.debug_X`, or its GNU-compressed spelling `.zdebug_X`.
 fn find_section<'data, 'file>(
     file: &'file object::File<'data>,

@@ -6,6 +6,7 @@
 //! arguments and maps errors to exit codes.
 
 pub mod analysis;
+pub mod btf;
 pub mod commands;
 pub mod diff;
 pub mod dwarf;

@@ -104,6 +104,54 @@ pub fn find_types(
     Ok(found)
 }
 
+/// Resolves each spec among the types of a BTF file.
+pub fn find_in_btf(btf: &crate::btf::BtfTypes, specs: &[TypeSpec]) -> Result<Vec<Found>> {
+    let mut found = Vec::with_capacity(specs.len());
+    for spec in specs {
+        if let Pick::File(_) = spec.pick {
+            return Err(Error::UnknownVariant(format!(
+                "'{}': BTF records no source files, so NAME@FILE cannot pick a layout; use NAME#N",
+                spec.name
+            )));
+        }
+        let table = &btf.table;
+        let mut composites = Vec::new();
+        let mut typedefs = Vec::new();
+        for &id in btf.names.get(&spec.name).into_iter().flatten() {
+            match table.get(id) {
+                Type::Composite(c) if c.members.is_some() => composites.push(id),
+                Type::Typedef { .. } => {
+                    let target = table.strip(id);
+                    if matches!(table.get(target), Type::Composite(c) if c.members.is_some()) {
+                        typedefs.push(target);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut candidates = if composites.is_empty() {
+            typedefs
+        } else {
+            composites
+        };
+        // A module's own types (split BTF) come before the base's.
+        if let Some(start) = btf.split_start {
+            candidates.sort_by_key(|id| *id < start);
+        }
+        if candidates.is_empty() {
+            let hint =
+                crate::suggest::did_you_mean(&spec.name, btf.names.keys().map(String::as_str));
+            return Err(Error::UnknownType {
+                name: spec.name.clone(),
+                path: std::path::PathBuf::new(),
+                hint,
+            });
+        }
+        found.push(pick_layout(table, spec, &candidates)?);
+    }
+    Ok(found)
+}
+
 /// The types of a file among some names, from [`find_present`].
 #[derive(Debug, Default)]
 pub struct Present {
@@ -163,11 +211,21 @@ fn resolve_one(
     if candidates.is_empty() {
         return Ok(None);
     }
-    // Group by layout, keeping the order of first appearance.
-    let mut distinct: Vec<(LayoutKey, TypeId)> = Vec::new();
-    for id in candidates {
+    for &id in &candidates {
         decoder.load_members(id)?;
-        let key = layout_key(&decoder.table, id);
+    }
+    let found = pick_layout(&decoder.table, spec, &candidates)?;
+    decoder.load_deep(found.id)?;
+    Ok(Some(found))
+}
+
+/// Among same-named composites (members loaded), groups the distinct
+/// layouts in order of first appearance and picks the one `spec` asks for,
+/// with a note when there are several. Shared by every loader.
+pub fn pick_layout(table: &TypeTable, spec: &TypeSpec, candidates: &[TypeId]) -> Result<Found> {
+    let mut distinct: Vec<(LayoutKey, TypeId)> = Vec::new();
+    for &id in candidates {
+        let key = layout_key(table, id);
         if !distinct.iter().any(|(k, _)| *k == key) {
             distinct.push((key, id));
         }
@@ -185,11 +243,11 @@ fn resolve_one(
         }
         Pick::File(suffix) => distinct
             .iter()
-            .position(|(_, id)| decl_file(&decoder.table, *id).is_some_and(|f| f.ends_with(suffix.as_str())))
+            .position(|(_, id)| decl_file(table, *id).is_some_and(|f| f.ends_with(suffix.as_str())))
             .ok_or_else(|| {
                 let files: Vec<String> = distinct
                     .iter()
-                    .map(|(_, id)| decl_file(&decoder.table, *id).unwrap_or("<unknown file>").to_owned())
+                    .map(|(_, id)| decl_file(table, *id).unwrap_or("<unknown file>").to_owned())
                     .collect();
                 Error::UnknownVariant(format!(
                     "'{}@{suffix}': no layout of '{}' is defined in a file ending with '{suffix}' (defined in: {})",
@@ -200,36 +258,39 @@ fn resolve_one(
             })?,
     };
     let id = distinct[picked].1;
-    decoder.load_deep(id)?;
+    // BTF records no source files: then only NAME#N can pick.
+    let has_files = distinct
+        .iter()
+        .any(|(_, id)| decl_file(table, *id).is_some());
     let note = (distinct.len() > 1).then(|| {
         let listing: Vec<String> = distinct
             .iter()
             .enumerate()
-            .map(|(i, (key, id))| {
-                format!(
-                    "#{} {} bytes ({})",
-                    i + 1,
-                    key.size,
-                    decl_file(&decoder.table, *id).unwrap_or("unknown file")
-                )
+            .map(|(i, (key, id))| match decl_file(table, *id) {
+                Some(file) => format!("#{} {} bytes ({file})", i + 1, key.size),
+                None if has_files => format!("#{} {} bytes (unknown file)", i + 1, key.size),
+                None => format!("#{} {} bytes", i + 1, key.size),
             })
             .collect();
+        let how = if has_files {
+            format!("'{}#N' or '{}@FILE'", spec.name, spec.name)
+        } else {
+            format!("'{}#N'", spec.name)
+        };
         format!(
-            "'{}' has {} distinct layouts in this file: {}; showing #{}. Pick another with '{}#N' or '{}@FILE'.",
+            "'{}' has {} distinct layouts in this file: {}; showing #{}. Pick another with {how}.",
             spec.name,
             distinct.len(),
             listing.join(", "),
             picked + 1,
-            spec.name,
-            spec.name
         )
     });
-    Ok(Some(Found {
+    Ok(Found {
         id,
         variants: distinct.len(),
         picked: picked + 1,
         note,
-    }))
+    })
 }
 
 fn decl_file(table: &TypeTable, id: TypeId) -> Option<&str> {

@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use cachelint::commands::{
     self, Build, CheckFormat, CheckOptions, DiagramFormat, DiagramOptions, DiagramStyle,
-    DiffFormat, DiffOptions, Format, OffsetsFormat, Selection,
+    DiffFormat, DiffOptions, Format, OffsetsFormat, Selection, Source,
 };
 use cachelint::rules::Severity;
 
@@ -59,6 +59,8 @@ enum Command {
         /// x86_64/arm64/riscv, 128 for ppc64, 256 for s390x).
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         cacheline: Option<u64>,
+        #[command(flatten)]
+        source: SourceArgs,
     },
     /// Print the offset, size and cacheline of members, like C's offsetof.
     ///
@@ -78,12 +80,16 @@ enum Command {
         /// Cacheline size in bytes; default from the ELF machine.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         cacheline: Option<u64>,
+        #[command(flatten)]
+        source: SourceArgs,
     },
     /// Print every named struct and union as NAME<TAB>SIZE<TAB>HOLES, the
     /// lines `pahole --sizes` prints, so the two can be diffed.
     Sizes {
-        /// ELF file with DWARF.
+        /// ELF file with DWARF or BTF, or a raw BTF file.
         file: PathBuf,
+        #[command(flatten)]
+        source: SourceArgs,
     },
     /// Find false sharing: fields whose rules say they must not share a
     /// cacheline, and do, in every build (config) given.
@@ -264,6 +270,43 @@ Finding kinds and default severities (change them under [severity]):
 
 Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or input error.";
 
+/// Where `layout`, `offsetof` and `sizes` read types from.
+#[derive(clap::Args)]
+struct SourceArgs {
+    /// Where types come from: dwarf; btf (a .BTF section, or a raw BTF file
+    /// such as /sys/kernel/btf/vmlinux); auto: DWARF when the file has it,
+    /// else BTF. BTF has no source lines and no alignment attributes.
+    #[arg(long, value_enum, default_value_t = SourceKind::Auto)]
+    source: SourceKind,
+    /// The vmlinux (or its raw BTF) that a module's split BTF builds on;
+    /// implies --source btf.
+    #[arg(long, value_name = "FILE")]
+    btf_base: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SourceKind {
+    /// DWARF if present, else BTF.
+    Auto,
+    /// DWARF only.
+    Dwarf,
+    /// BTF only.
+    Btf,
+}
+
+impl SourceArgs {
+    fn source(self) -> Result<Source, String> {
+        match (self.source, self.btf_base) {
+            (SourceKind::Dwarf, Some(_)) => {
+                Err("--btf-base goes with BTF, not --source dwarf".into())
+            }
+            (SourceKind::Dwarf, None) => Ok(Source::Dwarf),
+            (SourceKind::Auto, None) => Ok(Source::Auto),
+            (_, base) => Ok(Source::Btf { base }),
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum TableOutput {
     /// A text table.
@@ -388,14 +431,25 @@ fn main() -> ExitCode {
             expand,
             format,
             cacheline,
-        } => commands::layout(&file, &types, expand, format.into(), cacheline),
+            source,
+        } => source
+            .source()
+            .map_err(cachelint::error::Error::Usage)
+            .and_then(|s| commands::layout(&file, &types, expand, format.into(), cacheline, &s)),
         Command::Offsetof {
             file,
             paths,
             format,
             cacheline,
-        } => commands::offsetof(&file, &paths, format.into(), cacheline),
-        Command::Sizes { file } => commands::sizes(&file),
+            source,
+        } => source
+            .source()
+            .map_err(cachelint::error::Error::Usage)
+            .and_then(|s| commands::offsetof(&file, &paths, format.into(), cacheline, &s)),
+        Command::Sizes { file, source } => source
+            .source()
+            .map_err(cachelint::error::Error::Usage)
+            .and_then(|s| commands::sizes(&file, &s)),
         Command::Check {
             rules,
             builds,

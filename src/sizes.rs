@@ -73,3 +73,24 @@ pub fn struct_sizes(file: &DwarfFile<'_>) -> Result<Vec<SizeLine>> {
     }
     Ok(lines)
 }
+
+/// The same lines from BTF: named structs and unions in type-id order, one
+/// per distinct layout of a name.
+pub fn btf_sizes(btf: &crate::btf::BtfTypes) -> Vec<SizeLine> {
+    let mut distinct: HashSet<(String, LayoutKey)> = HashSet::new();
+    let mut lines = Vec::new();
+    for &id in &btf.composites {
+        let Some(c) = btf.table.composite(id) else {
+            continue;
+        };
+        let name = c.name.clone().unwrap_or_default();
+        if distinct.insert((name.clone(), layout_key(&btf.table, id))) {
+            lines.push(SizeLine {
+                name,
+                size: c.size.unwrap_or(0),
+                holes: hole_count(&btf.table, c),
+            });
+        }
+    }
+    lines
+}

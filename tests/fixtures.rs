@@ -11,13 +11,13 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use cachelint::commands::{self, Format};
+use cachelint::commands::{self, Format, Source};
 use common::{COMPILERS, CONFIGS, expected, fixture, truth_lines, truth_values};
 use object::{Object, ObjectSection};
 use serde_json::Value;
 
 fn offsetof_json(file: &Path, paths: &[String]) -> Vec<Value> {
-    let out = commands::offsetof(file, paths, Format::Json, None)
+    let out = commands::offsetof(file, paths, Format::Json, None, &Source::Auto)
         .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     serde_json::from_str::<Value>(&out.stdout)
         .unwrap()
@@ -87,6 +87,7 @@ fn compressed_debug_sections_give_the_same_layout() {
         true,
         Format::Json,
         None,
+        &Source::Auto,
     )
     .unwrap();
     for kind in ["zlib", "zstd"] {
@@ -105,6 +106,7 @@ fn compressed_debug_sections_give_the_same_layout() {
             true,
             Format::Json,
             None,
+            &Source::Auto,
         )
         .unwrap();
         assert_eq!(got.stdout, plain.stdout, "{kind}");
@@ -118,10 +120,13 @@ fn sizes_equal_pahole_sizes_for_every_fixture() {
     let mut compared = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
-        let Some(bin) = name.strip_suffix(".sizes") else {
+        // *.btf.sizes are pahole's BTF view, compared in tests/btf.rs.
+        let Some(bin) = name.strip_suffix(".sizes").filter(|b| !b.ends_with(".btf")) else {
             continue;
         };
-        let got = commands::sizes(&fixture(bin)).unwrap().stdout;
+        let got = commands::sizes(&fixture(bin), &Source::Auto)
+            .unwrap()
+            .stdout;
         assert_eq!(
             got,
             expected(&name),
@@ -132,15 +137,22 @@ fn sizes_equal_pahole_sizes_for_every_fixture() {
     assert!(compared >= 30, "only {compared} pahole references found");
     // Debian 12's pahole cannot read zstd sections: the zstd copy must
     // match pahole's output for the uncompressed file.
-    let zstd = commands::sizes(&fixture("gcc-dwarf5-base.zstd"))
+    let zstd = commands::sizes(&fixture("gcc-dwarf5-base.zstd"), &Source::Auto)
         .unwrap()
         .stdout;
     assert_eq!(zstd, expected("gcc-dwarf5-base.sizes"));
 }
 
 fn layout_json(file: &str, ty: &str, expand: bool) -> Value {
-    let out =
-        commands::layout(&fixture(file), &[ty.to_owned()], expand, Format::Json, None).unwrap();
+    let out = commands::layout(
+        &fixture(file),
+        &[ty.to_owned()],
+        expand,
+        Format::Json,
+        None,
+        &Source::Auto,
+    )
+    .unwrap();
     serde_json::from_str::<Value>(&out.stdout).unwrap()[0].clone()
 }
 
@@ -271,6 +283,7 @@ fn cacheline_size_comes_from_the_elf_machine() {
         false,
         Format::Json,
         Some(128),
+        &Source::Auto,
     )
     .unwrap();
     assert_eq!(
@@ -282,30 +295,71 @@ fn cacheline_size_comes_from_the_elf_machine() {
 #[test]
 fn same_name_different_layouts_are_reported_and_selectable() {
     let file = fixture("dup");
-    let text = commands::layout(&file, &["dup".into()], false, Format::Text, None).unwrap();
+    let text = commands::layout(
+        &file,
+        &["dup".into()],
+        false,
+        Format::Text,
+        None,
+        &Source::Auto,
+    )
+    .unwrap();
     assert_eq!(text.notes.len(), 1);
     assert!(
         text.notes[0].contains("2 distinct layouts"),
         "{}",
         text.notes[0]
     );
-    let first = commands::layout(&file, &["dup".into()], false, Format::Json, None).unwrap();
+    let first = commands::layout(
+        &file,
+        &["dup".into()],
+        false,
+        Format::Json,
+        None,
+        &Source::Auto,
+    )
+    .unwrap();
     let v: Value = serde_json::from_str(&first.stdout).unwrap();
     assert!(v[0]["note"].as_str().unwrap().contains("dup#N"));
     // dup_a.c: int a; long b -> 16 bytes; dup_b.c: char, char, short -> 4.
     assert_eq!(v[0]["size"], 16);
-    let second = commands::layout(&file, &["dup#2".into()], false, Format::Json, None).unwrap();
+    let second = commands::layout(
+        &file,
+        &["dup#2".into()],
+        false,
+        Format::Json,
+        None,
+        &Source::Auto,
+    )
+    .unwrap();
     assert_eq!(
         serde_json::from_str::<Value>(&second.stdout).unwrap()[0]["size"],
         4
     );
-    let by_file =
-        commands::layout(&file, &["dup@dup_b.c".into()], false, Format::Json, None).unwrap();
+    let by_file = commands::layout(
+        &file,
+        &["dup@dup_b.c".into()],
+        false,
+        Format::Json,
+        None,
+        &Source::Auto,
+    )
+    .unwrap();
     assert_eq!(
         serde_json::from_str::<Value>(&by_file.stdout).unwrap()[0]["size"],
         4
     );
-    assert!(commands::layout(&file, &["dup#3".into()], false, Format::Json, None).is_err());
+    assert!(
+        commands::layout(
+            &file,
+            &["dup#3".into()],
+            false,
+            Format::Json,
+            None,
+            &Source::Auto
+        )
+        .is_err()
+    );
 }
 
 #[test]
@@ -325,11 +379,12 @@ fn every_truncation_of_a_fixture_is_an_error_not_a_panic() {
             true,
             Format::Text,
             None,
+            &Source::Auto,
         );
-        let _ = commands::sizes(&path);
+        let _ = commands::sizes(&path, &Source::Auto);
     }
     std::fs::write(&path, &data[..data.len() / 2]).unwrap();
-    assert!(commands::sizes(&path).is_err());
+    assert!(commands::sizes(&path, &Source::Auto).is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

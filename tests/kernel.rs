@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::Command;
 
-use cachelint::commands::{self, Format};
+use cachelint::commands::{self, Format, Source};
 use serde_json::Value;
 
 fn vmlinux() -> Option<PathBuf> {
@@ -35,7 +35,7 @@ fn pahole(args: &[&str]) -> String {
 #[test]
 fn sizes_equal_pahole_line_for_line() {
     let Some(k) = vmlinux() else { return };
-    let ours = commands::sizes(&k).unwrap().stdout;
+    let ours = commands::sizes(&k, &Source::Auto).unwrap().stdout;
     let theirs = pahole(&["-F", "dwarf", "--sizes", k.to_str().unwrap()]);
     let (a, b): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), theirs.lines().collect());
     for (i, (x, y)) in a.iter().zip(&b).enumerate() {
@@ -135,7 +135,7 @@ fn pahole_blocks(text: &str) -> Vec<(String, String)> {
 #[test]
 fn member_offsets_equal_pahole_for_a_sample_of_structs() {
     let Some(k) = vmlinux() else { return };
-    let sizes = commands::sizes(&k).unwrap().stdout;
+    let sizes = commands::sizes(&k, &Source::Auto).unwrap().stdout;
     let mut seen = HashSet::new();
     let names: Vec<&str> = sizes
         .lines()
@@ -154,7 +154,7 @@ fn member_offsets_equal_pahole_for_a_sample_of_structs() {
     let text = pahole(&["-F", "dwarf", "-C", &sample.join(","), k.to_str().unwrap()]);
     let blocks = pahole_blocks(&text);
     let types: Vec<String> = sample.iter().map(|s| s.to_string()).collect();
-    let out = commands::layout(&k, &types, false, Format::Json, None).unwrap();
+    let out = commands::layout(&k, &types, false, Format::Json, None, &Source::Auto).unwrap();
     let json: Value = serde_json::from_str(&out.stdout).unwrap();
     for (name, layout) in sample.iter().zip(json.as_array().unwrap()) {
         let Some(block) = blocks.iter().find(|(n, _)| n == name).map(|(_, b)| b) else {
@@ -205,6 +205,7 @@ fn expanded_mem_cgroup_per_node_agrees_with_pahole_expand_types() {
         true,
         Format::Json,
         None,
+        &Source::Auto,
     )
     .unwrap();
     let json: Value = serde_json::from_str(&out.stdout).unwrap();
@@ -297,4 +298,94 @@ fn check_finds_the_threads_false_sharing_where_pahole_puts_the_fields() {
             "check: refaulted ({refaulted}) and enabled ({enabled}) share cacheline {line} of mem_cgroup_per_node; list at {list}, evicted at {evicted}"
         );
     }
+}
+
+#[test]
+fn btf_sizes_equal_pahole_and_agree_with_dwarf() {
+    let Some(k) = vmlinux() else { return };
+    let btf = commands::sizes(&k, &Source::Btf { base: None })
+        .unwrap()
+        .stdout;
+    assert_eq!(btf, pahole(&["-F", "btf", "--sizes", k.to_str().unwrap()]));
+    // Every DWARF line is in BTF; BTF also has structs defined inside
+    // functions, which the top-level DWARF index (and pahole's) leaves out.
+    let dwarf = commands::sizes(&k, &Source::Dwarf).unwrap().stdout;
+    let btf_lines: HashSet<&str> = btf.lines().collect();
+    let dwarf_lines: HashSet<&str> = dwarf.lines().collect();
+    assert!(dwarf_lines.is_subset(&btf_lines));
+    let only_btf: Vec<String> = btf_lines
+        .difference(&dwarf_lines)
+        .map(|l| l.split('\t').next().unwrap().to_owned())
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let dwarf_names: HashSet<&str> = dwarf
+        .lines()
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    for name in &only_btf {
+        assert!(
+            !dwarf_names.contains(name.as_str()),
+            "{name}: in both, with other layouts"
+        );
+    }
+    eprintln!(
+        "btf: {} lines equal pahole -F btf; {} names only in BTF (function-local)",
+        btf.lines().count(),
+        only_btf.len()
+    );
+}
+
+#[test]
+fn btf_member_offsets_equal_dwarfs_for_a_sample() {
+    let Some(k) = vmlinux() else { return };
+    let dwarf = commands::sizes(&k, &Source::Dwarf).unwrap().stdout;
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for l in dwarf.lines() {
+        *counts.entry(l.split('\t').next().unwrap()).or_default() += 1;
+    }
+    let mut names: Vec<&str> = counts
+        .iter()
+        .filter(|(_, c)| **c == 1)
+        .map(|(n, _)| *n)
+        .collect();
+    names.sort_unstable();
+    let sample: Vec<String> = names
+        .iter()
+        .step_by(names.len() / 300)
+        .map(|n| n.to_string())
+        .collect();
+    let members = |source: &Source| -> Vec<Value> {
+        let out = commands::layout(&k, &sample, true, Format::Json, None, source).unwrap();
+        let v: Value = serde_json::from_str(&out.stdout).unwrap();
+        v.as_array().unwrap().clone()
+    };
+    let (d, b) = (
+        members(&Source::Dwarf),
+        members(&Source::Btf { base: None }),
+    );
+    let mut checked = 0;
+    for (x, y) in d.iter().zip(&b) {
+        assert_eq!(x["name"], y["name"]);
+        assert_eq!(x["size"], y["size"], "{}", x["name"]);
+        let key = |m: &Value| {
+            (
+                m["path"].clone(),
+                m["offset"].clone(),
+                m["size"].clone(),
+                m["bit_offset"].clone(),
+                m["bit_size"].clone(),
+            )
+        };
+        let (mx, my): (Vec<_>, Vec<_>) = (
+            x["members"].as_array().unwrap().iter().map(key).collect(),
+            y["members"].as_array().unwrap().iter().map(key).collect(),
+        );
+        assert_eq!(mx, my, "{}", x["name"]);
+        checked += mx.len();
+    }
+    eprintln!(
+        "btf: {} structs, {checked} members (expanded) equal between DWARF and BTF",
+        d.len()
+    );
 }

@@ -1,0 +1,163 @@
+//! BTF input on the fixtures: BTF that pahole encoded from a fixture's
+//! DWARF, as a `.BTF` section without DWARF, as a raw file, and as split
+//! BTF on top of a base. Offsets are checked against the compiler's
+//! `offsetof`, sizes against `pahole -F btf --sizes`.
+
+mod common;
+
+use std::process::Command;
+
+use cachelint::commands::{self, Format, Source};
+use common::{expected, fixture, truth, truth_lines};
+use serde_json::Value;
+
+fn cachelint(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn btf_offsets_equal_offsetof() {
+    for (btf, source_of_truth) in [
+        ("gcc-btf-base", "gcc-dwarf5-base"),
+        ("gcc-btf-base.raw", "gcc-dwarf5-base"),
+        ("gcc-btf-rt", "gcc-dwarf5-rt"),
+    ] {
+        let t = truth(&fixture(source_of_truth), true);
+        // pahole's BTF encoder flattens int a[2][3] into a[6] (BTF has no
+        // dimensions of its own), so paths indexing several dimensions are
+        // not expressible; bitfield paths have no sizeof in the truth.
+        let paths: Vec<String> = truth_lines(true)
+            .into_iter()
+            .filter(|l| l.path.contains('.') && l.path.matches('[').count() < 2)
+            .map(|l| l.path)
+            .collect();
+        let out = commands::offsetof(&fixture(btf), &paths, Format::Json, None, &Source::Auto)
+            .unwrap_or_else(|e| panic!("{btf}: {e}"));
+        assert!(
+            out.notes.iter().any(|n| n.starts_with("types from BTF")),
+            "{btf}"
+        );
+        let rows: Value = serde_json::from_str(&out.stdout).unwrap();
+        for (row, path) in rows.as_array().unwrap().iter().zip(&paths) {
+            let (offset, size) = t[path];
+            assert_eq!(row["offset"], offset, "{btf}: offsetof({path})");
+            if row["bit_size"].is_null() {
+                assert_eq!(row["size"], size, "{btf}: sizeof({path})");
+            }
+            assert!(row["decl_file"].is_null(), "BTF has no source lines");
+        }
+    }
+}
+
+#[test]
+fn btf_sizes_equal_paholes() {
+    for (args, reference) in [
+        (
+            vec![
+                "sizes".into(),
+                fixture("gcc-btf-base").to_str().unwrap().to_owned(),
+            ],
+            "gcc-btf-base.btf.sizes",
+        ),
+        (
+            vec![
+                "sizes".into(),
+                fixture("gcc-btf-base.raw").to_str().unwrap().to_owned(),
+            ],
+            "gcc-btf-base.btf.sizes",
+        ),
+        (
+            vec![
+                "sizes".into(),
+                fixture("gcc-btf-rt").to_str().unwrap().to_owned(),
+            ],
+            "gcc-btf-rt.btf.sizes",
+        ),
+        (
+            vec![
+                "sizes".into(),
+                "--btf-base".into(),
+                fixture("gcc-btf-base.raw").to_str().unwrap().to_owned(),
+                fixture("gcc-btf-rt-split.raw").to_str().unwrap().to_owned(),
+            ],
+            "gcc-btf-rt-split.btf.sizes",
+        ),
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = cachelint(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert_eq!(out, expected(reference), "{args:?}");
+    }
+}
+
+#[test]
+fn a_modules_split_btf_shows_its_own_layout_first() {
+    let base = fixture("gcc-btf-base.raw");
+    let split = fixture("gcc-btf-rt-split.raw");
+    let out = commands::offsetof(
+        &split,
+        &["lruvec.lru_lock".into()],
+        Format::Json,
+        None,
+        &Source::Btf { base: Some(base) },
+    )
+    .unwrap();
+    let rows: Value = serde_json::from_str(&out.stdout).unwrap();
+    let (_, rt_size) = truth(&fixture("gcc-dwarf5-rt"), true)["lruvec.lru_lock"];
+    assert_eq!(rows[0]["size"], rt_size);
+    assert_eq!(rt_size, 32);
+}
+
+#[test]
+fn sources_are_chosen_and_refused_clearly() {
+    let btf_only = fixture("gcc-btf-base");
+    let dwarf_only = fixture("gcc-dwarf5-base");
+    let (code, _, err) = cachelint(&[
+        "layout",
+        "--source",
+        "dwarf",
+        btf_only.to_str().unwrap(),
+        "lruvec",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no DWARF debug info"), "{err}");
+    let (code, _, err) = cachelint(&[
+        "layout",
+        "--source",
+        "btf",
+        dwarf_only.to_str().unwrap(),
+        "lruvec",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no .BTF section"), "{err}");
+    let (code, _, err) = cachelint(&["layout", btf_only.to_str().unwrap(), "lruvc"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("did you mean 'lruvec'"), "{err}");
+    let (code, _, err) = cachelint(&["layout", btf_only.to_str().unwrap(), "lruvec@mm_lru.h"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("BTF records no source files"), "{err}");
+}
+
+#[test]
+fn every_truncation_of_raw_btf_is_an_error_or_a_result() {
+    let data = std::fs::read(fixture("gcc-btf-base.raw")).unwrap();
+    let dir = std::env::temp_dir().join(format!("cachelint-btf-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cut.raw");
+    for cut in (0..data.len()).step_by(7) {
+        std::fs::write(&path, &data[..cut]).unwrap();
+        let r = commands::sizes(&path, &Source::Btf { base: None });
+        if let Err(e) = r {
+            assert!(!e.to_string().is_empty());
+        }
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
