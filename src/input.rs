@@ -28,11 +28,22 @@ pub const DWARF_SECTIONS: &[&str] = &[
 /// A file mapped into memory. Keep it alive while anything borrows from it.
 pub struct MappedFile {
     path: PathBuf,
-    map: memmap2::Mmap,
+    bytes: Contents,
 }
 
+/// A file's bytes: mapped, or read when it cannot be mapped.
+enum Contents {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+/// Largest file read into memory when it cannot be mapped (sysfs files
+/// such as /sys/kernel/btf/vmlinux are a few MB).
+const MAX_READ: u64 = 1 << 30;
+
 impl MappedFile {
-    /// Maps `path` read-only.
+    /// Maps `path` read-only; files that cannot be mapped (sysfs, such as
+    /// `/sys/kernel/btf/vmlinux`) are read instead.
     pub fn open(path: &Path) -> Result<Self> {
         let io = |source| Error::Io {
             path: path.to_owned(),
@@ -41,10 +52,18 @@ impl MappedFile {
         let file = std::fs::File::open(path).map_err(io)?;
         // SAFETY: the map is read-only and private; a file truncated underneath
         // us is the usual mmap caveat shared by every tool that maps binaries.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        let bytes = match unsafe { memmap2::Mmap::map(&file) } {
+            Ok(map) => Contents::Mapped(map),
+            Err(_) => {
+                let mut data = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::Read::take(&file, MAX_READ), &mut data)
+                    .map_err(io)?;
+                Contents::Read(data)
+            }
+        };
         Ok(MappedFile {
             path: path.to_owned(),
-            map,
+            bytes,
         })
     }
 
@@ -53,9 +72,12 @@ impl MappedFile {
         &self.path
     }
 
-    /// The mapped bytes.
+    /// The file's bytes.
     pub fn bytes(&self) -> &[u8] {
-        &self.map
+        match &self.bytes {
+            Contents::Mapped(map) => map,
+            Contents::Read(data) => data,
+        }
     }
 }
 

@@ -11,6 +11,7 @@ pub mod commands;
 pub mod diff;
 pub mod dwarf;
 pub mod error;
+pub mod exercise;
 pub mod input;
 pub mod kconfig;
 pub mod layout;

@@ -111,8 +111,9 @@ pub fn find(
         let end = ((line + 1) * cacheline - p).min(size).saturating_sub(1);
         let side = |i: usize| {
             let s = &spans[i];
+            // A member past the end of a corrupt root still gets a range.
             let first = s.offset.max(start);
-            let last = (s.end() - 1).min(end);
+            let last = (s.end() - 1).min(end).max(first);
             Side {
                 span: i,
                 part: ranges::part_on_line(s, first, last),

@@ -17,11 +17,12 @@ pub fn part_on_line(span: &Span, first: u64, last: u64) -> String {
     }
     let e0 = (first.saturating_sub(span.offset) / element).min(count - 1);
     let e1 = (last.saturating_sub(span.offset) / element).min(count - 1);
-    format!("{}{}", span.path, elements(dims, e0, e1))
+    format!("{}{}", span.path, elements(dims, e0.min(e1), e0.max(e1)))
 }
 
 /// Index text for flat elements `first..=last` of an array with `dims`.
 pub fn elements(dims: &[u64], first: u64, last: u64) -> String {
+    let (first, last) = (first.min(last), first.max(last));
     let count: u64 = dims.iter().product();
     if first == 0 && last + 1 >= count {
         return String::new();

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Run a cachelint fuzz target with cargo-fuzz (needs a nightly toolchain and
+# `cargo install cargo-fuzz`).
+#
+# Usage: scripts/fuzz.sh TARGET [SECONDS]
+#   TARGET   elf, btf, rules_toml or rst (see fuzz/fuzz_targets/)
+#   SECONDS  how long to run (default 600)
+#
+# The corpus (fuzz/corpus/TARGET, not committed) is seeded from the
+# fixtures. Crashes land in fuzz/artifacts/TARGET; copy each one into
+# tests/corpus/TARGET/ once fixed, where tests/corpus.rs replays it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=$1
+seconds=${2:-600}
+corpus=fuzz/corpus/$target
+mkdir -p "$corpus"
+case $target in
+  elf) cp fixtures/bin/gcc-dwarf5-base fixtures/bin/clang-dwarf4-rt fixtures/bin/*-base.o "$corpus/" ;;
+  btf) cp fixtures/bin/gcc-btf-*.raw "$corpus/" ;;
+  rules_toml) cp examples/*.toml tests/rules/*.toml "$corpus/" ;;
+  rst) cp tests/rules/*.rst "$corpus/" ;;
+  *) echo "fuzz.sh: unknown target '$target' (elf, btf, rules_toml, rst)" >&2; exit 2 ;;
+esac
+mkdir -p "tests/corpus/$target"
+cargo +nightly fuzz run "$target" "$corpus" "tests/corpus/$target" -- \
+  -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20

@@ -1,0 +1,81 @@
+//! Whole-pipeline drivers over bytes in memory, for the fuzz targets
+//! (`fuzz/`) and the regression corpus test (`tests/corpus.rs`): each runs
+//! one input through every stage that reads it and must return, never
+//! panic, whatever the bytes are. Errors are the expected outcome for
+//! most inputs and are discarded.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::analysis;
+use crate::dwarf::DwarfFile;
+use crate::dwarf::decode::Decoder;
+use crate::dwarf::index::{self, Filter};
+use crate::input::DebugSections;
+use crate::layout::{self, Depth};
+use crate::rules::{self, Rules};
+
+/// Types fully decoded and analysed per input, so one run stays short.
+const MAX_TYPES: usize = 16;
+
+/// A rules file that annotates the fields the fixtures define.
+const RULES: &str = "[lru_gen_folio]\nenabled = \"hot-read\"\nrefaulted = \"lockless-write\"\n\
+                     folios = { class = \"lock-protected\", lock = \"lruvec.lru_lock\" }\n\
+                     [lruvec]\nlru_lock = \"lock\"\n";
+
+/// ELF with DWARF: sections, unit headers, the index, `sizes`, and the
+/// layout and analysis of the first few structs.
+pub fn elf(data: &[u8]) {
+    let Ok(sections) = DebugSections::load(Path::new("input"), data) else {
+        return;
+    };
+    let Ok(dwarf) = DwarfFile::new(&sections) else {
+        return;
+    };
+    let _ = crate::sizes::struct_sizes(&dwarf);
+    let Ok(defs) = index::scan(&dwarf, &Filter::Composites) else {
+        return;
+    };
+    let rules = rules::toml::parse(&Arc::from(Path::new("rules.toml")), RULES).unwrap_or_default();
+    let mut decoder = Decoder::new(&dwarf);
+    for d in defs.iter().take(MAX_TYPES) {
+        let Ok(id) = decoder.type_at(d.unit, d.offset) else {
+            continue;
+        };
+        if decoder.load_deep(id).is_err() {
+            continue;
+        }
+        for depth in [Depth::Direct, Depth::Expand] {
+            let _ = layout::layout(&decoder.table, id, 64, depth);
+        }
+        let _ = analysis::analyze(&decoder.table, id, d.name, 64, &rules);
+    }
+}
+
+/// BTF: the parse, `sizes`, and the layout and analysis of the first structs.
+pub fn btf(data: &[u8]) {
+    let Ok(types) = crate::btf::parse(&[data], 8) else {
+        return;
+    };
+    let _ = crate::sizes::btf_sizes(&types);
+    let rules = rules::toml::parse(&Arc::from(Path::new("rules.toml")), RULES).unwrap_or_default();
+    for &id in types.composites.iter().take(MAX_TYPES) {
+        let _ = layout::layout(&types.table, id, 64, Depth::Expand);
+        let _ = analysis::analyze(&types.table, id, "root", 64, &rules);
+    }
+}
+
+/// A TOML rules file.
+pub fn rules_toml(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(parsed) = rules::toml::parse(&Arc::from(Path::new("r.toml")), &text) {
+        let mut merged = Rules::default();
+        let _ = merged.merge(parsed);
+    }
+}
+
+/// A net_cachelines table.
+pub fn rst(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let _ = rules::rst::parse(&Arc::from(Path::new("t.rst")), &text);
+}

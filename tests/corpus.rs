@@ -1,0 +1,34 @@
+//! Replays every input in tests/corpus/TARGET (inputs the fuzzers found,
+//! kept after their fix, plus whatever `scripts/fuzz.sh` adds there)
+//! through the same drivers the fuzz targets use: each must return, never
+//! panic.
+
+use std::path::Path;
+
+fn replay(target: &str, run: fn(&[u8])) -> usize {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus")
+        .join(target);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return 0;
+    };
+    let mut n = 0;
+    for entry in entries {
+        let path = entry.unwrap().path();
+        let data = std::fs::read(&path).unwrap();
+        let outcome = std::panic::catch_unwind(|| run(&data));
+        assert!(outcome.is_ok(), "{} panics", path.display());
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn the_corpus_never_panics() {
+    let mut total = 0;
+    total += replay("elf", cachelint::exercise::elf);
+    total += replay("btf", cachelint::exercise::btf);
+    total += replay("rules_toml", cachelint::exercise::rules_toml);
+    total += replay("rst", cachelint::exercise::rst);
+    assert!(total > 0, "tests/corpus holds no input");
+}
