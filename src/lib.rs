@@ -1,9 +1,14 @@
-//! cachelint: exact struct layouts from DWARF, with cachelines.
+//! cachelint: false sharing in kernel structs, from the exact layouts in
+//! DWARF or BTF.
 //!
-//! Data flows one way: [`input`] (ELF, sections) → [`dwarf`] (loader) →
-//! [`model`] (types) → [`layout`] (flattened members, holes, lines) →
-//! [`render`] (text, JSON). The command line in `main.rs` only parses
+//! Data flows one way: [`input`] (ELF, sections) → loaders ([`dwarf`],
+//! [`btf`]) → [`model`] (types) → [`layout`] (flattened members, holes,
+//! lines) → [`analysis`] (rules × layout → findings, from [`rules`]) →
+//! [`render`] (text, JSON, diagnostics, SARIF, diagrams). [`commands`]
+//! wires one command each; the command line in `main.rs` only parses
 //! arguments and maps errors to exit codes.
+
+#![warn(missing_docs)]
 
 pub mod analysis;
 pub mod btf;

@@ -46,6 +46,10 @@ pub struct Finding {
     pub allowed: Option<String>,
 }
 
+/// Lines listed per finding, at most (two huge arrays that overlap, as
+/// union members can, share every line of the overlap).
+const MAX_LINES: usize = 64;
+
 /// The placements of a root: offsets from a line boundary it can start at.
 pub fn placements(alignment: u64, cacheline: u64) -> Vec<u64> {
     if alignment >= cacheline || alignment == 0 {
@@ -69,20 +73,28 @@ pub fn find(
         .filter(|&i| spans[i].size > 0 && spans[i].class.is_some_and(|c| c != Class::Cold))
         .collect();
     for &p in &starts {
-        let mut by_line: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-        for &i in &flagged {
-            let s = &spans[i];
-            for line in (s.offset + p) / cacheline..=(s.end() - 1 + p) / cacheline {
-                by_line.entry(line).or_default().push(i);
-            }
-        }
+        // Line range of each span, swept in order: two spans share lines
+        // exactly when their ranges intersect. Work is bounded by the pairs
+        // found, never by how many lines a (possibly absurd) span claims.
+        let mut ranges: Vec<(u64, u64, usize)> = flagged
+            .iter()
+            .map(|&i| {
+                let s = &spans[i];
+                let first = s.offset.saturating_add(p) / cacheline;
+                let last = (s.end() - 1).saturating_add(p) / cacheline;
+                (first, last, i)
+            })
+            .collect();
+        ranges.sort_unstable();
         let mut here: BTreeMap<(usize, usize, Kind), Vec<u64>> = BTreeMap::new();
-        for (line, members) in &by_line {
-            for (x, &i) in members.iter().enumerate() {
-                for &j in &members[x + 1..] {
-                    if let Some((a, b, kind)) = classify(spans, i, j) {
-                        here.entry((a, b, kind)).or_default().push(*line);
-                    }
+        for (x, &(_, last_x, i)) in ranges.iter().enumerate() {
+            for &(first_y, last_y, j) in &ranges[x + 1..] {
+                if first_y > last_x {
+                    break;
+                }
+                if let Some(key) = classify(spans, i, j) {
+                    let shared = first_y..=last_x.min(last_y);
+                    here.insert(key, shared.take(MAX_LINES).collect());
                 }
             }
         }

@@ -183,7 +183,7 @@ fn select(a: &Analysis, selection: &Selection) -> Result<(Vec<u64>, Vec<String>)
     let lines_of =
         |s: &Span| s.offset / a.cacheline..=(s.end().max(s.offset + 1) - 1) / a.cacheline;
     let flagged = |f: &&crate::analysis::Finding| f.allowed.is_none() && f.placement == 0;
-    let mut lines: Vec<u64> = match selection {
+    let lines: Vec<u64> = match selection {
         Selection::Flagged => {
             let mut l: Vec<u64> = a
                 .findings
@@ -192,7 +192,7 @@ fn select(a: &Analysis, selection: &Selection) -> Result<(Vec<u64>, Vec<String>)
                 .flat_map(|f| f.lines.clone())
                 .collect();
             if l.is_empty() {
-                l = (0..count).collect();
+                l = (0..count.min(MAX_LINES as u64 + 1)).collect();
             }
             l
         }
@@ -204,7 +204,7 @@ fn select(a: &Analysis, selection: &Selection) -> Result<(Vec<u64>, Vec<String>)
                     count.saturating_sub(1)
                 )));
             }
-            (*first..=*last).collect()
+            (*first..=*last).take(MAX_LINES + 1).collect()
         }
         Selection::Around(fields) => {
             let mut l = Vec::new();
@@ -222,7 +222,7 @@ fn select(a: &Analysis, selection: &Selection) -> Result<(Vec<u64>, Vec<String>)
                     )));
                 }
                 for &i in &matched {
-                    l.extend(lines_of(&a.annotated.spans[i]));
+                    l.extend(lines_of(&a.annotated.spans[i]).take(MAX_LINES + 1));
                     paths.push(a.annotated.spans[i].path.clone());
                     for f in a.findings.iter().filter(flagged) {
                         if f.a.span == i || f.b.span == i {
@@ -231,15 +231,32 @@ fn select(a: &Analysis, selection: &Selection) -> Result<(Vec<u64>, Vec<String>)
                     }
                 }
             }
-            l.sort_unstable();
-            l.dedup();
-            return Ok((l, paths));
+            return capped(a, l, paths);
         }
     };
+    capped(a, lines, Vec::new())
+}
+
+/// Sorted, deduplicated lines, refused when there are too many to draw.
+fn capped(
+    a: &Analysis,
+    mut lines: Vec<u64>,
+    paths: Vec<String>,
+) -> Result<(Vec<u64>, Vec<String>)> {
     lines.sort_unstable();
     lines.dedup();
-    Ok((lines, Vec::new()))
+    if lines.len() > MAX_LINES {
+        return Err(Error::Usage(format!(
+            "struct {} would need {} lines drawn; pick some with --lines A-B or --around FIELD",
+            a.root,
+            lines.len()
+        )));
+    }
+    Ok((lines, paths))
 }
+
+/// Most lines one diagram draws (a 640 KB struct in a strip).
+const MAX_LINES: usize = 10_000;
 
 /// True when `field` names `span`: its path, a dotted suffix of it, its
 /// own name, or `TYPE.member` of a struct on its way.
