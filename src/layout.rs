@@ -262,6 +262,11 @@ fn loaded_composite(table: &TypeTable, id: TypeId) -> Result<&Composite> {
 /// Nesting limit for embedded composites; real kernels stay below 20.
 const MAX_NESTING: usize = 64;
 
+/// Rows of one layout, at most: the expanded `pglist_data` of a distro
+/// kernel has about 10k; a struct that holds another twice at every level
+/// would have 2^depth.
+const MAX_ROWS: usize = 1_000_000;
+
 struct Walker<'t> {
     table: &'t TypeTable,
     depth_mode: Depth,
@@ -276,6 +281,11 @@ impl Walker<'_> {
             return Err(Error::BadType(
                 "type contains itself by value (corrupt debug info)".into(),
             ));
+        }
+        if self.items.len() > MAX_ROWS {
+            return Err(Error::BadType(format!(
+                "the layout has more than {MAX_ROWS} rows (corrupt debug info, or show it without --expand)"
+            )));
         }
         let table = self.table;
         let composite = loaded_composite(table, id)?;

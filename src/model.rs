@@ -265,13 +265,40 @@ impl TypeTable {
     /// members, base types aligned to their size. Inferred, so an
     /// ABI-specific exception (i386 `long long` in structs) may differ.
     pub fn alignment_of(&self, id: TypeId) -> u64 {
-        self.align_at_depth(id, 0).max(1)
+        let mut memo = std::collections::HashMap::new();
+        self.align_at_depth(id, 0, &mut memo, &mut Vec::new())
+            .max(1)
     }
 
-    fn align_at_depth(&self, id: TypeId, depth: usize) -> u64 {
-        if depth > MAX_TYPE_DEPTH {
+    /// Memoized, so a struct holding the same type many times (or a hostile
+    /// one holding itself) is visited once per type.
+    fn align_at_depth(
+        &self,
+        id: TypeId,
+        depth: usize,
+        memo: &mut std::collections::HashMap<TypeId, u64>,
+        active: &mut Vec<TypeId>,
+    ) -> u64 {
+        if depth > MAX_TYPE_DEPTH || active.contains(&id) {
             return 1;
         }
+        if let Some(&known) = memo.get(&id) {
+            return known;
+        }
+        active.push(id);
+        let align = self.align_uncached(id, depth, memo, active);
+        active.pop();
+        memo.insert(id, align);
+        align
+    }
+
+    fn align_uncached(
+        &self,
+        id: TypeId,
+        depth: usize,
+        memo: &mut std::collections::HashMap<TypeId, u64>,
+        active: &mut Vec<TypeId>,
+    ) -> u64 {
         match self.get(id) {
             Type::Void | Type::Function { .. } => 1,
             Type::Base { size, .. } | Type::Pointer { size, .. } | Type::Enum { size, .. } => {
@@ -282,9 +309,9 @@ impl TypeTable {
                 }
             }
             Type::Qualified { target, .. } | Type::Typedef { target, .. } => {
-                self.align_at_depth(*target, depth + 1)
+                self.align_at_depth(*target, depth + 1, memo, active)
             }
-            Type::Array { element, .. } => self.align_at_depth(*element, depth + 1),
+            Type::Array { element, .. } => self.align_at_depth(*element, depth + 1, memo, active),
             Type::Composite(c) => {
                 let natural = c
                     .members
@@ -292,7 +319,7 @@ impl TypeTable {
                     .flatten()
                     .map(|m| {
                         m.alignment
-                            .unwrap_or_else(|| self.align_at_depth(m.ty, depth + 1))
+                            .unwrap_or_else(|| self.align_at_depth(m.ty, depth + 1, memo, active))
                     })
                     .max()
                     .unwrap_or(1);

@@ -171,6 +171,22 @@ fn find_member<'t>(
     ty: TypeId,
     name: &str,
 ) -> Result<Option<(&'t Member, u64)>> {
+    find_member_at(table, ty, name, 0)
+}
+
+/// Anonymous members nested deeper than this are corrupt input (a struct
+/// holding itself anonymously).
+const MAX_ANONYMOUS_DEPTH: usize = 32;
+
+fn find_member_at<'t>(
+    table: &'t TypeTable,
+    ty: TypeId,
+    name: &str,
+    depth: usize,
+) -> Result<Option<(&'t Member, u64)>> {
+    if depth > MAX_ANONYMOUS_DEPTH {
+        return Ok(None);
+    }
     let stripped = table.strip(ty);
     let Some(c) = table.composite(stripped) else {
         return Err(Error::BadPath(format!(
@@ -183,7 +199,7 @@ fn find_member<'t>(
     }
     for m in members.iter().filter(|m| m.name.is_none()) {
         if table.composite(table.strip(m.ty)).is_some()
-            && let Some((inner, at)) = find_member(table, m.ty, name)?
+            && let Some((inner, at)) = find_member_at(table, m.ty, name, depth + 1)?
         {
             return Ok(Some((inner, m.bit_offset + at)));
         }
@@ -194,13 +210,20 @@ fn find_member<'t>(
 /// Names reachable from `ty` with one `.name` step (members of anonymous
 /// structs and unions included, as C allows).
 pub fn member_names(table: &TypeTable, ty: TypeId, out: &mut Vec<String>) {
+    member_names_at(table, ty, out, 0);
+}
+
+fn member_names_at(table: &TypeTable, ty: TypeId, out: &mut Vec<String>, depth: usize) {
     let Some(c) = table.composite(table.strip(ty)) else {
         return;
     };
+    if depth > MAX_ANONYMOUS_DEPTH {
+        return;
+    }
     for m in c.members.as_deref().unwrap_or(&[]) {
         match &m.name {
             Some(n) => out.push(n.clone()),
-            None => member_names(table, m.ty, out),
+            None => member_names_at(table, m.ty, out, depth + 1),
         }
     }
 }

@@ -36,6 +36,9 @@ pub const ATOMIC_TYPES: &[&str] = &["atomic_t", "atomic_long_t", "atomic64_t", "
 /// Elements of an array of structs analysed one by one, at most.
 pub const MAX_ELEMENTS: u64 = 1024;
 
+/// Leaf fields of one root, at most.
+pub const MAX_SPANS: usize = 1_000_000;
+
 /// Why a span has its class.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Origin {
@@ -310,6 +313,14 @@ impl Walker<'_, '_> {
         inherited: Option<&Inherit>,
     ) {
         if self.active.contains(&id) || self.active.len() > 64 {
+            return;
+        }
+        if self.spans.len() > MAX_SPANS {
+            if !self.notes.iter().any(|n| n.starts_with("stopped after")) {
+                self.notes.push(format!(
+                    "stopped after {MAX_SPANS} fields: the root is corrupt or enormous"
+                ));
+            }
             return;
         }
         let table = self.table;

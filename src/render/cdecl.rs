@@ -5,9 +5,17 @@ use crate::model::{Type, TypeId, TypeTable};
 /// Longest declarator chain followed before giving up (cyclic input).
 const MAX_DEPTH: usize = 32;
 
+/// Types visited to spell one declaration, at most: a function type whose
+/// parameters point back at it would otherwise spell forever.
+const MAX_STEPS: usize = 512;
+
 /// The C name of a type: `struct list_head *`, `atomic_long_t`, `long[4]`.
 pub fn type_name(table: &TypeTable, id: TypeId) -> String {
-    let (base, declarator) = split(table, id, String::new(), 0);
+    type_name_within(table, id, &mut MAX_STEPS.clone())
+}
+
+fn type_name_within(table: &TypeTable, id: TypeId, budget: &mut usize) -> String {
+    let (base, declarator) = split(table, id, String::new(), 0, budget);
     if declarator.is_empty() {
         base
     } else if declarator.starts_with('[') {
@@ -21,7 +29,7 @@ pub fn type_name(table: &TypeTable, id: TypeId) -> String {
 /// (`struct list_head *`) and the declarator with the name (`lists[5]`,
 /// `(*open)(struct callbacks *, const char *)`).
 pub fn declaration(table: &TypeTable, id: TypeId, name: &str) -> (String, String) {
-    let (base, declarator) = split(table, id, name.to_owned(), 0);
+    let (base, declarator) = split(table, id, name.to_owned(), 0, &mut MAX_STEPS.clone());
     if !declarator.contains('(') {
         let stars = declarator.len() - declarator.trim_start_matches('*').len();
         if stars > 0 {
@@ -34,10 +42,17 @@ pub fn declaration(table: &TypeTable, id: TypeId, name: &str) -> (String, String
     (base, declarator)
 }
 
-fn split(table: &TypeTable, id: TypeId, inner: String, depth: usize) -> (String, String) {
-    if depth > MAX_DEPTH {
+fn split(
+    table: &TypeTable,
+    id: TypeId,
+    inner: String,
+    depth: usize,
+    budget: &mut usize,
+) -> (String, String) {
+    if depth > MAX_DEPTH || *budget == 0 {
         return ("<cycle>".into(), inner);
     }
+    *budget -= 1;
     let next = depth + 1;
     match table.get(id) {
         Type::Pointer { target, .. } => {
@@ -47,7 +62,7 @@ fn split(table: &TypeTable, id: TypeId, inner: String, depth: usize) -> (String,
             } else {
                 format!("*{inner}")
             };
-            split(table, *target, wrapped, next)
+            split(table, *target, wrapped, next, budget)
         }
         Type::Array { element, dims } => {
             let mut s = inner;
@@ -57,21 +72,30 @@ fn split(table: &TypeTable, id: TypeId, inner: String, depth: usize) -> (String,
                     None => s.push_str("[]"),
                 }
             }
-            split(table, *element, s, next)
+            split(table, *element, s, next, budget)
         }
         Type::Function {
             ret,
             params,
             variadic,
         } => {
-            let mut list: Vec<String> = params.iter().map(|p| type_name(table, *p)).collect();
+            let mut list: Vec<String> = params
+                .iter()
+                .map(|p| type_name_within(table, *p, budget))
+                .collect();
             if *variadic {
                 list.push("...".into());
             }
             if list.is_empty() {
                 list.push("void".into());
             }
-            split(table, *ret, format!("{inner}({})", list.join(", ")), next)
+            split(
+                table,
+                *ret,
+                format!("{inner}({})", list.join(", ")),
+                next,
+                budget,
+            )
         }
         Type::Qualified { qualifier, target } => {
             if matches!(table.get(*target), Type::Pointer { .. }) {
@@ -80,9 +104,9 @@ fn split(table: &TypeTable, id: TypeId, inner: String, depth: usize) -> (String,
                 } else {
                     format!("{} {inner}", qualifier.keyword())
                 };
-                split(table, *target, inner, next)
+                split(table, *target, inner, next, budget)
             } else {
-                let (base, declarator) = split(table, *target, inner, next);
+                let (base, declarator) = split(table, *target, inner, next, budget);
                 (format!("{} {base}", qualifier.keyword()), declarator)
             }
         }
