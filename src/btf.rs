@@ -40,8 +40,11 @@ pub fn is_btf(data: &[u8]) -> bool {
 }
 
 /// Parses `blobs` in order: the first is the base, each next one is split
-/// BTF whose ids and strings continue those before it.
-pub fn parse(blobs: &[&[u8]], pointer_size: u64) -> Result<BtfTypes, String> {
+/// BTF whose ids and strings continue those before it. `cacheline` is the
+/// machine's line size: the kernel declares `struct cacheline_padding`
+/// (`CACHELINE_PADDING()`) `____cacheline_aligned`, the one alignment BTF
+/// lets us know without recording it.
+pub fn parse(blobs: &[&[u8]], pointer_size: u64, cacheline: u64) -> Result<BtfTypes, String> {
     let mut raw: Vec<Raw> = vec![Raw::Void];
     let mut strings: Vec<&[u8]> = Vec::new();
     let mut notes = Vec::new();
@@ -58,7 +61,7 @@ pub fn parse(blobs: &[&[u8]], pointer_size: u64) -> Result<BtfTypes, String> {
         read_types(&header, &mut raw, &mut notes).map_err(|e| format!("{what}: {e}"))?;
     }
     let strings = Strings(strings);
-    let mut types = build(&raw, &strings, pointer_size, notes)?;
+    let mut types = build(&raw, &strings, pointer_size, cacheline, notes)?;
     // Model ids follow BTF ids one to one (id 0 is void in both).
     types.split_start = split_start.map(|i| TypeId(i as u32));
     Ok(types)
@@ -346,6 +349,7 @@ fn build(
     raw: &[Raw],
     strings: &Strings<'_>,
     pointer_size: u64,
+    cacheline: u64,
     notes: Vec<String>,
 ) -> Result<BtfTypes, String> {
     let mut out = BtfTypes {
@@ -426,15 +430,18 @@ fn build(
                         decl: None,
                     });
                 }
+                let name = name(*n);
+                let alignment =
+                    (name.as_deref() == Some(crate::layout::PADDING_TYPE)).then_some(cacheline);
                 let c = Composite {
                     kind: if *union {
                         CompositeKind::Union
                     } else {
                         CompositeKind::Struct
                     },
-                    name: name(*n),
+                    name,
                     size: Some(*size),
-                    alignment: None,
+                    alignment,
                     members: Some(list),
                     decl: None,
                 };
@@ -553,7 +560,7 @@ mod tests {
                 &[7, 1, 0, 9, 1, (3 << 24) | 4, 11, 2, 64],
             ),
         ];
-        let t = parse(&[&blob(types, strings)], 8).unwrap();
+        let t = parse(&[&blob(types, strings)], 8, 64).unwrap();
         let s = t.names["s"][0];
         let c = t.table.composite(s).unwrap();
         let m = c.members.as_ref().unwrap();
@@ -571,11 +578,11 @@ mod tests {
         let strings = b"\0int\0";
         let good = blob(&[(1, info(1, 0, false), 4, &[32])], strings);
         for cut in 0..good.len() {
-            let _ = parse(&[&good[..cut]], 8);
+            let _ = parse(&[&good[..cut]], 8, 64);
         }
         let dangling = blob(&[(0, info(2, 0, false), 99, &[])], strings);
         assert!(
-            parse(&[&dangling], 8)
+            parse(&[&dangling], 8, 64)
                 .unwrap_err()
                 .contains("refers to type 99")
         );
@@ -586,11 +593,11 @@ mod tests {
             ],
             strings,
         );
-        let t = parse(&[&unknown], 8).unwrap();
+        let t = parse(&[&unknown], 8, 64).unwrap();
         assert!(t.notes[0].contains("BTF kind 31"), "{:?}", t.notes);
         let self_array = blob(&[(0, info(3, 0, false), 0, &[1, 1, 2])], strings);
-        assert!(parse(&[&self_array], 8).is_err());
+        assert!(parse(&[&self_array], 8, 64).is_err());
         let huge_vlen = blob(&[(0, info(4, 0xffff, false), 0, &[])], strings);
-        assert!(parse(&[&huge_vlen], 8).is_err());
+        assert!(parse(&[&huge_vlen], 8, 64).is_err());
     }
 }

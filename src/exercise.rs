@@ -54,7 +54,7 @@ pub fn elf(data: &[u8]) {
 
 /// BTF: the parse, `sizes`, and the layout and analysis of the first structs.
 pub fn btf(data: &[u8]) {
-    let Ok(types) = crate::btf::parse(&[data], 8) else {
+    let Ok(types) = crate::btf::parse(&[data], 8, 64) else {
         return;
     };
     let _ = crate::sizes::btf_sizes(&types);

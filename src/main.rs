@@ -127,6 +127,8 @@ enum Command {
         /// Cacheline size in bytes; default from the rules file, else the ELF machine.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         cacheline: Option<u64>,
+        #[command(flatten)]
+        source: SourceArgs,
     },
     /// Offsets, sizes and cachelines of paths, one column per build
     /// (config), with the rows whose lines differ marked.
@@ -210,6 +212,8 @@ enum Command {
         /// Cacheline size in bytes; default from the rules file, else the ELF machine.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         cacheline: Option<u64>,
+        #[command(flatten)]
+        source: SourceArgs,
     },
 }
 
@@ -457,22 +461,29 @@ fn main() -> ExitCode {
             format,
             fail_on,
             cacheline,
-        } => commands::check(&CheckOptions {
-            rules,
-            builds: builds.iter().map(|b| Build::parse(b)).collect(),
-            baseline: baseline.iter().map(|b| Build::parse(b)).collect(),
-            format: match format {
-                CheckOutput::Text => CheckFormat::Text,
-                CheckOutput::Json => CheckFormat::Json,
-                CheckOutput::Sarif => CheckFormat::Sarif,
-            },
-            fail_on: match fail_on {
-                FailOn::Error => Severity::Error,
-                FailOn::Warning => Severity::Warning,
-                FailOn::Note => Severity::Note,
-            },
-            cacheline,
-        }),
+            source,
+        } => source
+            .source()
+            .map_err(cachelint::error::Error::Usage)
+            .and_then(|source| {
+                commands::check(&CheckOptions {
+                    rules,
+                    builds: builds.iter().map(|b| Build::parse(b)).collect(),
+                    baseline: baseline.iter().map(|b| Build::parse(b)).collect(),
+                    format: match format {
+                        CheckOutput::Text => CheckFormat::Text,
+                        CheckOutput::Json => CheckFormat::Json,
+                        CheckOutput::Sarif => CheckFormat::Sarif,
+                    },
+                    fail_on: match fail_on {
+                        FailOn::Error => Severity::Error,
+                        FailOn::Warning => Severity::Warning,
+                        FailOn::Note => Severity::Note,
+                    },
+                    cacheline,
+                    source,
+                })
+            }),
         Command::Offsets {
             items,
             format,
@@ -519,28 +530,35 @@ fn main() -> ExitCode {
             format,
             compare,
             cacheline,
-        } => commands::diagram(&DiagramOptions {
-            rules,
-            build: Build::parse(&build),
-            ty,
-            selection: match (lines, around.is_empty()) {
-                (Some((a, b)), _) => Selection::Lines(a, b),
-                (None, false) => Selection::Around(around),
-                (None, true) => Selection::Flagged,
-            },
-            width: width as usize,
-            style: style.map(|s| match s {
-                Style::Boxes => DiagramStyle::Boxes,
-                Style::Strip => DiagramStyle::Strip,
-                Style::Table => DiagramStyle::Table,
+            source,
+        } => source
+            .source()
+            .map_err(cachelint::error::Error::Usage)
+            .and_then(|source| {
+                commands::diagram(&DiagramOptions {
+                    rules,
+                    build: Build::parse(&build),
+                    ty,
+                    selection: match (lines, around.is_empty()) {
+                        (Some((a, b)), _) => Selection::Lines(a, b),
+                        (None, false) => Selection::Around(around),
+                        (None, true) => Selection::Flagged,
+                    },
+                    width: width as usize,
+                    style: style.map(|s| match s {
+                        Style::Boxes => DiagramStyle::Boxes,
+                        Style::Strip => DiagramStyle::Strip,
+                        Style::Table => DiagramStyle::Table,
+                    }),
+                    format: match format {
+                        DiagramOutput::Text => DiagramFormat::Text,
+                        DiagramOutput::Markdown => DiagramFormat::Markdown,
+                    },
+                    compare: compare.as_deref().map(Build::parse),
+                    cacheline,
+                    source,
+                })
             }),
-            format: match format {
-                DiagramOutput::Text => DiagramFormat::Text,
-                DiagramOutput::Markdown => DiagramFormat::Markdown,
-            },
-            compare: compare.as_deref().map(Build::parse),
-            cacheline,
-        }),
     };
     match result {
         Ok(output) => {

@@ -35,6 +35,7 @@ fn options(rules_files: &[PathBuf], builds: &[(&str, PathBuf)]) -> CheckOptions 
         format: CheckFormat::Json,
         fail_on: Severity::Error,
         cacheline: None,
+        source: commands::Source::Auto,
     }
 }
 

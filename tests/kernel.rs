@@ -263,6 +263,7 @@ fn check_finds_the_threads_false_sharing_where_pahole_puts_the_fields() {
         format: commands::CheckFormat::Json,
         fail_on: cachelint::rules::Severity::Error,
         cacheline: None,
+        source: commands::Source::Auto,
     })
     .unwrap();
     let report: Value = serde_json::from_str(&out.stdout).unwrap();

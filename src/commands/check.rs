@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::analyze::{Roots, analyze_build};
-use super::{Output, to_json, with_dwarf};
+use super::{Output, Source, to_json, with_dwarf};
 use crate::analysis::validate::Check;
 use crate::error::{Error, Result};
 use crate::render;
@@ -74,6 +74,8 @@ pub struct CheckOptions {
     pub fail_on: Severity,
     /// Cacheline size override.
     pub cacheline: Option<u64>,
+    /// DWARF, BTF, or whichever the files have.
+    pub source: Source,
 }
 
 /// Runs `check`.
@@ -90,11 +92,11 @@ pub fn check(opts: &CheckOptions) -> Result<Output> {
     }
     let mut results = Vec::new();
     for build in &opts.builds {
-        results.push(run_build(build, &rules, opts.cacheline)?);
+        results.push(run_build(build, &rules, opts.cacheline, &opts.source)?);
     }
     let checks: Vec<&[(Location, Check)]> = results.iter().map(|r| r.checks.as_slice()).collect();
     let mut notes = rules_fit(&rules, &opts.builds, &checks)?;
-    let baseline = Baseline::load(&opts.baseline, &rules, opts.cacheline)?;
+    let baseline = Baseline::load(&opts.baseline, &rules, opts.cacheline, &opts.source)?;
     let mut report = Report {
         version: REPORT_VERSION,
         ..Report::default()
@@ -142,8 +144,13 @@ struct BuildResult {
     notes: Vec<String>,
 }
 
-fn run_build(build: &Build, rules: &Rules, cacheline: Option<u64>) -> Result<BuildResult> {
-    let analyzed = analyze_build(build, rules, cacheline, Roots::FromRules)?;
+fn run_build(
+    build: &Build,
+    rules: &Rules,
+    cacheline: Option<u64>,
+    source: &Source,
+) -> Result<BuildResult> {
+    let analyzed = analyze_build(build, rules, cacheline, Roots::FromRules, source)?;
     let mut info = BuildInfo {
         config: analyzed.config.clone(),
         file: analyzed.file.clone(),
@@ -285,7 +292,12 @@ struct Baseline {
 }
 
 impl Baseline {
-    fn load(items: &[Build], rules: &Rules, cacheline: Option<u64>) -> Result<Baseline> {
+    fn load(
+        items: &[Build],
+        rules: &Rules,
+        cacheline: Option<u64>,
+        source: &Source,
+    ) -> Result<Baseline> {
         let mut findings = Vec::new();
         let mut configs = HashSet::new();
         for item in items {
@@ -296,7 +308,7 @@ impl Baseline {
                     findings.extend(report.allowed);
                 }
                 None => {
-                    let r = run_build(item, rules, cacheline)?;
+                    let r = run_build(item, rules, cacheline, source)?;
                     configs.insert(item.config.clone());
                     findings.extend(r.findings);
                     findings.extend(r.allowed);

@@ -63,6 +63,8 @@ pub struct DiagramOptions {
     pub compare: Option<Build>,
     /// Cacheline size override.
     pub cacheline: Option<u64>,
+    /// DWARF, BTF, or whichever the files have.
+    pub source: super::Source,
 }
 
 /// Narrowest width a diagram can be drawn in.
@@ -81,7 +83,15 @@ pub fn diagram(opts: &DiagramOptions) -> Result<Output> {
     builds.extend(opts.compare.clone());
     let analyzed: Vec<Analyzed> = builds
         .iter()
-        .map(|b| analyze_build(b, &rules, opts.cacheline, Roots::Only(&opts.ty)))
+        .map(|b| {
+            analyze_build(
+                b,
+                &rules,
+                opts.cacheline,
+                Roots::Only(&opts.ty),
+                &opts.source,
+            )
+        })
         .collect::<Result<_>>()?;
     let checks: Vec<_> = analyzed.iter().map(|a| a.checks.as_slice()).collect();
     let mut notes = rules_fit(&rules, &builds, &checks)?;

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::analyze::{Roots, analyze_build};
 use super::check::{Build, rules_fit};
-use super::{Output, to_json, with_dwarf};
+use super::{Output, Source, to_json, with_dwarf};
 use crate::analysis::Analysis;
 use crate::diff::{self, Side, TypeDiff};
 use crate::dwarf::decode::Decoder;
@@ -156,8 +156,20 @@ pub fn diff(opts: &DiffOptions) -> Result<Output> {
         for report in types.iter_mut().filter(|r| r.diff.is_some()) {
             let builds = [opts.old.clone(), opts.new.clone()];
             let name = report.name.as_str();
-            let old = analyze_build(&builds[0], &rules, opts.cacheline, Roots::Only(name))?;
-            let new = analyze_build(&builds[1], &rules, opts.cacheline, Roots::Only(name))?;
+            let old = analyze_build(
+                &builds[0],
+                &rules,
+                opts.cacheline,
+                Roots::Only(name),
+                &Source::Dwarf,
+            )?;
+            let new = analyze_build(
+                &builds[1],
+                &rules,
+                opts.cacheline,
+                Roots::Only(name),
+                &Source::Dwarf,
+            )?;
             notes.extend(rules_fit(&rules, &builds, &[&old.checks, &new.checks])?);
             notes.extend(old.notes.iter().chain(&new.notes).cloned());
             let (a, b) = (&old.roots[0].analysis, &new.roots[0].analysis);

@@ -235,15 +235,18 @@ pub(crate) struct BtfInput {
     pub cacheline: u64,
 }
 
-enum Resolved {
+/// The source chosen for a file.
+pub(crate) enum Resolved {
+    /// Read DWARF.
     Dwarf,
+    /// BTF, already loaded.
     Btf(BtfInput),
 }
 
 /// The note every BTF-based output carries.
 pub const BTF_NOTE: &str = "types from BTF: no source files or lines, alignment inferred from the members (BTF records no alignment attributes)";
 
-fn resolve_source(file: &Path, source: &Source) -> Result<Resolved> {
+pub(crate) fn resolve_source(file: &Path, source: &Source) -> Result<Resolved> {
     let base = match source {
         Source::Dwarf => return Ok(Resolved::Dwarf),
         Source::Btf { base } => base.as_deref(),
@@ -271,7 +274,7 @@ fn resolve_source(file: &Path, source: &Source) -> Result<Resolved> {
         blobs.push(bytes.into_owned());
     }
     let refs: Vec<&[u8]> = blobs.iter().map(Vec::as_slice).collect();
-    let types = crate::btf::parse(&refs, pointer).map_err(|reason| Error::Section {
+    let types = crate::btf::parse(&refs, pointer, line).map_err(|reason| Error::Section {
         path: file.to_owned(),
         section: ".BTF".into(),
         reason,
