@@ -262,10 +262,10 @@ fn loaded_composite(table: &TypeTable, id: TypeId) -> Result<&Composite> {
 /// Nesting limit for embedded composites; real kernels stay below 20.
 const MAX_NESTING: usize = 64;
 
-/// Rows of one layout, at most: the expanded `pglist_data` of a distro
-/// kernel has about 10k; a struct that holds another twice at every level
-/// would have 2^depth.
-const MAX_ROWS: usize = 1_000_000;
+/// Rows of one layout, at most: expanded, the biggest structs of a distro
+/// kernel have about a thousand (`kvm_vcpu` 910, `task_struct` 784); a
+/// struct that holds another twice at every level would have 2^depth.
+const MAX_ROWS: usize = 200_000;
 
 struct Walker<'t> {
     table: &'t TypeTable,

@@ -37,7 +37,7 @@ pub const ATOMIC_TYPES: &[&str] = &["atomic_t", "atomic_long_t", "atomic64_t", "
 pub const MAX_ELEMENTS: u64 = 1024;
 
 /// Leaf fields of one root, at most.
-pub const MAX_SPANS: usize = 1_000_000;
+pub const MAX_SPANS: usize = 200_000;
 
 /// Why a span has its class.
 #[derive(Clone, Debug, PartialEq, Eq)]
