@@ -39,6 +39,10 @@ pub const MAX_ELEMENTS: u64 = 1024;
 /// Leaf fields of one root, at most.
 pub const MAX_SPANS: usize = 200_000;
 
+/// Struct instances walked in one root, at most (nested arrays of structs
+/// with no leaves would otherwise multiply without adding fields).
+pub const MAX_VISITS: usize = 200_000;
+
 /// Why a span has its class.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Origin {
@@ -136,6 +140,7 @@ pub fn annotate(table: &TypeTable, root: TypeId, root_name: &str, rules: &Rules)
         notes: Vec::new(),
         contains: HashMap::new(),
         active: Vec::new(),
+        visits: 0,
     };
     let root_frame = Frame {
         ty: root_name.to_owned(),
@@ -233,6 +238,7 @@ struct Walker<'t, 'r> {
     notes: Vec<String>,
     contains: HashMap<TypeId, bool>,
     active: Vec<TypeId>,
+    visits: usize,
 }
 
 /// A member's type seen through typedefs, qualifiers and arrays.
@@ -315,10 +321,13 @@ impl Walker<'_, '_> {
         if self.active.contains(&id) || self.active.len() > 64 {
             return;
         }
-        if self.spans.len() > MAX_SPANS {
+        self.visits += 1;
+        if self.spans.len() > MAX_SPANS || self.visits > MAX_VISITS {
             if !self.notes.iter().any(|n| n.starts_with("stopped after")) {
                 self.notes.push(format!(
-                    "stopped after {MAX_SPANS} fields: the root is corrupt or enormous"
+                    "stopped after {} fields in {} structs: the root is corrupt or enormous",
+                    self.spans.len(),
+                    self.visits
                 ));
             }
             return;
