@@ -68,10 +68,6 @@ impl TypeSpec {
 pub struct Found {
     /// The composite, with members loaded deeply.
     pub id: TypeId,
-    /// How many distinct layouts carry this name.
-    pub variants: usize,
-    /// Which one was picked (1-based).
-    pub picked: usize,
     /// A note to show when there is more than one layout.
     pub note: Option<String>,
 }
@@ -285,12 +281,7 @@ pub fn pick_layout(table: &TypeTable, spec: &TypeSpec, candidates: &[TypeId]) ->
             picked + 1,
         )
     });
-    Ok(Found {
-        id,
-        variants: distinct.len(),
-        picked: picked + 1,
-        note,
-    })
+    Ok(Found { id, note })
 }
 
 fn decl_file(table: &TypeTable, id: TypeId) -> Option<&str> {

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{Analysis, Finding, Side};
+use crate::analysis::{Analysis, Finding, Origin, Side};
 use crate::rules::Severity;
 
 /// Version of the JSON report; bumped when a key changes meaning.
@@ -161,6 +161,10 @@ pub struct ReportSide {
     pub decl_line: Option<u64>,
     /// Kernel cacheline group it sits in.
     pub group: Option<String>,
+    /// Why it has its class: the rule (`FILE:LINE:COL` in the rules file),
+    /// a kernel lock type, being named as a lock, or an enclosing member's rule.
+    #[serde(default)]
+    pub why: String,
 }
 
 impl ReportFinding {
@@ -180,6 +184,7 @@ impl ReportFinding {
                 decl_file: span.decl.as_ref().map(|d| d.file.clone()),
                 decl_line: span.decl.as_ref().map(|d| d.line),
                 group: span.group.clone(),
+                why: why(&span.origin),
             }
         };
         ReportFinding {
@@ -225,6 +230,17 @@ impl ReportFinding {
             "warning" => Severity::Warning,
             _ => Severity::Note,
         }
+    }
+}
+
+/// Words for a span's [`Origin`].
+fn why(origin: &Origin) -> String {
+    match origin {
+        Origin::Rule { ty, at } => format!("rule of {ty} at {at}"),
+        Origin::Inherited { from } => format!("inherited from the rule on {from}"),
+        Origin::LockType(name) => format!("a {name} is a lock"),
+        Origin::NamedLock => "named as the lock of a lock-protected field".into(),
+        Origin::None => "no rule".into(),
     }
 }
 

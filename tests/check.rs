@@ -636,3 +636,16 @@ fn a_net_cachelines_row_that_names_no_member_is_a_note_not_an_error() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn each_side_says_which_rule_gave_its_class() {
+    let report = check_one("lru.toml", "gcc-dwarf5-base");
+    let f = false_sharing(&report, "mem_cgroup_per_node", "refaulted", "enabled").unwrap();
+    // refaulted is line 14 of tests/rules/lru.toml, enabled line 6.
+    assert!(
+        f.a.why.starts_with("rule of lru_gen_folio at ") && f.a.why.ends_with("lru.toml:14:1"),
+        "{}",
+        f.a.why
+    );
+    assert!(f.b.why.ends_with("lru.toml:6:1"), "{}", f.b.why);
+}

@@ -232,12 +232,7 @@ fn discover(contains: &Contains<'_>, annotated: &[&str]) -> Vec<String> {
 }
 
 fn single(id: TypeId) -> lookup::Found {
-    lookup::Found {
-        id,
-        variants: 1,
-        picked: 1,
-        note: None,
-    }
+    lookup::Found { id, note: None }
 }
 
 /// Validates the rules and analyses each root in `table`.
