@@ -71,8 +71,6 @@ pub enum Origin {
 pub struct Span {
     /// Path from the root (`lruvec.lrugen.refaulted`, `zones[1].lock`).
     pub path: String,
-    /// The member's type.
-    pub ty: TypeId,
     /// First byte, from the root's start.
     pub offset: u64,
     /// Size in bytes (the bytes a bitfield touches).
@@ -505,7 +503,6 @@ impl Walker<'_, '_> {
                 .map(|(f, rel)| (f.ty.clone(), rel.clone()))
                 .collect(),
             path: abs,
-            ty: m.ty,
             offset,
             size,
             class,

@@ -230,12 +230,10 @@ fn allowed(allow: &[Allow], a: &Span, b: &Span) -> Option<String> {
 mod tests {
     use super::*;
     use crate::analysis::annotate::Origin;
-    use crate::model::TypeId;
 
     fn span(path: &str, offset: u64, size: u64, class: Option<Class>, lock: Option<&str>) -> Span {
         Span {
             path: path.into(),
-            ty: TypeId(0),
             offset,
             size,
             class,
