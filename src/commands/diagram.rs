@@ -150,7 +150,6 @@ fn draw(opts: &DiagramOptions, a: &Analyzed, root: &RootAnalysis, lines: Vec<u64
     let d = Drawing {
         analysis: an,
         paddings: &root.paddings,
-        config: &a.config,
         lines,
         width: opts.width,
     };

@@ -23,8 +23,6 @@ pub struct Drawing<'a> {
     pub analysis: &'a Analysis,
     /// Tail padding inside the root, `[start, end)`.
     pub paddings: &'a [(u64, u64)],
-    /// Config label of the build.
-    pub config: &'a str,
     /// Lines to draw, ascending.
     pub lines: Vec<u64>,
     /// Maximum output width in columns.
