@@ -219,6 +219,7 @@ pub fn layout(table: &TypeTable, root: TypeId, cacheline: u64, depth: Depth) -> 
         depth_mode: depth,
         items: Vec::new(),
         active: Vec::new(),
+        path_bytes: 0,
     };
     let summary = walker.walk(root, 0, "", 0)?;
     let items = insert_boundaries(walker.items, cacheline);
@@ -267,12 +268,17 @@ const MAX_NESTING: usize = 64;
 /// struct that holds another twice at every level would have 2^depth.
 const MAX_ROWS: usize = 200_000;
 
+/// Total length of the member paths of one layout, at most.
+const MAX_PATH_BYTES: usize = 64 << 20;
+
 struct Walker<'t> {
     table: &'t TypeTable,
     depth_mode: Depth,
     items: Vec<Item>,
     /// Composites being walked, to refuse a type that contains itself.
     active: Vec<TypeId>,
+    /// Bytes of member paths made so far (long names nested deep add up).
+    path_bytes: usize,
 }
 
 impl Walker<'_> {
@@ -348,6 +354,13 @@ impl Walker<'_> {
             Some(name) => format!("{prefix}{name}"),
             None => prefix.trim_end_matches('.').to_owned(),
         };
+        self.path_bytes += path.len();
+        if self.path_bytes > MAX_PATH_BYTES {
+            return Err(Error::BadType(format!(
+                "the member paths of this layout exceed {} MB (corrupt debug info)",
+                MAX_PATH_BYTES >> 20
+            )));
+        }
         if let Some(name) = m.name.as_deref() {
             for (marker, begin) in [(GROUP_BEGIN, true), (GROUP_END, false)] {
                 if let Some(group) = name.strip_prefix(marker) {

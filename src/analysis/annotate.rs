@@ -39,6 +39,10 @@ pub const MAX_ELEMENTS: u64 = 1024;
 /// Leaf fields of one root, at most.
 pub const MAX_SPANS: usize = 200_000;
 
+/// Bytes of paths the spans of one root hold, at most (deep nesting of
+/// long names in corrupt input).
+pub const MAX_BYTES: usize = 64 << 20;
+
 /// Struct instances walked in one root, at most (nested arrays of structs
 /// with no leaves would otherwise multiply without adding fields).
 pub const MAX_VISITS: usize = 200_000;
@@ -139,6 +143,7 @@ pub fn annotate(table: &TypeTable, root: TypeId, root_name: &str, rules: &Rules)
         contains: HashMap::new(),
         active: Vec::new(),
         visits: 0,
+        bytes: 0,
     };
     let root_frame = Frame {
         ty: root_name.to_owned(),
@@ -237,6 +242,8 @@ struct Walker<'t, 'r> {
     contains: HashMap<TypeId, bool>,
     active: Vec<TypeId>,
     visits: usize,
+    /// Bytes of paths held by the spans so far.
+    bytes: usize,
 }
 
 /// A member's type seen through typedefs, qualifiers and arrays.
@@ -320,7 +327,7 @@ impl Walker<'_, '_> {
             return;
         }
         self.visits += 1;
-        if self.spans.len() > MAX_SPANS || self.visits > MAX_VISITS {
+        if self.spans.len() > MAX_SPANS || self.visits > MAX_VISITS || self.bytes > MAX_BYTES {
             if !self.notes.iter().any(|n| n.starts_with("stopped after")) {
                 self.notes.push(format!(
                     "stopped after {} fields in {} structs: the root is corrupt or enormous",
@@ -496,6 +503,12 @@ impl Walker<'_, '_> {
             Some(Class::Lock) => Some(abs.clone()),
             _ => lock,
         };
+        self.bytes += abs.len()
+            + frames
+                .iter()
+                .zip(&rels)
+                .map(|(f, rel)| f.ty.len() + rel.len())
+                .sum::<usize>();
         self.spans.push(Span {
             owners: frames
                 .iter()
