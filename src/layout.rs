@@ -42,7 +42,7 @@ pub struct Field {
 impl Field {
     /// First byte past the member (at least `offset`).
     pub fn end(&self) -> u64 {
-        self.offset + self.size
+        self.offset.saturating_add(self.size)
     }
 }
 
@@ -313,10 +313,12 @@ impl Walker<'_> {
         for (i, (member, geo)) in members.iter().zip(&geometry).enumerate() {
             self.member(member, geo, base, prefix, depth)?;
             let (hole, bit_hole) = holes.after[i];
-            let end = base + geo.storage_offset + geo.byte_size;
+            let end = base
+                .saturating_add(geo.storage_offset)
+                .saturating_add(geo.byte_size);
             if bit_hole > 0 {
                 self.items.push(Item::BitHole {
-                    offset: base + geo.storage_offset,
+                    offset: base.saturating_add(geo.storage_offset),
                     bits: bit_hole as u64,
                     depth,
                 });
@@ -331,7 +333,9 @@ impl Walker<'_> {
         }
         if holes.padding > 0 && composite.kind == CompositeKind::Struct {
             self.items.push(Item::Padding {
-                offset: base + size - holes.padding as u64,
+                offset: base
+                    .saturating_add(size)
+                    .saturating_sub(holes.padding as u64),
                 size: holes.padding as u64,
                 depth,
             });
@@ -349,7 +353,7 @@ impl Walker<'_> {
         depth: usize,
     ) -> Result<()> {
         let table = self.table;
-        let offset = base + geo.storage_offset;
+        let offset = base.saturating_add(geo.storage_offset);
         let path = match &m.name {
             Some(name) => format!("{prefix}{name}"),
             None => prefix.trim_end_matches('.').to_owned(),
@@ -484,19 +488,22 @@ impl Holes {
 
     fn summary(&self, geometry: &[Geometry]) -> Summary {
         let positive = |v: i64| u64::try_from(v).unwrap_or(0);
+        // Saturating: absurd member sizes in corrupt input must not overflow.
+        let total = |it: &mut dyn Iterator<Item = u64>| it.fold(0u64, u64::saturating_add);
         let byte_holes = self.after.iter().map(|h| h.0).chain([self.pre_hole]);
         Summary {
             members: geometry.len(),
-            sum_members: geometry
-                .iter()
-                .filter(|g| g.bitfield.is_none())
-                .map(|g| g.byte_size)
-                .sum(),
-            sum_bitfield_bits: geometry.iter().filter_map(|g| g.bitfield).sum(),
+            sum_members: total(
+                &mut geometry
+                    .iter()
+                    .filter(|g| g.bitfield.is_none())
+                    .map(|g| g.byte_size),
+            ),
+            sum_bitfield_bits: total(&mut geometry.iter().filter_map(|g| g.bitfield)),
             holes: self.nr_holes,
-            sum_holes: byte_holes.map(positive).sum(),
+            sum_holes: total(&mut byte_holes.map(positive)),
             bit_holes: self.nr_bit_holes,
-            sum_bit_holes: self.after.iter().map(|h| positive(h.1)).sum(),
+            sum_bit_holes: total(&mut self.after.iter().map(|h| positive(h.1))),
             padding: positive(self.padding),
             bit_padding: positive(self.bit_padding),
         }

@@ -99,7 +99,7 @@ pub struct Span {
 impl Span {
     /// First byte past the span.
     pub fn end(&self) -> u64 {
-        self.offset + self.size
+        self.offset.saturating_add(self.size)
     }
 
     /// The member's own name: the last path segment.
@@ -343,7 +343,7 @@ impl Walker<'_, '_> {
         };
         self.active.push(id);
         for m in c.members.as_deref().unwrap_or(&[]) {
-            let offset = base + m.bit_offset / 8;
+            let offset = base.saturating_add(m.bit_offset / 8);
             let shape = self.shape(m.ty);
             let Some(name) = m.name.as_deref() else {
                 if table.composite(shape.element).is_some() && shape.dims.is_none() {
@@ -457,7 +457,7 @@ impl Walker<'_, '_> {
                 }
                 self.composite(
                     shape.element,
-                    offset + i * element_size,
+                    offset.saturating_add(i.saturating_mul(element_size)),
                     &format!("{elem_abs}."),
                     &inner,
                     inherit_down.as_ref(),

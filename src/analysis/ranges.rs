@@ -11,7 +11,10 @@ pub fn part_on_line(span: &Span, first: u64, last: u64) -> String {
     let Some((dims, element)) = &span.array else {
         return span.path.clone();
     };
-    let count: u64 = dims.iter().product();
+    let count = dims
+        .iter()
+        .try_fold(1u64, |a, d| a.checked_mul(*d))
+        .unwrap_or(0);
     if *element == 0 || count == 0 {
         return span.path.clone();
     }
@@ -23,7 +26,10 @@ pub fn part_on_line(span: &Span, first: u64, last: u64) -> String {
 /// Index text for flat elements `first..=last` of an array with `dims`.
 pub fn elements(dims: &[u64], first: u64, last: u64) -> String {
     let (first, last) = (first.min(last), first.max(last));
-    let count: u64 = dims.iter().product();
+    let count = dims
+        .iter()
+        .try_fold(1u64, |a, d| a.checked_mul(*d))
+        .unwrap_or(u64::MAX);
     if first == 0 && last + 1 >= count {
         return String::new();
     }
