@@ -196,22 +196,8 @@ fn scan_unit<'a>(
             }
             None => skip_to_sibling(&mut entries, abbrev).map_err(|e| corrupt(offset, e))?,
         };
-        if !abbrev.has_children() {
-            continue;
-        }
-        match sibling {
-            Some(next) if next.0 > offset.0 => {
-                entries = header
-                    .entries_raw(&ctx.abbrevs, Some(next))
-                    .map_err(|e| corrupt(next, e))?;
-            }
-            Some(bad) => {
-                return Err(Error::dwarf(
-                    ctx.absolute(offset),
-                    format!("DW_AT_sibling {:#x} does not point forward", bad.0),
-                ));
-            }
-            None => depth += 1,
+        if abbrev.has_children() && !jump_to_sibling(&ctx, &mut entries, offset, sibling)? {
+            depth += 1;
         }
     }
     Ok(())
@@ -256,6 +242,31 @@ pub(super) fn read_definition<'a>(
         }
     }
     Ok(die)
+}
+
+/// After an entry with children: moves `entries` to the entry's sibling
+/// when the compiler recorded one (true), or leaves it at the first child
+/// (false). A sibling that does not point forward is corrupt input.
+pub(super) fn jump_to_sibling<'c, 'a>(
+    ctx: &'c UnitCtx<'a>,
+    entries: &mut gimli::EntriesRaw<'c, Reader<'a>>,
+    offset: UnitOffset<usize>,
+    sibling: Option<UnitOffset<usize>>,
+) -> Result<bool> {
+    match sibling {
+        Some(next) if next.0 > offset.0 => {
+            *entries = ctx
+                .header
+                .entries_raw(&ctx.abbrevs, Some(next))
+                .map_err(|e| Error::dwarf(ctx.absolute(next), e))?;
+            Ok(true)
+        }
+        Some(bad) => Err(Error::dwarf(
+            ctx.absolute(offset),
+            format!("DW_AT_sibling {:#x} does not point forward", bad.0),
+        )),
+        None => Ok(false),
+    }
 }
 
 /// Skips an entry's attributes, decoding only `DW_AT_sibling`.

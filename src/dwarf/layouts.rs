@@ -13,7 +13,7 @@ use gimli::{AttributeValue, UnitOffset};
 use rayon::prelude::*;
 
 use super::DwarfFile;
-use super::index::{DefKind, def_kind, read_definition, skip_to_sibling};
+use super::index::{DefKind, def_kind, jump_to_sibling, read_definition, skip_to_sibling};
 use crate::error::{Error, Result};
 
 /// A fixed-seed hasher, so that fingerprints agree across threads and runs.
@@ -102,22 +102,8 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<Vec<LayoutDef<'a>>
             }
             None => skip_to_sibling(&mut entries, abbrev).map_err(|e| corrupt(offset, e))?,
         };
-        if !abbrev.has_children() {
-            continue;
-        }
-        match sibling {
-            Some(next) if next.0 > offset.0 => {
-                entries = header
-                    .entries_raw(&ctx.abbrevs, Some(next))
-                    .map_err(|e| corrupt(next, e))?;
-            }
-            Some(bad) => {
-                return Err(Error::dwarf(
-                    ctx.absolute(offset),
-                    format!("DW_AT_sibling {:#x} does not point forward", bad.0),
-                ));
-            }
-            None => depth += 1,
+        if abbrev.has_children() && !jump_to_sibling(&ctx, &mut entries, offset, sibling)? {
+            depth += 1;
         }
     }
     Ok(out)
