@@ -299,11 +299,11 @@ enum SourceKind {
 }
 
 impl SourceArgs {
-    fn source(self) -> Result<Source, String> {
+    fn source(self) -> cachelint::error::Result<Source> {
         match (self.source, self.btf_base) {
-            (SourceKind::Dwarf, Some(_)) => {
-                Err("--btf-base goes with BTF, not --source dwarf".into())
-            }
+            (SourceKind::Dwarf, Some(_)) => Err(cachelint::error::Error::Usage(
+                "--btf-base goes with BTF, not --source dwarf".into(),
+            )),
             (SourceKind::Dwarf, None) => Ok(Source::Dwarf),
             (SourceKind::Auto, None) => Ok(Source::Auto),
             (_, base) => Ok(Source::Btf { base }),
@@ -438,7 +438,6 @@ fn main() -> ExitCode {
             source,
         } => source
             .source()
-            .map_err(cachelint::error::Error::Usage)
             .and_then(|s| commands::layout(&file, &types, expand, format.into(), cacheline, &s)),
         Command::Offsetof {
             file,
@@ -448,12 +447,8 @@ fn main() -> ExitCode {
             source,
         } => source
             .source()
-            .map_err(cachelint::error::Error::Usage)
             .and_then(|s| commands::offsetof(&file, &paths, format.into(), cacheline, &s)),
-        Command::Sizes { file, source } => source
-            .source()
-            .map_err(cachelint::error::Error::Usage)
-            .and_then(|s| commands::sizes(&file, &s)),
+        Command::Sizes { file, source } => source.source().and_then(|s| commands::sizes(&file, &s)),
         Command::Check {
             rules,
             builds,
@@ -462,28 +457,25 @@ fn main() -> ExitCode {
             fail_on,
             cacheline,
             source,
-        } => source
-            .source()
-            .map_err(cachelint::error::Error::Usage)
-            .and_then(|source| {
-                commands::check(&CheckOptions {
-                    rules,
-                    builds: builds.iter().map(|b| Build::parse(b)).collect(),
-                    baseline: baseline.iter().map(|b| Build::parse(b)).collect(),
-                    format: match format {
-                        CheckOutput::Text => CheckFormat::Text,
-                        CheckOutput::Json => CheckFormat::Json,
-                        CheckOutput::Sarif => CheckFormat::Sarif,
-                    },
-                    fail_on: match fail_on {
-                        FailOn::Error => Severity::Error,
-                        FailOn::Warning => Severity::Warning,
-                        FailOn::Note => Severity::Note,
-                    },
-                    cacheline,
-                    source,
-                })
-            }),
+        } => source.source().and_then(|source| {
+            commands::check(&CheckOptions {
+                rules,
+                builds: builds.iter().map(|b| Build::parse(b)).collect(),
+                baseline: baseline.iter().map(|b| Build::parse(b)).collect(),
+                format: match format {
+                    CheckOutput::Text => CheckFormat::Text,
+                    CheckOutput::Json => CheckFormat::Json,
+                    CheckOutput::Sarif => CheckFormat::Sarif,
+                },
+                fail_on: match fail_on {
+                    FailOn::Error => Severity::Error,
+                    FailOn::Warning => Severity::Warning,
+                    FailOn::Note => Severity::Note,
+                },
+                cacheline,
+                source,
+            })
+        }),
         Command::Offsets {
             items,
             format,
@@ -531,34 +523,31 @@ fn main() -> ExitCode {
             compare,
             cacheline,
             source,
-        } => source
-            .source()
-            .map_err(cachelint::error::Error::Usage)
-            .and_then(|source| {
-                commands::diagram(&DiagramOptions {
-                    rules,
-                    build: Build::parse(&build),
-                    ty,
-                    selection: match (lines, around.is_empty()) {
-                        (Some((a, b)), _) => Selection::Lines(a, b),
-                        (None, false) => Selection::Around(around),
-                        (None, true) => Selection::Flagged,
-                    },
-                    width: width as usize,
-                    style: style.map(|s| match s {
-                        Style::Boxes => DiagramStyle::Boxes,
-                        Style::Strip => DiagramStyle::Strip,
-                        Style::Table => DiagramStyle::Table,
-                    }),
-                    format: match format {
-                        DiagramOutput::Text => DiagramFormat::Text,
-                        DiagramOutput::Markdown => DiagramFormat::Markdown,
-                    },
-                    compare: compare.as_deref().map(Build::parse),
-                    cacheline,
-                    source,
-                })
-            }),
+        } => source.source().and_then(|source| {
+            commands::diagram(&DiagramOptions {
+                rules,
+                build: Build::parse(&build),
+                ty,
+                selection: match (lines, around.is_empty()) {
+                    (Some((a, b)), _) => Selection::Lines(a, b),
+                    (None, false) => Selection::Around(around),
+                    (None, true) => Selection::Flagged,
+                },
+                width: width as usize,
+                style: style.map(|s| match s {
+                    Style::Boxes => DiagramStyle::Boxes,
+                    Style::Strip => DiagramStyle::Strip,
+                    Style::Table => DiagramStyle::Table,
+                }),
+                format: match format {
+                    DiagramOutput::Text => DiagramFormat::Text,
+                    DiagramOutput::Markdown => DiagramFormat::Markdown,
+                },
+                compare: compare.as_deref().map(Build::parse),
+                cacheline,
+                source,
+            })
+        }),
     };
     match result {
         Ok(output) => {

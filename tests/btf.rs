@@ -5,23 +5,9 @@
 
 mod common;
 
-use std::process::Command;
-
 use cachelint::commands::{self, Format, Source};
-use common::{expected, fixture, truth, truth_lines};
+use common::{cachelint, expected, fixture, truth, truth_lines};
 use serde_json::Value;
-
-fn cachelint(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
 
 #[test]
 fn btf_offsets_equal_offsetof() {

@@ -6,24 +6,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::{COMPILERS, fixture, truth};
+use common::{COMPILERS, cachelint, fixture, truth};
 
 fn rules() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules/lru.toml")
-}
-
-fn cachelint(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
 }
 
 fn diagram(build: &str, ty: &str, extra: &[&str]) -> String {

@@ -6,24 +6,11 @@ mod common;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
 
-use common::{fixture, truth, truth_lines};
+use common::{cachelint, fixture, truth, truth_lines};
 use serde_json::Value;
 
 const CONFIGS: &[&str] = &["base", "stats", "rt", "after", "rt-after", "nolrugen"];
-
-fn cachelint(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
 
 fn build(cfg: &str) -> String {
     format!("{cfg}={}", fixture(&format!("gcc-dwarf5-{cfg}")).display())

@@ -116,27 +116,26 @@ pub(crate) fn analyze_build(
         Resolved::Btf(btf) => {
             let line = cacheline.or(rules.cacheline).unwrap_or(btf.cacheline);
             let table = &btf.types.table;
-            let mut found = HashMap::new();
-            for name in &names {
+            // The first layout of a name, as `layout NAME` picks it.
+            let first = |name: &str| {
                 let spec = lookup::TypeSpec {
-                    name: (*name).to_owned(),
+                    name: name.to_owned(),
                     pick: lookup::Pick::First,
                 };
-                if let Ok(mut f) = lookup::find_in_btf(&btf.types, &[spec]) {
-                    found.insert((*name).to_owned(), f.remove(0));
-                }
-            }
+                lookup::find_in_btf(&btf.types, &[spec])
+                    .map(|mut f| f.remove(0))
+                    .map_err(|e| with_path(e, &build.path))
+            };
+            let mut found: HashMap<String, lookup::Found> = names
+                .iter()
+                .filter_map(|n| Some(((*n).to_owned(), first(n).ok()?)))
+                .collect();
             let root_names: Vec<String> = match roots {
                 Roots::Only(name) => {
                     if !found.contains_key(name) {
-                        let spec = lookup::TypeSpec {
-                            name: name.to_owned(),
-                            pick: lookup::Pick::First,
-                        };
-                        return Err(lookup::find_in_btf(&btf.types, &[spec]).err().map_or_else(
-                            || Error::BadType(format!("no type '{name}'")),
-                            |e| with_path(e, &build.path),
-                        ));
+                        return Err(first(name).err().unwrap_or_else(|| {
+                            Error::BadType(format!("no struct '{name}' in BTF"))
+                        }));
                     }
                     vec![name.to_owned()]
                 }
@@ -151,12 +150,7 @@ pub(crate) fn analyze_build(
                     let discovered = discover(&Contains::from_edges(&pairs), &annotated);
                     for root in &discovered {
                         if !found.contains_key(root) {
-                            let spec = lookup::TypeSpec {
-                                name: root.clone(),
-                                pick: lookup::Pick::First,
-                            };
-                            let mut f = lookup::find_in_btf(&btf.types, &[spec])?;
-                            found.insert(root.clone(), f.remove(0));
+                            found.insert(root.clone(), first(root)?);
                         }
                     }
                     discovered

@@ -144,21 +144,9 @@ fn scan_unit<'a>(
     let ctx = file.unit(unit)?;
     let corrupt =
         |offset: UnitOffset<usize>, e: gimli::Error| Error::dwarf(ctx.absolute(offset), e);
-    let header = &ctx.header;
-    let root = header.root_offset();
-    let mut entries = header
-        .entries_raw(&ctx.abbrevs, Some(root))
-        .map_err(|e| corrupt(root, e))?;
-    // The unit DIE itself.
-    let Some(root_abbrev) = entries.read_abbreviation().map_err(|e| corrupt(root, e))? else {
+    let Some(mut entries) = top_level(&ctx)? else {
         return Ok(());
     };
-    entries
-        .skip_attributes(root_abbrev.attributes())
-        .map_err(|e| corrupt(root, e))?;
-    if !root_abbrev.has_children() {
-        return Ok(());
-    }
     // Depth of the next entry: 1 = direct child of the unit.
     let mut depth: usize = 1;
     while !entries.is_empty() {
@@ -242,6 +230,26 @@ pub(super) fn read_definition<'a>(
         }
     }
     Ok(die)
+}
+
+/// A unit's entries positioned at its first top-level DIE (the unit DIE's
+/// attributes skipped), or `None` when the unit has no children.
+pub(super) fn top_level<'c, 'a>(
+    ctx: &'c UnitCtx<'a>,
+) -> Result<Option<gimli::EntriesRaw<'c, Reader<'a>>>> {
+    let root = ctx.header.root_offset();
+    let corrupt = |e: gimli::Error| Error::dwarf(ctx.absolute(root), e);
+    let mut entries = ctx
+        .header
+        .entries_raw(&ctx.abbrevs, Some(root))
+        .map_err(corrupt)?;
+    let Some(abbrev) = entries.read_abbreviation().map_err(corrupt)? else {
+        return Ok(None);
+    };
+    entries
+        .skip_attributes(abbrev.attributes())
+        .map_err(corrupt)?;
+    Ok(abbrev.has_children().then_some(entries))
 }
 
 /// After an entry with children: moves `entries` to the entry's sibling

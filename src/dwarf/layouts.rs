@@ -13,7 +13,9 @@ use gimli::{AttributeValue, UnitOffset};
 use rayon::prelude::*;
 
 use super::DwarfFile;
-use super::index::{DefKind, def_kind, jump_to_sibling, read_definition, skip_to_sibling};
+use super::index::{
+    DefKind, def_kind, jump_to_sibling, read_definition, skip_to_sibling, top_level,
+};
 use crate::error::{Error, Result};
 
 /// A fixed-seed hasher, so that fingerprints agree across threads and runs.
@@ -47,21 +49,10 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<Vec<LayoutDef<'a>>
     let ctx = file.unit(unit)?;
     let corrupt =
         |offset: UnitOffset<usize>, e: gimli::Error| Error::dwarf(ctx.absolute(offset), e);
-    let header = &ctx.header;
-    let root = header.root_offset();
-    let mut entries = header
-        .entries_raw(&ctx.abbrevs, Some(root))
-        .map_err(|e| corrupt(root, e))?;
     let mut out = Vec::new();
-    let Some(root_abbrev) = entries.read_abbreviation().map_err(|e| corrupt(root, e))? else {
+    let Some(mut entries) = top_level(&ctx)? else {
         return Ok(out);
     };
-    entries
-        .skip_attributes(root_abbrev.attributes())
-        .map_err(|e| corrupt(root, e))?;
-    if !root_abbrev.has_children() {
-        return Ok(out);
-    }
     let mut depth: usize = 1;
     while !entries.is_empty() {
         let offset = entries.next_offset();

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use object::{Object, ObjectSection, ObjectSymbol};
 
@@ -103,4 +104,17 @@ pub fn truth(file: &Path, lru_gen: bool) -> HashMap<String, (u64, u64)> {
         .enumerate()
         .map(|(i, l)| (l.path.clone(), (values[2 * i], values[2 * i + 1])))
         .collect()
+}
+
+/// Runs the cachelint binary: exit code, standard output, standard error.
+pub fn cachelint(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
 }
