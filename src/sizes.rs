@@ -2,13 +2,13 @@
 //! of holes, one line each, in the order and with the duplicates that
 //! `pahole --sizes` prints (a name appears once per distinct layout).
 
-use std::collections::HashSet;
+use foldhash::{HashSet, HashSetExt};
 
 use rayon::prelude::*;
 
-use crate::dwarf::DwarfFile;
 use crate::dwarf::decode::Decoder;
 use crate::dwarf::layouts::{self, LayoutDef};
+use crate::dwarf::{DwarfFile, NameRef};
 use crate::error::Result;
 use crate::layout::hole_count;
 use crate::lookup::{LayoutKey, layout_key};
@@ -30,7 +30,7 @@ pub struct SizeLine {
 /// compared exactly as pahole compares them.
 pub fn struct_sizes(file: &DwarfFile<'_>) -> Result<Vec<SizeLine>> {
     let defs = layouts::scan(file)?;
-    let mut seen: HashSet<(&str, u64)> = HashSet::new();
+    let mut seen: HashSet<(NameRef<'_>, u64)> = HashSet::new();
     let firsts: Vec<&LayoutDef<'_>> = defs
         .iter()
         .filter(|d| seen.insert((d.name, d.fingerprint)))
@@ -54,8 +54,11 @@ pub fn struct_sizes(file: &DwarfFile<'_>) -> Result<Vec<SizeLine>> {
                 let Some(c) = decoder.table.composite(id) else {
                     continue;
                 };
+                let Some(name) = file.name_str(d.name) else {
+                    continue;
+                };
                 let line = SizeLine {
-                    name: d.name.to_owned(),
+                    name: name.to_owned(),
                     size: c.size.unwrap_or(0),
                     holes: hole_count(&decoder.table, c),
                 };

@@ -5,16 +5,17 @@
 //!
 //! C needs a type's full definition to embed it, so every unit that defines
 //! a container of `T` also defines `T`: only the units that define one of
-//! the target types are read, in parallel, each DIE by its raw attributes.
+//! the target types are read, in parallel, each DIE by its raw attributes
+//! (`plan`).
 
 use std::collections::{HashMap, HashSet};
 
-use gimli::{AttributeValue, UnitOffset};
+use gimli::UnitOffset;
 use rayon::prelude::*;
 
 use super::DwarfFile;
-use super::index::skip_to_sibling;
-use crate::error::{Error, Result};
+use super::plan::{UnitScan, Values, Want, Wants, corrupt};
+use crate::error::Result;
 use crate::model::MAX_TYPE_DEPTH;
 
 /// Named containment edges: `container → {contained}`.
@@ -126,96 +127,65 @@ fn is_composite(tag: gimli::DwTag) -> bool {
     )
 }
 
+/// What the contains scan reads of each DIE.
+fn contains_wants(tag: gimli::DwTag) -> Wants {
+    match tag {
+        _ if is_composite(tag) => Wants::of(&[
+            Want::Name,
+            Want::Type,
+            Want::Declaration,
+            Want::ByteSize,
+            Want::Sibling,
+        ]),
+        gimli::DW_TAG_typedef
+        | gimli::DW_TAG_const_type
+        | gimli::DW_TAG_volatile_type
+        | gimli::DW_TAG_restrict_type
+        | gimli::DW_TAG_atomic_type => Wants::of(&[Want::Name, Want::Type, Want::Sibling]),
+        gimli::DW_TAG_member | gimli::DW_TAG_array_type => Wants::of(&[Want::Type, Want::Sibling]),
+        _ => Wants::of(&[Want::Sibling]),
+    }
+}
+
 fn unit_edges<'a>(file: &DwarfFile<'a>, unit: usize, min_size: u64) -> Result<Vec<Edge<'a>>> {
     let ctx = file.unit(unit)?;
-    let corrupt =
-        |offset: UnitOffset<usize>, e: gimli::Error| Error::dwarf(ctx.absolute(offset), e);
-    let header = &ctx.header;
-    let root = header.root_offset();
-    let mut entries = header
-        .entries_raw(&ctx.abbrevs, Some(root))
-        .map_err(|e| corrupt(root, e))?;
+    let mut scan = UnitScan::new(&ctx, contains_wants);
+    let Some(mut cursor) = scan.top_level()? else {
+        return Ok(Vec::new());
+    };
     // In DIE order, so sorted by offset: looked up by binary search.
     let mut nodes: Vec<(UnitOffset<usize>, Node<'a>)> = Vec::new();
     // (composite, member type) for every member of every composite.
     let mut members: Vec<(UnitOffset<usize>, UnitOffset<usize>)> = Vec::new();
     // Composites being read: (depth of their children, offset).
     let mut open: Vec<(usize, UnitOffset<usize>)> = Vec::new();
-    let mut depth: usize = 0;
-    while !entries.is_empty() {
-        let offset = entries.next_offset();
-        let Some(abbrev) = entries
-            .read_abbreviation()
-            .map_err(|e| corrupt(offset, e))?
-        else {
+    // Depth of the next entry: 1 = direct child of the unit.
+    let mut depth: usize = 1;
+    let mut die = Values::default();
+    while !cursor.is_empty() {
+        let offset = cursor.offset();
+        let Some(plan) = scan.next_plan(&mut cursor)? else {
+            depth -= 1;
             if depth == 0 {
                 break;
             }
-            depth -= 1;
             while open.last().is_some_and(|(d, _)| *d > depth) {
                 open.pop();
             }
             continue;
         };
-        let tag = abbrev.tag();
-        let mut name = None;
-        let mut target = None;
-        let mut declaration = false;
-        let mut sibling = None;
-        let mut size = None;
-        let interesting = matches!(
-            tag,
-            gimli::DW_TAG_structure_type
-                | gimli::DW_TAG_union_type
-                | gimli::DW_TAG_class_type
-                | gimli::DW_TAG_typedef
-                | gimli::DW_TAG_const_type
-                | gimli::DW_TAG_volatile_type
-                | gimli::DW_TAG_restrict_type
-                | gimli::DW_TAG_atomic_type
-                | gimli::DW_TAG_array_type
-                | gimli::DW_TAG_member
-                | gimli::DW_TAG_compile_unit
-                | gimli::DW_TAG_partial_unit
-        );
-        if interesting {
-            let named = !matches!(tag, gimli::DW_TAG_member | gimli::DW_TAG_array_type);
-            let composite = is_composite(tag);
-            for spec in abbrev.attributes() {
-                let wanted = match spec.name() {
-                    gimli::DW_AT_name => named,
-                    gimli::DW_AT_type | gimli::DW_AT_declaration => true,
-                    gimli::DW_AT_byte_size | gimli::DW_AT_sibling => composite,
-                    _ => false,
-                };
-                if !wanted {
-                    entries
-                        .skip_attributes(std::slice::from_ref(spec))
-                        .map_err(|e| corrupt(offset, e))?;
-                    continue;
-                }
-                let attr = entries
-                    .read_attribute_inline(*spec)
-                    .map_err(|e| corrupt(offset, e))?;
-                match (attr.name(), attr.value()) {
-                    (gimli::DW_AT_name, v) => name = file.attr_str(&ctx, v),
-                    (gimli::DW_AT_type, AttributeValue::UnitRef(o)) => target = Some(o),
-                    (gimli::DW_AT_declaration, AttributeValue::Flag(f)) => declaration = f,
-                    (gimli::DW_AT_byte_size, v) => size = v.udata_value(),
-                    (gimli::DW_AT_sibling, AttributeValue::UnitRef(o)) => sibling = Some(o),
-                    _ => {}
-                }
-            }
-        } else {
-            sibling = skip_to_sibling(&mut entries, abbrev).map_err(|e| corrupt(offset, e))?;
-        }
+        let (tag, has_children) = (plan.tag, plan.has_children);
+        plan.read(&mut cursor, &mut die)
+            .map_err(|e| corrupt(&ctx, offset, e))?;
+        let name = || die.get(Want::Name).and_then(|v| file.value_str(&ctx, v));
+        let target = die.unit_ref(Want::Type);
         // A struct smaller than every target cannot hold one: its members
         // are not read (nor, when it has a sibling pointer, even walked).
-        let small = size.is_some_and(|s| s < min_size);
+        let small = die.unsigned(Want::ByteSize).is_some_and(|s| s < min_size);
         match tag {
-            _ if is_composite(tag) && !declaration => {
-                nodes.push((offset, Node::Composite { name }));
-                if abbrev.has_children() && !small {
+            _ if is_composite(tag) && !die.flag(Want::Declaration) => {
+                nodes.push((offset, Node::Composite { name: name() }));
+                if has_children && !small {
                     open.push((depth + 1, offset));
                 }
             }
@@ -224,7 +194,7 @@ fn unit_edges<'a>(file: &DwarfFile<'a>, unit: usize, min_size: u64) -> Result<Ve
                     offset,
                     Node::Through {
                         target,
-                        typedef: name,
+                        typedef: name(),
                     },
                 ));
             }
@@ -250,18 +220,16 @@ fn unit_edges<'a>(file: &DwarfFile<'a>, unit: usize, min_size: u64) -> Result<Ve
             }
             _ => {}
         }
-        if !abbrev.has_children() {
+        if !has_children {
             continue;
         }
         // Subtrees that cannot hold what we need (function bodies, small
         // structs) are jumped over when the compiler recorded a sibling.
         let jump = !is_composite(tag) || small;
-        match sibling {
-            Some(next) if jump && next.0 > offset.0 => {
-                entries = header
-                    .entries_raw(&ctx.abbrevs, Some(next))
-                    .map_err(|e| corrupt(next, e))?;
-            }
+        match die.unit_ref(Want::Sibling) {
+            Some(next) if jump => cursor
+                .jump_forward(next)
+                .map_err(|e| corrupt(&ctx, offset, e))?,
             _ => depth += 1,
         }
     }

@@ -5,7 +5,7 @@
 //! whole kernel type graph. [`Decoder::load_members`] fills one struct's
 //! members, and [`Decoder::load_deep`] every struct embedded by value below it.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::rc::Rc;
 
 use gimli::{AttributeValue, DebuggingInformationEntry, UnitOffset};

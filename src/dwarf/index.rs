@@ -6,11 +6,12 @@
 
 use std::collections::HashSet;
 
-use gimli::{AttributeValue, UnitOffset};
+use gimli::UnitOffset;
 use rayon::prelude::*;
 
-use super::{DwarfFile, Reader, UnitCtx};
-use crate::error::{Error, Result};
+use super::DwarfFile;
+use super::plan::{UnitScan, Values, Want, Wants, corrupt};
+use crate::error::Result;
 
 /// What kind of definition an index entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -135,6 +136,15 @@ pub(super) fn def_kind(tag: gimli::DwTag) -> Option<DefKind> {
     }
 }
 
+/// What the index reads: the name, size and kind of definitions, and the
+/// sibling pointer of everything else.
+pub(super) fn index_wants(tag: gimli::DwTag) -> Wants {
+    match def_kind(tag) {
+        Some(_) => Wants::of(&[Want::Name, Want::ByteSize, Want::Declaration, Want::Sibling]),
+        None => Wants::of(&[Want::Sibling]),
+    }
+}
+
 fn scan_unit<'a>(
     file: &DwarfFile<'a>,
     unit: usize,
@@ -142,160 +152,46 @@ fn scan_unit<'a>(
     out: &mut Vec<Definition<'a>>,
 ) -> Result<()> {
     let ctx = file.unit(unit)?;
-    let corrupt =
-        |offset: UnitOffset<usize>, e: gimli::Error| Error::dwarf(ctx.absolute(offset), e);
-    let Some(mut entries) = top_level(&ctx)? else {
+    let mut scan = UnitScan::new(&ctx, index_wants);
+    let Some(mut cursor) = scan.top_level()? else {
         return Ok(());
     };
     // Depth of the next entry: 1 = direct child of the unit.
     let mut depth: usize = 1;
-    while !entries.is_empty() {
-        let offset = entries.next_offset();
-        let Some(abbrev) = entries
-            .read_abbreviation()
-            .map_err(|e| corrupt(offset, e))?
-        else {
+    let mut die = Values::default();
+    while !cursor.is_empty() {
+        let offset = cursor.offset();
+        let Some(plan) = scan.next_plan(&mut cursor)? else {
             depth -= 1;
             if depth == 0 {
                 break;
             }
             continue;
         };
-        let kind = if depth == 1 {
-            def_kind(abbrev.tag())
-        } else {
-            None
-        };
-        let sibling = match kind {
-            Some(kind) => {
-                let die = read_definition(file, &ctx, &mut entries, abbrev, offset)?;
-                if let (Some(name), false) = (die.name, die.declaration)
-                    && filter.keeps(name, kind)
-                {
-                    out.push(Definition {
-                        name,
-                        kind,
-                        unit,
-                        offset,
-                        size: die.size,
-                    });
-                }
-                die.sibling
+        plan.read(&mut cursor, &mut die)
+            .map_err(|e| corrupt(&ctx, offset, e))?;
+        if depth == 1
+            && let Some(kind) = def_kind(plan.tag)
+            && !die.flag(Want::Declaration)
+            && let Some(name) = die.get(Want::Name).and_then(|v| file.value_str(&ctx, v))
+            && filter.keeps(name, kind)
+        {
+            out.push(Definition {
+                name,
+                kind,
+                unit,
+                offset,
+                size: die.unsigned(Want::ByteSize),
+            });
+        }
+        if plan.has_children {
+            match die.unit_ref(Want::Sibling) {
+                Some(sibling) => cursor
+                    .jump_forward(sibling)
+                    .map_err(|e| corrupt(&ctx, offset, e))?,
+                None => depth += 1,
             }
-            None => skip_to_sibling(&mut entries, abbrev).map_err(|e| corrupt(offset, e))?,
-        };
-        if abbrev.has_children() && !jump_to_sibling(&ctx, &mut entries, offset, sibling)? {
-            depth += 1;
         }
     }
     Ok(())
-}
-
-pub(super) struct DefinitionDie<'a> {
-    pub(super) name: Option<&'a str>,
-    pub(super) size: Option<u64>,
-    pub(super) declaration: bool,
-    pub(super) sibling: Option<UnitOffset<usize>>,
-}
-
-pub(super) fn read_definition<'a>(
-    file: &DwarfFile<'a>,
-    ctx: &UnitCtx<'a>,
-    entries: &mut gimli::EntriesRaw<'_, Reader<'a>>,
-    abbrev: &gimli::Abbreviation,
-    offset: UnitOffset<usize>,
-) -> Result<DefinitionDie<'a>> {
-    let mut die = DefinitionDie {
-        name: None,
-        size: None,
-        declaration: false,
-        sibling: None,
-    };
-    for spec in abbrev.attributes() {
-        let attr = entries
-            .read_attribute_inline(*spec)
-            .map_err(|e| Error::dwarf(ctx.absolute(offset), e))?;
-        match attr.name() {
-            gimli::DW_AT_name => die.name = file.attr_str(ctx, attr.value()),
-            gimli::DW_AT_byte_size => die.size = attr.udata_value(),
-            gimli::DW_AT_declaration => {
-                die.declaration = matches!(attr.value(), AttributeValue::Flag(true))
-            }
-            gimli::DW_AT_sibling => {
-                if let AttributeValue::UnitRef(o) = attr.value() {
-                    die.sibling = Some(o);
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(die)
-}
-
-/// A unit's entries positioned at its first top-level DIE (the unit DIE's
-/// attributes skipped), or `None` when the unit has no children.
-pub(super) fn top_level<'c, 'a>(
-    ctx: &'c UnitCtx<'a>,
-) -> Result<Option<gimli::EntriesRaw<'c, Reader<'a>>>> {
-    let root = ctx.header.root_offset();
-    let corrupt = |e: gimli::Error| Error::dwarf(ctx.absolute(root), e);
-    let mut entries = ctx
-        .header
-        .entries_raw(&ctx.abbrevs, Some(root))
-        .map_err(corrupt)?;
-    let Some(abbrev) = entries.read_abbreviation().map_err(corrupt)? else {
-        return Ok(None);
-    };
-    entries
-        .skip_attributes(abbrev.attributes())
-        .map_err(corrupt)?;
-    Ok(abbrev.has_children().then_some(entries))
-}
-
-/// After an entry with children: moves `entries` to the entry's sibling
-/// when the compiler recorded one (true), or leaves it at the first child
-/// (false). A sibling that does not point forward is corrupt input.
-pub(super) fn jump_to_sibling<'c, 'a>(
-    ctx: &'c UnitCtx<'a>,
-    entries: &mut gimli::EntriesRaw<'c, Reader<'a>>,
-    offset: UnitOffset<usize>,
-    sibling: Option<UnitOffset<usize>>,
-) -> Result<bool> {
-    match sibling {
-        Some(next) if next.0 > offset.0 => {
-            *entries = ctx
-                .header
-                .entries_raw(&ctx.abbrevs, Some(next))
-                .map_err(|e| Error::dwarf(ctx.absolute(next), e))?;
-            Ok(true)
-        }
-        Some(bad) => Err(Error::dwarf(
-            ctx.absolute(offset),
-            format!("DW_AT_sibling {:#x} does not point forward", bad.0),
-        )),
-        None => Ok(false),
-    }
-}
-
-/// Skips an entry's attributes, decoding only `DW_AT_sibling`.
-pub(super) fn skip_to_sibling<'a>(
-    entries: &mut gimli::EntriesRaw<'_, Reader<'a>>,
-    abbrev: &gimli::Abbreviation,
-) -> gimli::Result<Option<UnitOffset<usize>>> {
-    let specs = abbrev.attributes();
-    if !abbrev.has_children() {
-        entries.skip_attributes(specs)?;
-        return Ok(None);
-    }
-    let Some(at) = specs.iter().position(|s| s.name() == gimli::DW_AT_sibling) else {
-        entries.skip_attributes(specs)?;
-        return Ok(None);
-    };
-    entries.skip_attributes(&specs[..at])?;
-    let attr = entries.read_attribute_inline(specs[at])?;
-    entries.skip_attributes(&specs[at + 1..])?;
-    Ok(match attr.value() {
-        AttributeValue::UnitRef(o) => Some(o),
-        _ => None,
-    })
 }

@@ -9,14 +9,13 @@ use std::hash::{BuildHasher, Hash, Hasher};
 
 use foldhash::quality::{FixedState, FoldHasher};
 
-use gimli::{AttributeValue, UnitOffset};
+use gimli::UnitOffset;
 use rayon::prelude::*;
 
-use super::DwarfFile;
-use super::index::{
-    DefKind, def_kind, jump_to_sibling, read_definition, skip_to_sibling, top_level,
-};
-use crate::error::{Error, Result};
+use super::index::{DefKind, def_kind, index_wants};
+use super::plan::{Cursor, UnitScan, Value, Values, Want, Wants, corrupt};
+use super::{DwarfFile, NameRef, UnitCtx};
+use crate::error::Result;
 
 /// A fixed-seed hasher, so that fingerprints agree across threads and runs.
 fn new_hasher() -> FoldHasher<'static> {
@@ -26,8 +25,8 @@ fn new_hasher() -> FoldHasher<'static> {
 /// A struct or union definition with its layout fingerprint.
 #[derive(Clone, Copy, Debug)]
 pub struct LayoutDef<'a> {
-    /// Name.
-    pub name: &'a str,
+    /// Name, read only for the definitions that are decoded.
+    pub name: NameRef<'a>,
     /// Unit index.
     pub unit: usize,
     /// Offset in the unit.
@@ -45,86 +44,140 @@ pub fn scan<'a>(file: &DwarfFile<'a>) -> Result<Vec<LayoutDef<'a>>> {
     Ok(per_unit.into_iter().flatten().collect())
 }
 
+/// What the layout scan reads: definitions as the index does, and the
+/// attributes of members that place them.
+fn layout_wants(tag: gimli::DwTag) -> Wants {
+    match tag {
+        gimli::DW_TAG_member | gimli::DW_TAG_inheritance => Wants::of(&[
+            Want::Name,
+            Want::External,
+            Want::Declaration,
+            Want::MemberLocation,
+            Want::DataBitOffset,
+            Want::BitOffset,
+            Want::BitSize,
+            Want::ByteSize,
+        ]),
+        _ => index_wants(tag),
+    }
+}
+
 fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<Vec<LayoutDef<'a>>> {
     let ctx = file.unit(unit)?;
-    let corrupt =
-        |offset: UnitOffset<usize>, e: gimli::Error| Error::dwarf(ctx.absolute(offset), e);
+    let mut scan = UnitScan::new(&ctx, layout_wants);
     let mut out = Vec::new();
-    let Some(mut entries) = top_level(&ctx)? else {
+    let Some(mut cursor) = scan.top_level()? else {
         return Ok(out);
     };
     let mut depth: usize = 1;
-    while !entries.is_empty() {
-        let offset = entries.next_offset();
-        let Some(abbrev) = entries
-            .read_abbreviation()
-            .map_err(|e| corrupt(offset, e))?
-        else {
+    let mut die = Values::default();
+    while !cursor.is_empty() {
+        let offset = cursor.offset();
+        let Some(plan) = scan.next_plan(&mut cursor)? else {
             depth -= 1;
             if depth == 0 {
                 break;
             }
             continue;
         };
-        let kind = if depth == 1 {
-            def_kind(abbrev.tag())
-        } else {
-            None
-        };
-        let composite = kind.filter(|k| k.is_composite());
-        let sibling = match composite {
-            Some(kind) => {
-                let die = read_definition(file, &ctx, &mut entries, abbrev, offset)?;
-                let mut hasher = new_hasher();
-                (kind == DefKind::Union, die.size).hash(&mut hasher);
-                if abbrev.has_children() {
-                    // Read the members; the entries end up after the struct.
-                    hash_members(file, &ctx, &mut entries, &mut hasher)?;
-                }
-                if let (Some(name), false) = (die.name, die.declaration) {
-                    out.push(LayoutDef {
-                        name,
-                        unit,
-                        offset,
-                        fingerprint: hasher.finish(),
-                    });
-                }
-                continue;
+        let (tag, has_children) = (plan.tag, plan.has_children);
+        plan.read(&mut cursor, &mut die)
+            .map_err(|e| corrupt(&ctx, offset, e))?;
+        let composite = (depth == 1)
+            .then(|| def_kind(tag))
+            .flatten()
+            .filter(|k| k.is_composite());
+        if let Some(kind) = composite {
+            let mut hasher = new_hasher();
+            (kind == DefKind::Union, die.unsigned(Want::ByteSize)).hash(&mut hasher);
+            if has_children {
+                // Read the members; the cursor ends up after the struct.
+                hash_members(file, &ctx, &mut scan, &mut cursor, &mut hasher)?;
             }
-            None => skip_to_sibling(&mut entries, abbrev).map_err(|e| corrupt(offset, e))?,
-        };
-        if abbrev.has_children() && !jump_to_sibling(&ctx, &mut entries, offset, sibling)? {
-            depth += 1;
+            if let (Some(name), false) = (
+                die.get(Want::Name).and_then(|v| file.name_ref(&ctx, v)),
+                die.flag(Want::Declaration),
+            ) {
+                out.push(LayoutDef {
+                    name,
+                    unit,
+                    offset,
+                    fingerprint: hasher.finish(),
+                });
+            }
+            continue;
+        }
+        if has_children {
+            match die.unit_ref(Want::Sibling) {
+                Some(sibling) => cursor
+                    .jump_forward(sibling)
+                    .map_err(|e| corrupt(&ctx, offset, e))?,
+                None => depth += 1,
+            }
         }
     }
     Ok(out)
 }
 
-/// A member name as a number: its offset in `.debug_str` (a linked file
-/// merges equal strings, so equal offsets are equal names, and an unmerged
-/// copy only costs a decode), or a hash of an inline string.
-fn name_key<'a>(
+/// The attributes that place a member.
+const PLACE: [Want; 5] = [
+    Want::MemberLocation,
+    Want::DataBitOffset,
+    Want::BitOffset,
+    Want::BitSize,
+    Want::ByteSize,
+];
+
+/// Feeds one member to the fingerprint as a few words: a first word that
+/// says which attributes are present and how each is encoded, then one word
+/// per present attribute. The first word makes the sequence unambiguous.
+fn hash_member<'a>(
     file: &DwarfFile<'a>,
-    ctx: &super::UnitCtx<'a>,
-    value: AttributeValue<super::Reader<'a>>,
-) -> Option<(u8, u64)> {
-    match value {
-        AttributeValue::DebugStrRef(o) => Some((1, o.0 as u64)),
-        AttributeValue::DebugLineStrRef(o) => Some((2, o.0 as u64)),
-        AttributeValue::DebugStrOffsetsIndex(i) => {
-            let o = file
-                .dwarf
-                .debug_str_offsets
-                .get_str_offset(ctx.header.format(), ctx.str_offsets_base, i)
-                .ok()?;
-            Some((1, o.0 as u64))
-        }
-        AttributeValue::String(s) => {
-            let mut h = new_hasher();
-            s.slice().hash(&mut h);
-            Some((3, h.finish()))
-        }
-        _ => None,
+    ctx: &UnitCtx<'a>,
+    die: &Values<'a>,
+    inheritance: bool,
+    hasher: &mut FoldHasher<'static>,
+) {
+    let hash_bytes = |bytes: &[u8]| {
+        let mut h = new_hasher();
+        bytes.hash(&mut h);
+        h.finish()
+    };
+    let mut words = [0u64; 1 + PLACE.len()];
+    let mut count = 0;
+    let mut shape = u64::from(inheritance);
+    let name = die.get(Want::Name).and_then(|v| file.name_ref(ctx, v));
+    if let Some(name) = name {
+        let (kind, word) = match name {
+            NameRef::Str(o) => (1, o),
+            NameRef::LineStr(o) => (2, o),
+            NameRef::Inline(bytes) => (3, hash_bytes(bytes)),
+        };
+        shape |= kind << 1;
+        words[count] = word;
+        count += 1;
+    }
+    for (i, want) in PLACE.into_iter().enumerate() {
+        let Some(value) = die.get(want) else {
+            continue;
+        };
+        let (kind, word) = match value {
+            Value::Unsigned(v) => (1, v),
+            Value::Signed(v) => (2, v as u64),
+            Value::Block(bytes) => (3, hash_bytes(bytes)),
+            other => (4, {
+                let mut h = new_hasher();
+                other.hash(&mut h);
+                h.finish()
+            }),
+        };
+        shape |= kind << (3 + 3 * i);
+        words[count] = word;
+        count += 1;
+    }
+    hasher.write_u64(shape);
+    for word in &words[..count] {
+        hasher.write_u64(*word);
     }
 }
 
@@ -132,84 +185,35 @@ fn name_key<'a>(
 /// children, nested ones included.
 fn hash_members<'a>(
     file: &DwarfFile<'a>,
-    ctx: &super::UnitCtx<'a>,
-    entries: &mut gimli::EntriesRaw<'_, super::Reader<'a>>,
+    ctx: &UnitCtx<'a>,
+    scan: &mut UnitScan<'_, 'a>,
+    cursor: &mut Cursor<'a>,
     hasher: &mut FoldHasher<'static>,
 ) -> Result<()> {
-    let corrupt =
-        |offset: UnitOffset<usize>, e: gimli::Error| Error::dwarf(ctx.absolute(offset), e);
     // Depth relative to the struct: 1 = its direct children.
     let mut depth = 1usize;
+    let mut die = Values::default();
     while depth > 0 {
-        if entries.is_empty() {
-            return Err(Error::dwarf(
-                ctx.absolute(entries.next_offset()),
+        if cursor.is_empty() {
+            return Err(corrupt(
+                ctx,
+                cursor.offset(),
                 "struct children run past the unit",
             ));
         }
-        let offset = entries.next_offset();
-        let Some(abbrev) = entries
-            .read_abbreviation()
-            .map_err(|e| corrupt(offset, e))?
-        else {
+        let offset = cursor.offset();
+        let Some(plan) = scan.next_plan(cursor)? else {
             depth -= 1;
             continue;
         };
-        let tag = abbrev.tag();
+        let (tag, has_children) = (plan.tag, plan.has_children);
+        plan.read(cursor, &mut die)
+            .map_err(|e| corrupt(ctx, offset, e))?;
         let member = depth == 1 && matches!(tag, gimli::DW_TAG_member | gimli::DW_TAG_inheritance);
-        if member {
-            let mut fields: [Option<u64>; 6] = [None; 6];
-            let mut name = None;
-            let mut skip = false;
-            let specs = abbrev.attributes();
-            // Attributes not needed are skipped in runs (cheap for fixed sizes).
-            let mut run_start = 0;
-            for (i, spec) in specs.iter().enumerate() {
-                let slot = match spec.name() {
-                    gimli::DW_AT_name => 6,
-                    gimli::DW_AT_external | gimli::DW_AT_declaration => 7,
-                    gimli::DW_AT_data_member_location => 0,
-                    gimli::DW_AT_data_bit_offset => 1,
-                    gimli::DW_AT_bit_offset => 2,
-                    gimli::DW_AT_bit_size => 3,
-                    gimli::DW_AT_byte_size => 4,
-                    _ => continue,
-                };
-                entries
-                    .skip_attributes(&specs[run_start..i])
-                    .map_err(|e| corrupt(offset, e))?;
-                run_start = i + 1;
-                let attr = entries
-                    .read_attribute_inline(*spec)
-                    .map_err(|e| corrupt(offset, e))?;
-                match slot {
-                    6 => name = name_key(file, ctx, attr.value()),
-                    7 => skip |= matches!(attr.value(), AttributeValue::Flag(true)),
-                    _ => {
-                        fields[slot] = match attr.value() {
-                            AttributeValue::Exprloc(e) => {
-                                let mut h = new_hasher();
-                                e.0.slice().hash(&mut h);
-                                Some(h.finish())
-                            }
-                            AttributeValue::Sdata(v) => Some(v as u64),
-                            v => v.udata_value(),
-                        }
-                    }
-                }
-            }
-            entries
-                .skip_attributes(&specs[run_start..])
-                .map_err(|e| corrupt(offset, e))?;
-            if !skip {
-                (tag == gimli::DW_TAG_inheritance, name, fields).hash(hasher);
-            }
-        } else {
-            entries
-                .skip_attributes(abbrev.attributes())
-                .map_err(|e| corrupt(offset, e))?;
+        if member && !die.flag(Want::External) && !die.flag(Want::Declaration) {
+            hash_member(file, ctx, &die, tag == gimli::DW_TAG_inheritance, hasher);
         }
-        if abbrev.has_children() {
+        if has_children {
             depth += 1;
         }
     }

@@ -7,6 +7,7 @@ pub mod contains;
 pub mod decode;
 pub mod index;
 pub mod layouts;
+pub mod plan;
 
 use std::sync::Arc;
 
@@ -127,6 +128,55 @@ impl<'a> DwarfFile<'a> {
         }
     }
 
+    /// Where a string value read by a raw scan lives (`strx` indexes
+    /// resolved to `.debug_str` offsets), or `None` for a non-string form.
+    pub fn name_ref(&self, ctx: &UnitCtx<'a>, value: plan::Value<'a>) -> Option<NameRef<'a>> {
+        Some(match value {
+            plan::Value::Inline(bytes) => NameRef::Inline(bytes),
+            plan::Value::Str(o) => NameRef::Str(o),
+            plan::Value::LineStr(o) => NameRef::LineStr(o),
+            plan::Value::StrIndex(i) => {
+                let o = self
+                    .dwarf
+                    .debug_str_offsets
+                    .get_str_offset(
+                        ctx.header.format(),
+                        ctx.str_offsets_base,
+                        gimli::DebugStrOffsetsIndex(usize::try_from(i).ok()?),
+                    )
+                    .ok()?;
+                NameRef::Str(o.0 as u64)
+            }
+            _ => return None,
+        })
+    }
+
+    /// The bytes of a string, without its NUL.
+    pub fn name_bytes(&self, name: NameRef<'a>) -> Option<&'a [u8]> {
+        let found = match name {
+            NameRef::Inline(bytes) => return Some(bytes),
+            NameRef::Str(o) => self
+                .dwarf
+                .debug_str
+                .get_str(gimli::DebugStrOffset(usize::try_from(o).ok()?)),
+            NameRef::LineStr(o) => self
+                .dwarf
+                .debug_line_str
+                .get_str(gimli::DebugLineStrOffset(usize::try_from(o).ok()?)),
+        };
+        found.ok().map(|r| r.slice())
+    }
+
+    /// A string as UTF-8 (`None` if it is not).
+    pub fn name_str(&self, name: NameRef<'a>) -> Option<&'a str> {
+        std::str::from_utf8(self.name_bytes(name)?).ok()
+    }
+
+    /// A string value read by a raw scan, as UTF-8.
+    pub fn value_str(&self, ctx: &UnitCtx<'a>, value: plan::Value<'a>) -> Option<&'a str> {
+        self.name_str(self.name_ref(ctx, value)?)
+    }
+
     /// A string attribute as UTF-8 (`None` if absent, of another form, or not UTF-8).
     pub fn attr_str(
         &self,
@@ -135,6 +185,20 @@ impl<'a> DwarfFile<'a> {
     ) -> Option<&'a str> {
         std::str::from_utf8(self.attr_bytes(ctx, value)?.slice()).ok()
     }
+}
+
+/// A string of the file, not yet read: an offset in `.debug_str` or
+/// `.debug_line_str`, or the bytes of an inline string. In a linked file
+/// equal strings are merged, so equal offsets mean equal strings (but an
+/// unmerged copy may have another offset).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NameRef<'a> {
+    /// An offset in `.debug_str`.
+    Str(u64),
+    /// An offset in `.debug_line_str`.
+    LineStr(u64),
+    /// A `DW_FORM_string`'s bytes.
+    Inline(&'a [u8]),
 }
 
 /// One unit opened for reading: header, abbreviations and the few root

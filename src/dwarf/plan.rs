@@ -1,0 +1,775 @@
+//! Compiled abbreviations for the raw scans (`index`, `layouts`,
+//! `contains`). Each abbreviation of a unit becomes a short list of steps
+//! that moves over a run of fixed-size attributes in one addition and
+//! decodes only the few attributes a scan looks at, straight from the
+//! unit's bytes. gimli's `EntriesRaw` does the same job generically, one
+//! attribute specification at a time; over the 12 million DIEs a `sizes`
+//! scan of a kernel visits, that was most of the time (README, "Speed").
+//!
+//! gimli still parses the abbreviation tables, and decodes in full the few
+//! types a command prints (`decode`).
+
+use gimli::{DwAt, DwForm, DwTag, Endianity, RunTimeEndian, UnitOffset, constants};
+
+use super::{Reader, UnitCtx};
+use crate::error::{Error, Result};
+
+/// An attribute that a raw scan reads; every other one is skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// `DW_AT_name`.
+    Name,
+    /// `DW_AT_byte_size`.
+    ByteSize,
+    /// `DW_AT_declaration`.
+    Declaration,
+    /// `DW_AT_sibling`.
+    Sibling,
+    /// `DW_AT_type`.
+    Type,
+    /// `DW_AT_external` (a C++ static member).
+    External,
+    /// `DW_AT_data_member_location`.
+    MemberLocation,
+    /// `DW_AT_data_bit_offset`.
+    DataBitOffset,
+    /// `DW_AT_bit_offset` (DWARF 2/3 bitfields).
+    BitOffset,
+    /// `DW_AT_bit_size`.
+    BitSize,
+}
+
+const WANTS: usize = 10;
+
+/// A set of [`Want`]s: what a scan reads of DIEs with a given tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wants(u16);
+
+impl Wants {
+    /// The set of `wants`.
+    pub const fn of(wants: &[Want]) -> Wants {
+        let mut bits = 0;
+        let mut i = 0;
+        while i < wants.len() {
+            bits |= 1 << wants[i] as u16;
+            i += 1;
+        }
+        Wants(bits)
+    }
+
+    fn contains(self, want: Want) -> bool {
+        self.0 & (1 << want as u16) != 0
+    }
+}
+
+/// What a scan reads, by tag.
+pub type WantsByTag = fn(DwTag) -> Wants;
+
+impl Want {
+    fn of(name: DwAt) -> Option<Want> {
+        Some(match name {
+            constants::DW_AT_name => Want::Name,
+            constants::DW_AT_byte_size => Want::ByteSize,
+            constants::DW_AT_declaration => Want::Declaration,
+            constants::DW_AT_sibling => Want::Sibling,
+            constants::DW_AT_type => Want::Type,
+            constants::DW_AT_external => Want::External,
+            constants::DW_AT_data_member_location => Want::MemberLocation,
+            constants::DW_AT_data_bit_offset => Want::DataBitOffset,
+            constants::DW_AT_bit_offset => Want::BitOffset,
+            constants::DW_AT_bit_size => Want::BitSize,
+            _ => return None,
+        })
+    }
+}
+
+/// An attribute value as its form encodes it, nothing resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Value<'a> {
+    /// `data1`..`data8`, `udata`, `sec_offset`, `addr`.
+    Unsigned(u64),
+    /// `sdata`, `implicit_const`.
+    Signed(i64),
+    /// `flag`, `flag_present`.
+    Flag(bool),
+    /// `strp`: an offset in `.debug_str`.
+    Str(u64),
+    /// `line_strp`: an offset in `.debug_line_str`.
+    LineStr(u64),
+    /// `strx`, `strx1`..`strx4`: an index into `.debug_str_offsets`.
+    StrIndex(u64),
+    /// `string`: the bytes in the DIE, without the NUL.
+    Inline(&'a [u8]),
+    /// A block, an expression or `data16`: its bytes.
+    Block(&'a [u8]),
+    /// `ref1`..`ref8`, `ref_udata`: an offset in the unit.
+    UnitRef(u64),
+    /// A form no scan interprets (`ref_addr`, `ref_sig8`, `addrx`, ...).
+    Other,
+}
+
+impl Value<'_> {
+    /// The value of a constant form, as pahole reads sizes and offsets.
+    pub fn unsigned(self) -> Option<u64> {
+        match self {
+            Value::Unsigned(v) => Some(v),
+            Value::Signed(v) => Some(v as u64),
+            _ => None,
+        }
+    }
+}
+
+/// How a decoded attribute is to be read: [`Value`] without its payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Unsigned,
+    Signed,
+    Flag,
+    Str,
+    LineStr,
+    StrIndex,
+    Inline,
+    Block,
+    UnitRef,
+    Other,
+}
+
+/// A decoded attribute as plain fields: cheap to copy in the hot loop,
+/// where an enum with a byte tag cost store-forwarding stalls.
+#[derive(Clone, Copy)]
+struct Raw<'a> {
+    kind: Kind,
+    number: u64,
+    bytes: &'a [u8],
+}
+
+impl<'a> Raw<'a> {
+    fn number(kind: Kind, number: u64) -> Self {
+        Raw {
+            kind,
+            number,
+            bytes: &[],
+        }
+    }
+
+    fn bytes(kind: Kind, bytes: &'a [u8]) -> Self {
+        Raw {
+            kind,
+            number: 0,
+            bytes,
+        }
+    }
+
+    #[inline]
+    fn value(self) -> Value<'a> {
+        match self.kind {
+            Kind::Unsigned => Value::Unsigned(self.number),
+            Kind::Signed => Value::Signed(self.number as i64),
+            Kind::Flag => Value::Flag(self.number != 0),
+            Kind::Str => Value::Str(self.number),
+            Kind::LineStr => Value::LineStr(self.number),
+            Kind::StrIndex => Value::StrIndex(self.number),
+            Kind::Inline => Value::Inline(self.bytes),
+            Kind::Block => Value::Block(self.bytes),
+            Kind::UnitRef => Value::UnitRef(self.number),
+            Kind::Other => Value::Other,
+        }
+    }
+}
+
+/// The wanted attributes of one DIE. Reused from DIE to DIE: only the
+/// bits of `present` are cleared.
+#[derive(Clone, Copy)]
+pub struct Values<'a> {
+    present: u16,
+    slots: [Raw<'a>; WANTS],
+}
+
+impl Default for Values<'_> {
+    fn default() -> Self {
+        Values {
+            present: 0,
+            slots: [Raw::number(Kind::Other, 0); WANTS],
+        }
+    }
+}
+
+impl<'a> Values<'a> {
+    /// The attribute, when the DIE has it.
+    #[inline]
+    pub fn get(&self, want: Want) -> Option<Value<'a>> {
+        (self.present & (1 << want as u16) != 0).then(|| self.slots[want as usize].value())
+    }
+
+    /// A constant attribute's value.
+    #[inline]
+    pub fn unsigned(&self, want: Want) -> Option<u64> {
+        self.get(want)?.unsigned()
+    }
+
+    /// True when a flag attribute is present and set.
+    #[inline]
+    pub fn flag(&self, want: Want) -> bool {
+        let slot = &self.slots[want as usize];
+        self.present & (1 << want as u16) != 0 && slot.kind == Kind::Flag && slot.number != 0
+    }
+
+    /// A reference attribute inside the unit.
+    #[inline]
+    pub fn unit_ref(&self, want: Want) -> Option<UnitOffset<usize>> {
+        match self.get(want)? {
+            Value::UnitRef(o) => usize::try_from(o).ok().map(UnitOffset),
+            _ => None,
+        }
+    }
+}
+
+/// One step over a DIE's attribute bytes.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// Skip this many bytes (a run of fixed-size attributes).
+    Skip(usize),
+    /// Skip one attribute of a variable-size form.
+    SkipForm(DwForm),
+    /// Decode a wanted number of fixed size, read as `Kind`.
+    Number(Want, Kind, u8),
+    /// A wanted value that the abbreviation holds (`implicit_const`,
+    /// `flag_present`).
+    Known(Want, Kind, u64),
+    /// Decode a wanted attribute of any other form.
+    Read(Want, DwForm),
+}
+
+/// How a wanted attribute of `form` is read.
+fn read_step(want: Want, form: DwForm, implicit: i64, encoding: gimli::Encoding) -> Step {
+    let number = |kind| match fixed_size(form, encoding) {
+        Some(n @ (1 | 2 | 3 | 4 | 8)) => Step::Number(want, kind, n as u8),
+        _ => Step::Read(want, form),
+    };
+    match form {
+        constants::DW_FORM_implicit_const => Step::Known(want, Kind::Signed, implicit as u64),
+        constants::DW_FORM_flag_present => Step::Known(want, Kind::Flag, 1),
+        constants::DW_FORM_data1
+        | constants::DW_FORM_data2
+        | constants::DW_FORM_data4
+        | constants::DW_FORM_data8
+        | constants::DW_FORM_sec_offset
+        | constants::DW_FORM_addr => number(Kind::Unsigned),
+        constants::DW_FORM_flag => number(Kind::Flag),
+        constants::DW_FORM_strp => number(Kind::Str),
+        constants::DW_FORM_line_strp => number(Kind::LineStr),
+        constants::DW_FORM_strx1
+        | constants::DW_FORM_strx2
+        | constants::DW_FORM_strx3
+        | constants::DW_FORM_strx4 => number(Kind::StrIndex),
+        constants::DW_FORM_ref1
+        | constants::DW_FORM_ref2
+        | constants::DW_FORM_ref4
+        | constants::DW_FORM_ref8 => number(Kind::UnitRef),
+        _ => Step::Read(want, form),
+    }
+}
+
+/// A compiled abbreviation.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The DIE's tag.
+    pub tag: DwTag,
+    /// Whether children follow the DIE.
+    pub has_children: bool,
+    steps: Vec<Step>,
+}
+
+impl Plan {
+    fn new(abbrev: &gimli::Abbreviation, encoding: gimli::Encoding, wants: Wants) -> Plan {
+        let mut steps: Vec<Step> = Vec::new();
+        for spec in abbrev.attributes() {
+            let form = spec.form();
+            let step = match Want::of(spec.name()).filter(|w| wants.contains(*w)) {
+                Some(want) => read_step(
+                    want,
+                    form,
+                    spec.implicit_const_value().unwrap_or(0),
+                    encoding,
+                ),
+                None => match fixed_size(form, encoding) {
+                    Some(n) => Step::Skip(n),
+                    None => Step::SkipForm(form),
+                },
+            };
+            match (steps.last_mut(), step) {
+                (Some(Step::Skip(run)), Step::Skip(n)) => *run += n,
+                (_, Step::Skip(0)) => {}
+                _ => steps.push(step),
+            }
+        }
+        Plan {
+            tag: abbrev.tag(),
+            has_children: abbrev.has_children(),
+            steps,
+        }
+    }
+
+    /// Reads the DIE's attributes at the cursor into `values`, keeping the
+    /// wanted ones.
+    #[inline]
+    pub fn read<'a>(
+        &self,
+        cursor: &mut Cursor<'a>,
+        values: &mut Values<'a>,
+    ) -> std::result::Result<(), &'static str> {
+        values.present = 0;
+        for step in &self.steps {
+            match *step {
+                Step::Skip(n) => cursor.skip(n)?,
+                Step::SkipForm(form) => {
+                    cursor.value(form)?;
+                }
+                Step::Number(want, kind, size) => {
+                    values.slots[want as usize] = Raw::number(kind, cursor.fixed(size.into())?);
+                    values.present |= 1 << want as u16;
+                }
+                Step::Known(want, kind, number) => {
+                    values.slots[want as usize] = Raw::number(kind, number);
+                    values.present |= 1 << want as u16;
+                }
+                Step::Read(want, form) => {
+                    values.slots[want as usize] = cursor.value(form)?;
+                    values.present |= 1 << want as u16;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The size of a form that has one, given the unit's encoding.
+fn fixed_size(form: DwForm, encoding: gimli::Encoding) -> Option<usize> {
+    let word = usize::from(encoding.format.word_size());
+    let address = usize::from(encoding.address_size);
+    Some(match form {
+        constants::DW_FORM_flag_present | constants::DW_FORM_implicit_const => 0,
+        constants::DW_FORM_data1
+        | constants::DW_FORM_flag
+        | constants::DW_FORM_ref1
+        | constants::DW_FORM_strx1
+        | constants::DW_FORM_addrx1 => 1,
+        constants::DW_FORM_data2
+        | constants::DW_FORM_ref2
+        | constants::DW_FORM_strx2
+        | constants::DW_FORM_addrx2 => 2,
+        constants::DW_FORM_strx3 | constants::DW_FORM_addrx3 => 3,
+        constants::DW_FORM_data4
+        | constants::DW_FORM_ref4
+        | constants::DW_FORM_ref_sup4
+        | constants::DW_FORM_strx4
+        | constants::DW_FORM_addrx4 => 4,
+        constants::DW_FORM_data8
+        | constants::DW_FORM_ref8
+        | constants::DW_FORM_ref_sig8
+        | constants::DW_FORM_ref_sup8 => 8,
+        constants::DW_FORM_data16 => 16,
+        constants::DW_FORM_addr => address,
+        constants::DW_FORM_strp
+        | constants::DW_FORM_line_strp
+        | constants::DW_FORM_sec_offset
+        | constants::DW_FORM_strp_sup
+        | constants::DW_FORM_GNU_strp_alt
+        | constants::DW_FORM_GNU_ref_alt => word,
+        // DWARF 2 sized references like addresses; later versions like offsets.
+        constants::DW_FORM_ref_addr if encoding.version == 2 => address,
+        constants::DW_FORM_ref_addr => word,
+        _ => return None,
+    })
+}
+
+/// A position in a unit's DIE bytes.
+#[derive(Clone)]
+pub struct Cursor<'a> {
+    bytes: &'a [u8],
+    /// Unit offset of `bytes[0]` (the header size).
+    base: usize,
+    pos: usize,
+    endian: RunTimeEndian,
+    encoding: gimli::Encoding,
+}
+
+impl<'a> Cursor<'a> {
+    /// Unit offset of the next byte.
+    pub fn offset(&self) -> UnitOffset<usize> {
+        UnitOffset(self.base + self.pos)
+    }
+
+    /// True when the unit's bytes are used up.
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.bytes.len()
+    }
+
+    /// Moves to a unit offset at or after the current one (a sibling).
+    pub fn jump_forward(&mut self, to: UnitOffset<usize>) -> std::result::Result<(), &'static str> {
+        match to.0.checked_sub(self.base) {
+            Some(pos) if pos >= self.pos && pos <= self.bytes.len() => {
+                self.pos = pos;
+                Ok(())
+            }
+            _ => Err("DW_AT_sibling does not point forward inside the unit"),
+        }
+    }
+
+    #[inline]
+    fn skip(&mut self, n: usize) -> std::result::Result<(), &'static str> {
+        if n > self.bytes.len() - self.pos {
+            return Err("attribute runs past the end of the unit");
+        }
+        self.pos += n;
+        Ok(())
+    }
+
+    fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], &'static str> {
+        let start = self.pos;
+        self.skip(n)?;
+        Ok(&self.bytes[start..self.pos])
+    }
+
+    #[inline(always)]
+    fn fixed(&mut self, n: usize) -> std::result::Result<u64, &'static str> {
+        let b = self.take(n)?;
+        Ok(match n {
+            1 => u64::from(b[0]),
+            2 => u64::from(self.endian.read_u16(b)),
+            3 => {
+                let (lo, hi) = (u64::from(self.endian.read_u16(&b[..2])), u64::from(b[2]));
+                if self.endian.is_big_endian() {
+                    (lo << 8) | hi
+                } else {
+                    lo | (hi << 16)
+                }
+            }
+            4 => u64::from(self.endian.read_u32(b)),
+            _ => self.endian.read_u64(b),
+        })
+    }
+
+    /// Reads an unsigned LEB128 number (the DIE's abbreviation code, say).
+    pub fn uleb(&mut self) -> std::result::Result<u64, &'static str> {
+        let mut result = 0u64;
+        let mut shift = 0u32;
+        loop {
+            let Some(&byte) = self.bytes.get(self.pos) else {
+                return Err("LEB128 number runs past the end of the unit");
+            };
+            self.pos += 1;
+            if shift < 64 {
+                result |= u64::from(byte & 0x7f) << shift;
+            } else if byte & 0x7f != 0 {
+                return Err("LEB128 number overflows 64 bits");
+            }
+            if byte & 0x80 == 0 {
+                return Ok(result);
+            }
+            shift = shift.saturating_add(7);
+        }
+    }
+
+    fn sleb(&mut self) -> std::result::Result<i64, &'static str> {
+        let start = self.pos;
+        self.uleb()?;
+        let bytes = &self.bytes[start..self.pos];
+        let mut result = 0i64;
+        let mut shift = 0u32;
+        for &byte in bytes {
+            if shift < 64 {
+                result |= i64::from(byte & 0x7f) << shift;
+            }
+            shift = shift.saturating_add(7);
+        }
+        let last = bytes[bytes.len() - 1];
+        if shift < 64 && last & 0x40 != 0 {
+            result |= -1i64 << shift;
+        }
+        Ok(result)
+    }
+
+    fn length(&mut self, n: u64) -> std::result::Result<&'a [u8], &'static str> {
+        let n = usize::try_from(n).map_err(|_| "block longer than the unit")?;
+        self.take(n)
+    }
+
+    /// Decodes one attribute of `form` (not `implicit_const`, whose value
+    /// is in the abbreviation: see [`Step::Known`]).
+    #[inline(always)]
+    fn value(&mut self, form: DwForm) -> std::result::Result<Raw<'a>, &'static str> {
+        if form != constants::DW_FORM_indirect {
+            return self.direct(form);
+        }
+        let actual = u16::try_from(self.uleb()?).map_err(|_| "unknown attribute form")?;
+        if DwForm(actual) == constants::DW_FORM_indirect {
+            return Err("DW_FORM_indirect names itself");
+        }
+        self.direct(DwForm(actual))
+    }
+
+    #[inline(always)]
+    fn direct(&mut self, form: DwForm) -> std::result::Result<Raw<'a>, &'static str> {
+        let word = usize::from(self.encoding.format.word_size());
+        Ok(match form {
+            constants::DW_FORM_data1 | constants::DW_FORM_data2 => {
+                let n = if form == constants::DW_FORM_data1 {
+                    1
+                } else {
+                    2
+                };
+                Raw::number(Kind::Unsigned, self.fixed(n)?)
+            }
+            constants::DW_FORM_data4 => Raw::number(Kind::Unsigned, self.fixed(4)?),
+            constants::DW_FORM_data8 => Raw::number(Kind::Unsigned, self.fixed(8)?),
+            constants::DW_FORM_udata => Raw::number(Kind::Unsigned, self.uleb()?),
+            constants::DW_FORM_sdata => Raw::number(Kind::Signed, self.sleb()? as u64),
+            constants::DW_FORM_sec_offset => Raw::number(Kind::Unsigned, self.fixed(word)?),
+            constants::DW_FORM_addr => Raw::number(
+                Kind::Unsigned,
+                self.fixed(usize::from(self.encoding.address_size))?,
+            ),
+            constants::DW_FORM_flag => Raw::number(Kind::Flag, u64::from(self.fixed(1)? != 0)),
+            constants::DW_FORM_flag_present => Raw::number(Kind::Flag, 1),
+            constants::DW_FORM_strp => Raw::number(Kind::Str, self.fixed(word)?),
+            constants::DW_FORM_line_strp => Raw::number(Kind::LineStr, self.fixed(word)?),
+            constants::DW_FORM_strx | constants::DW_FORM_GNU_str_index => {
+                Raw::number(Kind::StrIndex, self.uleb()?)
+            }
+            constants::DW_FORM_strx1 => Raw::number(Kind::StrIndex, self.fixed(1)?),
+            constants::DW_FORM_strx2 => Raw::number(Kind::StrIndex, self.fixed(2)?),
+            constants::DW_FORM_strx3 => Raw::number(Kind::StrIndex, self.fixed(3)?),
+            constants::DW_FORM_strx4 => Raw::number(Kind::StrIndex, self.fixed(4)?),
+            constants::DW_FORM_string => {
+                let rest = &self.bytes[self.pos..];
+                let Some(len) = memchr::memchr(0, rest) else {
+                    return Err("string runs past the end of the unit");
+                };
+                self.pos += len + 1;
+                Raw::bytes(Kind::Inline, &rest[..len])
+            }
+            constants::DW_FORM_ref1 => Raw::number(Kind::UnitRef, self.fixed(1)?),
+            constants::DW_FORM_ref2 => Raw::number(Kind::UnitRef, self.fixed(2)?),
+            constants::DW_FORM_ref4 => Raw::number(Kind::UnitRef, self.fixed(4)?),
+            constants::DW_FORM_ref8 => Raw::number(Kind::UnitRef, self.fixed(8)?),
+            constants::DW_FORM_ref_udata => Raw::number(Kind::UnitRef, self.uleb()?),
+            constants::DW_FORM_block1 => {
+                let n = self.fixed(1)?;
+                Raw::bytes(Kind::Block, self.length(n)?)
+            }
+            constants::DW_FORM_block2 => {
+                let n = self.fixed(2)?;
+                Raw::bytes(Kind::Block, self.length(n)?)
+            }
+            constants::DW_FORM_block4 => {
+                let n = self.fixed(4)?;
+                Raw::bytes(Kind::Block, self.length(n)?)
+            }
+            constants::DW_FORM_block | constants::DW_FORM_exprloc => {
+                let n = self.uleb()?;
+                Raw::bytes(Kind::Block, self.length(n)?)
+            }
+            constants::DW_FORM_data16 => Raw::bytes(Kind::Block, self.take(16)?),
+            constants::DW_FORM_addrx
+            | constants::DW_FORM_GNU_addr_index
+            | constants::DW_FORM_loclistx
+            | constants::DW_FORM_rnglistx => {
+                self.uleb()?;
+                Raw::number(Kind::Other, 0)
+            }
+            other => match fixed_size(other, self.encoding) {
+                Some(n) => {
+                    self.skip(n)?;
+                    Raw::number(Kind::Other, 0)
+                }
+                None => return Err("unknown attribute form"),
+            },
+        })
+    }
+}
+
+/// The error for corrupt bytes in the DIE at `offset`.
+pub fn corrupt(ctx: &UnitCtx<'_>, offset: UnitOffset<usize>, reason: &str) -> Error {
+    Error::dwarf(ctx.absolute(offset), reason)
+}
+
+/// A unit's DIEs ready for a raw scan: a cursor and the compiled
+/// abbreviations, built on first use.
+pub struct UnitScan<'c, 'a> {
+    ctx: &'c UnitCtx<'a>,
+    wants: WantsByTag,
+    plans: Vec<Option<Plan>>,
+    /// A plan for a code too large to index `plans` (hostile input only).
+    spare: Option<Plan>,
+}
+
+/// Codes below this index a vector; compilers number them from 1 densely.
+const MAX_INDEXED_CODE: u64 = 1 << 16;
+
+impl<'c, 'a> UnitScan<'c, 'a> {
+    /// Prepares a scan of `ctx`'s unit that reads `wants(tag)` of each DIE
+    /// (and the unit DIE's sibling-free attributes, to step past them).
+    pub fn new(ctx: &'c UnitCtx<'a>, wants: WantsByTag) -> Self {
+        UnitScan {
+            ctx,
+            wants,
+            plans: Vec::new(),
+            spare: None,
+        }
+    }
+
+    /// A cursor at a unit offset.
+    pub fn cursor_at(&self, offset: UnitOffset<usize>) -> Result<Cursor<'a>> {
+        let header = &self.ctx.header;
+        let bytes: Reader<'a> = header
+            .range_from(header.root_offset()..)
+            .map_err(|e| Error::dwarf(self.ctx.absolute(offset), e))?;
+        let mut cursor = Cursor {
+            bytes: bytes.slice(),
+            base: header.root_offset().0,
+            pos: 0,
+            endian: gimli::Reader::endian(&bytes),
+            encoding: header.encoding(),
+        };
+        cursor
+            .jump_forward(offset)
+            .map_err(|_| Error::dwarf(self.ctx.absolute(offset), "offset outside its unit"))?;
+        Ok(cursor)
+    }
+
+    /// Reads a DIE's abbreviation code and returns its plan, or `None` for
+    /// the null entry that ends a list of children.
+    #[inline]
+    pub fn next_plan(&mut self, cursor: &mut Cursor<'a>) -> Result<Option<&Plan>> {
+        let offset = cursor.offset();
+        let code = cursor.uleb().map_err(|e| corrupt(self.ctx, offset, e))?;
+        if code == 0 {
+            return Ok(None);
+        }
+        // Separate lookups keep the borrow checker content on the fast path.
+        let compiled = usize::try_from(code)
+            .ok()
+            .and_then(|i| self.plans.get(i))
+            .is_some_and(Option::is_some);
+        if !compiled {
+            return self.compile(code, offset).map(Some);
+        }
+        Ok(self.plans[code as usize].as_ref())
+    }
+
+    /// Compiles the plan of a code seen for the first time.
+    #[cold]
+    fn compile(&mut self, code: u64, offset: UnitOffset<usize>) -> Result<&Plan> {
+        let Some(abbrev) = self.ctx.abbrevs.get(code) else {
+            return Err(corrupt(
+                self.ctx,
+                offset,
+                &format!("unknown abbreviation code {code}"),
+            ));
+        };
+        let plan = Plan::new(
+            abbrev,
+            self.ctx.header.encoding(),
+            (self.wants)(abbrev.tag()),
+        );
+        if code >= MAX_INDEXED_CODE {
+            return Ok(self.spare.insert(plan));
+        }
+        let index = code as usize;
+        if index >= self.plans.len() {
+            self.plans.resize(index + 1, None);
+        }
+        Ok(self.plans[index].insert(plan))
+    }
+
+    /// A cursor at the unit's first top-level DIE (the unit DIE's attributes
+    /// read past), or `None` when the unit has no children.
+    pub fn top_level(&mut self) -> Result<Option<Cursor<'a>>> {
+        let root = self.ctx.header.root_offset();
+        let mut cursor = self.cursor_at(root)?;
+        let Some(plan) = self.next_plan(&mut cursor)? else {
+            return Ok(None);
+        };
+        let has_children = plan.has_children;
+        plan.read(&mut cursor, &mut Values::default())
+            .map_err(|e| corrupt(self.ctx, root, e))?;
+        Ok(has_children.then_some(cursor))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cursor(bytes: &[u8]) -> Cursor<'_> {
+        Cursor {
+            bytes,
+            base: 11,
+            pos: 0,
+            endian: RunTimeEndian::Little,
+            encoding: gimli::Encoding {
+                format: gimli::Format::Dwarf32,
+                version: 5,
+                address_size: 8,
+            },
+        }
+    }
+
+    #[test]
+    fn leb128_numbers_decode_as_the_dwarf_standard_examples() {
+        // DWARF 5, section 7.6, tables 7.7 and 7.8.
+        let mut c = cursor(&[2, 127, 0x80, 1, 0x81, 1, 0x82, 1, 0xb9, 0x64]);
+        let unsigned: Vec<u64> = (0..5).map(|_| c.uleb().unwrap()).collect();
+        assert_eq!(unsigned, [2, 127, 128, 129, 130]);
+        assert_eq!(c.uleb().unwrap(), 12857);
+        let mut c = cursor(&[2, 0x7e, 0xff, 0, 0x81, 0x7f, 0x80, 1, 0x80, 0x7f]);
+        let signed: Vec<i64> = (0..6).map(|_| c.sleb().unwrap()).collect();
+        assert_eq!(signed, [2, -2, 127, -127, 128, -128]);
+        assert!(c.is_empty());
+        assert!(cursor(&[0x80, 0x80]).uleb().is_err());
+        let eleven = [0xff; 10].into_iter().chain([0x01]).collect::<Vec<_>>();
+        assert!(cursor(&eleven).uleb().is_err());
+    }
+
+    #[test]
+    fn forms_decode_and_stop_at_the_end_of_the_unit() {
+        let mut c = cursor(&[0x34, 0x12, b'a', b'b', 0, 3, 9, 8, 7, 0x2c, 0, 0, 0]);
+        assert_eq!(
+            c.value(constants::DW_FORM_data2).map(Raw::value),
+            Ok(Value::Unsigned(0x1234))
+        );
+        assert_eq!(
+            c.value(constants::DW_FORM_string).map(Raw::value),
+            Ok(Value::Inline(b"ab"))
+        );
+        assert_eq!(
+            c.value(constants::DW_FORM_exprloc).map(Raw::value),
+            Ok(Value::Block(&[9, 8, 7]))
+        );
+        assert_eq!(c.offset(), UnitOffset(11 + 9));
+        assert_eq!(
+            c.value(constants::DW_FORM_ref4).map(Raw::value),
+            Ok(Value::UnitRef(0x2c))
+        );
+        assert!(c.value(constants::DW_FORM_data1).is_err());
+        assert!(cursor(&[5, 1]).value(constants::DW_FORM_block1).is_err());
+        assert!(cursor(b"x").value(constants::DW_FORM_string).is_err());
+        assert_eq!(
+            cursor(&[0x0b, 0x7f])
+                .value(constants::DW_FORM_indirect)
+                .map(Raw::value),
+            Ok(Value::Unsigned(0x7f))
+        );
+        assert!(
+            cursor(&[0x16, 0x16])
+                .value(constants::DW_FORM_indirect)
+                .is_err()
+        );
+        assert!(cursor(&[0]).value(DwForm(0x7777)).is_err());
+        let mut c = cursor(&[1, 2, 3]);
+        assert!(c.jump_forward(UnitOffset(13)).is_ok());
+        assert!(c.jump_forward(UnitOffset(12)).is_err());
+        assert!(c.jump_forward(UnitOffset(15)).is_err());
+    }
+}
