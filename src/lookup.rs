@@ -82,10 +82,16 @@ pub fn find_types(
     // NAME#1 asks for the first definition only: stop scanning once every
     // name has one, as pahole does. Anything else needs every definition.
     let first_only = specs.iter().all(|s| s.pick == Pick::Index(1));
-    let defs = if first_only {
-        index::scan_until_found(file, &names)?
+    // A name the string table lacks is most likely a typo: collect every
+    // type name in the same pass, for the suggestions.
+    let likely_missing = names.iter().any(|n| file.string_offsets(n).is_empty());
+    let (defs, known_names) = if first_only {
+        (index::scan_until_found(file, &names)?, None)
+    } else if likely_missing {
+        let (defs, known) = index::scan_with_all_names(file, &Filter::Names(&names))?;
+        (defs, Some(known))
     } else {
-        index::scan(file, &Filter::Names(&names))?
+        (index::scan(file, &Filter::Names(&names))?, None)
     };
     let mut found = Vec::with_capacity(specs.len());
     for spec in specs {
@@ -94,7 +100,12 @@ pub fn find_types(
             // After an early exit the other layouts are not all known.
             Some(f) if first_only => found.push(Found { note: None, ..f }),
             Some(f) => found.push(f),
-            None => return Err(unknown_type(file, &spec.name)),
+            None => {
+                return Err(match &known_names {
+                    Some(known) => unknown_type_among(&spec.name, known),
+                    None => unknown_type(file, &spec.name),
+                });
+            }
         }
     }
     Ok(found)
@@ -313,8 +324,12 @@ pub fn layout_key(table: &TypeTable, id: TypeId) -> LayoutKey {
 
 /// The "unknown type" error, with the closest names the file does define.
 pub fn unknown_type(file: &DwarfFile<'_>, name: &str) -> Error {
-    let names = index::all_names(file).unwrap_or_default();
-    let hint = crate::suggest::did_you_mean(name, names.iter().copied());
+    unknown_type_among(name, &index::all_names(file).unwrap_or_default())
+}
+
+/// The "unknown type" error, with the closest of `known` names.
+fn unknown_type_among(name: &str, known: &[&str]) -> Error {
+    let hint = crate::suggest::did_you_mean(name, known.iter().copied());
     Error::UnknownType {
         name: name.to_owned(),
         path: std::path::PathBuf::new(),

@@ -9,8 +9,8 @@ use std::collections::HashSet;
 use gimli::UnitOffset;
 use rayon::prelude::*;
 
-use super::DwarfFile;
 use super::plan::{UnitScan, Values, Want, Wants, corrupt};
+use super::{DwarfFile, NameRef};
 use crate::error::Result;
 
 /// What kind of definition an index entry is.
@@ -54,32 +54,95 @@ pub enum Filter<'n> {
     Names(&'n HashSet<&'n str>),
     /// Every struct and union.
     Composites,
-    /// Everything.
-    All,
 }
 
-impl Filter<'_> {
-    fn keeps(&self, name: &str, kind: DefKind) -> bool {
-        match self {
-            Filter::Names(names) => names.contains(name),
-            Filter::Composites => kind.is_composite(),
-            Filter::All => true,
+/// A [`Filter`] made ready for one file: names are matched by their
+/// `.debug_str` offsets, so a definition's name is read only when it is
+/// kept (or when it is inline in the DIE).
+enum Matcher<'n> {
+    Names {
+        names: &'n HashSet<&'n str>,
+        /// Every offset in `.debug_str` where one of `names` starts (a
+        /// string may be the tail of a longer one, so not only string
+        /// starts).
+        offsets: foldhash::HashSet<u64>,
+    },
+    Composites,
+}
+
+impl<'n> Matcher<'n> {
+    fn new(file: &DwarfFile<'_>, filter: &Filter<'n>) -> Self {
+        match filter {
+            Filter::Names(names) => Matcher::Names {
+                names,
+                offsets: names.iter().flat_map(|n| file.string_offsets(n)).collect(),
+            },
+            Filter::Composites => Matcher::Composites,
         }
     }
+
+    /// The name of a definition the filter keeps.
+    fn keep<'a>(&self, file: &DwarfFile<'a>, name: NameRef<'a>, kind: DefKind) -> Option<&'a str> {
+        match self {
+            Matcher::Names { names, offsets } => match name {
+                NameRef::Str(o) if !offsets.contains(&o) => None,
+                _ => file.name_str(name).filter(|n| names.contains(n)),
+            },
+            Matcher::Composites => kind.is_composite().then(|| file.name_str(name)).flatten(),
+        }
+    }
+}
+
+/// What the scan of some units found: the kept definitions and, when
+/// asked, every distinct type name (unread).
+#[derive(Default)]
+struct Found<'a> {
+    defs: Vec<Definition<'a>>,
+    names: foldhash::HashSet<NameRef<'a>>,
+}
+
+/// Scans `units` in parallel and concatenates what they found in order.
+fn scan_units<'a>(
+    file: &DwarfFile<'a>,
+    units: std::ops::Range<usize>,
+    matcher: &Matcher<'_>,
+    collect_names: bool,
+) -> Result<Found<'a>> {
+    let per_unit: Vec<Found<'a>> = units
+        .into_par_iter()
+        .map(|unit| scan_unit(file, unit, matcher, collect_names))
+        .collect::<Result<_>>()?;
+    let mut all = Found::default();
+    for found in per_unit {
+        all.defs.extend(found.defs);
+        all.names.extend(found.names);
+    }
+    Ok(all)
 }
 
 /// Scans every unit in parallel; the result is in file order (unit order,
 /// then DIE order), so "the first definition" means the same as for pahole.
 pub fn scan<'a>(file: &DwarfFile<'a>, filter: &Filter<'_>) -> Result<Vec<Definition<'a>>> {
-    let per_unit: Vec<Vec<Definition<'a>>> = (0..file.units.len())
-        .into_par_iter()
-        .map(|unit| {
-            let mut out = Vec::new();
-            scan_unit(file, unit, filter, &mut out)?;
-            Ok(out)
-        })
-        .collect::<Result<_>>()?;
-    Ok(per_unit.into_iter().flatten().collect())
+    let matcher = Matcher::new(file, filter);
+    Ok(scan_units(file, 0..file.units.len(), &matcher, false)?.defs)
+}
+
+/// [`scan`], and in the same pass every distinct type name in the file,
+/// sorted (for "did you mean" suggestions).
+pub fn scan_with_all_names<'a>(
+    file: &DwarfFile<'a>,
+    filter: &Filter<'_>,
+) -> Result<(Vec<Definition<'a>>, Vec<&'a str>)> {
+    let matcher = Matcher::new(file, filter);
+    let found = scan_units(file, 0..file.units.len(), &matcher, true)?;
+    let mut names: Vec<&'a str> = found
+        .names
+        .into_iter()
+        .filter_map(|n| file.name_str(n))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    Ok((found.defs, names))
 }
 
 /// Like [`scan`] with [`Filter::Names`], but in file order, a few units at a
@@ -90,22 +153,14 @@ pub fn scan_until_found<'a>(
     file: &DwarfFile<'a>,
     names: &HashSet<&str>,
 ) -> Result<Vec<Definition<'a>>> {
-    let filter = Filter::Names(names);
+    let matcher = Matcher::new(file, &Filter::Names(names));
     let batch = rayon::current_num_threads().max(1) * 2;
     let mut out = Vec::new();
     let mut missing: HashSet<&str> = names.clone();
     let mut start = 0;
     while start < file.units.len() && !missing.is_empty() {
         let end = (start + batch).min(file.units.len());
-        let per_unit: Vec<Vec<Definition<'a>>> = (start..end)
-            .into_par_iter()
-            .map(|unit| {
-                let mut defs = Vec::new();
-                scan_unit(file, unit, &filter, &mut defs)?;
-                Ok(defs)
-            })
-            .collect::<Result<_>>()?;
-        for d in per_unit.into_iter().flatten() {
+        for d in scan_units(file, start..end, &matcher, false)?.defs {
             missing.remove(d.name);
             out.push(d);
         }
@@ -114,16 +169,10 @@ pub fn scan_until_found<'a>(
     Ok(out)
 }
 
-/// Every distinct type name in the file, for "did you mean" suggestions.
+/// Every distinct type name in the file, sorted, for "did you mean"
+/// suggestions.
 pub fn all_names<'a>(file: &DwarfFile<'a>) -> Result<Vec<&'a str>> {
-    let mut names: Vec<&'a str> = scan(file, &Filter::All)?
-        .into_iter()
-        .map(|d| d.name)
-        .collect::<HashSet<_>>()
-        .into_iter()
-        .collect();
-    names.sort_unstable();
-    Ok(names)
+    Ok(scan_with_all_names(file, &Filter::Names(&HashSet::new()))?.1)
 }
 
 pub(super) fn def_kind(tag: gimli::DwTag) -> Option<DefKind> {
@@ -148,13 +197,14 @@ pub(super) fn index_wants(tag: gimli::DwTag) -> Wants {
 fn scan_unit<'a>(
     file: &DwarfFile<'a>,
     unit: usize,
-    filter: &Filter<'_>,
-    out: &mut Vec<Definition<'a>>,
-) -> Result<()> {
+    matcher: &Matcher<'_>,
+    collect_names: bool,
+) -> Result<Found<'a>> {
+    let mut found = Found::default();
     let ctx = file.unit(unit)?;
     let mut scan = UnitScan::new(&ctx, index_wants);
     let Some(mut cursor) = scan.top_level()? else {
-        return Ok(());
+        return Ok(found);
     };
     // Depth of the next entry: 1 = direct child of the unit.
     let mut depth: usize = 1;
@@ -173,16 +223,20 @@ fn scan_unit<'a>(
         if depth == 1
             && let Some(kind) = def_kind(plan.tag)
             && !die.flag(Want::Declaration)
-            && let Some(name) = die.get(Want::Name).and_then(|v| file.value_str(&ctx, v))
-            && filter.keeps(name, kind)
+            && let Some(name) = die.get(Want::Name).and_then(|v| file.name_ref(&ctx, v))
         {
-            out.push(Definition {
-                name,
-                kind,
-                unit,
-                offset,
-                size: die.unsigned(Want::ByteSize),
-            });
+            if collect_names {
+                found.names.insert(name);
+            }
+            if let Some(name) = matcher.keep(file, name, kind) {
+                found.defs.push(Definition {
+                    name,
+                    kind,
+                    unit,
+                    offset,
+                    size: die.unsigned(Want::ByteSize),
+                });
+            }
         }
         if plan.has_children {
             match die.unit_ref(Want::Sibling) {
@@ -193,5 +247,102 @@ fn scan_unit<'a>(
             }
         }
     }
-    Ok(())
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::{DebugSections, MappedFile};
+
+    type Row = (String, DefKind, usize, usize, Option<u64>);
+
+    /// The named top-level definitions as gimli's entry tree walks them,
+    /// attribute by attribute: an oracle independent of the plans.
+    fn tree_definitions(file: &DwarfFile<'_>) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for unit in 0..file.units.len() {
+            let ctx = file.unit(unit).unwrap();
+            let mut tree = ctx.header.entries_tree(&ctx.abbrevs, None).unwrap();
+            let mut children = tree.root().unwrap().children();
+            while let Some(child) = children.next().unwrap() {
+                let entry = child.entry();
+                let Some(kind) = def_kind(entry.tag()) else {
+                    continue;
+                };
+                let declaration = matches!(
+                    entry.attr_value(gimli::DW_AT_declaration),
+                    Some(gimli::AttributeValue::Flag(true))
+                );
+                let name = entry
+                    .attr_value(gimli::DW_AT_name)
+                    .and_then(|v| file.attr_str(&ctx, v));
+                if let (Some(name), false) = (name, declaration) {
+                    let size = entry
+                        .attr_value(gimli::DW_AT_byte_size)
+                        .and_then(|v| v.udata_value());
+                    rows.push((name.to_owned(), kind, unit, entry.offset().0, size));
+                }
+            }
+        }
+        rows
+    }
+
+    fn rows(defs: &[Definition<'_>]) -> Vec<Row> {
+        defs.iter()
+            .map(|d| (d.name.to_owned(), d.kind, d.unit, d.offset.0, d.size))
+            .collect()
+    }
+
+    #[test]
+    fn scans_find_what_gimlis_entry_tree_finds() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bin");
+        for name in [
+            "gcc-dwarf4-base",
+            "gcc-dwarf5-rt",
+            "clang-dwarf4-base",
+            "clang-dwarf5-rt",
+            "gcc-dwarf5-base.o",
+            "clang-dwarf5-base.o",
+            "gcc-dwarf5-base.zstd",
+        ] {
+            let mapped = MappedFile::open(&dir.join(name)).unwrap();
+            let sections = DebugSections::load(mapped.path(), mapped.bytes()).unwrap();
+            let file = DwarfFile::new(&sections).unwrap();
+            let expected = tree_definitions(&file);
+            assert!(
+                expected.len() > 20,
+                "{name}: {} definitions",
+                expected.len()
+            );
+
+            let mut expected_names: Vec<&str> = expected.iter().map(|r| r.0.as_str()).collect();
+            expected_names.sort_unstable();
+            expected_names.dedup();
+            let names = all_names(&file).unwrap();
+            assert_eq!(names, expected_names, "{name}: all_names");
+
+            let wanted: HashSet<&str> = names.iter().copied().collect();
+            let (by_name, listed) = scan_with_all_names(&file, &Filter::Names(&wanted)).unwrap();
+            assert_eq!(rows(&by_name), expected, "{name}: every name looked up");
+            assert_eq!(listed, names, "{name}: names listed in the same pass");
+
+            let composites = scan(&file, &Filter::Composites).unwrap();
+            let expected_composites: Vec<Row> = expected
+                .iter()
+                .filter(|r| r.1.is_composite())
+                .cloned()
+                .collect();
+            assert_eq!(rows(&composites), expected_composites, "{name}: composites");
+
+            // One name at a time, as a lookup asks, and the early exit.
+            for one in ["lruvec", "list_head", "atomic_t"] {
+                let just: HashSet<&str> = HashSet::from([one]);
+                let mine: Vec<Row> = expected.iter().filter(|r| r.0 == one).cloned().collect();
+                assert!(!mine.is_empty(), "{name}: {one}");
+                assert_eq!(rows(&scan(&file, &Filter::Names(&just)).unwrap()), mine);
+                assert_eq!(rows(&scan_until_found(&file, &just).unwrap())[0], mine[0]);
+            }
+        }
+    }
 }

@@ -167,6 +167,20 @@ impl<'a> DwarfFile<'a> {
         found.ok().map(|r| r.slice())
     }
 
+    /// Every offset in `.debug_str` where `s` starts and runs to a NUL:
+    /// where a `strp` naming `s` can point (a linker may merge a string
+    /// into the tail of a longer one).
+    pub fn string_offsets(&self, s: &str) -> Vec<u64> {
+        if s.as_bytes().contains(&0) {
+            return Vec::new();
+        }
+        let needle = [s.as_bytes(), &[0]].concat();
+        let table = gimli::Section::reader(&self.dwarf.debug_str).slice();
+        memchr::memmem::find_iter(table, &needle)
+            .map(|at| at as u64)
+            .collect()
+    }
+
     /// A string as UTF-8 (`None` if it is not).
     pub fn name_str(&self, name: NameRef<'a>) -> Option<&'a str> {
         std::str::from_utf8(self.name_bytes(name)?).ok()
