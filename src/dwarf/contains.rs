@@ -14,7 +14,7 @@ use gimli::UnitOffset;
 use rayon::prelude::*;
 
 use super::DwarfFile;
-use super::plan::{UnitScan, Values, Want, Wants, corrupt};
+use super::plan::{Entry, UnitScan, Values, Want, Wants};
 use crate::error::Result;
 use crate::model::MAX_TYPE_DEPTH;
 
@@ -148,8 +148,7 @@ fn contains_wants(tag: gimli::DwTag) -> Wants {
 }
 
 fn unit_edges<'a>(file: &DwarfFile<'a>, unit: usize, min_size: u64) -> Result<Vec<Edge<'a>>> {
-    let ctx = file.unit(unit)?;
-    let mut scan = UnitScan::new(&ctx, contains_wants);
+    let mut scan = UnitScan::open(file, unit, contains_wants)?;
     let Some(mut cursor) = scan.top_level()? else {
         return Ok(Vec::new());
     };
@@ -163,8 +162,12 @@ fn unit_edges<'a>(file: &DwarfFile<'a>, unit: usize, min_size: u64) -> Result<Ve
     let mut depth: usize = 1;
     let mut die = Values::default();
     while !cursor.is_empty() {
-        let offset = cursor.offset();
-        let Some(plan) = scan.next_plan(&mut cursor)? else {
+        let Some(Entry {
+            offset,
+            tag,
+            has_children,
+        }) = scan.next(&mut cursor, &mut die)?
+        else {
             depth -= 1;
             if depth == 0 {
                 break;
@@ -174,10 +177,7 @@ fn unit_edges<'a>(file: &DwarfFile<'a>, unit: usize, min_size: u64) -> Result<Ve
             }
             continue;
         };
-        let (tag, has_children) = (plan.tag, plan.has_children);
-        plan.read(&mut cursor, &mut die)
-            .map_err(|e| corrupt(&ctx, offset, e))?;
-        let name = || die.get(Want::Name).and_then(|v| file.value_str(&ctx, v));
+        let name = || die.get(Want::Name).and_then(|v| scan.name_str(file, v));
         let target = die.unit_ref(Want::Type);
         // A struct smaller than every target cannot hold one: its members
         // are not read (nor, when it has a sibling pointer, even walked).
@@ -229,7 +229,7 @@ fn unit_edges<'a>(file: &DwarfFile<'a>, unit: usize, min_size: u64) -> Result<Ve
         match die.unit_ref(Want::Sibling) {
             Some(next) if jump => cursor
                 .jump_forward(next)
-                .map_err(|e| corrupt(&ctx, offset, e))?,
+                .map_err(|e| scan.corrupt(offset, e))?,
             _ => depth += 1,
         }
     }

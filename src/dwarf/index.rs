@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use gimli::UnitOffset;
 use rayon::prelude::*;
 
-use super::plan::{UnitScan, Values, Want, Wants, corrupt};
+use super::plan::{UnitScan, Values, Want, Wants};
 use super::{DwarfFile, NameRef};
 use crate::error::Result;
 
@@ -201,8 +201,7 @@ fn scan_unit<'a>(
     collect_names: bool,
 ) -> Result<Found<'a>> {
     let mut found = Found::default();
-    let ctx = file.unit(unit)?;
-    let mut scan = UnitScan::new(&ctx, index_wants);
+    let mut scan = UnitScan::open(file, unit, index_wants)?;
     let Some(mut cursor) = scan.top_level()? else {
         return Ok(found);
     };
@@ -210,20 +209,18 @@ fn scan_unit<'a>(
     let mut depth: usize = 1;
     let mut die = Values::default();
     while !cursor.is_empty() {
-        let offset = cursor.offset();
-        let Some(plan) = scan.next_plan(&mut cursor)? else {
+        let Some(entry) = scan.next(&mut cursor, &mut die)? else {
             depth -= 1;
             if depth == 0 {
                 break;
             }
             continue;
         };
-        plan.read(&mut cursor, &mut die)
-            .map_err(|e| corrupt(&ctx, offset, e))?;
+        let offset = entry.offset;
         if depth == 1
-            && let Some(kind) = def_kind(plan.tag)
+            && let Some(kind) = def_kind(entry.tag)
             && !die.flag(Want::Declaration)
-            && let Some(name) = die.get(Want::Name).and_then(|v| file.name_ref(&ctx, v))
+            && let Some(name) = die.get(Want::Name).and_then(|v| scan.name_ref(file, v))
         {
             if collect_names {
                 found.names.insert(name);
@@ -238,11 +235,11 @@ fn scan_unit<'a>(
                 });
             }
         }
-        if plan.has_children {
+        if entry.has_children {
             match die.unit_ref(Want::Sibling) {
                 Some(sibling) => cursor
                     .jump_forward(sibling)
-                    .map_err(|e| corrupt(&ctx, offset, e))?,
+                    .map_err(|e| scan.corrupt(offset, e))?,
                 None => depth += 1,
             }
         }

@@ -13,8 +13,8 @@ use gimli::UnitOffset;
 use rayon::prelude::*;
 
 use super::index::{DefKind, def_kind, index_wants};
-use super::plan::{Cursor, UnitScan, Value, Values, Want, Wants, corrupt};
-use super::{DwarfFile, NameRef, UnitCtx};
+use super::plan::{Cursor, Entry, UnitScan, Value, Values, Want, Wants};
+use super::{DwarfFile, NameRef};
 use crate::error::Result;
 
 /// A fixed-seed hasher, so that fingerprints agree across threads and runs.
@@ -63,8 +63,7 @@ fn layout_wants(tag: gimli::DwTag) -> Wants {
 }
 
 fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<Vec<LayoutDef<'a>>> {
-    let ctx = file.unit(unit)?;
-    let mut scan = UnitScan::new(&ctx, layout_wants);
+    let mut scan = UnitScan::open(file, unit, layout_wants)?;
     let mut out = Vec::new();
     let Some(mut cursor) = scan.top_level()? else {
         return Ok(out);
@@ -72,17 +71,18 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<Vec<LayoutDef<'a>>
     let mut depth: usize = 1;
     let mut die = Values::default();
     while !cursor.is_empty() {
-        let offset = cursor.offset();
-        let Some(plan) = scan.next_plan(&mut cursor)? else {
+        let Some(Entry {
+            offset,
+            tag,
+            has_children,
+        }) = scan.next(&mut cursor, &mut die)?
+        else {
             depth -= 1;
             if depth == 0 {
                 break;
             }
             continue;
         };
-        let (tag, has_children) = (plan.tag, plan.has_children);
-        plan.read(&mut cursor, &mut die)
-            .map_err(|e| corrupt(&ctx, offset, e))?;
         let composite = (depth == 1)
             .then(|| def_kind(tag))
             .flatten()
@@ -92,10 +92,10 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<Vec<LayoutDef<'a>>
             (kind == DefKind::Union, die.unsigned(Want::ByteSize)).hash(&mut hasher);
             if has_children {
                 // Read the members; the cursor ends up after the struct.
-                hash_members(file, &ctx, &mut scan, &mut cursor, &mut hasher)?;
+                hash_members(file, &scan, &mut cursor, &mut hasher)?;
             }
             if let (Some(name), false) = (
-                die.get(Want::Name).and_then(|v| file.name_ref(&ctx, v)),
+                die.get(Want::Name).and_then(|v| scan.name_ref(file, v)),
                 die.flag(Want::Declaration),
             ) {
                 out.push(LayoutDef {
@@ -111,7 +111,7 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<Vec<LayoutDef<'a>>
             match die.unit_ref(Want::Sibling) {
                 Some(sibling) => cursor
                     .jump_forward(sibling)
-                    .map_err(|e| corrupt(&ctx, offset, e))?,
+                    .map_err(|e| scan.corrupt(offset, e))?,
                 None => depth += 1,
             }
         }
@@ -133,7 +133,7 @@ const PLACE: [Want; 5] = [
 /// per present attribute. The first word makes the sequence unambiguous.
 fn hash_member<'a>(
     file: &DwarfFile<'a>,
-    ctx: &UnitCtx<'a>,
+    scan: &UnitScan<'a>,
     die: &Values<'a>,
     inheritance: bool,
     hasher: &mut FoldHasher<'static>,
@@ -146,7 +146,7 @@ fn hash_member<'a>(
     let mut words = [0u64; 1 + PLACE.len()];
     let mut count = 0;
     let mut shape = u64::from(inheritance);
-    let name = die.get(Want::Name).and_then(|v| file.name_ref(ctx, v));
+    let name = die.get(Want::Name).and_then(|v| scan.name_ref(file, v));
     if let Some(name) = name {
         let (kind, word) = match name {
             NameRef::Str(o) => (1, o),
@@ -185,8 +185,7 @@ fn hash_member<'a>(
 /// children, nested ones included.
 fn hash_members<'a>(
     file: &DwarfFile<'a>,
-    ctx: &UnitCtx<'a>,
-    scan: &mut UnitScan<'_, 'a>,
+    scan: &UnitScan<'a>,
     cursor: &mut Cursor<'a>,
     hasher: &mut FoldHasher<'static>,
 ) -> Result<()> {
@@ -195,25 +194,18 @@ fn hash_members<'a>(
     let mut die = Values::default();
     while depth > 0 {
         if cursor.is_empty() {
-            return Err(corrupt(
-                ctx,
-                cursor.offset(),
-                "struct children run past the unit",
-            ));
+            return Err(scan.corrupt(cursor.offset(), "struct children run past the unit"));
         }
-        let offset = cursor.offset();
-        let Some(plan) = scan.next_plan(cursor)? else {
+        let Some(entry) = scan.next(cursor, &mut die)? else {
             depth -= 1;
             continue;
         };
-        let (tag, has_children) = (plan.tag, plan.has_children);
-        plan.read(cursor, &mut die)
-            .map_err(|e| corrupt(ctx, offset, e))?;
+        let tag = entry.tag;
         let member = depth == 1 && matches!(tag, gimli::DW_TAG_member | gimli::DW_TAG_inheritance);
         if member && !die.flag(Want::External) && !die.flag(Want::Declaration) {
-            hash_member(file, ctx, &die, tag == gimli::DW_TAG_inheritance, hasher);
+            hash_member(file, scan, &die, tag == gimli::DW_TAG_inheritance, hasher);
         }
-        if has_children {
+        if entry.has_children {
             depth += 1;
         }
     }

@@ -128,29 +128,6 @@ impl<'a> DwarfFile<'a> {
         }
     }
 
-    /// Where a string value read by a raw scan lives (`strx` indexes
-    /// resolved to `.debug_str` offsets), or `None` for a non-string form.
-    pub fn name_ref(&self, ctx: &UnitCtx<'a>, value: plan::Value<'a>) -> Option<NameRef<'a>> {
-        Some(match value {
-            plan::Value::Inline(bytes) => NameRef::Inline(bytes),
-            plan::Value::Str(o) => NameRef::Str(o),
-            plan::Value::LineStr(o) => NameRef::LineStr(o),
-            plan::Value::StrIndex(i) => {
-                let o = self
-                    .dwarf
-                    .debug_str_offsets
-                    .get_str_offset(
-                        ctx.header.format(),
-                        ctx.str_offsets_base,
-                        gimli::DebugStrOffsetsIndex(usize::try_from(i).ok()?),
-                    )
-                    .ok()?;
-                NameRef::Str(o.0 as u64)
-            }
-            _ => return None,
-        })
-    }
-
     /// The bytes of a string, without its NUL.
     pub fn name_bytes(&self, name: NameRef<'a>) -> Option<&'a [u8]> {
         let found = match name {
@@ -184,11 +161,6 @@ impl<'a> DwarfFile<'a> {
     /// A string as UTF-8 (`None` if it is not).
     pub fn name_str(&self, name: NameRef<'a>) -> Option<&'a str> {
         std::str::from_utf8(self.name_bytes(name)?).ok()
-    }
-
-    /// A string value read by a raw scan, as UTF-8.
-    pub fn value_str(&self, ctx: &UnitCtx<'a>, value: plan::Value<'a>) -> Option<&'a str> {
-        self.name_str(self.name_ref(ctx, value)?)
     }
 
     /// A string attribute as UTF-8 (`None` if absent, of another form, or not UTF-8).

@@ -9,9 +9,12 @@
 //! gimli still parses the abbreviation tables, and decodes in full the few
 //! types a command prints (`decode`).
 
-use gimli::{DwAt, DwForm, DwTag, Endianity, RunTimeEndian, UnitOffset, constants};
+use gimli::{
+    DebugStrOffsetsBase, DwAt, DwForm, DwTag, Endianity, RunTimeEndian, UnitHeader, UnitOffset,
+    constants,
+};
 
-use super::{Reader, UnitCtx};
+use super::{DwarfFile, NameRef, Reader, unit_start};
 use crate::error::{Error, Result};
 
 /// An attribute that a raw scan reads; every other one is skipped.
@@ -37,9 +40,11 @@ pub enum Want {
     BitOffset,
     /// `DW_AT_bit_size`.
     BitSize,
+    /// `DW_AT_str_offsets_base` (read from unit DIEs by every scan).
+    StrOffsetsBase,
 }
 
-const WANTS: usize = 10;
+const WANTS: usize = 11;
 
 /// A set of [`Want`]s: what a scan reads of DIEs with a given tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +83,7 @@ impl Want {
             constants::DW_AT_data_bit_offset => Want::DataBitOffset,
             constants::DW_AT_bit_offset => Want::BitOffset,
             constants::DW_AT_bit_size => Want::BitSize,
+            constants::DW_AT_str_offsets_base => Want::StrOffsetsBase,
             _ => return None,
         })
     }
@@ -270,77 +276,54 @@ fn read_step(want: Want, form: DwForm, implicit: i64, encoding: gimli::Encoding)
     }
 }
 
-/// A compiled abbreviation.
-#[derive(Clone, Debug)]
-pub struct Plan {
-    /// The DIE's tag.
-    pub tag: DwTag,
-    /// Whether children follow the DIE.
-    pub has_children: bool,
-    steps: Vec<Step>,
+/// A compiled abbreviation: its tag, and its steps in the unit's arena.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    tag: DwTag,
+    has_children: bool,
+    steps: (u32, u32),
 }
 
-impl Plan {
-    fn new(abbrev: &gimli::Abbreviation, encoding: gimli::Encoding, wants: Wants) -> Plan {
-        let mut steps: Vec<Step> = Vec::new();
-        for spec in abbrev.attributes() {
-            let form = spec.form();
-            let step = match Want::of(spec.name()).filter(|w| wants.contains(*w)) {
-                Some(want) => read_step(
-                    want,
-                    form,
-                    spec.implicit_const_value().unwrap_or(0),
-                    encoding,
-                ),
-                None => match fixed_size(form, encoding) {
-                    Some(n) => Step::Skip(n),
-                    None => Step::SkipForm(form),
-                },
-            };
-            match (steps.last_mut(), step) {
-                (Some(Step::Skip(run)), Step::Skip(n)) => *run += n,
-                (_, Step::Skip(0)) => {}
-                _ => steps.push(step),
-            }
-        }
-        Plan {
-            tag: abbrev.tag(),
-            has_children: abbrev.has_children(),
-            steps,
-        }
+/// Appends one attribute's step to the plan that starts at `start`,
+/// folding runs of fixed-size skips into one.
+fn push_step(steps: &mut Vec<Step>, start: usize, step: Step) {
+    match (steps.len() > start, steps.last_mut(), step) {
+        (true, Some(Step::Skip(run)), Step::Skip(n)) => *run += n,
+        (_, _, Step::Skip(0)) => {}
+        _ => steps.push(step),
     }
+}
 
-    /// Reads the DIE's attributes at the cursor into `values`, keeping the
-    /// wanted ones.
-    #[inline]
-    pub fn read<'a>(
-        &self,
-        cursor: &mut Cursor<'a>,
-        values: &mut Values<'a>,
-    ) -> std::result::Result<(), &'static str> {
-        values.present = 0;
-        for step in &self.steps {
-            match *step {
-                Step::Skip(n) => cursor.skip(n)?,
-                Step::SkipForm(form) => {
-                    cursor.value(form)?;
-                }
-                Step::Number(want, kind, size) => {
-                    values.slots[want as usize] = Raw::number(kind, cursor.fixed(size.into())?);
-                    values.present |= 1 << want as u16;
-                }
-                Step::Known(want, kind, number) => {
-                    values.slots[want as usize] = Raw::number(kind, number);
-                    values.present |= 1 << want as u16;
-                }
-                Step::Read(want, form) => {
-                    values.slots[want as usize] = cursor.value(form)?;
-                    values.present |= 1 << want as u16;
-                }
+/// Reads the attributes of one DIE at the cursor into `values`, keeping
+/// the wanted ones.
+#[inline]
+fn run_steps<'a>(
+    steps: &[Step],
+    cursor: &mut Cursor<'a>,
+    values: &mut Values<'a>,
+) -> std::result::Result<(), &'static str> {
+    values.present = 0;
+    for step in steps {
+        match *step {
+            Step::Skip(n) => cursor.skip(n)?,
+            Step::SkipForm(form) => {
+                cursor.value(form)?;
+            }
+            Step::Number(want, kind, size) => {
+                values.slots[want as usize] = Raw::number(kind, cursor.fixed(size.into())?);
+                values.present |= 1 << want as u16;
+            }
+            Step::Known(want, kind, number) => {
+                values.slots[want as usize] = Raw::number(kind, number);
+                values.present |= 1 << want as u16;
+            }
+            Step::Read(want, form) => {
+                values.slots[want as usize] = cursor.value(form)?;
+                values.present |= 1 << want as u16;
             }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// The size of a form that has one, given the unit's encoding.
@@ -589,42 +572,166 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// The error for corrupt bytes in the DIE at `offset`.
-pub fn corrupt(ctx: &UnitCtx<'_>, offset: UnitOffset<usize>, reason: &str) -> Error {
-    Error::dwarf(ctx.absolute(offset), reason)
+/// A DIE read by [`UnitScan::next`].
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    /// Its offset in the unit.
+    pub offset: UnitOffset<usize>,
+    /// Its tag.
+    pub tag: DwTag,
+    /// Whether children follow it.
+    pub has_children: bool,
 }
 
-/// A unit's DIEs ready for a raw scan: a cursor and the compiled
-/// abbreviations, built on first use.
-pub struct UnitScan<'c, 'a> {
-    ctx: &'c UnitCtx<'a>,
-    wants: WantsByTag,
+/// One unit ready for a raw scan: its abbreviations compiled into plans
+/// (read straight from `.debug_abbrev`, without gimli's per-abbreviation
+/// allocations), and what its unit DIE says about strings.
+pub struct UnitScan<'a> {
+    index: usize,
+    header: UnitHeader<Reader<'a>>,
+    str_offsets_base: DebugStrOffsetsBase<usize>,
+    /// Plans by abbreviation code, for the dense codes compilers emit.
     plans: Vec<Option<Plan>>,
-    /// A plan for a code too large to index `plans` (hostile input only).
-    spare: Option<Plan>,
+    /// Plans of codes too large to index `plans` (hostile input only).
+    spilled: foldhash::HashMap<u64, Plan>,
+    /// Every plan's steps, one after the other.
+    steps: Vec<Step>,
 }
 
 /// Codes below this index a vector; compilers number them from 1 densely.
 const MAX_INDEXED_CODE: u64 = 1 << 16;
 
-impl<'c, 'a> UnitScan<'c, 'a> {
-    /// Prepares a scan of `ctx`'s unit that reads `wants(tag)` of each DIE
-    /// (and the unit DIE's sibling-free attributes, to step past them).
-    pub fn new(ctx: &'c UnitCtx<'a>, wants: WantsByTag) -> Self {
-        UnitScan {
-            ctx,
-            wants,
+/// The tags of unit DIEs, whose `DW_AT_str_offsets_base` every scan reads.
+const UNIT_TAGS: [DwTag; 4] = [
+    constants::DW_TAG_compile_unit,
+    constants::DW_TAG_partial_unit,
+    constants::DW_TAG_type_unit,
+    constants::DW_TAG_skeleton_unit,
+];
+
+impl<'a> UnitScan<'a> {
+    /// Compiles unit `index`'s abbreviations for a scan that reads
+    /// `wants(tag)` of each DIE.
+    pub fn open(file: &DwarfFile<'a>, index: usize, wants: WantsByTag) -> Result<Self> {
+        let header = file.units[index];
+        let mut scan = UnitScan {
+            index,
+            header,
+            str_offsets_base: DebugStrOffsetsBase(0),
             plans: Vec::new(),
-            spare: None,
+            spilled: foldhash::HashMap::default(),
+            steps: Vec::new(),
+        };
+        let table = gimli::Section::reader(&file.dwarf.debug_abbrev).slice();
+        let start = header.debug_abbrev_offset().0;
+        let bytes = table.get(start..).ok_or_else(|| {
+            scan.corrupt(header.root_offset(), "abbreviation offset past .debug_abbrev")
+        })?;
+        let mut cursor = Cursor {
+            bytes,
+            base: 0,
+            pos: 0,
+            endian: RunTimeEndian::Little,
+            encoding: header.encoding(),
+        };
+        scan.compile(&mut cursor, wants).map_err(|e| {
+            Error::dwarf(
+                (start + cursor.pos) as u64,
+                format!("abbreviations of the unit at {:#x}: {e}", unit_start(&header)),
+            )
+        })?;
+        Ok(scan)
+    }
+
+    /// Reads the abbreviation table at the cursor into plans.
+    fn compile(
+        &mut self,
+        cursor: &mut Cursor<'_>,
+        wants: WantsByTag,
+    ) -> std::result::Result<(), &'static str> {
+        let encoding = self.header.encoding();
+        let u16_of = |v: u64| u16::try_from(v).map_err(|_| "tag, attribute or form over 0xffff");
+        loop {
+            let code = cursor.uleb()?;
+            if code == 0 {
+                return Ok(());
+            }
+            let tag = DwTag(u16_of(cursor.uleb()?)?);
+            let has_children = match cursor.take(1)?[0] {
+                0 => false,
+                1 => true,
+                _ => return Err("bad DW_CHILDREN value"),
+            };
+            let mut wanted = wants(tag);
+            if UNIT_TAGS.contains(&tag) {
+                wanted.0 |= Wants::of(&[Want::StrOffsetsBase]).0;
+            }
+            let start = self.steps.len();
+            loop {
+                let name = cursor.uleb()?;
+                let form = DwForm(u16_of(cursor.uleb()?)?);
+                if name == 0 && form.0 == 0 {
+                    break;
+                }
+                let implicit = if form == constants::DW_FORM_implicit_const {
+                    cursor.sleb()?
+                } else {
+                    0
+                };
+                let want = u16::try_from(name)
+                    .ok()
+                    .and_then(|n| Want::of(DwAt(n)))
+                    .filter(|w| wanted.contains(*w));
+                let step = match want {
+                    Some(want) => read_step(want, form, implicit, encoding),
+                    None => match fixed_size(form, encoding) {
+                        Some(n) => Step::Skip(n),
+                        None => Step::SkipForm(form),
+                    },
+                };
+                push_step(&mut self.steps, start, step);
+            }
+            let to_u32 = |n: usize| u32::try_from(n).map_err(|_| "abbreviation table too large");
+            let plan = Plan {
+                tag,
+                has_children,
+                steps: (to_u32(start)?, to_u32(self.steps.len() - start)?),
+            };
+            let slot = if code < MAX_INDEXED_CODE {
+                let index = code as usize;
+                if index >= self.plans.len() {
+                    self.plans.resize(index + 1, None);
+                }
+                &mut self.plans[index]
+            } else {
+                if self.spilled.contains_key(&code) {
+                    return Err("duplicate abbreviation code");
+                }
+                self.spilled.insert(code, plan);
+                continue;
+            };
+            if slot.replace(plan).is_some() {
+                return Err("duplicate abbreviation code");
+            }
         }
     }
 
+    /// Position of the unit in [`DwarfFile::units`].
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The error for corrupt bytes in the DIE at `offset`.
+    pub fn corrupt(&self, offset: UnitOffset<usize>, reason: impl std::fmt::Display) -> Error {
+        Error::dwarf((unit_start(&self.header) + offset.0) as u64, reason)
+    }
+
     /// A cursor at a unit offset.
-    pub fn cursor_at(&self, offset: UnitOffset<usize>) -> Result<Cursor<'a>> {
-        let header = &self.ctx.header;
+    fn cursor_at(&self, offset: UnitOffset<usize>) -> Result<Cursor<'a>> {
+        let header = &self.header;
         let bytes: Reader<'a> = header
             .range_from(header.root_offset()..)
-            .map_err(|e| Error::dwarf(self.ctx.absolute(offset), e))?;
+            .map_err(|e| self.corrupt(offset, e))?;
         let mut cursor = Cursor {
             bytes: bytes.slice(),
             base: header.root_offset().0,
@@ -634,67 +741,79 @@ impl<'c, 'a> UnitScan<'c, 'a> {
         };
         cursor
             .jump_forward(offset)
-            .map_err(|_| Error::dwarf(self.ctx.absolute(offset), "offset outside its unit"))?;
+            .map_err(|_| self.corrupt(offset, "offset outside its unit"))?;
         Ok(cursor)
     }
 
-    /// Reads a DIE's abbreviation code and returns its plan, or `None` for
-    /// the null entry that ends a list of children.
+    /// Reads the next DIE's code and wanted attributes, or `None` for the
+    /// null entry that ends a list of children.
     #[inline]
-    pub fn next_plan(&mut self, cursor: &mut Cursor<'a>) -> Result<Option<&Plan>> {
+    pub fn next(&self, cursor: &mut Cursor<'a>, values: &mut Values<'a>) -> Result<Option<Entry>> {
         let offset = cursor.offset();
-        let code = cursor.uleb().map_err(|e| corrupt(self.ctx, offset, e))?;
+        let code = cursor.uleb().map_err(|e| self.corrupt(offset, e))?;
         if code == 0 {
             return Ok(None);
         }
-        // Separate lookups keep the borrow checker content on the fast path.
-        let compiled = usize::try_from(code)
-            .ok()
-            .and_then(|i| self.plans.get(i))
-            .is_some_and(Option::is_some);
-        if !compiled {
-            return self.compile(code, offset).map(Some);
-        }
-        Ok(self.plans[code as usize].as_ref())
-    }
-
-    /// Compiles the plan of a code seen for the first time.
-    #[cold]
-    fn compile(&mut self, code: u64, offset: UnitOffset<usize>) -> Result<&Plan> {
-        let Some(abbrev) = self.ctx.abbrevs.get(code) else {
-            return Err(corrupt(
-                self.ctx,
-                offset,
-                &format!("unknown abbreviation code {code}"),
-            ));
+        let plan = match self.plans.get(code as usize) {
+            Some(Some(plan)) if code < MAX_INDEXED_CODE => plan,
+            _ => self.spilled.get(&code).ok_or_else(|| {
+                self.corrupt(offset, format!("unknown abbreviation code {code}"))
+            })?,
         };
-        let plan = Plan::new(
-            abbrev,
-            self.ctx.header.encoding(),
-            (self.wants)(abbrev.tag()),
-        );
-        if code >= MAX_INDEXED_CODE {
-            return Ok(self.spare.insert(plan));
-        }
-        let index = code as usize;
-        if index >= self.plans.len() {
-            self.plans.resize(index + 1, None);
-        }
-        Ok(self.plans[index].insert(plan))
+        let (start, len) = (plan.steps.0 as usize, plan.steps.1 as usize);
+        run_steps(&self.steps[start..start + len], cursor, values)
+            .map_err(|e| self.corrupt(offset, e))?;
+        Ok(Some(Entry {
+            offset,
+            tag: plan.tag,
+            has_children: plan.has_children,
+        }))
     }
 
-    /// A cursor at the unit's first top-level DIE (the unit DIE's attributes
-    /// read past), or `None` when the unit has no children.
+    /// A cursor at the unit's first top-level DIE (the unit DIE read, its
+    /// `DW_AT_str_offsets_base` kept), or `None` when the unit has no
+    /// children.
     pub fn top_level(&mut self) -> Result<Option<Cursor<'a>>> {
-        let root = self.ctx.header.root_offset();
-        let mut cursor = self.cursor_at(root)?;
-        let Some(plan) = self.next_plan(&mut cursor)? else {
+        let mut cursor = self.cursor_at(self.header.root_offset())?;
+        let mut values = Values::default();
+        let Some(root) = self.next(&mut cursor, &mut values)? else {
             return Ok(None);
         };
-        let has_children = plan.has_children;
-        plan.read(&mut cursor, &mut Values::default())
-            .map_err(|e| corrupt(self.ctx, root, e))?;
-        Ok(has_children.then_some(cursor))
+        if let Some(base) = values
+            .unsigned(Want::StrOffsetsBase)
+            .and_then(|b| usize::try_from(b).ok())
+        {
+            self.str_offsets_base = DebugStrOffsetsBase(base);
+        }
+        Ok(root.has_children.then_some(cursor))
+    }
+
+    /// Where a string value of this unit lives (`strx` indexes resolved
+    /// to `.debug_str` offsets), or `None` for a non-string form.
+    pub fn name_ref(&self, file: &DwarfFile<'a>, value: Value<'a>) -> Option<NameRef<'a>> {
+        Some(match value {
+            Value::Inline(bytes) => NameRef::Inline(bytes),
+            Value::Str(o) => NameRef::Str(o),
+            Value::LineStr(o) => NameRef::LineStr(o),
+            Value::StrIndex(i) => {
+                let o = file
+                    .dwarf
+                    .debug_str_offsets
+                    .get_str_offset(
+                        self.header.format(),
+                        self.str_offsets_base,
+                        gimli::DebugStrOffsetsIndex(usize::try_from(i).ok()?),
+                    )
+                    .ok()?;
+                NameRef::Str(o.0 as u64)
+            }
+            _ => return None,
+        })
+    }
+
+    /// A string value of this unit as UTF-8.
+    pub fn name_str(&self, file: &DwarfFile<'a>, value: Value<'a>) -> Option<&'a str> {
+        file.name_str(self.name_ref(file, value)?)
     }
 }
 
