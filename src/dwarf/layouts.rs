@@ -13,7 +13,7 @@ use gimli::UnitOffset;
 use rayon::prelude::*;
 
 use super::index::{DefKind, def_kind, index_wants};
-use super::plan::{Cursor, Entry, UnitScan, Value, Values, Want, Wants};
+use super::plan::{Cursor, Entry, UnitScan, Values, Want, Wants};
 use super::{DwarfFile, NameRef};
 use crate::error::Result;
 
@@ -158,22 +158,13 @@ fn hash_member<'a>(
         count += 1;
     }
     for (i, want) in PLACE.into_iter().enumerate() {
-        let Some(value) = die.get(want) else {
-            continue;
-        };
-        let (kind, word) = match value {
-            Value::Unsigned(v) => (1, v),
-            Value::Signed(v) => (2, v as u64),
-            Value::Block(bytes) => (3, hash_bytes(bytes)),
-            other => (4, {
-                let mut h = new_hasher();
-                other.hash(&mut h);
-                h.finish()
-            }),
-        };
-        shape |= kind << (3 + 3 * i);
-        words[count] = word;
-        count += 1;
+        let (kind, word) = die.words(want, hash_bytes);
+        if kind != 0 {
+            // Kinds are below 16: four bits each.
+            shape |= kind << (3 + 4 * i);
+            words[count] = word;
+            count += 1;
+        }
     }
     hasher.write_u64(shape);
     for word in &words[..count] {

@@ -207,6 +207,22 @@ impl<'a> Values<'a> {
         (self.present & (1 << want as u16) != 0).then(|| self.slots[want as usize].value())
     }
 
+    /// An attribute as two words for a fingerprint: its encoding (0 when
+    /// absent, else one more than its kind) and its value, with blocks and
+    /// inline strings reduced by `hash_bytes`. Equal words mean equal values.
+    #[inline]
+    pub fn words(&self, want: Want, hash_bytes: impl Fn(&[u8]) -> u64) -> (u64, u64) {
+        if self.present & (1 << want as u16) == 0 {
+            return (0, 0);
+        }
+        let raw = &self.slots[want as usize];
+        let word = match raw.kind {
+            Kind::Inline | Kind::Block => hash_bytes(raw.bytes),
+            _ => raw.number,
+        };
+        (raw.kind as u64 + 1, word)
+    }
+
     /// A constant attribute's value.
     #[inline]
     pub fn unsigned(&self, want: Want) -> Option<u64> {
@@ -296,7 +312,7 @@ fn push_step(steps: &mut Vec<Step>, start: usize, step: Step) {
 
 /// Reads the attributes of one DIE at the cursor into `values`, keeping
 /// the wanted ones.
-#[inline]
+#[inline(always)]
 fn run_steps<'a>(
     steps: &[Step],
     cursor: &mut Cursor<'a>,
@@ -625,7 +641,10 @@ impl<'a> UnitScan<'a> {
         let table = gimli::Section::reader(&file.dwarf.debug_abbrev).slice();
         let start = header.debug_abbrev_offset().0;
         let bytes = table.get(start..).ok_or_else(|| {
-            scan.corrupt(header.root_offset(), "abbreviation offset past .debug_abbrev")
+            scan.corrupt(
+                header.root_offset(),
+                "abbreviation offset past .debug_abbrev",
+            )
         })?;
         let mut cursor = Cursor {
             bytes,
@@ -637,7 +656,10 @@ impl<'a> UnitScan<'a> {
         scan.compile(&mut cursor, wants).map_err(|e| {
             Error::dwarf(
                 (start + cursor.pos) as u64,
-                format!("abbreviations of the unit at {:#x}: {e}", unit_start(&header)),
+                format!(
+                    "abbreviations of the unit at {:#x}: {e}",
+                    unit_start(&header)
+                ),
             )
         })?;
         Ok(scan)
@@ -747,7 +769,7 @@ impl<'a> UnitScan<'a> {
 
     /// Reads the next DIE's code and wanted attributes, or `None` for the
     /// null entry that ends a list of children.
-    #[inline]
+    #[inline(always)]
     pub fn next(&self, cursor: &mut Cursor<'a>, values: &mut Values<'a>) -> Result<Option<Entry>> {
         let offset = cursor.offset();
         let code = cursor.uleb().map_err(|e| self.corrupt(offset, e))?;
@@ -756,9 +778,10 @@ impl<'a> UnitScan<'a> {
         }
         let plan = match self.plans.get(code as usize) {
             Some(Some(plan)) if code < MAX_INDEXED_CODE => plan,
-            _ => self.spilled.get(&code).ok_or_else(|| {
-                self.corrupt(offset, format!("unknown abbreviation code {code}"))
-            })?,
+            _ => self
+                .spilled
+                .get(&code)
+                .ok_or_else(|| self.corrupt(offset, format!("unknown abbreviation code {code}")))?,
         };
         let (start, len) = (plan.steps.0 as usize, plan.steps.1 as usize);
         run_steps(&self.steps[start..start + len], cursor, values)
