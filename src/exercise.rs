@@ -4,11 +4,13 @@
 //! panic, whatever the bytes are. Errors are the expected outcome for
 //! most inputs and are discarded.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::analysis;
 use crate::dwarf::DwarfFile;
+use crate::dwarf::contains::Contains;
 use crate::dwarf::decode::Decoder;
 use crate::dwarf::index::{self, Filter};
 use crate::input::DebugSections;
@@ -23,7 +25,8 @@ const RULES: &str = "[lru_gen_folio]\nenabled = \"hot-read\"\nrefaulted = \"lock
                      folios = { class = \"lock-protected\", lock = \"lruvec.lru_lock\" }\n\
                      [lruvec]\nlru_lock = \"lock\"\n";
 
-/// ELF with DWARF: sections, unit headers, the index, `sizes`, and the
+/// ELF with DWARF: sections, unit headers, the three raw scans (index by
+/// name and with every name, layouts for `sizes`, containment), and the
 /// layout and analysis of the first few structs.
 pub fn elf(data: &[u8]) {
     let Ok(sections) = DebugSections::load(Path::new("input"), data) else {
@@ -33,6 +36,10 @@ pub fn elf(data: &[u8]) {
         return;
     };
     let _ = crate::sizes::struct_sizes(&dwarf);
+    let names = HashSet::from(["lruvec", "list_head"]);
+    let _ = index::scan_with_all_names(&dwarf, &Filter::Names(&names));
+    let every_unit: HashSet<usize> = (0..dwarf.units.len()).collect();
+    let _ = Contains::scan(&dwarf, &every_unit, 1);
     let Ok(defs) = index::scan(&dwarf, &Filter::Composites) else {
         return;
     };
