@@ -130,20 +130,28 @@ fn is_composite(tag: gimli::DwTag) -> bool {
 /// What the contains scan reads of each DIE.
 fn contains_wants(tag: gimli::DwTag) -> Wants {
     match tag {
-        _ if is_composite(tag) => Wants::of(&[
-            Want::Name,
-            Want::Type,
-            Want::Declaration,
-            Want::ByteSize,
-            Want::Sibling,
-        ]),
+        _ if is_composite(tag) => {
+            const {
+                Wants::of(&[
+                    Want::Name,
+                    Want::Type,
+                    Want::Declaration,
+                    Want::ByteSize,
+                    Want::Sibling,
+                ])
+            }
+        }
         gimli::DW_TAG_typedef
         | gimli::DW_TAG_const_type
         | gimli::DW_TAG_volatile_type
         | gimli::DW_TAG_restrict_type
-        | gimli::DW_TAG_atomic_type => Wants::of(&[Want::Name, Want::Type, Want::Sibling]),
-        gimli::DW_TAG_member | gimli::DW_TAG_array_type => Wants::of(&[Want::Type, Want::Sibling]),
-        _ => Wants::of(&[Want::Sibling]),
+        | gimli::DW_TAG_atomic_type => {
+            const { Wants::of(&[Want::Name, Want::Type, Want::Sibling]) }
+        }
+        gimli::DW_TAG_member | gimli::DW_TAG_array_type => {
+            const { Wants::of(&[Want::Type, Want::Sibling]) }
+        }
+        _ => const { Wants::of(&[Want::Sibling]) },
     }
 }
 

@@ -189,8 +189,10 @@ pub(super) fn def_kind(tag: gimli::DwTag) -> Option<DefKind> {
 /// sibling pointer of everything else.
 pub(super) fn index_wants(tag: gimli::DwTag) -> Wants {
     match def_kind(tag) {
-        Some(_) => Wants::of(&[Want::Name, Want::ByteSize, Want::Declaration, Want::Sibling]),
-        None => Wants::of(&[Want::Sibling]),
+        Some(_) => {
+            const { Wants::of(&[Want::Name, Want::ByteSize, Want::Declaration, Want::Sibling]) }
+        }
+        None => const { Wants::of(&[Want::Sibling]) },
     }
 }
 

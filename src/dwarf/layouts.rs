@@ -48,16 +48,20 @@ pub fn scan<'a>(file: &DwarfFile<'a>) -> Result<Vec<LayoutDef<'a>>> {
 /// attributes of members that place them.
 fn layout_wants(tag: gimli::DwTag) -> Wants {
     match tag {
-        gimli::DW_TAG_member | gimli::DW_TAG_inheritance => Wants::of(&[
-            Want::Name,
-            Want::External,
-            Want::Declaration,
-            Want::MemberLocation,
-            Want::DataBitOffset,
-            Want::BitOffset,
-            Want::BitSize,
-            Want::ByteSize,
-        ]),
+        gimli::DW_TAG_member | gimli::DW_TAG_inheritance => {
+            const {
+                Wants::of(&[
+                    Want::Name,
+                    Want::External,
+                    Want::Declaration,
+                    Want::MemberLocation,
+                    Want::DataBitOffset,
+                    Want::BitOffset,
+                    Want::BitSize,
+                    Want::ByteSize,
+                ])
+            }
+        }
         _ => index_wants(tag),
     }
 }
@@ -70,6 +74,7 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<Vec<LayoutDef<'a>>
     };
     let mut depth: usize = 1;
     let mut die = Values::default();
+    let mut member = Values::default();
     while !cursor.is_empty() {
         let Some(Entry {
             offset,
@@ -92,7 +97,7 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<Vec<LayoutDef<'a>>
             (kind == DefKind::Union, die.unsigned(Want::ByteSize)).hash(&mut hasher);
             if has_children {
                 // Read the members; the cursor ends up after the struct.
-                hash_members(file, &scan, &mut cursor, &mut hasher)?;
+                hash_members(file, &scan, &mut cursor, &mut member, &mut hasher)?;
             }
             if let (Some(name), false) = (
                 die.get(Want::Name).and_then(|v| scan.name_ref(file, v)),
@@ -178,23 +183,23 @@ fn hash_members<'a>(
     file: &DwarfFile<'a>,
     scan: &UnitScan<'a>,
     cursor: &mut Cursor<'a>,
+    die: &mut Values<'a>,
     hasher: &mut FoldHasher<'static>,
 ) -> Result<()> {
     // Depth relative to the struct: 1 = its direct children.
     let mut depth = 1usize;
-    let mut die = Values::default();
     while depth > 0 {
         if cursor.is_empty() {
             return Err(scan.corrupt(cursor.offset(), "struct children run past the unit"));
         }
-        let Some(entry) = scan.next(cursor, &mut die)? else {
+        let Some(entry) = scan.next(cursor, die)? else {
             depth -= 1;
             continue;
         };
         let tag = entry.tag;
         let member = depth == 1 && matches!(tag, gimli::DW_TAG_member | gimli::DW_TAG_inheritance);
         if member && !die.flag(Want::External) && !die.flag(Want::Declaration) {
-            hash_member(file, scan, &die, tag == gimli::DW_TAG_inheritance, hasher);
+            hash_member(file, scan, die, tag == gimli::DW_TAG_inheritance, hasher);
         }
         if entry.has_children {
             depth += 1;

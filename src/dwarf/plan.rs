@@ -51,7 +51,7 @@ const WANTS: usize = 11;
 pub struct Wants(u16);
 
 impl Wants {
-    /// The set of `wants`.
+    /// The set of `wants` (use in a `const` block).
     pub const fn of(wants: &[Want]) -> Wants {
         let mut bits = 0;
         let mut i = 0;
@@ -450,7 +450,19 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads an unsigned LEB128 number (the DIE's abbreviation code, say).
+    #[inline]
     pub fn uleb(&mut self) -> std::result::Result<u64, &'static str> {
+        // Most numbers (codes, small sizes) fit one byte.
+        if let Some(&byte) = self.bytes.get(self.pos)
+            && byte < 0x80
+        {
+            self.pos += 1;
+            return Ok(u64::from(byte));
+        }
+        self.uleb_long()
+    }
+
+    fn uleb_long(&mut self) -> std::result::Result<u64, &'static str> {
         let mut result = 0u64;
         let mut shift = 0u32;
         loop {
@@ -686,7 +698,7 @@ impl<'a> UnitScan<'a> {
             };
             let mut wanted = wants(tag);
             if UNIT_TAGS.contains(&tag) {
-                wanted.0 |= Wants::of(&[Want::StrOffsetsBase]).0;
+                wanted.0 |= const { Wants::of(&[Want::StrOffsetsBase]) }.0;
             }
             let start = self.steps.len();
             loop {
