@@ -260,6 +260,38 @@ enum Step {
     Known(Want, Kind, u64),
     /// Decode a wanted attribute of any other form.
     Read(Want, DwForm),
+    /// In a plan of fixed length: a wanted number of this size at this
+    /// offset in the DIE.
+    At(Want, Kind, u8, u32),
+}
+
+/// Rewrites a plan's steps for a DIE of fixed length (only skips of known
+/// size, numbers and known values): each number gets its offset, the skips
+/// go. Returns the length, or `None` (steps untouched) when a step has a
+/// variable size.
+fn fix_offsets(steps: &mut [Step]) -> Option<u32> {
+    let mut length: u32 = 0;
+    for step in steps.iter() {
+        let size = match *step {
+            Step::Skip(n) => u32::try_from(n).ok()?,
+            Step::Number(_, _, n) => u32::from(n),
+            Step::Known(..) => 0,
+            Step::SkipForm(_) | Step::Read(..) | Step::At(..) => return None,
+        };
+        length = length.checked_add(size)?;
+    }
+    let mut at = 0;
+    for step in steps.iter_mut() {
+        match *step {
+            Step::Skip(n) => at += n as u32,
+            Step::Number(want, kind, n) => {
+                *step = Step::At(want, kind, n, at);
+                at += u32::from(n);
+            }
+            _ => {}
+        }
+    }
+    Some(length)
 }
 
 /// How a wanted attribute of `form` is read.
@@ -298,6 +330,9 @@ struct Plan {
     tag: DwTag,
     has_children: bool,
     steps: (u32, u32),
+    /// The DIE's length when every attribute has a fixed size; its steps
+    /// are then [`Step::At`] and [`Step::Known`].
+    fixed: Option<u32>,
 }
 
 /// Appends one attribute's step to the plan that starts at `start`,
@@ -307,6 +342,48 @@ fn push_step(steps: &mut Vec<Step>, start: usize, step: Step) {
         (true, Some(Step::Skip(run)), Step::Skip(n)) => *run += n,
         (_, _, Step::Skip(0)) => {}
         _ => steps.push(step),
+    }
+}
+
+/// Reads the wanted attributes of a DIE of fixed length, `die` its bytes.
+#[inline(always)]
+fn read_fixed<'a>(steps: &[Step], die: &[u8], endian: RunTimeEndian, values: &mut Values<'a>) {
+    values.present = 0;
+    for step in steps {
+        match *step {
+            Step::At(want, kind, size, at) => {
+                let at = at as usize;
+                let number = die
+                    .get(at..at + usize::from(size))
+                    .map_or(0, |b| number_of(endian, b));
+                values.slots[want as usize] = Raw::number(kind, number);
+                values.present |= 1 << want as u16;
+            }
+            Step::Known(want, kind, number) => {
+                values.slots[want as usize] = Raw::number(kind, number);
+                values.present |= 1 << want as u16;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An unsigned number of 1 to 8 bytes in the file's byte order.
+#[inline(always)]
+fn number_of(endian: RunTimeEndian, b: &[u8]) -> u64 {
+    match b.len() {
+        1 => u64::from(b[0]),
+        2 => u64::from(endian.read_u16(b)),
+        3 => {
+            let (lo, hi) = (u64::from(endian.read_u16(&b[..2])), u64::from(b[2]));
+            if endian.is_big_endian() {
+                (lo << 8) | hi
+            } else {
+                lo | (hi << 16)
+            }
+        }
+        4 => u64::from(endian.read_u32(b)),
+        _ => endian.read_u64(b),
     }
 }
 
@@ -337,6 +414,8 @@ fn run_steps<'a>(
                 values.slots[want as usize] = cursor.value(form)?;
                 values.present |= 1 << want as u16;
             }
+            // Only in plans of fixed length, which `read_fixed` runs.
+            Step::At(..) => {}
         }
     }
     Ok(())
@@ -433,20 +512,7 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     fn fixed(&mut self, n: usize) -> std::result::Result<u64, &'static str> {
         let b = self.take(n)?;
-        Ok(match n {
-            1 => u64::from(b[0]),
-            2 => u64::from(self.endian.read_u16(b)),
-            3 => {
-                let (lo, hi) = (u64::from(self.endian.read_u16(&b[..2])), u64::from(b[2]));
-                if self.endian.is_big_endian() {
-                    (lo << 8) | hi
-                } else {
-                    lo | (hi << 16)
-                }
-            }
-            4 => u64::from(self.endian.read_u32(b)),
-            _ => self.endian.read_u64(b),
-        })
+        Ok(number_of(self.endian, b))
     }
 
     /// Reads an unsigned LEB128 number (the DIE's abbreviation code, say).
@@ -725,11 +791,24 @@ impl<'a> UnitScan<'a> {
                 };
                 push_step(&mut self.steps, start, step);
             }
+            let fixed = fix_offsets(&mut self.steps[start..]);
+            if fixed.is_some() {
+                // Skips are folded into the offsets.
+                let mut kept = start;
+                for i in start..self.steps.len() {
+                    if !matches!(self.steps[i], Step::Skip(_)) {
+                        self.steps[kept] = self.steps[i];
+                        kept += 1;
+                    }
+                }
+                self.steps.truncate(kept);
+            }
             let to_u32 = |n: usize| u32::try_from(n).map_err(|_| "abbreviation table too large");
             let plan = Plan {
                 tag,
                 has_children,
                 steps: (to_u32(start)?, to_u32(self.steps.len() - start)?),
+                fixed,
             };
             let slot = if code < MAX_INDEXED_CODE {
                 let index = code as usize;
@@ -796,8 +875,16 @@ impl<'a> UnitScan<'a> {
                 .ok_or_else(|| self.corrupt(offset, format!("unknown abbreviation code {code}")))?,
         };
         let (start, len) = (plan.steps.0 as usize, plan.steps.1 as usize);
-        run_steps(&self.steps[start..start + len], cursor, values)
-            .map_err(|e| self.corrupt(offset, e))?;
+        let steps = &self.steps[start..start + len];
+        match plan.fixed {
+            Some(length) => {
+                let die = cursor
+                    .take(length as usize)
+                    .map_err(|e| self.corrupt(offset, e))?;
+                read_fixed(steps, die, cursor.endian, values);
+            }
+            None => run_steps(steps, cursor, values).map_err(|e| self.corrupt(offset, e))?,
+        }
         Ok(Some(Entry {
             offset,
             tag: plan.tag,
@@ -925,5 +1012,28 @@ mod tests {
         assert!(c.jump_forward(UnitOffset(13)).is_ok());
         assert!(c.jump_forward(UnitOffset(12)).is_err());
         assert!(c.jump_forward(UnitOffset(15)).is_err());
+    }
+
+    #[test]
+    fn fixed_length_plans_read_numbers_at_their_offsets() {
+        let mut steps = vec![
+            Step::Number(Want::Name, Kind::Str, 4),
+            Step::Skip(3),
+            Step::Known(Want::Declaration, Kind::Flag, 1),
+            Step::Number(Want::MemberLocation, Kind::Unsigned, 2),
+        ];
+        assert_eq!(fix_offsets(&mut steps), Some(9));
+        steps.retain(|s| !matches!(s, Step::Skip(_)));
+        let die = [0x10, 0, 0, 0, 9, 9, 9, 0x34, 0x12];
+        let mut values = Values::default();
+        read_fixed(&steps, &die, RunTimeEndian::Little, &mut values);
+        assert_eq!(values.get(Want::Name), Some(Value::Str(0x10)));
+        assert!(values.flag(Want::Declaration));
+        assert_eq!(values.unsigned(Want::MemberLocation), Some(0x1234));
+        assert_eq!(values.get(Want::Type), None);
+        // A variable-size form keeps the plan on the step-by-step path.
+        let mut variable = vec![Step::Skip(2), Step::SkipForm(constants::DW_FORM_string)];
+        assert_eq!(fix_offsets(&mut variable), None);
+        assert!(matches!(variable[0], Step::Skip(2)));
     }
 }
