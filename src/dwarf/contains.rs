@@ -14,7 +14,7 @@ use gimli::UnitOffset;
 use rayon::prelude::*;
 
 use super::DwarfFile;
-use super::plan::{Entry, UnitScan, Values, Want, Wants};
+use super::plan::{UnitScan, Values, Walk, Want, Wants};
 use crate::error::Result;
 use crate::model::MAX_TYPE_DEPTH;
 
@@ -166,25 +166,14 @@ fn unit_edges<'a>(file: &DwarfFile<'a>, unit: usize, min_size: u64) -> Result<Ve
     let mut members: Vec<(UnitOffset<usize>, UnitOffset<usize>)> = Vec::new();
     // Composites being read: (depth of their children, offset).
     let mut open: Vec<(usize, UnitOffset<usize>)> = Vec::new();
-    // Depth of the next entry: 1 = direct child of the unit.
-    let mut depth: usize = 1;
+    let mut walk = Walk::top_level();
     let mut die = Values::default();
-    while !cursor.is_empty() {
-        let Some(Entry {
-            offset,
-            tag,
-            has_children,
-        }) = scan.next(&mut cursor, &mut die)?
-        else {
-            depth -= 1;
-            if depth == 0 {
-                break;
-            }
-            while open.last().is_some_and(|(d, _)| *d > depth) {
-                open.pop();
-            }
-            continue;
-        };
+    while let Some(entry) = walk.next(&scan, &mut cursor, &mut die)? {
+        let (offset, tag, depth) = (entry.offset, entry.tag, walk.depth());
+        // Composites whose children have ended are closed.
+        while open.last().is_some_and(|(d, _)| *d > depth) {
+            open.pop();
+        }
         let name = || die.get(Want::Name).and_then(|v| scan.name_str(file, v));
         let target = die.unit_ref(Want::Type);
         // A struct smaller than every target cannot hold one: its members
@@ -193,7 +182,7 @@ fn unit_edges<'a>(file: &DwarfFile<'a>, unit: usize, min_size: u64) -> Result<Ve
         match tag {
             _ if is_composite(tag) && !die.flag(Want::Declaration) => {
                 nodes.push((offset, Node::Composite { name: name() }));
-                if has_children && !small {
+                if entry.has_children && !small {
                     open.push((depth + 1, offset));
                 }
             }
@@ -228,18 +217,10 @@ fn unit_edges<'a>(file: &DwarfFile<'a>, unit: usize, min_size: u64) -> Result<Ve
             }
             _ => {}
         }
-        if !has_children {
-            continue;
-        }
         // Subtrees that cannot hold what we need (function bodies, small
         // structs) are jumped over when the compiler recorded a sibling.
-        let jump = !is_composite(tag) || small;
-        match die.unit_ref(Want::Sibling) {
-            Some(next) if jump => cursor
-                .jump_forward(next)
-                .map_err(|e| scan.corrupt(offset, e))?,
-            _ => depth += 1,
-        }
+        let skip = !is_composite(tag) || small;
+        walk.children(&scan, &mut cursor, &entry, &die, skip)?;
     }
     Ok(edges_of(&nodes, &mut members)
         .into_iter()

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use gimli::UnitOffset;
 use rayon::prelude::*;
 
-use super::plan::{UnitScan, Values, Want, Wants};
+use super::plan::{UnitScan, Values, Walk, Want, Wants};
 use super::{DwarfFile, NameRef};
 use crate::error::Result;
 
@@ -207,19 +207,10 @@ fn scan_unit<'a>(
     let Some(mut cursor) = scan.top_level()? else {
         return Ok(found);
     };
-    // Depth of the next entry: 1 = direct child of the unit.
-    let mut depth: usize = 1;
+    let mut walk = Walk::top_level();
     let mut die = Values::default();
-    while !cursor.is_empty() {
-        let Some(entry) = scan.next(&mut cursor, &mut die)? else {
-            depth -= 1;
-            if depth == 0 {
-                break;
-            }
-            continue;
-        };
-        let offset = entry.offset;
-        if depth == 1
+    while let Some(entry) = walk.next(&scan, &mut cursor, &mut die)? {
+        if walk.depth() == 1
             && let Some(kind) = def_kind(entry.tag)
             && !die.flag(Want::Declaration)
             && let Some(name) = die.get(Want::Name).and_then(|v| scan.name_ref(file, v))
@@ -232,19 +223,12 @@ fn scan_unit<'a>(
                     name,
                     kind,
                     unit,
-                    offset,
+                    offset: entry.offset,
                     size: die.unsigned(Want::ByteSize),
                 });
             }
         }
-        if entry.has_children {
-            match die.unit_ref(Want::Sibling) {
-                Some(sibling) => cursor
-                    .jump_forward(sibling)
-                    .map_err(|e| scan.corrupt(offset, e))?,
-                None => depth += 1,
-            }
-        }
+        walk.children(&scan, &mut cursor, &entry, &die, true)?;
     }
     Ok(found)
 }

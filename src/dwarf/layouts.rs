@@ -13,7 +13,7 @@ use gimli::UnitOffset;
 use rayon::prelude::*;
 
 use super::index::{DefKind, def_kind, index_wants};
-use super::plan::{Cursor, Entry, UnitScan, Values, Want, Wants};
+use super::plan::{Cursor, UnitScan, Values, Walk, Want, Wants};
 use super::{DwarfFile, NameRef};
 use crate::error::Result;
 
@@ -72,30 +72,18 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<Vec<LayoutDef<'a>>
     let Some(mut cursor) = scan.top_level()? else {
         return Ok(out);
     };
-    let mut depth: usize = 1;
+    let mut walk = Walk::top_level();
     let mut die = Values::default();
     let mut member = Values::default();
-    while !cursor.is_empty() {
-        let Some(Entry {
-            offset,
-            tag,
-            has_children,
-        }) = scan.next(&mut cursor, &mut die)?
-        else {
-            depth -= 1;
-            if depth == 0 {
-                break;
-            }
-            continue;
-        };
-        let composite = (depth == 1)
-            .then(|| def_kind(tag))
+    while let Some(entry) = walk.next(&scan, &mut cursor, &mut die)? {
+        let composite = (walk.depth() == 1)
+            .then(|| def_kind(entry.tag))
             .flatten()
             .filter(|k| k.is_composite());
         if let Some(kind) = composite {
             let mut hasher = new_hasher();
             (kind == DefKind::Union, die.unsigned(Want::ByteSize)).hash(&mut hasher);
-            if has_children {
+            if entry.has_children {
                 // Read the members; the cursor ends up after the struct.
                 hash_members(file, &scan, &mut cursor, &mut member, &mut hasher)?;
             }
@@ -106,20 +94,13 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<Vec<LayoutDef<'a>>
                 out.push(LayoutDef {
                     name,
                     unit,
-                    offset,
+                    offset: entry.offset,
                     fingerprint: hasher.finish(),
                 });
             }
             continue;
         }
-        if has_children {
-            match die.unit_ref(Want::Sibling) {
-                Some(sibling) => cursor
-                    .jump_forward(sibling)
-                    .map_err(|e| scan.corrupt(offset, e))?,
-                None => depth += 1,
-            }
-        }
+        walk.children(&scan, &mut cursor, &entry, &die, true)?;
     }
     Ok(out)
 }

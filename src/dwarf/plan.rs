@@ -939,6 +939,70 @@ impl<'a> UnitScan<'a> {
     }
 }
 
+/// A depth-first walk over a unit's DIEs from its top level: keeps the
+/// depth across the null entries that end lists of children, and steps
+/// past children through `DW_AT_sibling` when asked to.
+pub struct Walk {
+    /// Depth of the next DIE: 1 = a direct child of the unit.
+    depth: usize,
+}
+
+impl Walk {
+    /// A walk that starts among the unit's top-level DIEs.
+    pub fn top_level() -> Self {
+        Walk { depth: 1 }
+    }
+
+    /// Depth of the DIE that [`Walk::next`] returned last (1 = top level).
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The next DIE with its wanted values in `die`, or `None` once the
+    /// unit's children (or bytes) end.
+    #[inline]
+    pub fn next<'a>(
+        &mut self,
+        scan: &UnitScan<'a>,
+        cursor: &mut Cursor<'a>,
+        die: &mut Values<'a>,
+    ) -> Result<Option<Entry>> {
+        while !cursor.is_empty() {
+            match scan.next(cursor, die)? {
+                Some(entry) => return Ok(Some(entry)),
+                None if self.depth == 1 => return Ok(None),
+                None => self.depth -= 1,
+            }
+        }
+        Ok(None)
+    }
+
+    /// After `entry` (its values in `die`): when `skip` and the compiler
+    /// recorded its sibling, moves past its children; otherwise, if it has
+    /// children, the walk goes into them.
+    pub fn children<'a>(
+        &mut self,
+        scan: &UnitScan<'a>,
+        cursor: &mut Cursor<'a>,
+        entry: &Entry,
+        die: &Values<'a>,
+        skip: bool,
+    ) -> Result<()> {
+        if !entry.has_children {
+            return Ok(());
+        }
+        match die.unit_ref(Want::Sibling) {
+            Some(sibling) if skip => cursor
+                .jump_forward(sibling)
+                .map_err(|e| scan.corrupt(entry.offset, e)),
+            _ => {
+                self.depth += 1;
+                Ok(())
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
