@@ -666,95 +666,19 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// A DIE read by [`UnitScan::next`].
-#[derive(Clone, Copy, Debug)]
-pub struct Entry {
-    /// Its offset in the unit.
-    pub offset: UnitOffset<usize>,
-    /// Its tag.
-    pub tag: DwTag,
-    /// Whether children follow it.
-    pub has_children: bool,
-}
-
-/// One unit ready for a raw scan: its abbreviations compiled into plans
-/// (read straight from `.debug_abbrev`, without gimli's per-abbreviation
-/// allocations), and what its unit DIE says about strings.
-pub struct UnitScan<'a> {
-    index: usize,
-    header: UnitHeader<Reader<'a>>,
-    str_offsets_base: DebugStrOffsetsBase<usize>,
-    /// Plans by abbreviation code, for the dense codes compilers emit.
-    plans: Vec<Option<Plan>>,
-    /// Plans of codes too large to index `plans` (hostile input only).
-    spilled: foldhash::HashMap<u64, Plan>,
-    /// Every plan's steps, one after the other.
-    steps: Vec<Step>,
-}
-
-/// Codes below this index a vector; compilers number them from 1 densely.
-const MAX_INDEXED_CODE: u64 = 1 << 16;
-
-/// The tags of unit DIEs, whose `DW_AT_str_offsets_base` every scan reads.
-const UNIT_TAGS: [DwTag; 4] = [
-    constants::DW_TAG_compile_unit,
-    constants::DW_TAG_partial_unit,
-    constants::DW_TAG_type_unit,
-    constants::DW_TAG_skeleton_unit,
-];
-
-impl<'a> UnitScan<'a> {
-    /// Compiles unit `index`'s abbreviations for a scan that reads
-    /// `wants(tag)` of each DIE.
-    pub fn open(file: &DwarfFile<'a>, index: usize, wants: WantsByTag) -> Result<Self> {
-        let header = file.units[index];
-        let mut scan = UnitScan {
-            index,
-            header,
-            str_offsets_base: DebugStrOffsetsBase(0),
-            plans: Vec::new(),
-            spilled: foldhash::HashMap::default(),
-            steps: Vec::new(),
-        };
-        let table = gimli::Section::reader(&file.dwarf.debug_abbrev).slice();
-        let start = header.debug_abbrev_offset().0;
-        let bytes = table.get(start..).ok_or_else(|| {
-            scan.corrupt(
-                header.root_offset(),
-                "abbreviation offset past .debug_abbrev",
-            )
-        })?;
-        let mut cursor = Cursor {
-            bytes,
-            base: 0,
-            pos: 0,
-            endian: RunTimeEndian::Little,
-            encoding: header.encoding(),
-        };
-        scan.compile(&mut cursor, wants).map_err(|e| {
-            Error::dwarf(
-                (start + cursor.pos) as u64,
-                format!(
-                    "abbreviations of the unit at {:#x}: {e}",
-                    unit_start(&header)
-                ),
-            )
-        })?;
-        Ok(scan)
-    }
-
+impl Plans {
     /// Reads the abbreviation table at the cursor into plans.
     fn compile(
-        &mut self,
         cursor: &mut Cursor<'_>,
+        encoding: gimli::Encoding,
         wants: WantsByTag,
-    ) -> std::result::Result<(), &'static str> {
-        let encoding = self.header.encoding();
+    ) -> std::result::Result<Plans, &'static str> {
+        let mut plans = Plans::default();
         let u16_of = |v: u64| u16::try_from(v).map_err(|_| "tag, attribute or form over 0xffff");
         loop {
             let code = cursor.uleb()?;
             if code == 0 {
-                return Ok(());
+                return Ok(plans);
             }
             let tag = DwTag(u16_of(cursor.uleb()?)?);
             let has_children = match cursor.take(1)?[0] {
@@ -766,7 +690,7 @@ impl<'a> UnitScan<'a> {
             if UNIT_TAGS.contains(&tag) {
                 wanted.0 |= const { Wants::of(&[Want::StrOffsetsBase]) }.0;
             }
-            let start = self.steps.len();
+            let start = plans.steps.len();
             loop {
                 let name = cursor.uleb()?;
                 let form = DwForm(u16_of(cursor.uleb()?)?);
@@ -789,44 +713,140 @@ impl<'a> UnitScan<'a> {
                         None => Step::SkipForm(form),
                     },
                 };
-                push_step(&mut self.steps, start, step);
+                push_step(&mut plans.steps, start, step);
             }
-            let fixed = fix_offsets(&mut self.steps[start..]);
+            let fixed = fix_offsets(&mut plans.steps[start..]);
             if fixed.is_some() {
                 // Skips are folded into the offsets.
                 let mut kept = start;
-                for i in start..self.steps.len() {
-                    if !matches!(self.steps[i], Step::Skip(_)) {
-                        self.steps[kept] = self.steps[i];
+                for i in start..plans.steps.len() {
+                    if !matches!(plans.steps[i], Step::Skip(_)) {
+                        plans.steps[kept] = plans.steps[i];
                         kept += 1;
                     }
                 }
-                self.steps.truncate(kept);
+                plans.steps.truncate(kept);
             }
             let to_u32 = |n: usize| u32::try_from(n).map_err(|_| "abbreviation table too large");
             let plan = Plan {
                 tag,
                 has_children,
-                steps: (to_u32(start)?, to_u32(self.steps.len() - start)?),
+                steps: (to_u32(start)?, to_u32(plans.steps.len() - start)?),
                 fixed,
             };
             let slot = if code < MAX_INDEXED_CODE {
                 let index = code as usize;
-                if index >= self.plans.len() {
-                    self.plans.resize(index + 1, None);
+                if index >= plans.by_code.len() {
+                    plans.by_code.resize(index + 1, None);
                 }
-                &mut self.plans[index]
+                &mut plans.by_code[index]
             } else {
-                if self.spilled.contains_key(&code) {
+                if plans.spilled.contains_key(&code) {
                     return Err("duplicate abbreviation code");
                 }
-                self.spilled.insert(code, plan);
+                plans.spilled.insert(code, plan);
                 continue;
             };
             if slot.replace(plan).is_some() {
                 return Err("duplicate abbreviation code");
             }
         }
+    }
+
+    /// The plan of an abbreviation code.
+    #[inline(always)]
+    fn get(&self, code: u64) -> Option<&Plan> {
+        match self.by_code.get(code as usize) {
+            Some(Some(plan)) if code < MAX_INDEXED_CODE => Some(plan),
+            _ => self.spilled.get(&code),
+        }
+    }
+
+    /// A plan's steps.
+    #[inline(always)]
+    fn steps(&self, plan: &Plan) -> &[Step] {
+        let (start, len) = (plan.steps.0 as usize, plan.steps.1 as usize);
+        &self.steps[start..start + len]
+    }
+}
+
+/// A DIE read by [`UnitScan::next`].
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    /// Its offset in the unit.
+    pub offset: UnitOffset<usize>,
+    /// Its tag.
+    pub tag: DwTag,
+    /// Whether children follow it.
+    pub has_children: bool,
+}
+
+/// One unit ready for a raw scan: its abbreviations compiled into plans
+/// (read straight from `.debug_abbrev`, without gimli's per-abbreviation
+/// allocations), and what its unit DIE says about strings.
+pub struct UnitScan<'a> {
+    index: usize,
+    header: UnitHeader<Reader<'a>>,
+    str_offsets_base: DebugStrOffsetsBase<usize>,
+    plans: Plans,
+}
+
+/// A unit's abbreviation table compiled for one scan.
+#[derive(Default)]
+struct Plans {
+    /// Plans by abbreviation code, for the dense codes compilers emit.
+    by_code: Vec<Option<Plan>>,
+    /// Plans of codes too large to index `by_code` (hostile input only).
+    spilled: foldhash::HashMap<u64, Plan>,
+    /// Every plan's steps, one after the other.
+    steps: Vec<Step>,
+}
+
+/// Codes below this index a vector; compilers number them from 1 densely.
+const MAX_INDEXED_CODE: u64 = 1 << 16;
+
+/// The tags of unit DIEs, whose `DW_AT_str_offsets_base` every scan reads.
+const UNIT_TAGS: [DwTag; 4] = [
+    constants::DW_TAG_compile_unit,
+    constants::DW_TAG_partial_unit,
+    constants::DW_TAG_type_unit,
+    constants::DW_TAG_skeleton_unit,
+];
+
+impl<'a> UnitScan<'a> {
+    /// Compiles unit `index`'s abbreviations for a scan that reads
+    /// `wants(tag)` of each DIE.
+    pub fn open(file: &DwarfFile<'a>, index: usize, wants: WantsByTag) -> Result<Self> {
+        let header = file.units[index];
+        let table = gimli::Section::reader(&file.dwarf.debug_abbrev).slice();
+        let start = header.debug_abbrev_offset().0;
+        let at_unit = |offset: usize, reason: &str| {
+            Error::dwarf(
+                offset as u64,
+                format!(
+                    "abbreviations of the unit at {:#x}: {reason}",
+                    unit_start(&header)
+                ),
+            )
+        };
+        let bytes = table
+            .get(start..)
+            .ok_or_else(|| at_unit(start, "offset past the end of .debug_abbrev"))?;
+        let mut cursor = Cursor {
+            bytes,
+            base: 0,
+            pos: 0,
+            endian: RunTimeEndian::Little,
+            encoding: header.encoding(),
+        };
+        let plans = Plans::compile(&mut cursor, header.encoding(), wants)
+            .map_err(|e| at_unit(start + cursor.pos, e))?;
+        Ok(UnitScan {
+            index,
+            header,
+            str_offsets_base: DebugStrOffsetsBase(0),
+            plans,
+        })
     }
 
     /// Position of the unit in [`DwarfFile::units`].
@@ -867,15 +887,11 @@ impl<'a> UnitScan<'a> {
         if code == 0 {
             return Ok(None);
         }
-        let plan = match self.plans.get(code as usize) {
-            Some(Some(plan)) if code < MAX_INDEXED_CODE => plan,
-            _ => self
-                .spilled
-                .get(&code)
-                .ok_or_else(|| self.corrupt(offset, format!("unknown abbreviation code {code}")))?,
-        };
-        let (start, len) = (plan.steps.0 as usize, plan.steps.1 as usize);
-        let steps = &self.steps[start..start + len];
+        let plan = self
+            .plans
+            .get(code)
+            .ok_or_else(|| self.corrupt(offset, format!("unknown abbreviation code {code}")))?;
+        let steps = self.plans.steps(plan);
         match plan.fixed {
             Some(length) => {
                 let die = cursor
@@ -1099,5 +1115,70 @@ mod tests {
         let mut variable = vec![Step::Skip(2), Step::SkipForm(constants::DW_FORM_string)];
         assert_eq!(fix_offsets(&mut variable), None);
         assert!(matches!(variable[0], Step::Skip(2)));
+    }
+
+    fn all_wanted(_: DwTag) -> Wants {
+        const {
+            Wants::of(&[
+                Want::Name,
+                Want::ByteSize,
+                Want::Sibling,
+                Want::Type,
+                Want::MemberLocation,
+            ])
+        }
+    }
+
+    fn compile(table: &[u8]) -> std::result::Result<Plans, &'static str> {
+        Plans::compile(&mut cursor(table), cursor(&[]).encoding, all_wanted)
+    }
+
+    #[test]
+    fn abbreviation_tables_compile_into_plans() {
+        // 1: structure_type, children, name strp, byte_size data1, sibling ref4.
+        // 0x10000 (over the indexed range): member, name string, type ref4,
+        //   data_member_location exprloc.
+        let table = [
+            1, 0x13, 1, 0x03, 0x0e, 0x0b, 0x0b, 0x01, 0x13, 0, 0, //
+            0x80, 0x80, 0x04, 0x0d, 0, 0x03, 0x08, 0x49, 0x13, 0x38, 0x18, 0, 0, //
+            0,
+        ];
+        let plans = compile(&table).unwrap();
+        let structure = plans.get(1).unwrap();
+        assert_eq!(structure.tag, constants::DW_TAG_structure_type);
+        assert!(structure.has_children);
+        assert_eq!(structure.fixed, Some(9), "strp 4 + data1 1 + ref4 4");
+        let member = plans.get(0x10000).unwrap();
+        assert_eq!(member.tag, constants::DW_TAG_member);
+        assert_eq!(member.fixed, None, "a string and an expression vary");
+        assert_eq!(plans.steps(member).len(), 3);
+        assert!(plans.get(2).is_none());
+        assert!(plans.get(0).is_none());
+    }
+
+    #[test]
+    fn bad_abbreviation_tables_are_errors() {
+        let duplicate = [1, 0x13, 0, 0, 0, 1, 0x0d, 0, 0, 0, 0];
+        assert_eq!(
+            compile(&duplicate).err(),
+            Some("duplicate abbreviation code")
+        );
+        let spilled_twice = [
+            0x80, 0x80, 0x04, 0x13, 0, 0, 0, 0x80, 0x80, 0x04, 0x13, 0, 0, 0, 0,
+        ];
+        assert_eq!(
+            compile(&spilled_twice).err(),
+            Some("duplicate abbreviation code")
+        );
+        assert_eq!(
+            compile(&[1, 0x13, 2, 0, 0, 0]).err(),
+            Some("bad DW_CHILDREN value")
+        );
+        assert!(
+            compile(&[1, 0x80, 0x80, 0x04, 0, 0, 0, 0]).is_err(),
+            "tag over 0xffff"
+        );
+        assert!(compile(&[1, 0x13, 0, 0x03]).is_err(), "truncated");
+        assert!(compile(&[]).is_err(), "no terminating code");
     }
 }
