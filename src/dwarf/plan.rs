@@ -976,7 +976,7 @@ impl Walk {
 
     /// The next DIE with its wanted values in `die`, or `None` once the
     /// unit's children (or bytes) end.
-    #[inline]
+    #[inline(always)]
     pub fn next<'a>(
         &mut self,
         scan: &UnitScan<'a>,
