@@ -1,13 +1,16 @@
-//! Compiled abbreviations for the raw scans (`index`, `layouts`,
-//! `contains`). Each abbreviation of a unit becomes a short list of steps
-//! that moves over a run of fixed-size attributes in one addition and
-//! decodes only the few attributes a scan looks at, straight from the
-//! unit's bytes. gimli's `EntriesRaw` does the same job generically, one
-//! attribute specification at a time; over the 12 million DIEs a `sizes`
-//! scan of a kernel visits, that was most of the time (README, "Speed").
+//! The raw DIE reader of the whole-file scans (`index`, `layouts`,
+//! `contains`). A unit's abbreviation table is read from `.debug_abbrev`
+//! and compiled, per scan, into short lists of steps: a run of fixed-size
+//! attributes is skipped in one addition, only the attributes the scan
+//! wants for that tag are decoded, and a DIE whose attributes all have
+//! fixed sizes is read with one bounds check, its numbers at precomputed
+//! offsets. gimli's `EntriesRaw` does the same job generically, one
+//! attribute specification at a time, and its abbreviation parser
+//! allocates per abbreviation; over the 12 million DIEs a `sizes` scan of
+//! a kernel visits, that was most of the time (README, "On a real
+//! kernel").
 //!
-//! gimli still parses the abbreviation tables, and decodes in full the few
-//! types a command prints (`decode`).
+//! gimli decodes in full the few types a command prints (`decode`).
 
 use gimli::{
     DebugStrOffsetsBase, DwAt, DwForm, DwTag, Endianity, RunTimeEndian, UnitHeader, UnitOffset,
@@ -90,7 +93,7 @@ impl Want {
 }
 
 /// An attribute value as its form encodes it, nothing resolved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Value<'a> {
     /// `data1`..`data8`, `udata`, `sec_offset`, `addr`.
     Unsigned(u64),
