@@ -441,14 +441,17 @@ impl Geometry {
         let byte_size = table.size_of(m.ty).unwrap_or(0);
         match m.bit_size {
             Some(width) if byte_size > 0 => {
-                let unit_bits = byte_size * 8;
+                // Saturating: corrupt input can claim sizes near 2^64.
+                let unit_bits = byte_size.saturating_mul(8);
                 let storage_offset = m.bit_offset / unit_bits * byte_size;
                 Geometry {
                     bit_start: m.bit_offset,
                     bitfield: Some(width),
                     byte_size,
                     storage_offset,
-                    bit_in_storage: m.bit_offset - storage_offset * 8,
+                    bit_in_storage: m
+                        .bit_offset
+                        .saturating_sub(storage_offset.saturating_mul(8)),
                 }
             }
             _ => Geometry {
@@ -510,20 +513,35 @@ impl Holes {
     }
 }
 
+/// Byte counts beyond 2^56 (only corrupt input has them) are clamped there,
+/// so that [`find_holes`] works in `i64` bits without overflow; real sizes
+/// and offsets are far below, and unchanged.
+const MAX_HOLE_BYTES: u64 = 1 << 56;
+
+/// A byte count as `i64` bits, clamped (see [`MAX_HOLE_BYTES`]).
+fn bits_of_bytes(bytes: u64) -> i64 {
+    bytes.min(MAX_HOLE_BYTES) as i64 * 8
+}
+
+/// A bit count as `i64`, clamped (see [`MAX_HOLE_BYTES`]).
+fn bits(bits: u64) -> i64 {
+    bits.min(MAX_HOLE_BYTES * 8) as i64
+}
+
 /// pahole's `class__find_holes`, transcribed so that hole counts agree with
 /// `pahole --sizes` to the unit, including its handling of bitfields that
 /// borrow bits from a previous storage unit.
 fn find_holes(members: &[Geometry], size: u64) -> Holes {
     let mut holes = Holes::none(members.len());
-    let size_bits = size as i64 * 8;
+    let size_bits = bits_of_bytes(size);
     let mut cur_bitfield_end = size_bits;
     let mut cur_bitfield_size: i64 = 0;
     let mut last_seen_bit: i64 = 0;
     let mut in_bitfield = false;
     let mut last: Option<usize> = None;
     for (i, m) in members.iter().enumerate() {
-        let bit_start = m.bit_start as i64;
-        let bit_end = bit_start + m.bitfield.map_or(m.byte_size as i64 * 8, |w| w as i64);
+        let bit_start = bits(m.bit_start);
+        let bit_end = bit_start + m.bitfield.map_or(bits_of_bytes(m.byte_size), bits);
         let mut bit_holes: i64 = 0;
         let mut byte_holes: i64 = 0;
         if in_bitfield {
@@ -532,9 +550,9 @@ fn find_holes(members: &[Geometry], size: u64) -> Holes {
             last_seen_bit = bitfield_end;
         }
         if m.bitfield.is_some() {
-            let aligned_start = m.storage_offset as i64 * 8;
+            let aligned_start = bits_of_bytes(m.storage_offset);
             if last_seen_bit < aligned_start && aligned_start <= bit_start {
-                byte_holes = m.storage_offset as i64 - last_seen_bit / 8;
+                byte_holes = aligned_start / 8 - last_seen_bit / 8;
                 last_seen_bit = aligned_start;
             }
             bit_holes += bit_start - last_seen_bit;
@@ -544,10 +562,10 @@ fn find_holes(members: &[Geometry], size: u64) -> Holes {
         last_seen_bit = bit_end;
         if m.bitfield.is_some() {
             in_bitfield = true;
-            let storage_bits = m.byte_size as i64 * 8;
+            let storage_bits = bits_of_bytes(m.byte_size);
             if bit_end > cur_bitfield_end || storage_bits > cur_bitfield_size {
                 cur_bitfield_size = storage_bits;
-                cur_bitfield_end = m.storage_offset as i64 * 8 + cur_bitfield_size;
+                cur_bitfield_end = bits_of_bytes(m.storage_offset) + cur_bitfield_size;
                 if bit_end > cur_bitfield_end {
                     cur_bitfield_end += cur_bitfield_size;
                 }
@@ -574,7 +592,7 @@ fn find_holes(members: &[Geometry], size: u64) -> Holes {
         holes.bit_padding = bitfield_end - last_seen_bit;
         last_seen_bit = bitfield_end;
     }
-    holes.padding = size as i64 - last_seen_bit / 8;
+    holes.padding = size_bits / 8 - last_seen_bit / 8;
     holes
 }
 
