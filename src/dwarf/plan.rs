@@ -371,22 +371,25 @@ fn read_fixed<'a>(steps: &[Step], die: &[u8], endian: RunTimeEndian, values: &mu
     }
 }
 
-/// An unsigned number of 1 to 8 bytes in the file's byte order.
+/// An unsigned number in the file's byte order. The usual widths (1, 2, 4,
+/// 8 bytes) are read directly; any other one, as `strx3` or a corrupt unit's
+/// address size, byte by byte, keeping the first 8 bytes of a longer one.
 #[inline(always)]
 fn number_of(endian: RunTimeEndian, b: &[u8]) -> u64 {
     match b.len() {
         1 => u64::from(b[0]),
         2 => u64::from(endian.read_u16(b)),
-        3 => {
-            let (lo, hi) = (u64::from(endian.read_u16(&b[..2])), u64::from(b[2]));
+        4 => u64::from(endian.read_u32(b)),
+        8 => endian.read_u64(b),
+        _ => {
+            let b = &b[..b.len().min(8)];
+            let push = |acc: u64, byte: &u8| (acc << 8) | u64::from(*byte);
             if endian.is_big_endian() {
-                (lo << 8) | hi
+                b.iter().fold(0, push)
             } else {
-                lo | (hi << 16)
+                b.iter().rev().fold(0, push)
             }
         }
-        4 => u64::from(endian.read_u32(b)),
-        _ => endian.read_u64(b),
     }
 }
 
@@ -1183,5 +1186,29 @@ mod tests {
         );
         assert!(compile(&[1, 0x13, 0, 0x03]).is_err(), "truncated");
         assert!(compile(&[]).is_err(), "no terminating code");
+    }
+
+    #[test]
+    fn numbers_of_any_width_read_without_panicking() {
+        let le = RunTimeEndian::Little;
+        assert_eq!(number_of(le, &[0x56, 0x34, 0x12]), 0x12_3456);
+        assert_eq!(
+            number_of(RunTimeEndian::Big, &[0x12, 0x34, 0x56]),
+            0x12_3456
+        );
+        assert_eq!(number_of(le, &[1, 0, 0, 0, 0, 2]), 0x0200_0000_0001);
+        assert_eq!(number_of(le, &[]), 0);
+        assert_eq!(number_of(le, &[1; 12]), 0x0101_0101_0101_0101);
+        // A unit header may claim any address size; DW_FORM_addr follows it.
+        for address_size in [0, 3, 6, 16] {
+            let mut c = cursor(&[7; 16]);
+            c.encoding.address_size = address_size;
+            let raw = c.value(constants::DW_FORM_addr).map(Raw::value);
+            assert!(
+                matches!(raw, Ok(Value::Unsigned(_))),
+                "{address_size}: {raw:?}"
+            );
+            assert_eq!(c.offset(), UnitOffset(11 + usize::from(address_size)));
+        }
     }
 }
