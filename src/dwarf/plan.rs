@@ -299,32 +299,39 @@ fn fix_offsets(steps: &mut [Step]) -> Option<u32> {
 
 /// How a wanted attribute of `form` is read.
 fn read_step(want: Want, form: DwForm, implicit: i64, encoding: gimli::Encoding) -> Step {
-    let number = |kind| match fixed_size(form, encoding) {
-        Some(n @ (1 | 2 | 3 | 4 | 8)) => Step::Number(want, kind, n as u8),
-        _ => Step::Read(want, form),
-    };
     match form {
         constants::DW_FORM_implicit_const => Step::Known(want, Kind::Signed, implicit as u64),
         constants::DW_FORM_flag_present => Step::Known(want, Kind::Flag, 1),
+        _ => match (number_kind(form), fixed_size(form, encoding)) {
+            (Some(kind), Some(n @ (1 | 2 | 3 | 4 | 8))) => Step::Number(want, kind, n as u8),
+            _ => Step::Read(want, form),
+        },
+    }
+}
+
+/// What a form that holds a number of fixed size (given by [`fixed_size`])
+/// means, or `None` for every other form.
+fn number_kind(form: DwForm) -> Option<Kind> {
+    Some(match form {
         constants::DW_FORM_data1
         | constants::DW_FORM_data2
         | constants::DW_FORM_data4
         | constants::DW_FORM_data8
         | constants::DW_FORM_sec_offset
-        | constants::DW_FORM_addr => number(Kind::Unsigned),
-        constants::DW_FORM_flag => number(Kind::Flag),
-        constants::DW_FORM_strp => number(Kind::Str),
-        constants::DW_FORM_line_strp => number(Kind::LineStr),
+        | constants::DW_FORM_addr => Kind::Unsigned,
+        constants::DW_FORM_flag => Kind::Flag,
+        constants::DW_FORM_strp => Kind::Str,
+        constants::DW_FORM_line_strp => Kind::LineStr,
         constants::DW_FORM_strx1
         | constants::DW_FORM_strx2
         | constants::DW_FORM_strx3
-        | constants::DW_FORM_strx4 => number(Kind::StrIndex),
+        | constants::DW_FORM_strx4 => Kind::StrIndex,
         constants::DW_FORM_ref1
         | constants::DW_FORM_ref2
         | constants::DW_FORM_ref4
-        | constants::DW_FORM_ref8 => number(Kind::UnitRef),
-        _ => Step::Read(want, form),
-    }
+        | constants::DW_FORM_ref8 => Kind::UnitRef,
+        _ => return None,
+    })
 }
 
 /// A compiled abbreviation: its tag, and its steps in the unit's arena.
@@ -592,38 +599,19 @@ impl<'a> Cursor<'a> {
         self.direct(DwForm(actual))
     }
 
+    /// Decodes one attribute of `form`, which is not `indirect`.
     #[inline(always)]
     fn direct(&mut self, form: DwForm) -> std::result::Result<Raw<'a>, &'static str> {
-        let word = usize::from(self.encoding.format.word_size());
+        if let (Some(kind), Some(n)) = (number_kind(form), fixed_size(form, self.encoding)) {
+            return Ok(Raw::number(kind, self.fixed(n)?));
+        }
         Ok(match form {
-            constants::DW_FORM_data1 | constants::DW_FORM_data2 => {
-                let n = if form == constants::DW_FORM_data1 {
-                    1
-                } else {
-                    2
-                };
-                Raw::number(Kind::Unsigned, self.fixed(n)?)
-            }
-            constants::DW_FORM_data4 => Raw::number(Kind::Unsigned, self.fixed(4)?),
-            constants::DW_FORM_data8 => Raw::number(Kind::Unsigned, self.fixed(8)?),
             constants::DW_FORM_udata => Raw::number(Kind::Unsigned, self.uleb()?),
             constants::DW_FORM_sdata => Raw::number(Kind::Signed, self.sleb()? as u64),
-            constants::DW_FORM_sec_offset => Raw::number(Kind::Unsigned, self.fixed(word)?),
-            constants::DW_FORM_addr => Raw::number(
-                Kind::Unsigned,
-                self.fixed(usize::from(self.encoding.address_size))?,
-            ),
-            constants::DW_FORM_flag => Raw::number(Kind::Flag, u64::from(self.fixed(1)? != 0)),
             constants::DW_FORM_flag_present => Raw::number(Kind::Flag, 1),
-            constants::DW_FORM_strp => Raw::number(Kind::Str, self.fixed(word)?),
-            constants::DW_FORM_line_strp => Raw::number(Kind::LineStr, self.fixed(word)?),
             constants::DW_FORM_strx | constants::DW_FORM_GNU_str_index => {
                 Raw::number(Kind::StrIndex, self.uleb()?)
             }
-            constants::DW_FORM_strx1 => Raw::number(Kind::StrIndex, self.fixed(1)?),
-            constants::DW_FORM_strx2 => Raw::number(Kind::StrIndex, self.fixed(2)?),
-            constants::DW_FORM_strx3 => Raw::number(Kind::StrIndex, self.fixed(3)?),
-            constants::DW_FORM_strx4 => Raw::number(Kind::StrIndex, self.fixed(4)?),
             constants::DW_FORM_string => {
                 let rest = &self.bytes[self.pos..];
                 let Some(len) = memchr::memchr(0, rest) else {
@@ -632,21 +620,14 @@ impl<'a> Cursor<'a> {
                 self.pos += len + 1;
                 Raw::bytes(Kind::Inline, &rest[..len])
             }
-            constants::DW_FORM_ref1 => Raw::number(Kind::UnitRef, self.fixed(1)?),
-            constants::DW_FORM_ref2 => Raw::number(Kind::UnitRef, self.fixed(2)?),
-            constants::DW_FORM_ref4 => Raw::number(Kind::UnitRef, self.fixed(4)?),
-            constants::DW_FORM_ref8 => Raw::number(Kind::UnitRef, self.fixed(8)?),
             constants::DW_FORM_ref_udata => Raw::number(Kind::UnitRef, self.uleb()?),
-            constants::DW_FORM_block1 => {
-                let n = self.fixed(1)?;
-                Raw::bytes(Kind::Block, self.length(n)?)
-            }
-            constants::DW_FORM_block2 => {
-                let n = self.fixed(2)?;
-                Raw::bytes(Kind::Block, self.length(n)?)
-            }
-            constants::DW_FORM_block4 => {
-                let n = self.fixed(4)?;
+            constants::DW_FORM_block1 | constants::DW_FORM_block2 | constants::DW_FORM_block4 => {
+                let width = match form {
+                    constants::DW_FORM_block1 => 1,
+                    constants::DW_FORM_block2 => 2,
+                    _ => 4,
+                };
+                let n = self.fixed(width)?;
                 Raw::bytes(Kind::Block, self.length(n)?)
             }
             constants::DW_FORM_block | constants::DW_FORM_exprloc => {
@@ -791,7 +772,6 @@ pub struct Entry {
 /// (read straight from `.debug_abbrev`, without gimli's per-abbreviation
 /// allocations), and what its unit DIE says about strings.
 pub struct UnitScan<'a> {
-    index: usize,
     header: UnitHeader<Reader<'a>>,
     str_offsets_base: DebugStrOffsetsBase<usize>,
     plans: Plans,
@@ -848,16 +828,10 @@ impl<'a> UnitScan<'a> {
         let plans = Plans::compile(&mut cursor, header.encoding(), wants)
             .map_err(|e| at_unit(start + cursor.pos, e))?;
         Ok(UnitScan {
-            index,
             header,
             str_offsets_base: DebugStrOffsetsBase(0),
             plans,
         })
-    }
-
-    /// Position of the unit in [`DwarfFile::units`].
-    pub fn index(&self) -> usize {
-        self.index
     }
 
     /// The error for corrupt bytes in the DIE at `offset`.
