@@ -36,8 +36,7 @@ pub fn elf(data: &[u8]) {
         return;
     };
     let _ = crate::sizes::struct_sizes(&dwarf);
-    let names = HashSet::from(["lruvec", "list_head"]);
-    let _ = index::scan_with_all_names(&dwarf, &Filter::Names(&names));
+    let _ = index::lookup(&dwarf, &HashSet::from(["lruvec", "no_such_type"]));
     let every_unit: HashSet<usize> = (0..dwarf.units.len()).collect();
     let _ = Contains::scan(&dwarf, &every_unit, 1);
     let Ok(defs) = index::scan(&dwarf, &Filter::Composites) else {

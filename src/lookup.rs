@@ -82,16 +82,11 @@ pub fn find_types(
     // NAME#1 asks for the first definition only: stop scanning once every
     // name has one, as pahole does. Anything else needs every definition.
     let first_only = specs.iter().all(|s| s.pick == Pick::Index(1));
-    // A name the string table lacks is most likely a typo: collect every
-    // type name in the same pass, for the suggestions.
-    let likely_missing = names.iter().any(|n| file.string_offsets(n).is_empty());
     let (defs, known_names) = if first_only {
         (index::scan_until_found(file, &names)?, None)
-    } else if likely_missing {
-        let (defs, known) = index::scan_with_all_names(file, &Filter::Names(&names))?;
-        (defs, Some(known))
     } else {
-        (index::scan(file, &Filter::Names(&names))?, None)
+        let found = index::lookup(file, &names)?;
+        (found.defs, found.known_names)
     };
     let mut found = Vec::with_capacity(specs.len());
     for spec in specs {

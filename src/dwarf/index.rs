@@ -66,6 +66,9 @@ enum Matcher<'n> {
         /// string may be the tail of a longer one, so not only string
         /// starts).
         offsets: foldhash::HashSet<u64>,
+        /// Some name occurs nowhere in `.debug_str`: unless it is inline in
+        /// a DIE, the file does not define it.
+        absent: bool,
     },
     Composites,
 }
@@ -73,10 +76,20 @@ enum Matcher<'n> {
 impl<'n> Matcher<'n> {
     fn new(file: &DwarfFile<'_>, filter: &Filter<'n>) -> Self {
         match filter {
-            Filter::Names(names) => Matcher::Names {
-                names,
-                offsets: names.iter().flat_map(|n| file.string_offsets(n)).collect(),
-            },
+            Filter::Names(names) => {
+                let mut offsets = foldhash::HashSet::default();
+                let mut absent = false;
+                for name in names.iter() {
+                    let found = file.string_offsets(name);
+                    absent |= found.is_empty();
+                    offsets.extend(found);
+                }
+                Matcher::Names {
+                    names,
+                    offsets,
+                    absent,
+                }
+            }
             Filter::Composites => Matcher::Composites,
         }
     }
@@ -84,7 +97,7 @@ impl<'n> Matcher<'n> {
     /// The name of a definition the filter keeps.
     fn keep<'a>(&self, file: &DwarfFile<'a>, name: NameRef<'a>, kind: DefKind) -> Option<&'a str> {
         match self {
-            Matcher::Names { names, offsets } => match name {
+            Matcher::Names { names, offsets, .. } => match name {
                 NameRef::Str(o) if !offsets.contains(&o) => None,
                 _ => file.name_str(name).filter(|n| names.contains(n)),
             },
@@ -127,22 +140,34 @@ pub fn scan<'a>(file: &DwarfFile<'a>, filter: &Filter<'_>) -> Result<Vec<Definit
     Ok(scan_units(file, 0..file.units.len(), &matcher, false)?.defs)
 }
 
-/// [`scan`], and in the same pass every distinct type name in the file,
-/// sorted (for "did you mean" suggestions).
-pub fn scan_with_all_names<'a>(
-    file: &DwarfFile<'a>,
-    filter: &Filter<'_>,
-) -> Result<(Vec<Definition<'a>>, Vec<&'a str>)> {
-    let matcher = Matcher::new(file, filter);
-    let found = scan_units(file, 0..file.units.len(), &matcher, true)?;
-    let mut names: Vec<&'a str> = found
-        .names
-        .into_iter()
-        .filter_map(|n| file.name_str(n))
-        .collect();
+/// What [`lookup`] found.
+pub struct Lookup<'a> {
+    /// The definitions of the names asked for, in file order.
+    pub defs: Vec<Definition<'a>>,
+    /// Every type name in the file, sorted, when some name asked for is
+    /// not in the string table (most likely misspelt): for "did you mean".
+    pub known_names: Option<Vec<&'a str>>,
+}
+
+/// [`scan`] for `names`; when one of them occurs nowhere in `.debug_str`,
+/// the same pass also lists every type name, so that an unknown name needs
+/// no second scan for its suggestions.
+pub fn lookup<'a>(file: &DwarfFile<'a>, names: &HashSet<&str>) -> Result<Lookup<'a>> {
+    let matcher = Matcher::new(file, &Filter::Names(names));
+    let collect = matches!(matcher, Matcher::Names { absent: true, .. });
+    let found = scan_units(file, 0..file.units.len(), &matcher, collect)?;
+    Ok(Lookup {
+        known_names: collect.then(|| sorted_names(file, found.names)),
+        defs: found.defs,
+    })
+}
+
+/// Distinct names read and sorted.
+fn sorted_names<'a>(file: &DwarfFile<'a>, names: foldhash::HashSet<NameRef<'a>>) -> Vec<&'a str> {
+    let mut names: Vec<&'a str> = names.into_iter().filter_map(|n| file.name_str(n)).collect();
     names.sort_unstable();
     names.dedup();
-    Ok((found.defs, names))
+    names
 }
 
 /// Like [`scan`] with [`Filter::Names`], but in file order, a few units at a
@@ -172,7 +197,10 @@ pub fn scan_until_found<'a>(
 /// Every distinct type name in the file, sorted, for "did you mean"
 /// suggestions.
 pub fn all_names<'a>(file: &DwarfFile<'a>) -> Result<Vec<&'a str>> {
-    Ok(scan_with_all_names(file, &Filter::Names(&HashSet::new()))?.1)
+    let none = HashSet::new();
+    let matcher = Matcher::new(file, &Filter::Names(&none));
+    let found = scan_units(file, 0..file.units.len(), &matcher, true)?;
+    Ok(sorted_names(file, found.names))
 }
 
 pub(super) fn def_kind(tag: gimli::DwTag) -> Option<DefKind> {
@@ -305,10 +333,27 @@ mod tests {
             let names = all_names(&file).unwrap();
             assert_eq!(names, expected_names, "{name}: all_names");
 
-            let wanted: HashSet<&str> = names.iter().copied().collect();
-            let (by_name, listed) = scan_with_all_names(&file, &Filter::Names(&wanted)).unwrap();
-            assert_eq!(rows(&by_name), expected, "{name}: every name looked up");
-            assert_eq!(listed, names, "{name}: names listed in the same pass");
+            let mut wanted: HashSet<&str> = names.iter().copied().collect();
+            let found = lookup(&file, &wanted).unwrap();
+            assert_eq!(rows(&found.defs), expected, "{name}: every name looked up");
+            // Short names are inline in their DIEs, so the list may come too.
+            if let Some(listed) = &found.known_names {
+                assert_eq!(listed, &names, "{name}: names listed");
+            }
+            let in_strings = lookup(&file, &HashSet::from(["lruvec"])).unwrap();
+            assert_eq!(
+                in_strings.known_names, None,
+                "{name}: lruvec is in .debug_str"
+            );
+            // A name the string table lacks: the same pass lists every name.
+            wanted.insert("no_such_type");
+            let found = lookup(&file, &wanted).unwrap();
+            assert_eq!(rows(&found.defs), expected, "{name}: with a missing name");
+            assert_eq!(
+                found.known_names.as_ref(),
+                Some(&names),
+                "{name}: names listed"
+            );
 
             let composites = scan(&file, &Filter::Composites).unwrap();
             let expected_composites: Vec<Row> = expected
