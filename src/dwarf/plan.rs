@@ -212,7 +212,9 @@ impl<'a> Values<'a> {
 
     /// An attribute as two words for a fingerprint: its encoding (0 when
     /// absent, else one more than its kind) and its value, with blocks and
-    /// inline strings reduced by `hash_bytes`. Equal words mean equal values.
+    /// inline strings reduced by `hash_bytes`. Equal words mean equal values,
+    /// except for the forms no scan interprets ([`Value::Other`]), which
+    /// all read as one value.
     #[inline]
     pub fn words(&self, want: Want, hash_bytes: impl Fn(&[u8]) -> u64) -> (u64, u64) {
         if self.present & (1 << want as u16) == 0 {
