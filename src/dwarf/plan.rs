@@ -390,15 +390,19 @@ fn number_of(endian: RunTimeEndian, b: &[u8]) -> u64 {
         2 => u64::from(endian.read_u16(b)),
         4 => u64::from(endian.read_u32(b)),
         8 => endian.read_u64(b),
-        _ => {
-            let b = &b[..b.len().min(8)];
-            let push = |acc: u64, byte: &u8| (acc << 8) | u64::from(*byte);
-            if endian.is_big_endian() {
-                b.iter().fold(0, push)
-            } else {
-                b.iter().rev().fold(0, push)
-            }
-        }
+        _ => number_of_odd_width(endian, b),
+    }
+}
+
+/// [`number_of`] for the rare widths, out of the hot loop.
+#[cold]
+fn number_of_odd_width(endian: RunTimeEndian, b: &[u8]) -> u64 {
+    let b = &b[..b.len().min(8)];
+    let push = |acc: u64, byte: &u8| (acc << 8) | u64::from(*byte);
+    if endian.is_big_endian() {
+        b.iter().fold(0, push)
+    } else {
+        b.iter().rev().fold(0, push)
     }
 }
 
@@ -518,6 +522,7 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], &'static str> {
         let start = self.pos;
         self.skip(n)?;
@@ -910,6 +915,7 @@ impl<'a> UnitScan<'a> {
 
     /// Where a string value of this unit lives (`strx` indexes resolved
     /// to `.debug_str` offsets), or `None` for a non-string form.
+    #[inline]
     pub fn name_ref(&self, file: &DwarfFile<'a>, value: Value<'a>) -> Option<NameRef<'a>> {
         Some(match value {
             Value::Inline(bytes) => NameRef::Inline(bytes),
