@@ -86,10 +86,12 @@ pub fn analyze(
     cacheline: u64,
     rules: &Rules,
 ) -> Analysis {
-    let annotated = annotate::annotate(table, root, root_name, rules);
+    let mut annotated = annotate::annotate(table, root, root_name, rules);
     let size = table.size_of(root).unwrap_or(0);
     let alignment = table.alignment_of(root);
-    let findings = findings::find(&annotated.spans, size, alignment, cacheline, rules);
+    let found = findings::find(&annotated.spans, size, alignment, cacheline, rules);
+    annotated.notes.extend(found.stopped);
+    let findings = found.findings;
     Analysis {
         root: root_name.to_owned(),
         size,
