@@ -43,6 +43,11 @@ pub const MAX_SPANS: usize = 200_000;
 /// long names in corrupt input).
 pub const MAX_BYTES: usize = 64 << 20;
 
+/// Cacheline group markers (`__cacheline_group_begin__*`/`_end__*`) kept
+/// per root, at most: a kernel root has a handful, and every span is
+/// matched against every group.
+pub const MAX_MARKERS: usize = 2048;
+
 /// Struct instances walked in one root, at most (nested arrays of structs
 /// with no leaves would otherwise multiply without adding fields).
 pub const MAX_VISITS: usize = 200_000;
@@ -353,11 +358,11 @@ impl Walker<'_, '_> {
             };
             let abs = format!("{prefix}{name}");
             if let Some(group) = name.strip_prefix(GROUP_BEGIN) {
-                self.markers.push((group.to_owned(), true, offset));
+                self.marker(group, true, offset);
                 continue;
             }
             if let Some(group) = name.strip_prefix(GROUP_END) {
-                self.markers.push((group.to_owned(), false, offset));
+                self.marker(group, false, offset);
                 continue;
             }
             if shape.names.iter().any(|n| n == PADDING_TYPE) {
@@ -366,6 +371,17 @@ impl Walker<'_, '_> {
             self.member(m, name, abs, offset, shape, frames, inherited);
         }
         self.active.pop();
+    }
+
+    /// Keeps a group's begin or end marker, up to [`MAX_MARKERS`].
+    fn marker(&mut self, group: &str, begin: bool, offset: u64) {
+        if self.markers.len() < MAX_MARKERS {
+            self.markers.push((group.to_owned(), begin, offset));
+        } else if !self.notes.iter().any(|n| n.contains("group markers")) {
+            self.notes.push(format!(
+                "only the first {MAX_MARKERS} cacheline group markers are used: the root is corrupt or enormous"
+            ));
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -622,5 +638,81 @@ mod tests {
         assert!(same_lock("lruvec.lru_lock", "lruvec.lru_lock.rlock"));
         assert!(same_lock("a.l", "a.l"));
         assert!(!same_lock("a.l", "a.lock"));
+    }
+
+    /// A root holding `elements` copies of a struct with `groups` cacheline
+    /// groups (all begins, then all ends) around one int.
+    fn grouped_root(groups: usize, elements: u64) -> (TypeTable, TypeId) {
+        use crate::model::{Composite, CompositeKind, Member, Type};
+        let mut table = TypeTable::new();
+        let int = table.push(Type::Base {
+            name: "int".into(),
+            size: 4,
+        });
+        let marker = table.push(Type::Array {
+            element: int,
+            dims: vec![Some(0)],
+        });
+        let member = |name: String, ty: TypeId| Member {
+            name: Some(name),
+            ty,
+            bit_offset: 0,
+            bit_size: None,
+            alignment: None,
+            decl: None,
+        };
+        let mut members: Vec<Member> = (0..groups)
+            .map(|k| member(format!("{GROUP_BEGIN}g{k}"), marker))
+            .collect();
+        members.push(member("x".into(), int));
+        members.extend((0..groups).map(|k| Member {
+            bit_offset: 32,
+            ..member(format!("{GROUP_END}g{k}"), marker)
+        }));
+        let composite = |name: &str, size: u64, members: Vec<Member>| {
+            Type::Composite(Composite {
+                kind: CompositeKind::Struct,
+                name: Some(name.into()),
+                size: Some(size),
+                alignment: None,
+                members: Some(members),
+                decl: None,
+            })
+        };
+        let inner = table.push(composite("inner", 4, members));
+        let array = table.push(Type::Array {
+            element: inner,
+            dims: vec![Some(elements)],
+        });
+        let root = table.push(composite(
+            "root",
+            4 * elements,
+            vec![member("a".into(), array)],
+        ));
+        (table, root)
+    }
+
+    #[test]
+    fn cacheline_groups_are_bounded_with_a_note() {
+        let path: std::sync::Arc<std::path::Path> = std::path::Path::new("r.toml").into();
+        let rules = crate::rules::toml::parse(&path, "[inner]\nx = \"hot-read\"\n").unwrap();
+        let (table, root) = grouped_root(3, 2);
+        let a = annotate(&table, root, "root", &rules);
+        assert_eq!(a.groups.len(), 6);
+        assert!(a.notes.is_empty(), "{:?}", a.notes);
+        assert_eq!(a.spans[1].group.as_deref(), Some("g2"));
+        // 1024 elements of 200 groups: 409,600 markers, each span matched
+        // against every group (0.34 s for 1024 spans before the limit).
+        let (table, root) = grouped_root(200, 1024);
+        let a = annotate(&table, root, "root", &rules);
+        // 2048 markers: 5 elements of 200 begins and 200 ends, then 48
+        // begins of the sixth.
+        assert_eq!(a.groups.len(), 5 * 200 + 48);
+        assert_eq!(a.spans.len(), 1024);
+        assert!(
+            a.notes.iter().any(|n| n.contains("group markers")),
+            "{:?}",
+            a.notes
+        );
     }
 }
