@@ -3,7 +3,7 @@
 //! in arrays of structs too) gets its fields' classes, locks are resolved to
 //! the nearest enclosing instance, and kernel lock types are recognised.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::layout::{GROUP_BEGIN, GROUP_END, PADDING_TYPE};
 use crate::model::{SourceLoc, Type, TypeId, TypeTable, element_count};
@@ -39,14 +39,20 @@ pub const MAX_ELEMENTS: u64 = 1024;
 /// Leaf fields of one root, at most.
 pub const MAX_SPANS: usize = 200_000;
 
-/// Bytes of paths the spans of one root hold, at most (deep nesting of
-/// long names in corrupt input).
+/// Bytes of paths built for one root, at most: those its spans hold, and
+/// those of the struct instances on the way (deep nesting of long names in
+/// corrupt input, where each instance copies the paths of all the annotated
+/// instances around it).
 pub const MAX_BYTES: usize = 64 << 20;
 
 /// Cacheline group markers (`__cacheline_group_begin__*`/`_end__*`) kept
 /// per root, at most: a kernel root has a handful, and every span is
 /// matched against every group.
 pub const MAX_MARKERS: usize = 2048;
+
+/// Notes of one root, at most, apart from those of the limits: a corrupt
+/// root can raise one at every struct instance it walks.
+pub const MAX_NOTES: usize = 64;
 
 /// Struct instances walked in one root, at most (nested arrays of structs
 /// with no leaves would otherwise multiply without adding fields).
@@ -134,6 +140,9 @@ pub struct Annotated {
     pub groups: Vec<GroupSpan>,
     /// Things worth telling the user (suggestions, locks outside the root).
     pub notes: Vec<String>,
+    /// The walk stopped at one of its limits ([`MAX_SPANS`], [`MAX_VISITS`],
+    /// [`MAX_BYTES`]): `spans` are incomplete, and a note says so.
+    pub stopped: bool,
 }
 
 /// Walks `root` (members loaded deeply) and classifies its leaves.
@@ -144,11 +153,12 @@ pub fn annotate(table: &TypeTable, root: TypeId, root_name: &str, rules: &Rules)
         index: &index,
         spans: Vec::new(),
         markers: Vec::new(),
-        notes: Vec::new(),
+        notes: BTreeSet::new(),
         contains: HashMap::new(),
         active: Vec::new(),
         visits: 0,
         bytes: 0,
+        stopped: false,
     };
     let root_frame = Frame {
         ty: root_name.to_owned(),
@@ -160,7 +170,8 @@ pub fn annotate(table: &TypeTable, root: TypeId, root_name: &str, rules: &Rules)
     let Walker {
         mut spans,
         markers,
-        mut notes,
+        notes,
+        stopped,
         ..
     } = walker;
     mark_named_locks(&mut spans);
@@ -173,12 +184,11 @@ pub fn annotate(table: &TypeTable, root: TypeId, root_name: &str, rules: &Rules)
             .map(|g| g.name.clone());
     }
     spans.sort_by(|a, b| a.offset.cmp(&b.offset).then(a.path.cmp(&b.path)));
-    notes.sort();
-    notes.dedup();
     Annotated {
         spans,
         groups,
-        notes,
+        notes: notes.into_iter().collect(),
+        stopped,
     }
 }
 
@@ -243,12 +253,15 @@ struct Walker<'t, 'r> {
     index: &'r RuleIndex<'r>,
     spans: Vec<Span>,
     markers: Vec<(String, bool, u64)>,
-    notes: Vec<String>,
+    /// Notes so far, each once, in order.
+    notes: BTreeSet<String>,
     contains: HashMap<TypeId, bool>,
     active: Vec<TypeId>,
     visits: usize,
-    /// Bytes of paths held by the spans so far.
+    /// Bytes of paths built so far (see [`MAX_BYTES`]).
     bytes: usize,
+    /// A limit was reached (and noted).
+    stopped: bool,
 }
 
 /// A member's type seen through typedefs, qualifiers and arrays.
@@ -333,8 +346,9 @@ impl Walker<'_, '_> {
         }
         self.visits += 1;
         if self.spans.len() > MAX_SPANS || self.visits > MAX_VISITS || self.bytes > MAX_BYTES {
-            if !self.notes.iter().any(|n| n.starts_with("stopped after")) {
-                self.notes.push(format!(
+            if !self.stopped {
+                self.stopped = true;
+                self.notes.insert(format!(
                     "stopped after {} fields in {} structs: the root is corrupt or enormous",
                     self.spans.len(),
                     self.visits
@@ -348,6 +362,9 @@ impl Walker<'_, '_> {
         };
         self.active.push(id);
         for m in c.members.as_deref().unwrap_or(&[]) {
+            if self.stopped {
+                break;
+            }
             let offset = base.saturating_add(m.bit_offset / 8);
             let shape = self.shape(m.ty);
             let Some(name) = m.name.as_deref() else {
@@ -373,12 +390,23 @@ impl Walker<'_, '_> {
         self.active.pop();
     }
 
+    /// Keeps `text` as a note, once, up to [`MAX_NOTES`].
+    fn note(&mut self, text: String) {
+        if self.notes.len() < MAX_NOTES || self.notes.contains(&text) {
+            self.notes.insert(text);
+        } else {
+            self.notes.insert(format!(
+                "only the first {MAX_NOTES} notes are kept: the root is corrupt or enormous"
+            ));
+        }
+    }
+
     /// Keeps a group's begin or end marker, up to [`MAX_MARKERS`].
     fn marker(&mut self, group: &str, begin: bool, offset: u64) {
         if self.markers.len() < MAX_MARKERS {
             self.markers.push((group.to_owned(), begin, offset));
-        } else if !self.notes.iter().any(|n| n.contains("group markers")) {
-            self.notes.push(format!(
+        } else {
+            self.notes.insert(format!(
                 "only the first {MAX_MARKERS} cacheline group markers are used: the root is corrupt or enormous"
             ));
         }
@@ -397,6 +425,13 @@ impl Walker<'_, '_> {
     ) {
         let table = self.table;
         let rels: Vec<String> = frames.iter().map(|f| format!("{}{name}", f.rel)).collect();
+        // What a span of this member holds: its path and its owners.
+        self.bytes += abs.len()
+            + frames
+                .iter()
+                .zip(&rels)
+                .map(|(f, rel)| f.ty.len() + rel.len())
+                .sum::<usize>();
         let rule = frames.iter().zip(&rels).find_map(|(f, rel)| {
             Some((f, *self.index.rules.get(f.ty.as_str())?.get(rel.as_str())?))
         });
@@ -440,7 +475,7 @@ impl Walker<'_, '_> {
             });
             let count = count.unwrap_or(0);
             if count > MAX_ELEMENTS {
-                self.notes.push(format!(
+                self.note(format!(
                     "only the first {MAX_ELEMENTS} of the {count} elements of '{abs}' are analysed"
                 ));
             }
@@ -463,6 +498,11 @@ impl Walker<'_, '_> {
                         ..f.clone()
                     })
                     .collect();
+                self.bytes += 2 * elem_abs.len()
+                    + inner
+                        .iter()
+                        .map(|f| f.ty.len() + f.rel.len() + f.abs.len())
+                        .sum::<usize>();
                 if let Some(ty) = &own_rules {
                     inner.push(Frame {
                         ty: ty.clone(),
@@ -499,7 +539,7 @@ impl Walker<'_, '_> {
                 .iter()
                 .find(|n| ATOMIC_TYPES.contains(&n.as_str()))
         {
-            self.notes.push(format!(
+            self.note(format!(
                 "'{}.{}' ({atomic}) has no rule; atomics are usually written without a lock: \
                  consider {} = \"lockless-write\" under [{}]",
                 frame.ty,
@@ -519,12 +559,6 @@ impl Walker<'_, '_> {
             Some(Class::Lock) => Some(abs.clone()),
             _ => lock,
         };
-        self.bytes += abs.len()
-            + frames
-                .iter()
-                .zip(&rels)
-                .map(|(f, rel)| f.ty.len() + rel.len())
-                .sum::<usize>();
         self.spans.push(Span {
             owners: frames
                 .iter()
@@ -556,7 +590,7 @@ impl Walker<'_, '_> {
         if let Some(frame) = frames.iter().rev().find(|f| f.ty == first) {
             return format!("{}{rest}", frame.abs);
         }
-        self.notes.push(format!(
+        self.note(format!(
             "lock '{text}' of a {} rule is not inside root '{}'; it is treated as a lock outside the root",
             owner.ty,
             frames.first().map_or("", |f| f.ty.as_str())
@@ -793,6 +827,140 @@ mod tests {
         assert_eq!(a.spans.len(), 1024);
         assert!(
             a.notes.iter().any(|n| n.contains("group markers")),
+            "{:?}",
+            a.notes
+        );
+    }
+
+    /// `root { mid b[outer]; }`, `mid { inner a[per_mid]; }`,
+    /// `inner { int x; }`: `outer * per_mid` leaves under a rule on `inner`.
+    fn nested_root(outer: u64, per_mid: u64) -> (TypeTable, TypeId) {
+        use crate::model::{Composite, CompositeKind, Member, Type};
+        let mut table = TypeTable::new();
+        let int = table.push(Type::Base {
+            name: "int".into(),
+            size: 4,
+        });
+        let mut composite = |name: &str, field: &str, ty: TypeId, count: u64| {
+            let array = table.push(Type::Array {
+                element: ty,
+                dims: vec![Some(count)],
+            });
+            let size = table.size_of(ty).unwrap_or(0) * count;
+            table.push(Type::Composite(Composite {
+                kind: CompositeKind::Struct,
+                name: Some(name.into()),
+                size: Some(size),
+                alignment: None,
+                members: Some(vec![Member {
+                    name: Some(field.into()),
+                    ty: array,
+                    bit_offset: 0,
+                    bit_size: None,
+                    alignment: None,
+                    decl: None,
+                }]),
+                decl: None,
+            }))
+        };
+        let inner = composite("inner", "x", int, 1);
+        let mid = composite("mid", "a", inner, per_mid);
+        let root = composite("root", "b", mid, outer);
+        (table, root)
+    }
+
+    #[test]
+    fn the_walk_stops_at_its_limit_with_a_note() {
+        let path: std::sync::Arc<std::path::Path> = std::path::Path::new("r.toml").into();
+        let rules = crate::rules::toml::parse(&path, "[inner]\nx = \"hot-read\"\n").unwrap();
+        let (table, root) = nested_root(4, 1024);
+        let a = annotate(&table, root, "root", &rules);
+        assert_eq!((a.spans.len(), a.stopped), (4096, false));
+        assert!(a.notes.is_empty(), "{:?}", a.notes);
+        assert_eq!(a.spans[1025].path, "b[1].a[1].x");
+        // 1024 mids of 1024 inners: the 200,001st struct visit stops the
+        // walk. Visits so far: the root, 195 whole mids of 1 + 1024 (to
+        // 199,876), the 196th mid (199,877), then 123 of its inners (to
+        // 200,000), one leaf each.
+        let (table, root) = nested_root(1024, 1024);
+        let a = annotate(&table, root, "root", &rules);
+        assert_eq!((a.spans.len(), a.stopped), (195 * 1024 + 123, true));
+        assert_eq!(
+            a.notes,
+            ["stopped after 199803 fields in 200001 structs: the root is corrupt or enormous"]
+        );
+    }
+
+    #[test]
+    fn notes_are_bounded_with_a_note() {
+        let path: std::sync::Arc<std::path::Path> = std::path::Path::new("r.toml").into();
+        let rules = crate::rules::toml::parse(&path, "[inner]\nx = \"hot-read\"\n").unwrap();
+        // Each of the 70 mids has more elements than are analysed, and says
+        // so in a note of its own: the first 64 are kept, then one that
+        // says the rest were dropped.
+        let (table, root) = nested_root(70, MAX_ELEMENTS + 1);
+        let a = annotate(&table, root, "root", &rules);
+        assert_eq!((a.spans.len(), a.stopped), (70 * 1024, false));
+        let elements = |i: usize| {
+            format!("only the first 1024 of the 1025 elements of 'b[{i}].a' are analysed")
+        };
+        assert_eq!(a.notes.len(), 65, "{:?}", a.notes);
+        assert!(a.notes.contains(&elements(63)));
+        assert!(!a.notes.contains(&elements(64)));
+        assert!(a.notes.contains(
+            &"only the first 64 notes are kept: the root is corrupt or enormous".to_owned()
+        ));
+    }
+
+    /// `depth` levels of structs all named `inner`, each holding two of the
+    /// next in a member named by `name_len` letters; the last is empty.
+    fn deep_root(depth: usize, name_len: usize) -> (TypeTable, TypeId) {
+        use crate::model::{Composite, CompositeKind, Member, Type};
+        let mut table = TypeTable::new();
+        let inner = |members: Vec<Member>| {
+            Type::Composite(Composite {
+                kind: CompositeKind::Struct,
+                name: Some("inner".into()),
+                size: Some(0),
+                alignment: None,
+                members: Some(members),
+                decl: None,
+            })
+        };
+        let mut level = table.push(inner(Vec::new()));
+        for _ in 0..depth {
+            let pair = table.push(Type::Array {
+                element: level,
+                dims: vec![Some(2)],
+            });
+            level = table.push(inner(vec![Member {
+                name: Some("m".repeat(name_len)),
+                ty: pair,
+                bit_offset: 0,
+                bit_size: None,
+                alignment: None,
+                decl: None,
+            }]));
+        }
+        (table, level)
+    }
+
+    #[test]
+    fn paths_built_on_the_way_count_towards_the_byte_limit() {
+        let path: std::sync::Arc<std::path::Path> = std::path::Path::new("r.toml").into();
+        let rules = crate::rules::toml::parse(&path, "[inner]\nx = \"hot-read\"\n").unwrap();
+        let (table, root) = deep_root(3, 1);
+        let a = annotate(&table, root, "root", &rules);
+        assert_eq!((a.spans.len(), a.stopped), (0, false));
+        // 2^17 - 1 instances, under the visit limit, and no leaves. Each
+        // instance at depth d copies the relative paths of the d annotated
+        // instances around it, about d * d / 2 names of 1000 letters: some
+        // 20 GB at the deepest levels, where the bytes of spans alone stay 0.
+        let (table, root) = deep_root(16, 1000);
+        let a = annotate(&table, root, "root", &rules);
+        assert_eq!((a.spans.len(), a.stopped), (0, true));
+        assert!(
+            a.notes[0].starts_with("stopped after 0 fields in "),
             "{:?}",
             a.notes
         );
