@@ -253,7 +253,7 @@ struct Walker<'t, 'r> {
     index: &'r RuleIndex<'r>,
     spans: Vec<Span>,
     markers: Vec<(String, bool, u64)>,
-    /// Notes so far, each once, in order.
+    /// Notes so far, each once, sorted.
     notes: BTreeSet<String>,
     contains: HashMap<TypeId, bool>,
     active: Vec<TypeId>,
