@@ -756,10 +756,41 @@ mod tests {
         assert!(!same_lock("a.l", "a.lock"));
     }
 
+    use crate::model::{Composite, CompositeKind, Member};
+
+    /// A member named `name` of type `ty` at offset 0.
+    fn field(name: &str, ty: TypeId) -> Member {
+        Member {
+            name: Some(name.into()),
+            ty,
+            bit_offset: 0,
+            bit_size: None,
+            alignment: None,
+            decl: None,
+        }
+    }
+
+    /// A struct named `name` of `size` bytes.
+    fn struct_type(name: &str, size: u64, members: Vec<Member>) -> Type {
+        Type::Composite(Composite {
+            kind: CompositeKind::Struct,
+            name: Some(name.into()),
+            size: Some(size),
+            alignment: None,
+            members: Some(members),
+            decl: None,
+        })
+    }
+
+    /// Rules with one rule, on `inner.x`.
+    fn inner_rules() -> Rules {
+        let path: std::sync::Arc<std::path::Path> = std::path::Path::new("r.toml").into();
+        crate::rules::toml::parse(&path, "[inner]\nx = \"hot-read\"\n").unwrap()
+    }
+
     /// A root holding `elements` copies of a struct with `groups` cacheline
     /// groups (all begins, then all ends) around one int.
     fn grouped_root(groups: usize, elements: u64) -> (TypeTable, TypeId) {
-        use crate::model::{Composite, CompositeKind, Member, Type};
         let mut table = TypeTable::new();
         let int = table.push(Type::Base {
             name: "int".into(),
@@ -769,49 +800,26 @@ mod tests {
             element: int,
             dims: vec![Some(0)],
         });
-        let member = |name: String, ty: TypeId| Member {
-            name: Some(name),
-            ty,
-            bit_offset: 0,
-            bit_size: None,
-            alignment: None,
-            decl: None,
-        };
         let mut members: Vec<Member> = (0..groups)
-            .map(|k| member(format!("{GROUP_BEGIN}g{k}"), marker))
+            .map(|k| field(&format!("{GROUP_BEGIN}g{k}"), marker))
             .collect();
-        members.push(member("x".into(), int));
+        members.push(field("x", int));
         members.extend((0..groups).map(|k| Member {
             bit_offset: 32,
-            ..member(format!("{GROUP_END}g{k}"), marker)
+            ..field(&format!("{GROUP_END}g{k}"), marker)
         }));
-        let composite = |name: &str, size: u64, members: Vec<Member>| {
-            Type::Composite(Composite {
-                kind: CompositeKind::Struct,
-                name: Some(name.into()),
-                size: Some(size),
-                alignment: None,
-                members: Some(members),
-                decl: None,
-            })
-        };
-        let inner = table.push(composite("inner", 4, members));
+        let inner = table.push(struct_type("inner", 4, members));
         let array = table.push(Type::Array {
             element: inner,
             dims: vec![Some(elements)],
         });
-        let root = table.push(composite(
-            "root",
-            4 * elements,
-            vec![member("a".into(), array)],
-        ));
+        let root = table.push(struct_type("root", 4 * elements, vec![field("a", array)]));
         (table, root)
     }
 
     #[test]
     fn cacheline_groups_are_bounded_with_a_note() {
-        let path: std::sync::Arc<std::path::Path> = std::path::Path::new("r.toml").into();
-        let rules = crate::rules::toml::parse(&path, "[inner]\nx = \"hot-read\"\n").unwrap();
+        let rules = inner_rules();
         let (table, root) = grouped_root(3, 2);
         let a = annotate(&table, root, "root", &rules);
         assert_eq!(a.groups.len(), 6);
@@ -835,33 +843,18 @@ mod tests {
     /// `root { mid b[outer]; }`, `mid { inner a[per_mid]; }`,
     /// `inner { int x; }`: `outer * per_mid` leaves under a rule on `inner`.
     fn nested_root(outer: u64, per_mid: u64) -> (TypeTable, TypeId) {
-        use crate::model::{Composite, CompositeKind, Member, Type};
         let mut table = TypeTable::new();
         let int = table.push(Type::Base {
             name: "int".into(),
             size: 4,
         });
-        let mut composite = |name: &str, field: &str, ty: TypeId, count: u64| {
+        let mut composite = |name: &str, member: &str, ty: TypeId, count: u64| {
             let array = table.push(Type::Array {
                 element: ty,
                 dims: vec![Some(count)],
             });
             let size = table.size_of(ty).unwrap_or(0) * count;
-            table.push(Type::Composite(Composite {
-                kind: CompositeKind::Struct,
-                name: Some(name.into()),
-                size: Some(size),
-                alignment: None,
-                members: Some(vec![Member {
-                    name: Some(field.into()),
-                    ty: array,
-                    bit_offset: 0,
-                    bit_size: None,
-                    alignment: None,
-                    decl: None,
-                }]),
-                decl: None,
-            }))
+            table.push(struct_type(name, size, vec![field(member, array)]))
         };
         let inner = composite("inner", "x", int, 1);
         let mid = composite("mid", "a", inner, per_mid);
@@ -871,8 +864,7 @@ mod tests {
 
     #[test]
     fn the_walk_stops_at_its_limit_with_a_note() {
-        let path: std::sync::Arc<std::path::Path> = std::path::Path::new("r.toml").into();
-        let rules = crate::rules::toml::parse(&path, "[inner]\nx = \"hot-read\"\n").unwrap();
+        let rules = inner_rules();
         let (table, root) = nested_root(4, 1024);
         let a = annotate(&table, root, "root", &rules);
         assert_eq!((a.spans.len(), a.stopped), (4096, false));
@@ -893,8 +885,7 @@ mod tests {
 
     #[test]
     fn notes_are_bounded_with_a_note() {
-        let path: std::sync::Arc<std::path::Path> = std::path::Path::new("r.toml").into();
-        let rules = crate::rules::toml::parse(&path, "[inner]\nx = \"hot-read\"\n").unwrap();
+        let rules = inner_rules();
         // Each of the 70 mids has more elements than are analysed, and says
         // so in a note of its own: the first 64 are kept, then one that
         // says the rest were dropped.
@@ -915,40 +906,25 @@ mod tests {
     /// `depth` levels of structs all named `inner`, each holding two of the
     /// next in a member named by `name_len` letters; the last is empty.
     fn deep_root(depth: usize, name_len: usize) -> (TypeTable, TypeId) {
-        use crate::model::{Composite, CompositeKind, Member, Type};
         let mut table = TypeTable::new();
-        let inner = |members: Vec<Member>| {
-            Type::Composite(Composite {
-                kind: CompositeKind::Struct,
-                name: Some("inner".into()),
-                size: Some(0),
-                alignment: None,
-                members: Some(members),
-                decl: None,
-            })
-        };
-        let mut level = table.push(inner(Vec::new()));
+        let mut level = table.push(struct_type("inner", 0, Vec::new()));
         for _ in 0..depth {
             let pair = table.push(Type::Array {
                 element: level,
                 dims: vec![Some(2)],
             });
-            level = table.push(inner(vec![Member {
-                name: Some("m".repeat(name_len)),
-                ty: pair,
-                bit_offset: 0,
-                bit_size: None,
-                alignment: None,
-                decl: None,
-            }]));
+            level = table.push(struct_type(
+                "inner",
+                0,
+                vec![field(&"m".repeat(name_len), pair)],
+            ));
         }
         (table, level)
     }
 
     #[test]
     fn paths_built_on_the_way_count_towards_the_byte_limit() {
-        let path: std::sync::Arc<std::path::Path> = std::path::Path::new("r.toml").into();
-        let rules = crate::rules::toml::parse(&path, "[inner]\nx = \"hot-read\"\n").unwrap();
+        let rules = inner_rules();
         let (table, root) = deep_root(3, 1);
         let a = annotate(&table, root, "root", &rules);
         assert_eq!((a.spans.len(), a.stopped), (0, false));
