@@ -143,6 +143,10 @@ pub struct Annotated {
     /// The walk stopped at one of its limits ([`MAX_SPANS`], [`MAX_VISITS`],
     /// [`MAX_BYTES`]): `spans` are incomplete, and a note says so.
     pub stopped: bool,
+    /// Struct instances the walk entered, the root included (at most
+    /// [`MAX_VISITS`] + 1): a measure of its work, whether or not the
+    /// instances held any leaves.
+    pub visits: usize,
 }
 
 /// Walks `root` (members loaded deeply) and classifies its leaves.
@@ -172,6 +176,7 @@ pub fn annotate(table: &TypeTable, root: TypeId, root_name: &str, rules: &Rules)
         markers,
         notes,
         stopped,
+        visits,
         ..
     } = walker;
     mark_named_locks(&mut spans);
@@ -189,6 +194,7 @@ pub fn annotate(table: &TypeTable, root: TypeId, root_name: &str, rules: &Rules)
         groups,
         notes: notes.into_iter().collect(),
         stopped,
+        visits,
     }
 }
 
@@ -486,6 +492,9 @@ impl Walker<'_, '_> {
                 ..h.clone()
             });
             for i in 0..count.min(MAX_ELEMENTS) {
+                if self.stopped {
+                    break;
+                }
                 let elem_abs = match &shape.dims {
                     Some(d) => format!("{abs}{}", index_suffix(d, i)),
                     None => abs.clone(),
@@ -869,6 +878,8 @@ mod tests {
         let a = annotate(&table, root, "root", &rules);
         assert_eq!((a.spans.len(), a.stopped), (4096, false));
         assert!(a.notes.is_empty(), "{:?}", a.notes);
+        // The root, 4 mids and their 4 * 1024 inners.
+        assert_eq!(a.visits, 1 + 4 + 4 * 1024);
         assert_eq!(a.spans[1025].path, "b[1].a[1].x");
         // 1024 mids of 1024 inners: the 200,001st struct visit stops the
         // walk. Visits so far: the root, 195 whole mids of 1 + 1024 (to
@@ -877,6 +888,7 @@ mod tests {
         let (table, root) = nested_root(1024, 1024);
         let a = annotate(&table, root, "root", &rules);
         assert_eq!((a.spans.len(), a.stopped), (195 * 1024 + 123, true));
+        assert_eq!(a.visits, MAX_VISITS + 1);
         assert_eq!(
             a.notes,
             ["stopped after 199803 fields in 200001 structs: the root is corrupt or enormous"]
