@@ -15,6 +15,7 @@ use crate::dwarf::decode::Decoder;
 use crate::dwarf::index::{self, Filter};
 use crate::input::DebugSections;
 use crate::layout::{self, Depth};
+use crate::model::{TypeId, TypeTable};
 use crate::rules::{self, Rules};
 
 /// Types fully decoded and analysed per input, so one run stays short.
@@ -59,7 +60,7 @@ pub fn elf(data: &[u8]) {
     let Ok(defs) = index::scan(&dwarf, &Filter::Composites) else {
         return;
     };
-    let rules = rules::toml::parse(&Arc::from(Path::new("rules.toml")), RULES).unwrap_or_default();
+    let rules = driver_rules();
     let mut decoder = Decoder::new(&dwarf);
     let mut visits = 0;
     for d in defs.iter().take(MAX_TYPES) {
@@ -70,10 +71,7 @@ pub fn elf(data: &[u8]) {
             continue;
         }
         let _ = layout::layout(&decoder.table, id, 64, Depth::Direct);
-        let expanded = layout::layout(&decoder.table, id, 64, Depth::Expand);
-        let analysed = analysis::analyze(&decoder.table, id, d.name, 64, &rules);
-        visits += analysed.annotated.visits;
-        if expanded.is_err() || analysed.annotated.stopped || visits > MAX_VISITS_PER_INPUT {
+        if !expand_and_analyse(&decoder.table, id, d.name, &rules, &mut visits) {
             break;
         }
     }
@@ -85,16 +83,35 @@ pub fn btf(data: &[u8]) {
         return;
     };
     let _ = crate::sizes::btf_sizes(&types);
-    let rules = rules::toml::parse(&Arc::from(Path::new("rules.toml")), RULES).unwrap_or_default();
+    let rules = driver_rules();
     let mut visits = 0;
     for &id in types.composites.iter().take(MAX_TYPES) {
-        let expanded = layout::layout(&types.table, id, 64, Depth::Expand);
-        let analysed = analysis::analyze(&types.table, id, "root", 64, &rules);
-        visits += analysed.annotated.visits;
-        if expanded.is_err() || analysed.annotated.stopped || visits > MAX_VISITS_PER_INPUT {
+        if !expand_and_analyse(&types.table, id, "root", &rules, &mut visits) {
             break;
         }
     }
+}
+
+/// The rules of [`RULES`].
+fn driver_rules() -> Rules {
+    rules::toml::parse(&Arc::from(Path::new("rules.toml")), RULES).unwrap_or_default()
+}
+
+/// Lays out root `id` expanded and analyses it, adding the struct
+/// instances walked to `visits`. False once the input's later roots are not
+/// worth their cost: this one's layout failed, its walk hit a limit, or the
+/// input is over [`MAX_VISITS_PER_INPUT`].
+fn expand_and_analyse(
+    table: &TypeTable,
+    id: TypeId,
+    name: &str,
+    rules: &Rules,
+    visits: &mut usize,
+) -> bool {
+    let expanded = layout::layout(table, id, 64, Depth::Expand);
+    let analysed = analysis::analyze(table, id, name, 64, rules);
+    *visits += analysed.annotated.visits;
+    expanded.is_ok() && !analysed.annotated.stopped && *visits <= MAX_VISITS_PER_INPUT
 }
 
 /// A TOML rules file.

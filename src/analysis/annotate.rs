@@ -716,6 +716,7 @@ fn pair_markers(markers: Vec<(String, bool, u64)>) -> Vec<GroupSpan> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Composite, CompositeKind, Member};
 
     #[test]
     fn flat_indexes_become_c_indexes() {
@@ -764,8 +765,6 @@ mod tests {
         assert!(same_lock("a.l", "a.l"));
         assert!(!same_lock("a.l", "a.lock"));
     }
-
-    use crate::model::{Composite, CompositeKind, Member};
 
     /// A member named `name` of type `ty` at offset 0.
     fn field(name: &str, ty: TypeId) -> Member {
