@@ -6,14 +6,14 @@
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use crate::analysis;
 use crate::dwarf::DwarfFile;
 use crate::dwarf::contains::Contains;
 use crate::dwarf::decode::Decoder;
 use crate::dwarf::index::{self, Filter};
-use crate::input::DebugSections;
+use crate::input::{self, DebugSections};
 use crate::layout::{self, Depth};
 use crate::model::{TypeId, TypeTable};
 use crate::rules::{self, Rules};
@@ -43,6 +43,14 @@ const RULES: &str = "[lru_gen_folio]\nenabled = \"hot-read\"\nrefaulted = \"lock
                      folios = { class = \"lock-protected\", lock = \"lruvec.lru_lock\" }\n\
                      [lruvec]\nlru_lock = \"lock\"\n";
 
+/// [`RULES`] parsed once for every input. A parse error is a bug in
+/// [`RULES`], not in an input: it panics on the first run (and in
+/// `tests/corpus.rs`) rather than fuzzing without rules.
+static DRIVER_RULES: LazyLock<Rules> = LazyLock::new(|| {
+    rules::toml::parse(&Arc::from(Path::new("rules.toml")), RULES)
+        .expect("the drivers' rules parse")
+});
+
 /// ELF with DWARF: sections, unit headers, the three raw scans (index by
 /// name and with every name, layouts for `sizes`, containment), and the
 /// layout and analysis of the first few structs.
@@ -60,7 +68,6 @@ pub fn elf(data: &[u8]) {
     let Ok(defs) = index::scan(&dwarf, &Filter::Composites) else {
         return;
     };
-    let rules = driver_rules();
     let mut decoder = Decoder::new(&dwarf);
     let mut visits = 0;
     for d in defs.iter().take(MAX_TYPES) {
@@ -70,46 +77,46 @@ pub fn elf(data: &[u8]) {
         if decoder.load_deep(id).is_err() {
             continue;
         }
-        let _ = layout::layout(&decoder.table, id, 64, Depth::Direct);
-        if !expand_and_analyse(&decoder.table, id, d.name, &rules, &mut visits) {
+        let _ = layout::layout(&decoder.table, id, sections.cacheline, Depth::Direct);
+        if !expand_and_analyse(&decoder.table, id, d.name, sections.cacheline, &mut visits) {
             break;
         }
     }
 }
 
-/// BTF: the parse, `sizes`, and the layout and analysis of the first structs.
+/// BTF, raw or in an ELF's `.BTF` (with the pointer and cacheline sizes
+/// the commands take from it): the parse, `sizes`, and the layout and
+/// analysis of the first structs.
 pub fn btf(data: &[u8]) {
-    let Ok(types) = crate::btf::parse(&[data], 8, 64) else {
+    let Ok((bytes, pointer, cacheline)) = input::btf_of(Path::new("input"), data) else {
+        return;
+    };
+    let Ok(types) = crate::btf::parse(&[&bytes], pointer, cacheline) else {
         return;
     };
     let _ = crate::sizes::btf_sizes(&types);
-    let rules = driver_rules();
     let mut visits = 0;
     for &id in types.composites.iter().take(MAX_TYPES) {
-        if !expand_and_analyse(&types.table, id, "root", &rules, &mut visits) {
+        if !expand_and_analyse(&types.table, id, "root", cacheline, &mut visits) {
             break;
         }
     }
 }
 
-/// The rules of [`RULES`].
-fn driver_rules() -> Rules {
-    rules::toml::parse(&Arc::from(Path::new("rules.toml")), RULES).unwrap_or_default()
-}
-
-/// Lays out root `id` expanded and analyses it, adding the struct
-/// instances walked to `visits`. False once the input's later roots are not
-/// worth their cost: this one's layout failed, its walk hit a limit, or the
-/// input is over [`MAX_VISITS_PER_INPUT`].
+/// Lays out root `id` expanded and analyses it with [`DRIVER_RULES`] on
+/// `cacheline`-byte lines, adding the struct instances walked to `visits`.
+/// False once the input's later roots are not worth their cost: this one's
+/// layout failed, its walk hit a limit, or the input is over
+/// [`MAX_VISITS_PER_INPUT`].
 fn expand_and_analyse(
     table: &TypeTable,
     id: TypeId,
     name: &str,
-    rules: &Rules,
+    cacheline: u64,
     visits: &mut usize,
 ) -> bool {
-    let expanded = layout::layout(table, id, 64, Depth::Expand);
-    let analysed = analysis::analyze(table, id, name, 64, rules);
+    let expanded = layout::layout(table, id, cacheline, Depth::Expand);
+    let analysed = analysis::analyze(table, id, name, cacheline, &DRIVER_RULES);
     *visits += analysed.annotated.visits;
     expanded.is_ok() && !analysed.annotated.stopped && *visits <= MAX_VISITS_PER_INPUT
 }
