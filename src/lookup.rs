@@ -3,6 +3,7 @@
 //! by layout, and picks one (`NAME`, `NAME#N` or `NAME@FILE`).
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 use crate::dwarf::DwarfFile;
 use crate::dwarf::decode::Decoder;
@@ -77,6 +78,7 @@ pub fn find_types(
     file: &DwarfFile<'_>,
     decoder: &mut Decoder<'_, '_>,
     specs: &[TypeSpec],
+    path: &Path,
 ) -> Result<Vec<Found>> {
     let names: HashSet<&str> = specs.iter().map(|s| s.name.as_str()).collect();
     // NAME#1 asks for the first definition only: stop scanning once every
@@ -96,18 +98,23 @@ pub fn find_types(
             Some(f) if first_only => found.push(Found { note: None, ..f }),
             Some(f) => found.push(f),
             None => {
-                return Err(match &known_names {
-                    Some(known) => unknown_type_among(&spec.name, known),
-                    None => unknown_type(file, &spec.name),
-                });
+                let known = match known_names {
+                    Some(known) => known,
+                    None => index::all_names(file).unwrap_or_default(),
+                };
+                return Err(unknown_type(&spec.name, path, known.iter().copied()));
             }
         }
     }
     Ok(found)
 }
 
-/// Resolves each spec among the types of a BTF file.
-pub fn find_in_btf(btf: &crate::btf::BtfTypes, specs: &[TypeSpec]) -> Result<Vec<Found>> {
+/// Resolves each spec among the types of a BTF file (at `path`).
+pub fn find_in_btf(
+    btf: &crate::btf::BtfTypes,
+    specs: &[TypeSpec],
+    path: &Path,
+) -> Result<Vec<Found>> {
     let mut found = Vec::with_capacity(specs.len());
     for spec in specs {
         if let Pick::File(_) = spec.pick {
@@ -141,13 +148,11 @@ pub fn find_in_btf(btf: &crate::btf::BtfTypes, specs: &[TypeSpec]) -> Result<Vec
             candidates.sort_by_key(|id| *id < start);
         }
         if candidates.is_empty() {
-            let hint =
-                crate::suggest::did_you_mean(&spec.name, btf.names.keys().map(String::as_str));
-            return Err(Error::UnknownType {
-                name: spec.name.clone(),
-                path: std::path::PathBuf::new(),
-                hint,
-            });
+            return Err(unknown_type(
+                &spec.name,
+                path,
+                btf.names.keys().map(String::as_str),
+            ));
         }
         found.push(pick_layout(table, spec, &candidates)?);
     }
@@ -317,18 +322,13 @@ pub fn layout_key(table: &TypeTable, id: TypeId) -> LayoutKey {
     }
 }
 
-/// The "unknown type" error, with the closest names the file does define.
-pub fn unknown_type(file: &DwarfFile<'_>, name: &str) -> Error {
-    unknown_type_among(name, &index::all_names(file).unwrap_or_default())
-}
-
-/// The "unknown type" error, with the closest of `known` names.
-fn unknown_type_among(name: &str, known: &[&str]) -> Error {
-    let hint = crate::suggest::did_you_mean(name, known.iter().copied());
+/// The "unknown type" error for the file at `path`, with the closest of
+/// the `known` names it defines.
+fn unknown_type<'n>(name: &str, path: &Path, known: impl Iterator<Item = &'n str>) -> Error {
     Error::UnknownType {
         name: name.to_owned(),
-        path: std::path::PathBuf::new(),
-        hint,
+        path: path.to_owned(),
+        hint: crate::suggest::did_you_mean(name, known),
     }
 }
 

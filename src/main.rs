@@ -146,6 +146,8 @@ enum Command {
         /// Cacheline size in bytes; default from the ELF machine.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         cacheline: Option<u64>,
+        #[command(flatten)]
+        source: SourceArgs,
     },
     /// What changed in structs between two builds: members added, removed,
     /// moved or resized (nested ones by path), where a size change comes
@@ -169,6 +171,8 @@ enum Command {
         /// Cacheline size in bytes; default from the ELF machine.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         cacheline: Option<u64>,
+        #[command(flatten)]
+        source: SourceArgs,
     },
     /// Draw the cachelines of a struct under the rules: ASCII diagrams a
     /// reviewer can paste into a changelog.
@@ -480,8 +484,9 @@ fn main() -> ExitCode {
             items,
             format,
             cacheline,
-        } => match builds_then_paths(&items) {
-            Ok((builds, paths)) => commands::offsets(
+            source,
+        } => match (builds_then_paths(&items), source.source()) {
+            (Ok((builds, paths)), Ok(source)) => commands::offsets(
                 &builds,
                 &paths,
                 match format {
@@ -490,8 +495,10 @@ fn main() -> ExitCode {
                     TableOutput::Markdown => OffsetsFormat::Markdown,
                 },
                 cacheline,
+                &source,
             ),
-            Err(e) => Err(cachelint::error::Error::Usage(e)),
+            (Err(e), _) => Err(cachelint::error::Error::Usage(e)),
+            (_, Err(e)) => Err(e),
         },
         Command::Diff {
             old,
@@ -500,16 +507,20 @@ fn main() -> ExitCode {
             rules,
             format,
             cacheline,
-        } => commands::diff(&DiffOptions {
-            old: Build::parse(&old),
-            new: Build::parse(&new),
-            types,
-            rules,
-            format: match format {
-                OutputFormat::Text => DiffFormat::Text,
-                OutputFormat::Json => DiffFormat::Json,
-            },
-            cacheline,
+            source,
+        } => source.source().and_then(|source| {
+            commands::diff(&DiffOptions {
+                old: Build::parse(&old),
+                new: Build::parse(&new),
+                types,
+                rules,
+                format: match format {
+                    OutputFormat::Text => DiffFormat::Text,
+                    OutputFormat::Json => DiffFormat::Json,
+                },
+                cacheline,
+                source,
+            })
         }),
         Command::Diagram {
             rules,

@@ -194,3 +194,88 @@ fn check_from_btf_finds_what_check_from_dwarf_finds() {
         assert_eq!(from_btf, run("d", dwarf, Source::Dwarf), "{btf}");
     }
 }
+
+/// `offsets` on raw BTF and on a `.BTF` section: every offset and size
+/// from the compiler's `offsetof`/`sizeof` of the build pahole encoded
+/// the BTF from.
+#[test]
+fn offsets_read_btf() {
+    let truths = [
+        truth(&fixture("gcc-dwarf5-base"), true),
+        truth(&fixture("gcc-dwarf5-rt"), true),
+    ];
+    // BTF flattens multi-dimensional arrays (see btf_offsets_equal_offsetof).
+    let mut paths: Vec<String> = Vec::new();
+    for l in truth_lines(true) {
+        if l.has_size
+            && l.path.starts_with("mem_cgroup_per_node.")
+            && l.path.matches('[').count() < 2
+            && !paths.contains(&l.path)
+        {
+            paths.push(l.path);
+        }
+    }
+    for (base, rt, extra) in [
+        ("gcc-btf-base.raw", "gcc-btf-rt.raw", None),
+        ("gcc-btf-base", "gcc-btf-rt", Some("--source=btf")),
+    ] {
+        let builds = [
+            format!("base={}", fixture(base).display()),
+            format!("rt={}", fixture(rt).display()),
+        ];
+        let mut args: Vec<&str> = vec!["offsets", "--format", "json"];
+        args.extend(extra);
+        args.extend(builds.iter().map(String::as_str));
+        args.extend(paths.iter().map(String::as_str));
+        let (code, out, err) = cachelint(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        let rows: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(rows.as_array().unwrap().len(), paths.len());
+        for (row, path) in rows.as_array().unwrap().iter().zip(&paths) {
+            for (i, t) in truths.iter().enumerate() {
+                let (offset, size) = t[path];
+                let cell = &row["builds"][i][1];
+                assert_eq!(cell["offset"], offset, "{base}: {path}");
+                assert_eq!(cell["size"], size, "{base}: {path}");
+            }
+        }
+    }
+}
+
+/// `diff` between two raw BTF files: the size change of each struct is
+/// the compiler's, and its explanation adds up to it.
+#[test]
+fn diff_reads_btf() {
+    let (a, b) = (
+        truth(&fixture("gcc-dwarf5-base"), true),
+        truth(&fixture("gcc-dwarf5-rt"), true),
+    );
+    let (code, out, err) = cachelint(&[
+        "diff",
+        "--format",
+        "json",
+        &format!("base={}", fixture("gcc-btf-base.raw").display()),
+        &format!("rt={}", fixture("gcc-btf-rt.raw").display()),
+        "mem_cgroup_per_node",
+        "lruvec",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    for t in report["types"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        let d = &t["diff"];
+        assert_eq!(
+            d["size"],
+            serde_json::json!([a[name].1, b[name].1]),
+            "{name}"
+        );
+        let top: i64 = d["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["depth"] == 0)
+            .map(|r| r["delta"].as_i64().unwrap())
+            .sum();
+        assert_eq!(top, b[name].1 as i64 - a[name].1 as i64, "{name}: {d}");
+    }
+}

@@ -1,5 +1,6 @@
-//! The real-kernel tier: runs when CACHELINT_VMLINUX names a vmlinux with
-//! full DWARF (scripts/fetch-kernel.sh prints one) and pahole is installed.
+//! The real-kernel tier: every test is ignored by a plain `cargo test` and
+//! runs with `--ignored` when CACHELINT_VMLINUX names a vmlinux with full
+//! DWARF (scripts/fetch-kernel.sh prints one) and pahole is installed.
 //! pahole is the reference here; `.ci/run` sets both up.
 
 use std::collections::HashSet;
@@ -9,14 +10,13 @@ use std::process::Command;
 use cachelint::commands::{self, Format, Source};
 use serde_json::Value;
 
-fn vmlinux() -> Option<PathBuf> {
-    match std::env::var_os("CACHELINT_VMLINUX") {
-        Some(p) => Some(PathBuf::from(p)),
-        None => {
-            eprintln!("CACHELINT_VMLINUX not set: real-kernel tier skipped");
-            None
-        }
-    }
+/// The kernel under test. These tests are `#[ignore]`d, so a plain
+/// `cargo test` lists them as ignored; run on purpose (`--ignored`)
+/// without a kernel they fail rather than pass having checked nothing.
+fn vmlinux() -> PathBuf {
+    std::env::var_os("CACHELINT_VMLINUX")
+        .map(PathBuf::from)
+        .expect("CACHELINT_VMLINUX must name a vmlinux with DWARF (scripts/fetch-kernel.sh)")
 }
 
 fn pahole(args: &[&str]) -> String {
@@ -33,8 +33,9 @@ fn pahole(args: &[&str]) -> String {
 }
 
 #[test]
+#[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn sizes_equal_pahole_line_for_line() {
-    let Some(k) = vmlinux() else { return };
+    let k = vmlinux();
     let ours = commands::sizes(&k, &Source::Auto).unwrap().stdout;
     let theirs = pahole(&["-F", "dwarf", "--sizes", k.to_str().unwrap()]);
     let (a, b): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), theirs.lines().collect());
@@ -133,8 +134,9 @@ fn pahole_blocks(text: &str) -> Vec<(String, String)> {
 }
 
 #[test]
+#[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn member_offsets_equal_pahole_for_a_sample_of_structs() {
-    let Some(k) = vmlinux() else { return };
+    let k = vmlinux();
     let sizes = commands::sizes(&k, &Source::Auto).unwrap().stdout;
     let mut seen = HashSet::new();
     let names: Vec<&str> = sizes
@@ -188,8 +190,9 @@ fn member_offsets_equal_pahole_for_a_sample_of_structs() {
 }
 
 #[test]
+#[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn expanded_mem_cgroup_per_node_agrees_with_pahole_expand_types() {
-    let Some(k) = vmlinux() else { return };
+    let k = vmlinux();
     let text = pahole(&[
         "-F",
         "dwarf",
@@ -252,8 +255,9 @@ fn pahole_offset(k: &str, ty: &str, member: &str) -> u64 {
 }
 
 #[test]
+#[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn check_finds_the_threads_false_sharing_where_pahole_puts_the_fields() {
-    let Some(k) = vmlinux() else { return };
+    let k = vmlinux();
     let ks = k.to_str().unwrap();
     let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
     let out = commands::check(&commands::CheckOptions {
@@ -302,8 +306,9 @@ fn check_finds_the_threads_false_sharing_where_pahole_puts_the_fields() {
 }
 
 #[test]
+#[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn btf_sizes_equal_pahole_and_agree_with_dwarf() {
-    let Some(k) = vmlinux() else { return };
+    let k = vmlinux();
     let btf = commands::sizes(&k, &Source::Btf { base: None })
         .unwrap()
         .stdout;
@@ -338,8 +343,9 @@ fn btf_sizes_equal_pahole_and_agree_with_dwarf() {
 }
 
 #[test]
+#[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn btf_member_offsets_equal_dwarfs_for_a_sample() {
-    let Some(k) = vmlinux() else { return };
+    let k = vmlinux();
     let dwarf = commands::sizes(&k, &Source::Dwarf).unwrap().stdout;
     let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for l in dwarf.lines() {
@@ -389,4 +395,48 @@ fn btf_member_offsets_equal_dwarfs_for_a_sample() {
         "btf: {} structs, {checked} members (expanded) equal between DWARF and BTF",
         d.len()
     );
+}
+
+/// `offsets` and `diff` read the vmlinux's own BTF (`--source btf`) and
+/// give what they give from its DWARF (checked against pahole above),
+/// for the paths of the mm thread.
+#[test]
+#[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
+fn offsets_and_diff_from_btf_equal_dwarfs() {
+    let k = vmlinux();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
+            .args(args)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    let k = k.to_str().unwrap();
+    let offsets = [
+        "offsets",
+        "--format",
+        "json",
+        k,
+        "mem_cgroup_per_node.lruvec.lru_lock",
+        "mem_cgroup_per_node.lruvec.lrugen.*",
+        "task_struct.stack",
+    ];
+    let diff = [
+        "diff",
+        "--format",
+        "json",
+        k,
+        k,
+        "mem_cgroup_per_node",
+        "lruvec",
+    ];
+    for args in [&offsets[..], &diff[..]] {
+        let mut btf = args.to_vec();
+        btf.insert(1, "--source=btf");
+        let mut dwarf = args.to_vec();
+        dwarf.insert(1, "--source=dwarf");
+        let (from_btf, from_dwarf) = (run(&btf), run(&dwarf));
+        assert_eq!(from_btf.0, Some(0), "{btf:?}");
+        assert_eq!(from_btf, from_dwarf, "{args:?}");
+    }
 }

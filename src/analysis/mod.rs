@@ -13,47 +13,6 @@ use crate::rules::Rules;
 pub use annotate::{Annotated, GroupSpan, Origin, Span};
 pub use findings::{Finding, Side};
 
-/// Named containment edges `(container, contained)` among `composites` of a
-/// fully loaded model (BTF): by value, through typedefs, qualifiers, arrays
-/// and anonymous members. DWARF builds them from raw DIEs instead
-/// (`dwarf::contains`), without decoding every type.
-pub fn containment(table: &TypeTable, composites: &[TypeId]) -> Vec<(String, String)> {
-    let mut edges = Vec::new();
-    for &id in composites {
-        let Some(outer) = table.composite(id).and_then(|c| c.name.clone()) else {
-            continue;
-        };
-        let mut todo = vec![(id, 0usize)];
-        let mut seen = std::collections::HashSet::new();
-        while let Some((current, depth)) = todo.pop() {
-            if depth > 64 || !seen.insert(current) {
-                continue;
-            }
-            let Some(c) = table.composite(current) else {
-                continue;
-            };
-            for m in c.members.as_deref().unwrap_or(&[]) {
-                let mut ty = table.strip(m.ty);
-                for _ in 0..crate::model::MAX_TYPE_DEPTH {
-                    match table.get(ty) {
-                        crate::model::Type::Array { element, .. } => ty = table.strip(*element),
-                        _ => break,
-                    }
-                }
-                if let Some(inner) = table.composite(ty) {
-                    match &inner.name {
-                        Some(name) => edges.push((outer.clone(), name.clone())),
-                        None => todo.push((ty, depth + 1)),
-                    }
-                }
-            }
-        }
-    }
-    edges.sort();
-    edges.dedup();
-    edges
-}
-
 /// One root analysed.
 #[derive(Clone, Debug)]
 pub struct Analysis {

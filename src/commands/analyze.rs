@@ -4,13 +4,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::check::Build;
-use super::{BTF_NOTE, Resolved, Source, resolve_source, with_dwarf};
 use crate::analysis::{self, Analysis, validate::Check};
-use crate::dwarf::contains::Contains;
-use crate::dwarf::decode::Decoder;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::layout::{self, Depth, Item};
+use crate::load::{self, Build, Source};
 use crate::lookup;
 use crate::model::{TypeId, TypeTable};
 use crate::rules::{Location, Rules};
@@ -50,7 +47,8 @@ pub(crate) struct Analyzed {
     pub type_sizes: HashMap<String, u64>,
 }
 
-/// Analyses `build` under `rules`, from DWARF or BTF as `source` says.
+/// Analyses `build` under `rules`, from whichever debug format `source`
+/// picks.
 pub(crate) fn analyze_build(
     build: &Build,
     rules: &Rules,
@@ -62,121 +60,37 @@ pub(crate) fn analyze_build(
     if let Roots::Only(name) = roots {
         names.insert(name);
     }
-    match resolve_source(&build.path, source)? {
-        Resolved::Dwarf => with_dwarf(&build.path, |dwarf, sections| {
-            let line = cacheline.or(rules.cacheline).unwrap_or(sections.cacheline);
-            let mut decoder = Decoder::new(dwarf);
-            let lookup::Present {
-                types: mut found,
-                units,
-            } = lookup::find_present(dwarf, &mut decoder, &names)?;
-            let root_names: Vec<String> = match roots {
-                Roots::Only(name) => {
-                    if !found.contains_key(name) {
-                        return Err(lookup::unknown_type(dwarf, name));
-                    }
-                    vec![name.to_owned()]
+    load::open(build, source, |loaded| {
+        let line = cacheline.or(rules.cacheline).unwrap_or(loaded.cacheline);
+        let mut present = loaded.find_present(&names)?;
+        let root_names: Vec<String> = match roots {
+            Roots::Only(name) => {
+                if !present.types.contains_key(name) {
+                    return Err(loaded.unknown_type(name));
                 }
-                Roots::FromRules if !rules.roots.is_empty() => rules_roots(rules, &found),
-                Roots::FromRules => {
-                    let annotated = annotated_present(rules, &found);
-                    let scan_units: HashSet<usize> = annotated
-                        .iter()
-                        .flat_map(|n| units.get(*n).into_iter().flatten().copied())
-                        .collect();
-                    let min_size = annotated
-                        .iter()
-                        .filter_map(|n| decoder.table.size_of(found[*n].id))
-                        .min()
-                        .unwrap_or(0);
-                    let contains = Contains::scan(dwarf, &scan_units, min_size)?;
-                    let discovered = discover(&contains, &annotated);
-                    for root in &discovered {
-                        if let (false, Some((unit, offset))) =
-                            (found.contains_key(root), contains.definition(root))
-                        {
-                            let id = decoder.type_at(unit, offset)?;
-                            decoder.load_deep(id)?;
-                            found.insert(root.clone(), single(id));
-                        }
-                    }
-                    discovered
-                }
-            };
-            analyze_roots(
-                build,
-                rules,
-                &decoder.table,
-                &found,
-                &root_names,
-                line,
-                Vec::new(),
-            )
-        }),
-        Resolved::Btf(btf) => {
-            let line = cacheline.or(rules.cacheline).unwrap_or(btf.cacheline);
-            let table = &btf.types.table;
-            // The first layout of a name, as `layout NAME` picks it.
-            let first = |name: &str| {
-                let spec = lookup::TypeSpec {
-                    name: name.to_owned(),
-                    pick: lookup::Pick::First,
-                };
-                lookup::find_in_btf(&btf.types, &[spec])
-                    .map(|mut f| f.remove(0))
-                    .map_err(|e| with_path(e, &build.path))
-            };
-            let mut found: HashMap<String, lookup::Found> = names
-                .iter()
-                .filter_map(|n| Some(((*n).to_owned(), first(n).ok()?)))
-                .collect();
-            let root_names: Vec<String> = match roots {
-                Roots::Only(name) => {
-                    if !found.contains_key(name) {
-                        return Err(first(name).err().unwrap_or_else(|| {
-                            Error::BadType(format!("no struct '{name}' in BTF"))
-                        }));
-                    }
-                    vec![name.to_owned()]
-                }
-                Roots::FromRules if !rules.roots.is_empty() => rules_roots(rules, &found),
-                Roots::FromRules => {
-                    let annotated = annotated_present(rules, &found);
-                    let edges = analysis::containment(table, &btf.types.composites);
-                    let pairs: Vec<(&str, &str)> = edges
-                        .iter()
-                        .map(|(a, b)| (a.as_str(), b.as_str()))
-                        .collect();
-                    let discovered = discover(&Contains::from_edges(&pairs), &annotated);
-                    for root in &discovered {
-                        if !found.contains_key(root) {
-                            found.insert(root.clone(), first(root)?);
-                        }
-                    }
-                    discovered
-                }
-            };
-            let mut notes = vec![format!("[{}] {BTF_NOTE}", build.config)];
-            notes.extend(
-                btf.types
-                    .notes
-                    .iter()
-                    .map(|n| format!("[{}] {n}", build.config)),
-            );
-            analyze_roots(build, rules, table, &found, &root_names, line, notes)
-        }
-    }
-}
-
-fn with_path(e: Error, path: &std::path::Path) -> Error {
-    match e {
-        Error::UnknownType { name, hint, .. } => Error::UnknownType {
-            name,
-            path: path.to_owned(),
-            hint,
-        },
-        other => other,
-    }
+                vec![name.to_owned()]
+            }
+            Roots::FromRules if !rules.roots.is_empty() => rules_roots(rules, &present.types),
+            Roots::FromRules => {
+                let annotated = annotated_present(rules, &present.types);
+                loaded.discover_roots(&mut present, &annotated)?
+            }
+        };
+        let notes = loaded
+            .notes
+            .iter()
+            .map(|n| format!("[{}] {n}", build.config))
+            .collect();
+        analyze_roots(
+            build,
+            rules,
+            loaded.table(),
+            &present.types,
+            &root_names,
+            line,
+            notes,
+        )
+    })
 }
 
 /// Every type name the rules mention: annotated types, roots, `[[allow]]`
@@ -216,17 +130,6 @@ fn annotated_present<'r>(rules: &'r Rules, found: &HashMap<String, lookup::Found
         .map(|t| t.name.as_str())
         .filter(|n| found.contains_key(*n))
         .collect()
-}
-
-fn discover(contains: &Contains<'_>, annotated: &[&str]) -> Vec<String> {
-    let mut roots: Vec<String> = annotated.iter().flat_map(|n| contains.roots(n)).collect();
-    roots.sort();
-    roots.dedup();
-    roots
-}
-
-fn single(id: TypeId) -> lookup::Found {
-    lookup::Found { id, note: None }
 }
 
 /// Validates the rules and analyses each root in `table`.

@@ -6,47 +6,15 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::analyze::{Roots, analyze_build};
-use super::{Output, Source, to_json, with_dwarf};
+use super::{Output, to_json};
 use crate::analysis::validate::Check;
 use crate::error::{Error, Result};
+use crate::load::{self, Build, Source};
 use crate::render;
 use crate::report::{
     BuildInfo, Identity, PairKey, REPORT_VERSION, Report, ReportFinding, RootInfo, Summary,
 };
 use crate::rules::{Location, Rules, Severity};
-
-/// A build to check: `FILE` or `NAME=FILE`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Build {
-    /// The config label.
-    pub config: String,
-    /// The ELF file.
-    pub path: PathBuf,
-}
-
-impl Build {
-    /// Parses `NAME=FILE` (NAME made of letters, digits, `-`, `_`, `.`) or `FILE`,
-    /// whose label is then the file name.
-    pub fn parse(text: &str) -> Build {
-        if let Some((name, file)) = text.split_once('=')
-            && !name.is_empty()
-            && !file.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        {
-            return Build {
-                config: name.to_owned(),
-                path: PathBuf::from(file),
-            };
-        }
-        let path = PathBuf::from(text);
-        let config = path
-            .file_name()
-            .map_or_else(|| text.to_owned(), |n| n.to_string_lossy().into_owned());
-        Build { config, path }
-    }
-}
 
 /// Output format of `check`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,7 +63,7 @@ pub fn check(opts: &CheckOptions) -> Result<Output> {
         results.push(run_build(build, &rules, opts.cacheline, &opts.source)?);
     }
     let checks: Vec<&[(Location, Check)]> = results.iter().map(|r| r.checks.as_slice()).collect();
-    let mut notes = rules_fit(&rules, &opts.builds, &checks)?;
+    let mut notes = rules_fit(&rules, &opts.builds, &opts.source, &checks)?;
     let baseline = Baseline::load(&opts.baseline, &rules, opts.cacheline, &opts.source)?;
     let mut report = Report {
         version: REPORT_VERSION,
@@ -195,6 +163,7 @@ fn run_build(
 pub(super) fn rules_fit(
     rules: &Rules,
     builds: &[Build],
+    source: &Source,
     checks: &[&[(Location, Check)]],
 ) -> Result<Vec<String>> {
     /// One rule over all builds.
@@ -242,7 +211,7 @@ pub(super) fn rules_fit(
             continue;
         };
         if !fits {
-            let hint = type_hint(rules, &at, &builds[*first_build].path);
+            let hint = type_hint(rules, &at, &builds[*first_build], source);
             let scope = if builds.len() > 1 {
                 " (in any build)"
             } else {
@@ -261,7 +230,7 @@ pub(super) fn rules_fit(
 }
 
 /// "Did you mean" for a rules type name that no build defines.
-fn type_hint(rules: &Rules, at: &Location, file: &Path) -> String {
+fn type_hint(rules: &Rules, at: &Location, build: &Build, source: &Source) -> String {
     let Some(name) = rules
         .types
         .iter()
@@ -277,11 +246,7 @@ fn type_hint(rules: &Rules, at: &Location, file: &Path) -> String {
     else {
         return String::new();
     };
-    with_dwarf(file, |dwarf, _| {
-        let names = crate::dwarf::index::all_names(dwarf)?;
-        Ok(crate::suggest::did_you_mean(name, names.iter().copied()))
-    })
-    .unwrap_or_default()
+    load::open(build, source, |loaded| Ok(loaded.did_you_mean(name))).unwrap_or_default()
 }
 
 /// Findings an earlier build or report already had.
@@ -358,22 +323,4 @@ fn read_report(path: &Path) -> Result<Option<Report>> {
         )));
     }
     Ok(Some(report))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn builds_parse_with_and_without_labels() {
-        assert_eq!(
-            Build::parse("rt=out/vmlinux"),
-            Build {
-                config: "rt".into(),
-                path: "out/vmlinux".into()
-            }
-        );
-        assert_eq!(Build::parse("out/vmlinux").config, "vmlinux");
-        assert_eq!(Build::parse("out/a=b/vmlinux").config, "vmlinux");
-    }
 }

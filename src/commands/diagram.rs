@@ -4,9 +4,10 @@
 
 use super::Output;
 use super::analyze::{Analyzed, RootAnalysis, Roots, analyze_build};
-use super::check::{Build, rules_fit};
+use super::check::rules_fit;
 use crate::analysis::{Analysis, Span};
 use crate::error::{Error, Result};
+use crate::load::{Build, Source};
 use crate::render::diagram::{self, Drawing, compare};
 use crate::rules::Rules;
 
@@ -64,7 +65,7 @@ pub struct DiagramOptions {
     /// Cacheline size override.
     pub cacheline: Option<u64>,
     /// DWARF, BTF, or whichever the files have.
-    pub source: super::Source,
+    pub source: Source,
 }
 
 /// Narrowest width a diagram can be drawn in.
@@ -94,7 +95,7 @@ pub fn diagram(opts: &DiagramOptions) -> Result<Output> {
         })
         .collect::<Result<_>>()?;
     let checks: Vec<_> = analyzed.iter().map(|a| a.checks.as_slice()).collect();
-    let mut notes = rules_fit(&rules, &builds, &checks)?;
+    let mut notes = rules_fit(&rules, &builds, &opts.source, &checks)?;
     let mut out = String::new();
     let mut focus = Vec::new();
     for (i, a) in analyzed.iter().enumerate() {

@@ -10,15 +10,13 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::analyze::{Roots, analyze_build};
-use super::check::{Build, rules_fit};
-use super::{Output, Source, to_json, with_dwarf};
+use super::check::rules_fit;
+use super::{Output, to_json};
 use crate::analysis::Analysis;
 use crate::diff::{self, Side, TypeDiff};
-use crate::dwarf::decode::Decoder;
 use crate::error::Result;
-use crate::input::MappedFile;
 use crate::kconfig;
-use crate::lookup;
+use crate::load::{self, Build, Source};
 use crate::rules::Rules;
 
 /// Output format of `diff`.
@@ -45,6 +43,8 @@ pub struct DiffOptions {
     pub format: DiffFormat,
     /// Cacheline size override.
     pub cacheline: Option<u64>,
+    /// DWARF, BTF, or whichever the files have (the same for both).
+    pub source: Source,
 }
 
 /// An annotated field on other lines.
@@ -95,59 +95,50 @@ struct DiffReport {
 
 /// Runs `diff`.
 pub fn diff(opts: &DiffOptions) -> Result<Output> {
-    let (cacheline, mut types) = with_dwarf(&opts.old.path, |old_dwarf, old_sections| {
-        with_dwarf(&opts.new.path, |new_dwarf, new_sections| {
-            let line = opts.cacheline.unwrap_or(new_sections.cacheline);
-            if opts.cacheline.is_none() && old_sections.cacheline != new_sections.cacheline {
+    let (cacheline, mut types, configs) = load::open(&opts.old, &opts.source, |old| {
+        load::open(&opts.new, &opts.source, |new| {
+            let line = opts.cacheline.unwrap_or(new.cacheline);
+            if opts.cacheline.is_none() && old.cacheline != new.cacheline {
                 return Err(crate::error::Error::Usage(format!(
                     "the builds have different cacheline sizes ({} and {}); pass --cacheline",
-                    old_sections.cacheline, new_sections.cacheline
+                    old.cacheline, new.cacheline
                 )));
             }
             let names: HashSet<&str> = opts.types.iter().map(String::as_str).collect();
-            let mut old_decoder = Decoder::new(old_dwarf);
-            let mut new_decoder = Decoder::new(new_dwarf);
-            let old_found = lookup::find_present(old_dwarf, &mut old_decoder, &names)?.types;
-            let new_found = lookup::find_present(new_dwarf, &mut new_decoder, &names)?.types;
+            let old_found = old.find_present(&names)?.types;
+            let new_found = new.find_present(&names)?.types;
             let mut out = Vec::new();
             for name in &opts.types {
-                let report = match (old_found.get(name), new_found.get(name)) {
-                    (Some(o), Some(n)) => TypeReport {
-                        name: name.clone(),
-                        present: "both".into(),
-                        diff: Some(diff::diff(
+                let (diff, present) = match (old_found.get(name), new_found.get(name)) {
+                    (Some(o), Some(n)) => {
+                        let d = diff::diff(
                             name,
                             Side {
-                                table: &old_decoder.table,
+                                table: old.table(),
                                 id: o.id,
                             },
                             Side {
-                                table: &new_decoder.table,
+                                table: new.table(),
                                 id: n.id,
                             },
                             line,
-                        )?),
-                        moved_fields: Vec::new(),
-                        findings_fixed: Vec::new(),
-                        findings_introduced: Vec::new(),
-                    },
-                    (None, None) => return Err(lookup::unknown_type(new_dwarf, name)),
-                    (o, _) => TypeReport {
-                        name: name.clone(),
-                        present: if o.is_some() {
-                            opts.old.config.clone()
-                        } else {
-                            opts.new.config.clone()
-                        },
-                        diff: None,
-                        moved_fields: Vec::new(),
-                        findings_fixed: Vec::new(),
-                        findings_introduced: Vec::new(),
-                    },
+                        )?;
+                        (Some(d), "both".to_owned())
+                    }
+                    (None, None) => return Err(new.unknown_type(name)),
+                    (Some(_), None) => (None, opts.old.config.clone()),
+                    (None, Some(_)) => (None, opts.new.config.clone()),
                 };
-                out.push(report);
+                out.push(TypeReport {
+                    name: name.clone(),
+                    present,
+                    diff,
+                    moved_fields: Vec::new(),
+                    findings_fixed: Vec::new(),
+                    findings_introduced: Vec::new(),
+                });
             }
-            Ok((line, out))
+            Ok((line, out, (old.kernel_config(), new.kernel_config())))
         })
     })?;
     let mut notes = Vec::new();
@@ -161,16 +152,21 @@ pub fn diff(opts: &DiffOptions) -> Result<Output> {
                 &rules,
                 opts.cacheline,
                 Roots::Only(name),
-                &Source::Dwarf,
+                &opts.source,
             )?;
             let new = analyze_build(
                 &builds[1],
                 &rules,
                 opts.cacheline,
                 Roots::Only(name),
-                &Source::Dwarf,
+                &opts.source,
             )?;
-            notes.extend(rules_fit(&rules, &builds, &[&old.checks, &new.checks])?);
+            notes.extend(rules_fit(
+                &rules,
+                &builds,
+                &opts.source,
+                &[&old.checks, &new.checks],
+            )?);
             notes.extend(old.notes.iter().chain(&new.notes).cloned());
             let (a, b) = (&old.roots[0].analysis, &new.roots[0].analysis);
             report.moved_fields = moved_fields(a, b);
@@ -179,7 +175,7 @@ pub fn diff(opts: &DiffOptions) -> Result<Output> {
             report.findings_introduced = pb.iter().filter(|p| !pa.contains(p)).cloned().collect();
         }
     }
-    let config = config_report(&opts.old, &opts.new)?;
+    let config = config_report(configs);
     let differ = types.iter().any(|r| {
         r.present != "both"
             || r.diff.as_ref().is_some_and(|d| !d.is_same())
@@ -248,22 +244,19 @@ fn pairs(a: &Analysis) -> Vec<Pair> {
     out
 }
 
-fn config_report(old: &Build, new: &Build) -> Result<ConfigReport> {
-    let find = |b: &Build| -> Result<Option<kconfig::KernelConfig>> {
-        let mapped = MappedFile::open(&b.path)?;
-        Ok(kconfig::find(&b.path, mapped.bytes()))
-    };
-    let (a, b) = (find(old)?, find(new)?);
+fn config_report(
+    (a, b): (Option<kconfig::KernelConfig>, Option<kconfig::KernelConfig>),
+) -> ConfigReport {
     let (layout_options, other_options) = match (&a, &b) {
         (Some(a), Some(b)) => kconfig::differences(a, b),
         _ => (Vec::new(), 0),
     };
-    Ok(ConfigReport {
+    ConfigReport {
         old: a.map(|c| c.source),
         new: b.map(|c| c.source),
         layout_options,
         other_options,
-    })
+    }
 }
 
 fn span_lines((a, b): (u64, u64)) -> String {

@@ -7,22 +7,21 @@ mod diagram;
 mod diff;
 mod offsets;
 
-pub use check::{Build, CheckFormat, CheckOptions, check};
+pub use crate::load::{Build, Source};
+pub use check::{CheckFormat, CheckOptions, check};
 pub use diagram::{DiagramFormat, DiagramOptions, DiagramStyle, MIN_WIDTH, Selection, diagram};
 pub use diff::{DiffFormat, DiffOptions, diff};
 pub use offsets::{OffsetsFormat, offsets};
 
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
-use crate::dwarf::DwarfFile;
-use crate::dwarf::decode::Decoder;
-use crate::error::{Error, Result};
-use crate::input::{DebugSections, MappedFile};
+use crate::error::Result;
 use crate::layout::{self, Depth};
-use crate::lookup::{self, TypeSpec};
+use crate::load;
+use crate::lookup::TypeSpec;
 use crate::path::{self, MemberPath};
 use crate::render;
 
@@ -47,29 +46,6 @@ pub struct Output {
     pub failed: bool,
 }
 
-/// Opens `path` and runs `f` on its DWARF. Errors that name no file get
-/// this one.
-pub(crate) fn with_dwarf<T>(
-    path: &Path,
-    f: impl FnOnce(&DwarfFile<'_>, &DebugSections<'_>) -> Result<T>,
-) -> Result<T> {
-    let mapped = MappedFile::open(path)?;
-    let sections = DebugSections::load(mapped.path(), mapped.bytes())?;
-    let dwarf = DwarfFile::new(&sections)?;
-    f(&dwarf, &sections).map_err(|e| match e {
-        Error::UnknownType { name, hint, .. } => Error::UnknownType {
-            name,
-            path: path.to_owned(),
-            hint,
-        },
-        Error::Dwarf { offset, reason } => Error::Dwarf {
-            offset,
-            reason: format!("{reason} (in {})", path.display()),
-        },
-        other => other,
-    })
-}
-
 /// `cachelint layout FILE TYPE...`
 pub fn layout(
     file: &Path,
@@ -83,8 +59,11 @@ pub fn layout(
         .iter()
         .map(|t| TypeSpec::parse(t))
         .collect::<Result<Vec<_>>>()?;
-    with_types(file, source, &specs, |table, found, machine_line, notes| {
-        let line = cacheline.unwrap_or(machine_line);
+    load::open(&Build::file(file), source, |build| {
+        let found = build.find(&specs)?;
+        let line = cacheline.unwrap_or(build.cacheline);
+        let table = build.table();
+        let notes = build.notes.clone();
         let depth = if expand { Depth::Expand } else { Depth::Direct };
         let mut out = Output {
             notes,
@@ -144,8 +123,11 @@ pub fn offsetof(
         .iter()
         .map(|p| TypeSpec::parse(&p.root))
         .collect::<Result<Vec<_>>>()?;
-    with_types(file, source, &specs, |table, found, machine_line, notes| {
-        let line = cacheline.unwrap_or(machine_line);
+    load::open(&Build::file(file), source, |build| {
+        let found = build.find(&specs)?;
+        let line = cacheline.unwrap_or(build.cacheline);
+        let table = build.table();
+        let notes = build.notes.clone();
         let mut rows = Vec::new();
         let mut out = Output {
             notes,
@@ -200,119 +182,12 @@ pub fn offsetof(
 
 /// `cachelint sizes FILE`: `NAME<TAB>SIZE<TAB>HOLES`, as `pahole --sizes`.
 pub fn sizes(file: &Path, source: &Source) -> Result<Output> {
-    let lines = match resolve_source(file, source)? {
-        Resolved::Dwarf => with_dwarf(file, |dwarf, _| crate::sizes::struct_sizes(dwarf))?,
-        Resolved::Btf(btf) => crate::sizes::btf_sizes(&btf.types),
-    };
+    let lines = load::open(&Build::file(file), source, |build| build.sizes())?;
     let mut out = Output::default();
     for line in lines {
         let _ = writeln!(out.stdout, "{}\t{}\t{}", line.name, line.size, line.holes);
     }
     Ok(out)
-}
-
-/// Where types come from.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Source {
-    /// DWARF when the file has it, else BTF.
-    #[default]
-    Auto,
-    /// DWARF only.
-    Dwarf,
-    /// BTF only: a `.BTF` section or a raw BTF file; `base` is the vmlinux
-    /// BTF that split BTF (a module's) builds on.
-    Btf {
-        /// Base BTF for split BTF.
-        base: Option<PathBuf>,
-    },
-}
-
-/// BTF loaded for a command.
-pub(crate) struct BtfInput {
-    /// The types.
-    pub types: crate::btf::BtfTypes,
-    /// Cacheline size of the file's machine (64 for raw BTF).
-    pub cacheline: u64,
-}
-
-/// The source chosen for a file.
-pub(crate) enum Resolved {
-    /// Read DWARF.
-    Dwarf,
-    /// BTF, already loaded.
-    Btf(BtfInput),
-}
-
-/// The note every BTF-based output carries.
-pub const BTF_NOTE: &str = "types from BTF: no source files or lines, alignment inferred from the members (BTF records no alignment attributes)";
-
-pub(crate) fn resolve_source(file: &Path, source: &Source) -> Result<Resolved> {
-    let base = match source {
-        Source::Dwarf => return Ok(Resolved::Dwarf),
-        Source::Btf { base } => base.as_deref(),
-        Source::Auto => {
-            let mapped = MappedFile::open(file)?;
-            let no_dwarf = match DebugSections::load(mapped.path(), mapped.bytes()) {
-                Ok(_) => return Ok(Resolved::Dwarf),
-                Err(e @ (Error::NoDebugInfo { .. } | Error::NotElf { .. })) => e,
-                Err(e) => return Err(e),
-            };
-            // Neither DWARF nor BTF: the DWARF error says what to do.
-            if crate::input::btf_of(mapped.path(), mapped.bytes()).is_err() {
-                return Err(no_dwarf);
-            }
-            None
-        }
-    };
-    let mut blobs = Vec::new();
-    let mut pointer = 8;
-    let mut line = 64;
-    for path in base.into_iter().chain(std::iter::once(file)) {
-        let mapped = MappedFile::open(path)?;
-        let (bytes, ptr, cacheline) = crate::input::btf_of(mapped.path(), mapped.bytes())?;
-        (pointer, line) = (ptr, cacheline);
-        blobs.push(bytes.into_owned());
-    }
-    let refs: Vec<&[u8]> = blobs.iter().map(Vec::as_slice).collect();
-    let types = crate::btf::parse(&refs, pointer, line).map_err(|reason| Error::Section {
-        path: file.to_owned(),
-        section: ".BTF".into(),
-        reason,
-    })?;
-    Ok(Resolved::Btf(BtfInput {
-        types,
-        cacheline: line,
-    }))
-}
-
-/// Resolves `specs` from DWARF or BTF and runs `f` on the model, the types
-/// found, the machine's cacheline size and notes about the source.
-fn with_types<T>(
-    file: &Path,
-    source: &Source,
-    specs: &[TypeSpec],
-    f: impl FnOnce(&crate::model::TypeTable, Vec<lookup::Found>, u64, Vec<String>) -> Result<T>,
-) -> Result<T> {
-    match resolve_source(file, source)? {
-        Resolved::Dwarf => with_dwarf(file, |dwarf, sections| {
-            let mut decoder = Decoder::new(dwarf);
-            let found = lookup::find_types(dwarf, &mut decoder, specs)?;
-            f(&decoder.table, found, sections.cacheline, Vec::new())
-        }),
-        Resolved::Btf(btf) => {
-            let found = lookup::find_in_btf(&btf.types, specs).map_err(|e| match e {
-                Error::UnknownType { name, hint, .. } => Error::UnknownType {
-                    name,
-                    path: file.to_owned(),
-                    hint,
-                },
-                other => other,
-            })?;
-            let mut notes = vec![BTF_NOTE.to_owned()];
-            notes.extend(btf.types.notes.iter().cloned());
-            f(&btf.types.table, found, btf.cacheline, notes)
-        }
-    }
 }
 
 pub(crate) fn to_json<T: Serialize>(value: &T) -> String {

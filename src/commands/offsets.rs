@@ -7,11 +7,9 @@ use std::collections::{HashMap, HashSet};
 use comfy_table::{Table, presets};
 use serde::Serialize;
 
-use super::check::Build;
-use super::{Output, to_json, with_dwarf};
-use crate::dwarf::decode::Decoder;
+use super::{Output, to_json};
 use crate::error::{Error, Result};
-use crate::lookup;
+use crate::load::{self, Build, Source};
 use crate::model::{TypeId, TypeTable};
 use crate::path::{self, MemberPath, Step};
 
@@ -52,6 +50,7 @@ pub fn offsets(
     paths: &[String],
     format: OffsetsFormat,
     cacheline: Option<u64>,
+    source: &Source,
 ) -> Result<Output> {
     let specs: Vec<PathSpec> = paths
         .iter()
@@ -59,16 +58,15 @@ pub fn offsets(
         .collect::<Result<_>>()?;
     let mut per_build: Vec<Vec<(String, std::result::Result<Cell, String>)>> = Vec::new();
     for build in builds {
-        per_build.push(with_dwarf(&build.path, |dwarf, sections| {
-            let line = cacheline.unwrap_or(sections.cacheline);
+        per_build.push(load::open(build, source, |loaded| {
+            let line = cacheline.unwrap_or(loaded.cacheline);
             let names: HashSet<&str> = specs.iter().map(|s| s.path.root.as_str()).collect();
-            let mut decoder = Decoder::new(dwarf);
-            let found = lookup::find_present(dwarf, &mut decoder, &names)?.types;
+            let found = loaded.find_present(&names)?.types;
             let types: HashMap<&str, TypeId> =
                 found.iter().map(|(n, f)| (n.as_str(), f.id)).collect();
             Ok(specs
                 .iter()
-                .flat_map(|s| s.rows(&decoder.table, &types, line))
+                .flat_map(|s| s.rows(loaded.table(), &types, line))
                 .collect())
         })?);
     }

@@ -63,6 +63,15 @@ impl<'a> Contains<'a> {
         self.definitions.get(name).copied()
     }
 
+    /// The outermost structs that contain any of `names` by value, sorted
+    /// and without repeats.
+    pub fn outermost(&self, names: &[&str]) -> Vec<String> {
+        let mut roots: Vec<String> = names.iter().flat_map(|n| self.roots(n)).collect();
+        roots.sort();
+        roots.dedup();
+        roots
+    }
+
     /// The outermost structs that contain `name` by value, sorted; `name`
     /// itself when nothing contains it.
     pub fn roots(&self, name: &str) -> Vec<String> {

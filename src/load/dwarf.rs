@@ -1,0 +1,81 @@
+//! The DWARF loader: types decoded lazily, only those a command asks for,
+//! over the mapped (or decompressed) sections.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use super::{Capabilities, Present};
+use crate::dwarf::DwarfFile;
+use crate::dwarf::contains::Contains;
+use crate::dwarf::decode::Decoder;
+use crate::error::Result;
+use crate::lookup::{self, Found, TypeSpec};
+
+/// DWARF records everything the commands print.
+pub(super) const CAPABILITIES: Capabilities = Capabilities {
+    decl_lines: true,
+    alignment_attributes: true,
+};
+
+/// A file's DWARF and the types decoded from it so far.
+pub(super) struct DwarfTypes<'f, 'a> {
+    pub(super) file: &'f DwarfFile<'a>,
+    pub(super) decoder: Decoder<'f, 'a>,
+}
+
+impl<'f, 'a> DwarfTypes<'f, 'a> {
+    pub(super) fn new(file: &'f DwarfFile<'a>) -> Self {
+        DwarfTypes {
+            file,
+            decoder: Decoder::new(file),
+        }
+    }
+
+    pub(super) fn find(&mut self, specs: &[TypeSpec], path: &Path) -> Result<Vec<Found>> {
+        lookup::find_types(self.file, &mut self.decoder, specs, path)
+    }
+
+    pub(super) fn find_present(&mut self, names: &HashSet<&str>) -> Result<Present> {
+        let found = lookup::find_present(self.file, &mut self.decoder, names)?;
+        Ok(Present {
+            types: found.types,
+            units: found.units,
+        })
+    }
+
+    /// Reads only the units that define an annotated type (C needs a full
+    /// definition to embed one), skipping structs smaller than the
+    /// smallest annotated type.
+    pub(super) fn discover_roots(
+        &mut self,
+        present: &mut Present,
+        annotated: &[&str],
+    ) -> Result<Vec<String>> {
+        let scan_units: HashSet<usize> = annotated
+            .iter()
+            .flat_map(|n| present.units.get(*n).into_iter().flatten().copied())
+            .collect();
+        let min_size = annotated
+            .iter()
+            .filter_map(|n| self.decoder.table.size_of(present.types.get(*n)?.id))
+            .min()
+            .unwrap_or(0);
+        let contains = Contains::scan(self.file, &scan_units, min_size)?;
+        let roots = contains.outermost(annotated);
+        for root in &roots {
+            if let (false, Some((unit, offset))) =
+                (present.types.contains_key(root), contains.definition(root))
+            {
+                let id = self.decoder.type_at(unit, offset)?;
+                self.decoder.load_deep(id)?;
+                present.types.insert(root.clone(), Found { id, note: None });
+            }
+        }
+        Ok(roots)
+    }
+
+    pub(super) fn did_you_mean(&self, name: &str) -> String {
+        let names = crate::dwarf::index::all_names(self.file).unwrap_or_default();
+        crate::suggest::did_you_mean(name, names.iter().copied())
+    }
+}

@@ -1,0 +1,307 @@
+//! One way to open a build: a path, where its types come from (`--source`,
+//! `--btf-base`), and what the commands ask of it. Whether the types come
+//! from DWARF or BTF is decided here and nowhere else: the commands call
+//! [`open`] and use the [`Loaded`] build it hands them.
+//!
+//! To add a loader: a module beside [`dwarf`] and [`btf`] with the same
+//! handful of methods, a variant of the private `Backend`, and a
+//! [`Source`] value that selects it.
+
+mod btf;
+mod dwarf;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::input::{DebugSections, MappedFile};
+use crate::kconfig::{self, KernelConfig};
+use crate::lookup::{Found, TypeSpec};
+use crate::model::TypeTable;
+use crate::sizes::SizeLine;
+
+/// Where types come from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Source {
+    /// DWARF when the file has it, else BTF.
+    #[default]
+    Auto,
+    /// DWARF only.
+    Dwarf,
+    /// BTF only: a `.BTF` section or a raw BTF file; `base` is the vmlinux
+    /// BTF that split BTF (a module's) builds on.
+    Btf {
+        /// Base BTF for split BTF.
+        base: Option<PathBuf>,
+    },
+}
+
+/// A build as named on the command line: `FILE` or `NAME=FILE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Build {
+    /// The config label.
+    pub config: String,
+    /// The ELF (or raw BTF) file.
+    pub path: PathBuf,
+}
+
+impl Build {
+    /// Parses `NAME=FILE` (NAME made of letters, digits, `-`, `_`, `.`) or `FILE`,
+    /// whose label is then the file name.
+    pub fn parse(text: &str) -> Build {
+        if let Some((name, file)) = text.split_once('=')
+            && !name.is_empty()
+            && !file.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        {
+            return Build {
+                config: name.to_owned(),
+                path: PathBuf::from(file),
+            };
+        }
+        let path = PathBuf::from(text);
+        let config = path
+            .file_name()
+            .map_or_else(|| text.to_owned(), |n| n.to_string_lossy().into_owned());
+        Build { config, path }
+    }
+
+    /// A build labelled with its file name.
+    pub fn file(path: &Path) -> Build {
+        Build::parse(&path.to_string_lossy())
+    }
+}
+
+/// What a build's debug format can tell. DWARF tells everything the
+/// commands print; BTF has no source files or lines, and records no
+/// alignment attributes (alignment is inferred from the members).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// `decl_file` and `decl_line` of types and members.
+    pub decl_lines: bool,
+    /// `__attribute__((aligned))` on types and members.
+    pub alignment_attributes: bool,
+}
+
+impl Capabilities {
+    /// The note a build whose format cannot tell everything carries.
+    fn note(self) -> Option<String> {
+        let mut missing = Vec::new();
+        if !self.decl_lines {
+            missing.push("no source files or lines");
+        }
+        if !self.alignment_attributes {
+            missing
+                .push("alignment inferred from the members (BTF records no alignment attributes)");
+        }
+        (!missing.is_empty()).then(|| format!("types from BTF: {}", missing.join(", ")))
+    }
+}
+
+/// A build opened for reading types: the commands' one view of a file,
+/// whatever its debug format.
+pub struct Loaded<'f, 'a> {
+    /// The build: its label and path.
+    pub build: Build,
+    /// Cacheline size of the file's machine (64 for raw BTF, which does
+    /// not say).
+    pub cacheline: u64,
+    /// Pointer size of the file's machine.
+    pub pointer_size: u64,
+    /// What the format can tell.
+    pub capabilities: Capabilities,
+    /// Things worth telling about the input (what its format lacks,
+    /// skipped types), untagged.
+    pub notes: Vec<String>,
+    bytes: &'a [u8],
+    backend: Backend<'f, 'a>,
+}
+
+enum Backend<'f, 'a> {
+    Dwarf(dwarf::DwarfTypes<'f, 'a>),
+    Btf(btf::BtfBuild),
+}
+
+/// The types of some names that a build defines, from [`Loaded::find_present`].
+#[derive(Debug, Default)]
+pub struct Present {
+    /// Each name the build defines, resolved (first layout).
+    pub types: HashMap<String, Found>,
+    /// Per name, the DWARF units that define it (empty for BTF).
+    units: HashMap<String, HashSet<usize>>,
+}
+
+/// Opens `build` as `source` says and runs `f` on it. Every error names
+/// the file it comes from.
+pub fn open<T>(
+    build: &Build,
+    source: &Source,
+    f: impl FnOnce(&mut Loaded<'_, '_>) -> Result<T>,
+) -> Result<T> {
+    let path = build.path.as_path();
+    let mapped = MappedFile::open(path)?;
+    let bytes = mapped.bytes();
+    let base = match source {
+        Source::Btf { base } => base.as_deref(),
+        Source::Dwarf => {
+            let sections = DebugSections::load(path, bytes)?;
+            return with_dwarf(build, bytes, &sections, f);
+        }
+        // The sections are loaded (decompressed, relocated) once: the
+        // DWARF reader takes them as they are.
+        Source::Auto => match DebugSections::load(path, bytes) {
+            Ok(sections) => return with_dwarf(build, bytes, &sections, f),
+            Err(no_dwarf @ (Error::NoDebugInfo { .. } | Error::NotElf { .. })) => {
+                // Neither DWARF nor BTF: the DWARF error says what to do.
+                if crate::input::btf_of(path, bytes).is_err() {
+                    return Err(no_dwarf);
+                }
+                None
+            }
+            Err(e) => return Err(e),
+        },
+    };
+    let btf = btf::BtfBuild::load(path, bytes, base)?;
+    let capabilities = btf::CAPABILITIES;
+    let mut notes: Vec<String> = capabilities.note().into_iter().collect();
+    notes.extend(btf.types.notes.iter().cloned());
+    let mut loaded = Loaded {
+        build: build.clone(),
+        cacheline: btf.cacheline,
+        pointer_size: btf.pointer_size,
+        capabilities,
+        notes,
+        bytes,
+        backend: Backend::Btf(btf),
+    };
+    f(&mut loaded)
+}
+
+fn with_dwarf<T>(
+    build: &Build,
+    bytes: &[u8],
+    sections: &DebugSections<'_>,
+    f: impl FnOnce(&mut Loaded<'_, '_>) -> Result<T>,
+) -> Result<T> {
+    let file = crate::dwarf::DwarfFile::new(sections).map_err(|e| in_file(e, &build.path))?;
+    let mut loaded = Loaded {
+        build: build.clone(),
+        cacheline: sections.cacheline,
+        pointer_size: file.pointer_size(),
+        capabilities: dwarf::CAPABILITIES,
+        notes: Vec::new(),
+        bytes,
+        backend: Backend::Dwarf(dwarf::DwarfTypes::new(&file)),
+    };
+    f(&mut loaded).map_err(|e| in_file(e, &build.path))
+}
+
+/// DWARF errors name an offset; this adds the file.
+fn in_file(e: Error, path: &Path) -> Error {
+    match e {
+        Error::Dwarf { offset, reason } => Error::Dwarf {
+            offset,
+            reason: format!("{reason} (in {})", path.display()),
+        },
+        other => other,
+    }
+}
+
+impl Loaded<'_, '_> {
+    /// The type model: every type found so far (DWARF decodes lazily, BTF
+    /// holds all).
+    pub fn table(&self) -> &TypeTable {
+        match &self.backend {
+            Backend::Dwarf(d) => &d.decoder.table,
+            Backend::Btf(b) => &b.types.table,
+        }
+    }
+
+    /// Resolves each spec to one struct or union with its members loaded
+    /// deeply; an unknown name is an error with the closest names.
+    pub fn find(&mut self, specs: &[TypeSpec]) -> Result<Vec<Found>> {
+        let path = self.build.path.clone();
+        match &mut self.backend {
+            Backend::Dwarf(d) => d.find(specs, &path),
+            Backend::Btf(b) => crate::lookup::find_in_btf(&b.types, specs, &path),
+        }
+    }
+
+    /// The types among `names` that the build defines (first layout each);
+    /// absent names are left out.
+    pub fn find_present(&mut self, names: &HashSet<&str>) -> Result<Present> {
+        match &mut self.backend {
+            Backend::Dwarf(d) => d.find_present(names),
+            Backend::Btf(b) => b.find_present(names),
+        }
+    }
+
+    /// The outermost structs that embed (by value) one of `annotated`,
+    /// sorted; each is added to `present` when it was not there.
+    pub fn discover_roots(
+        &mut self,
+        present: &mut Present,
+        annotated: &[&str],
+    ) -> Result<Vec<String>> {
+        match &mut self.backend {
+            Backend::Dwarf(d) => d.discover_roots(present, annotated),
+            Backend::Btf(b) => b.discover_roots(present, annotated),
+        }
+    }
+
+    /// The "unknown type" error for `name`, with the closest names the
+    /// build defines.
+    pub fn unknown_type(&self, name: &str) -> Error {
+        Error::UnknownType {
+            name: name.to_owned(),
+            path: self.build.path.clone(),
+            hint: self.did_you_mean(name),
+        }
+    }
+
+    /// `"; did you mean 'a'?"` for a type name the build does not define,
+    /// or an empty string.
+    pub fn did_you_mean(&self, name: &str) -> String {
+        match &self.backend {
+            Backend::Dwarf(d) => d.did_you_mean(name),
+            Backend::Btf(b) => {
+                crate::suggest::did_you_mean(name, b.types.names.keys().map(String::as_str))
+            }
+        }
+    }
+
+    /// Every named struct and union with its size and holes, as `pahole
+    /// --sizes` lists them.
+    pub fn sizes(&self) -> Result<Vec<SizeLine>> {
+        match &self.backend {
+            Backend::Dwarf(d) => crate::sizes::struct_sizes(d.file),
+            Backend::Btf(b) => Ok(crate::sizes::btf_sizes(&b.types)),
+        }
+    }
+
+    /// The kernel config of the build: embedded (`CONFIG_IKCONFIG`) or a
+    /// `.config` beside the file.
+    pub fn kernel_config(&self) -> Option<KernelConfig> {
+        kconfig::find(&self.build.path, self.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_parse_with_and_without_labels() {
+        assert_eq!(
+            Build::parse("rt=out/vmlinux"),
+            Build {
+                config: "rt".into(),
+                path: "out/vmlinux".into()
+            }
+        );
+        assert_eq!(Build::parse("out/vmlinux").config, "vmlinux");
+        assert_eq!(Build::parse("out/a=b/vmlinux").config, "vmlinux");
+    }
+}
