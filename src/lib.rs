@@ -20,6 +20,7 @@ pub mod exercise;
 pub mod input;
 pub mod kconfig;
 pub mod layout;
+pub mod lines;
 pub mod load;
 pub mod lookup;
 pub mod model;

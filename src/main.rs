@@ -5,13 +5,19 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use cachelint::commands::{
-    self, Build, CheckFormat, CheckOptions, DiagramFormat, DiagramOptions, DiagramStyle,
-    DiffFormat, DiffOptions, Format, OffsetsFormat, Selection, Source,
+    self, Build, CheckOptions, DiagramOptions, DiffOptions, Selection, Source,
 };
-use cachelint::rules::Severity;
+use cachelint::render::{self, Format, Output, Render};
+use cachelint::report::Checked;
+use cachelint::report::diagram::{DiagramReport, Style};
+use cachelint::report::diff::DiffReport;
+use cachelint::report::layout::{LayoutReport, OffsetofReport};
+use cachelint::report::offsets::OffsetsReport;
+use cachelint::rules::{Class, Kind, Severity};
 
 /// Exact struct layouts and cachelines from the DWARF of a vmlinux, module or
 /// any ELF object.
@@ -53,14 +59,10 @@ enum Command {
         #[arg(long)]
         expand: bool,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-        format: OutputFormat,
-        /// Cacheline size in bytes; default from the ELF machine (64 for
-        /// x86_64/arm64/riscv, 128 for ppc64, 256 for s390x).
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-        cacheline: Option<u64>,
+        #[arg(long, default_value = "text", value_parser = formats::<LayoutReport>())]
+        format: Format,
         #[command(flatten)]
-        source: SourceArgs,
+        input: InputArgs,
     },
     /// Print the offset, size and cacheline of members, like C's offsetof.
     ///
@@ -75,13 +77,10 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<String>,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-        format: OutputFormat,
-        /// Cacheline size in bytes; default from the ELF machine.
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-        cacheline: Option<u64>,
+        #[arg(long, default_value = "text", value_parser = formats::<OffsetofReport>())]
+        format: Format,
         #[command(flatten)]
-        source: SourceArgs,
+        input: InputArgs,
     },
     /// Print every named struct and union as NAME<TAB>SIZE<TAB>HOLES, the
     /// lines `pahole --sizes` prints, so the two can be diffed.
@@ -101,7 +100,7 @@ enum Command {
     /// (found in the binary, or `roots = [...]`). Each finding is printed
     /// as FILE:LINE: SEVERITY: [CONFIG] message, at the declaration of the
     /// field.
-    #[command(after_help = CHECK_EXAMPLES)]
+    #[command(after_help = check_help())]
     Check {
         /// Rules file: TOML (see the README), or a kernel
         /// Documentation/networking/net_cachelines/*.rst table. Repeat to
@@ -119,16 +118,13 @@ enum Command {
         #[arg(long, value_name = "OLD")]
         baseline: Vec<String>,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = CheckOutput::Text)]
-        format: CheckOutput,
+        #[arg(long, default_value = "text", value_parser = formats::<Checked>())]
+        format: Format,
         /// Lowest severity that makes the exit code 1.
-        #[arg(long, value_enum, default_value_t = FailOn::Error)]
-        fail_on: FailOn,
-        /// Cacheline size in bytes; default from the rules file, else the ELF machine.
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-        cacheline: Option<u64>,
+        #[arg(long, value_enum, default_value_t = Severity::Error)]
+        fail_on: Severity,
         #[command(flatten)]
-        source: SourceArgs,
+        input: InputArgs,
     },
     /// Offsets, sizes and cachelines of paths, one column per build
     /// (config), with the rows whose lines differ marked.
@@ -141,13 +137,10 @@ enum Command {
         #[arg(required = true, value_name = "BUILD... PATH")]
         items: Vec<String>,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = TableOutput::Text)]
-        format: TableOutput,
-        /// Cacheline size in bytes; default from the ELF machine.
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-        cacheline: Option<u64>,
+        #[arg(long, default_value = "text", value_parser = formats::<OffsetsReport>())]
+        format: Format,
         #[command(flatten)]
-        source: SourceArgs,
+        input: InputArgs,
     },
     /// What changed in structs between two builds: members added, removed,
     /// moved or resized (nested ones by path), where a size change comes
@@ -166,13 +159,10 @@ enum Command {
         #[arg(long)]
         rules: Vec<PathBuf>,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-        format: OutputFormat,
-        /// Cacheline size in bytes; default from the ELF machine.
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-        cacheline: Option<u64>,
+        #[arg(long, default_value = "text", value_parser = formats::<DiffReport>())]
+        format: Format,
         #[command(flatten)]
-        source: SourceArgs,
+        input: InputArgs,
     },
     /// Draw the cachelines of a struct under the rules: ASCII diagrams a
     /// reviewer can paste into a changelog.
@@ -182,7 +172,7 @@ enum Command {
     /// --around FIELD draws the lines that hold FIELD and those it shares
     /// with the fields it conflicts with. Boxes are the default for up to
     /// four lines, a strip beyond.
-    #[command(after_help = DIAGRAM_EXAMPLES)]
+    #[command(after_help = diagram_help())]
     Diagram {
         /// Rules file(s), as for `check`.
         #[arg(long, required = true)]
@@ -207,17 +197,14 @@ enum Command {
         #[arg(long, value_enum)]
         style: Option<Style>,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = DiagramOutput::Text)]
-        format: DiagramOutput,
+        #[arg(long, default_value = "text", value_parser = formats::<DiagramReport>())]
+        format: Format,
         /// Draw the same fields in this build too (FILE or NAME=FILE), then
         /// sum up the lines, findings and sizes that changed.
         #[arg(long, value_name = "OTHER_BUILD")]
         compare: Option<String>,
-        /// Cacheline size in bytes; default from the rules file, else the ELF machine.
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-        cacheline: Option<u64>,
         #[command(flatten)]
-        source: SourceArgs,
+        input: InputArgs,
     },
 }
 
@@ -240,10 +227,7 @@ const DIAGRAM_EXAMPLES: &str = "Examples:
   cachelint diagram --rules mm-lru.toml vmlinux lru_gen_folio --style strip
   cachelint diagram --rules mm-lru.toml before=old/vmlinux mem_cgroup_per_node \\
       --around refaulted --compare after=new/vmlinux
-  cachelint diagram --rules mm-lru.toml vmlinux lruvec --lines 2-3 --style table --format markdown
-
-Letters: W lockless-write, L lock, P lock-protected, R hot-read, C cold,
-- not annotated, . hole or padding.";
+  cachelint diagram --rules mm-lru.toml vmlinux lruvec --lines 2-3 --style table --format markdown";
 
 const CHECK_EXAMPLES: &str = "Examples:
   cachelint check --rules examples/mm-lru.toml vmlinux
@@ -262,23 +246,50 @@ A rules file (TOML):
   [[allow]]
   fields = [\"lruvec.lru_lock\", \"lruvec.cost_lock\"]
   reason = \"why this pair is accepted\"
-Classes: hot-read, lockless-write, lock-protected (with lock = a member of
-the same struct or TYPE.member of the nearest enclosing TYPE), lock, cold.
+";
 
-Finding kinds and default severities (change them under [severity]):
-  false-sharing         hot-read x lockless-write             error
-  write-vs-locked       lockless-write x lock-protected       error
-  write-vs-lock         lockless-write x lock                 error
-  read-vs-locked        hot-read x lock-protected             warning
-  read-vs-lock          hot-read x lock                       warning
-  locks-mixed           lock-protected X x lock-protected Y   warning
-  locked-vs-other-lock  lock-protected X x lock Y             warning
-  two-locks             lock x lock                           warning
-  write-vs-write        lockless-write x lockless-write       note
+/// `check`'s examples, then its classes and finding kinds, from the
+/// rules' own enums.
+fn check_help() -> String {
+    let classes: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
+    let mut kinds = Kind::ALL;
+    kinds.sort_by_key(|k| std::cmp::Reverse(k.default_severity()));
+    let mut out = format!(
+        "{CHECK_EXAMPLES}Classes: {}.\n\
+         A lock-protected field names its lock: a member of the same struct or\n\
+         TYPE.member of the nearest enclosing TYPE.\n\n\
+         Finding kinds and default severities (change them under [severity]):\n",
+        classes.join(", ")
+    );
+    for k in kinds {
+        out.push_str(&format!(
+            "  {:<21} {:<37} {}\n",
+            k.name(),
+            k.pair(),
+            k.default_severity()
+        ));
+    }
+    out.push_str(
+        "\nExit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or input error.",
+    );
+    out
+}
 
-Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or input error.";
+/// `diagram`'s examples, then the letters it draws classes with.
+fn diagram_help() -> String {
+    let mut classes = Class::ALL;
+    classes.sort_by_key(|c| c.disruption());
+    let letters: Vec<String> = classes
+        .iter()
+        .map(|c| format!("{} {}", c.letter(), c.name()))
+        .collect();
+    format!(
+        "{DIAGRAM_EXAMPLES}\n\nLetters: {},\n- not annotated, . hole or padding.",
+        letters.join(", ")
+    )
+}
 
-/// Where `layout`, `offsetof` and `sizes` read types from.
+/// Where a command reads types from: the same two flags on every command.
 #[derive(clap::Args)]
 struct SourceArgs {
     /// Where types come from: dwarf; btf (a .BTF section, or a raw BTF file
@@ -315,14 +326,23 @@ impl SourceArgs {
     }
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum TableOutput {
-    /// A text table.
-    Text,
-    /// JSON.
-    Json,
-    /// A markdown table.
-    Markdown,
+/// The flags of every command that lays out types: where they come from
+/// and the line size.
+#[derive(clap::Args)]
+struct InputArgs {
+    /// Cacheline size in bytes; default: the rules file's `cacheline`, else
+    /// the machine's (64 for x86_64/arm64/riscv, 128 for ppc64, 256 for
+    /// s390x; 64 for raw BTF, which does not say).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    cacheline: Option<u64>,
+    #[command(flatten)]
+    source: SourceArgs,
+}
+
+/// `--format`, offering exactly the formats report `R` can be written in.
+fn formats<R: Render>() -> impl TypedValueParser<Value = Format> {
+    PossibleValuesParser::new(R::FORMATS.iter().filter_map(|f| f.to_possible_value()))
+        .map(|name| Format::from_str(&name, false).expect("a value clap offered"))
 }
 
 /// Splits `offsets` arguments into builds (existing files, plain or
@@ -362,24 +382,6 @@ fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), Stri
     ))
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum Style {
-    /// A box row per line, with the two-CPU story of a flagged line.
-    Boxes,
-    /// One character per byte: a whole struct at a glance.
-    Strip,
-    /// Field, bytes, line, class.
-    Table,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum DiagramOutput {
-    /// Plain ASCII.
-    Text,
-    /// Markdown: fenced drawings, markdown tables.
-    Markdown,
-}
-
 /// `A-B` or `A`.
 fn parse_lines(text: &str) -> Result<(u64, u64), String> {
     let bad = || format!("'{text}' is not a line range: write A-B or A (line numbers from 0)");
@@ -395,133 +397,81 @@ fn parse_lines(text: &str) -> Result<(u64, u64), String> {
     }
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum CheckOutput {
-    /// Compiler-style diagnostics.
-    Text,
-    /// The full report as JSON (also a --baseline input).
-    Json,
-    /// SARIF 2.1.0.
-    Sarif,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum FailOn {
-    /// Fail on errors only.
-    Error,
-    /// Fail on warnings and errors.
-    Warning,
-    /// Fail on any finding.
-    Note,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum OutputFormat {
-    Text,
-    Json,
-}
-
-impl From<OutputFormat> for Format {
-    fn from(f: OutputFormat) -> Self {
-        match f {
-            OutputFormat::Text => Format::Text,
-            OutputFormat::Json => Format::Json,
-        }
-    }
-}
-
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
+/// Runs the command and writes its report.
+fn run(command: Command) -> cachelint::error::Result<Output> {
+    match command {
         Command::Layout {
             file,
             types,
             expand,
             format,
-            cacheline,
-            source,
-        } => source
-            .source()
-            .and_then(|s| commands::layout(&file, &types, expand, format.into(), cacheline, &s)),
+            input,
+        } => {
+            let source = input.source.source()?;
+            let report = commands::layout(&file, &types, expand, input.cacheline, &source)?;
+            render::output(&report, format, "layout")
+        }
         Command::Offsetof {
             file,
             paths,
             format,
-            cacheline,
-            source,
-        } => source
-            .source()
-            .and_then(|s| commands::offsetof(&file, &paths, format.into(), cacheline, &s)),
-        Command::Sizes { file, source } => source.source().and_then(|s| commands::sizes(&file, &s)),
+            input,
+        } => {
+            let source = input.source.source()?;
+            let report = commands::offsetof(&file, &paths, input.cacheline, &source)?;
+            render::output(&report, format, "offsetof")
+        }
+        Command::Sizes { file, source } => {
+            let report = commands::sizes(&file, &source.source()?)?;
+            render::output(&report, Format::Text, "sizes")
+        }
         Command::Check {
             rules,
             builds,
             baseline,
             format,
             fail_on,
-            cacheline,
-            source,
-        } => source.source().and_then(|source| {
-            commands::check(&CheckOptions {
+            input,
+        } => {
+            let report = commands::check(&CheckOptions {
                 rules,
                 builds: builds.iter().map(|b| Build::parse(b)).collect(),
                 baseline: baseline.iter().map(|b| Build::parse(b)).collect(),
-                format: match format {
-                    CheckOutput::Text => CheckFormat::Text,
-                    CheckOutput::Json => CheckFormat::Json,
-                    CheckOutput::Sarif => CheckFormat::Sarif,
-                },
-                fail_on: match fail_on {
-                    FailOn::Error => Severity::Error,
-                    FailOn::Warning => Severity::Warning,
-                    FailOn::Note => Severity::Note,
-                },
-                cacheline,
-                source,
-            })
-        }),
+                fail_on,
+                cacheline: input.cacheline,
+                source: input.source.source()?,
+            })?;
+            render::output(&report, format, "check")
+        }
         Command::Offsets {
             items,
             format,
-            cacheline,
-            source,
-        } => match (builds_then_paths(&items), source.source()) {
-            (Ok((builds, paths)), Ok(source)) => commands::offsets(
-                &builds,
-                &paths,
-                match format {
-                    TableOutput::Text => OffsetsFormat::Text,
-                    TableOutput::Json => OffsetsFormat::Json,
-                    TableOutput::Markdown => OffsetsFormat::Markdown,
-                },
-                cacheline,
-                &source,
-            ),
-            (Err(e), _) => Err(cachelint::error::Error::Usage(e)),
-            (_, Err(e)) => Err(e),
-        },
+            input,
+        } => {
+            let (builds, paths) =
+                builds_then_paths(&items).map_err(cachelint::error::Error::Usage)?;
+            let source = input.source.source()?;
+            let report = commands::offsets(&builds, &paths, input.cacheline, &source)?;
+            render::output(&report, format, "offsets")
+        }
         Command::Diff {
             old,
             new,
             types,
             rules,
             format,
-            cacheline,
-            source,
-        } => source.source().and_then(|source| {
-            commands::diff(&DiffOptions {
+            input,
+        } => {
+            let report = commands::diff(&DiffOptions {
                 old: Build::parse(&old),
                 new: Build::parse(&new),
                 types,
                 rules,
-                format: match format {
-                    OutputFormat::Text => DiffFormat::Text,
-                    OutputFormat::Json => DiffFormat::Json,
-                },
-                cacheline,
-                source,
-            })
-        }),
+                cacheline: input.cacheline,
+                source: input.source.source()?,
+            })?;
+            render::output(&report, format, "diff")
+        }
         Command::Diagram {
             rules,
             build,
@@ -532,10 +482,9 @@ fn main() -> ExitCode {
             style,
             format,
             compare,
-            cacheline,
-            source,
-        } => source.source().and_then(|source| {
-            commands::diagram(&DiagramOptions {
+            input,
+        } => {
+            let report = commands::diagram(&DiagramOptions {
                 rules,
                 build: Build::parse(&build),
                 ty,
@@ -545,22 +494,18 @@ fn main() -> ExitCode {
                     (None, true) => Selection::Flagged,
                 },
                 width: width as usize,
-                style: style.map(|s| match s {
-                    Style::Boxes => DiagramStyle::Boxes,
-                    Style::Strip => DiagramStyle::Strip,
-                    Style::Table => DiagramStyle::Table,
-                }),
-                format: match format {
-                    DiagramOutput::Text => DiagramFormat::Text,
-                    DiagramOutput::Markdown => DiagramFormat::Markdown,
-                },
+                style,
                 compare: compare.as_deref().map(Build::parse),
-                cacheline,
-                source,
-            })
-        }),
-    };
-    match result {
+                cacheline: input.cacheline,
+                source: input.source.source()?,
+            })?;
+            render::output(&report, format, "diagram")
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse().command) {
         Ok(output) => {
             for note in &output.notes {
                 eprintln!("note: {note}");

@@ -5,7 +5,8 @@
 
 mod common;
 
-use cachelint::commands::{self, Format, Source};
+use cachelint::commands::{self, Source};
+use common::run::{self, Format};
 use common::{cachelint, expected, fixture, truth, truth_lines};
 use serde_json::Value;
 
@@ -25,7 +26,7 @@ fn btf_offsets_equal_offsetof() {
             .filter(|l| l.path.contains('.') && l.path.matches('[').count() < 2)
             .map(|l| l.path)
             .collect();
-        let out = commands::offsetof(&fixture(btf), &paths, Format::Json, None, &Source::Auto)
+        let out = run::offsetof(&fixture(btf), &paths, Format::Json, None, &Source::Auto)
             .unwrap_or_else(|e| panic!("{btf}: {e}"));
         assert!(
             out.notes.iter().any(|n| n.starts_with("types from BTF")),
@@ -88,7 +89,7 @@ fn btf_sizes_equal_paholes() {
 fn a_modules_split_btf_shows_its_own_layout_first() {
     let base = fixture("gcc-btf-base.raw");
     let split = fixture("gcc-btf-rt-split.raw");
-    let out = commands::offsetof(
+    let out = run::offsetof(
         &split,
         &["lruvec.lru_lock".into()],
         Format::Json,
@@ -140,7 +141,7 @@ fn every_truncation_of_raw_btf_is_an_error_or_a_result() {
     let path = dir.join("cut.raw");
     for cut in (0..data.len()).step_by(7) {
         std::fs::write(&path, &data[..cut]).unwrap();
-        let r = commands::sizes(&path, &Source::Btf { base: None });
+        let r = run::sizes(&path, &Source::Btf { base: None });
         if let Err(e) = r {
             assert!(!e.to_string().is_empty());
         }
@@ -154,19 +155,21 @@ fn check_from_btf_finds_what_check_from_dwarf_finds() {
     // cacheline_padding alignment known, every finding agrees (array
     // elements are numbered flat in BTF, so parts are compared as bytes).
     let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules/lru.toml");
-    let run = |config: &str, file: &str, source: Source| {
-        let out = commands::check(&commands::CheckOptions {
-            rules: vec![rules.clone()],
-            builds: vec![commands::Build {
-                config: config.into(),
-                path: fixture(file),
-            }],
-            baseline: Vec::new(),
-            format: commands::CheckFormat::Json,
-            fail_on: cachelint::rules::Severity::Error,
-            cacheline: None,
-            source,
-        })
+    let check = |config: &str, file: &str, source: Source| {
+        let out = run::check(
+            &commands::CheckOptions {
+                rules: vec![rules.clone()],
+                builds: vec![commands::Build {
+                    config: config.into(),
+                    path: fixture(file),
+                }],
+                baseline: Vec::new(),
+                fail_on: cachelint::rules::Severity::Error,
+                cacheline: None,
+                source,
+            },
+            Format::Json,
+        )
         .unwrap();
         let report: cachelint::report::Report = serde_json::from_str(&out.stdout).unwrap();
         report
@@ -189,9 +192,9 @@ fn check_from_btf_finds_what_check_from_dwarf_finds() {
         ("gcc-btf-base", "gcc-dwarf5-base"),
         ("gcc-btf-rt", "gcc-dwarf5-rt"),
     ] {
-        let from_btf = run("b", btf, Source::Btf { base: None });
+        let from_btf = check("b", btf, Source::Btf { base: None });
         assert!(!from_btf.is_empty());
-        assert_eq!(from_btf, run("d", dwarf, Source::Dwarf), "{btf}");
+        assert_eq!(from_btf, check("d", dwarf, Source::Dwarf), "{btf}");
     }
 }
 

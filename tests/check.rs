@@ -8,9 +8,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cachelint::commands::{self, Build, CheckFormat, CheckOptions};
+use cachelint::commands::{self, Build, CheckOptions};
 use cachelint::report::{Report, ReportFinding};
 use cachelint::rules::Severity;
+use common::run::{self as cli, Format};
 use common::{COMPILERS, fixture, truth};
 
 const LINE: u64 = 64;
@@ -32,7 +33,6 @@ fn options(rules_files: &[PathBuf], builds: &[(&str, PathBuf)]) -> CheckOptions 
             })
             .collect(),
         baseline: Vec::new(),
-        format: CheckFormat::Json,
         fail_on: Severity::Error,
         cacheline: None,
         source: commands::Source::Auto,
@@ -40,7 +40,7 @@ fn options(rules_files: &[PathBuf], builds: &[(&str, PathBuf)]) -> CheckOptions 
 }
 
 fn run(opts: &CheckOptions) -> (Report, bool) {
-    let out = commands::check(opts).unwrap_or_else(|e| panic!("{e}"));
+    let out = cli::check(opts, Format::Json).unwrap_or_else(|e| panic!("{e}"));
     (serde_json::from_str(&out.stdout).unwrap(), out.failed)
 }
 
@@ -385,14 +385,13 @@ fn text_diagnostics_are_compiler_style() {
 
 #[test]
 fn sarif_has_one_result_per_finding_at_its_declaration() {
-    let mut opts = options(
+    let opts = options(
         &[rules("lru.toml")],
         &[("base", fixture("gcc-dwarf5-base"))],
     );
     let (report, _) = run(&opts);
-    opts.format = CheckFormat::Sarif;
     let sarif: serde_json::Value =
-        serde_json::from_str(&commands::check(&opts).unwrap().stdout).unwrap();
+        serde_json::from_str(&cli::check(&opts, Format::Sarif).unwrap().stdout).unwrap();
     assert_eq!(sarif["version"], "2.1.0");
     let run = &sarif["runs"][0];
     let rule_ids: HashSet<&str> = run["tool"]["driver"]["rules"]

@@ -11,13 +11,14 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use cachelint::commands::{self, Format, Source};
+use cachelint::commands::Source;
+use common::run::{self, Format};
 use common::{COMPILERS, CONFIGS, expected, fixture, truth_lines, truth_values};
 use object::{Object, ObjectSection};
 use serde_json::Value;
 
 fn offsetof_json(file: &Path, paths: &[String]) -> Vec<Value> {
-    let out = commands::offsetof(file, paths, Format::Json, None, &Source::Auto)
+    let out = run::offsetof(file, paths, Format::Json, None, &Source::Auto)
         .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     serde_json::from_str::<Value>(&out.stdout)
         .unwrap()
@@ -81,7 +82,7 @@ fn relocatable_objects_give_the_same_offsets_as_linked_files() {
 
 #[test]
 fn compressed_debug_sections_give_the_same_layout() {
-    let plain = commands::layout(
+    let plain = run::layout(
         &fixture("gcc-dwarf5-base"),
         &["mem_cgroup_per_node".into()],
         true,
@@ -100,7 +101,7 @@ fn compressed_debug_sections_give_the_same_layout() {
             object::CompressionFormat::None,
             "{kind} fixture is not compressed"
         );
-        let got = commands::layout(
+        let got = run::layout(
             &file,
             &["mem_cgroup_per_node".into()],
             true,
@@ -124,9 +125,7 @@ fn sizes_equal_pahole_sizes_for_every_fixture() {
         let Some(bin) = name.strip_suffix(".sizes").filter(|b| !b.ends_with(".btf")) else {
             continue;
         };
-        let got = commands::sizes(&fixture(bin), &Source::Auto)
-            .unwrap()
-            .stdout;
+        let got = run::sizes(&fixture(bin), &Source::Auto).unwrap().stdout;
         assert_eq!(
             got,
             expected(&name),
@@ -137,14 +136,14 @@ fn sizes_equal_pahole_sizes_for_every_fixture() {
     assert!(compared >= 30, "only {compared} pahole references found");
     // Debian 12's pahole cannot read zstd sections: the zstd copy must
     // match pahole's output for the uncompressed file.
-    let zstd = commands::sizes(&fixture("gcc-dwarf5-base.zstd"), &Source::Auto)
+    let zstd = run::sizes(&fixture("gcc-dwarf5-base.zstd"), &Source::Auto)
         .unwrap()
         .stdout;
     assert_eq!(zstd, expected("gcc-dwarf5-base.sizes"));
 }
 
 fn layout_json(file: &str, ty: &str, expand: bool) -> Value {
-    let out = commands::layout(
+    let out = run::layout(
         &fixture(file),
         &[ty.to_owned()],
         expand,
@@ -277,7 +276,7 @@ fn cacheline_size_comes_from_the_elf_machine() {
             "{file}"
         );
     }
-    let out = commands::layout(
+    let out = run::layout(
         &fixture("gcc-dwarf5-base"),
         &["lruvec".into()],
         false,
@@ -295,7 +294,7 @@ fn cacheline_size_comes_from_the_elf_machine() {
 #[test]
 fn same_name_different_layouts_are_reported_and_selectable() {
     let file = fixture("dup");
-    let text = commands::layout(
+    let text = run::layout(
         &file,
         &["dup".into()],
         false,
@@ -310,7 +309,7 @@ fn same_name_different_layouts_are_reported_and_selectable() {
         "{}",
         text.notes[0]
     );
-    let first = commands::layout(
+    let first = run::layout(
         &file,
         &["dup".into()],
         false,
@@ -323,7 +322,7 @@ fn same_name_different_layouts_are_reported_and_selectable() {
     assert!(v[0]["note"].as_str().unwrap().contains("dup#N"));
     // dup_a.c: int a; long b -> 16 bytes; dup_b.c: char, char, short -> 4.
     assert_eq!(v[0]["size"], 16);
-    let second = commands::layout(
+    let second = run::layout(
         &file,
         &["dup#2".into()],
         false,
@@ -336,7 +335,7 @@ fn same_name_different_layouts_are_reported_and_selectable() {
         serde_json::from_str::<Value>(&second.stdout).unwrap()[0]["size"],
         4
     );
-    let by_file = commands::layout(
+    let by_file = run::layout(
         &file,
         &["dup@dup_b.c".into()],
         false,
@@ -350,7 +349,7 @@ fn same_name_different_layouts_are_reported_and_selectable() {
         4
     );
     assert!(
-        commands::layout(
+        run::layout(
             &file,
             &["dup#3".into()],
             false,
@@ -373,7 +372,7 @@ fn every_truncation_of_a_fixture_is_an_error_not_a_panic() {
         std::fs::write(&path, &data[..len]).unwrap();
         // Any outcome but a panic is acceptable; a truncated file must not
         // produce output claiming success for the full type.
-        let _ = commands::layout(
+        let _ = run::layout(
             &path,
             &["mem_cgroup_per_node".into()],
             true,
@@ -381,10 +380,10 @@ fn every_truncation_of_a_fixture_is_an_error_not_a_panic() {
             None,
             &Source::Auto,
         );
-        let _ = commands::sizes(&path, &Source::Auto);
+        let _ = run::sizes(&path, &Source::Auto);
     }
     std::fs::write(&path, &data[..data.len() / 2]).unwrap();
-    assert!(commands::sizes(&path, &Source::Auto).is_err());
+    assert!(run::sizes(&path, &Source::Auto).is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

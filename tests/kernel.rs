@@ -7,7 +7,10 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::Command;
 
-use cachelint::commands::{self, Format, Source};
+mod common;
+
+use cachelint::commands::{self, Source};
+use common::run::{self, Format};
 use serde_json::Value;
 
 /// The kernel under test. These tests are `#[ignore]`d, so a plain
@@ -36,7 +39,7 @@ fn pahole(args: &[&str]) -> String {
 #[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn sizes_equal_pahole_line_for_line() {
     let k = vmlinux();
-    let ours = commands::sizes(&k, &Source::Auto).unwrap().stdout;
+    let ours = run::sizes(&k, &Source::Auto).unwrap().stdout;
     let theirs = pahole(&["-F", "dwarf", "--sizes", k.to_str().unwrap()]);
     let (a, b): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), theirs.lines().collect());
     for (i, (x, y)) in a.iter().zip(&b).enumerate() {
@@ -137,7 +140,7 @@ fn pahole_blocks(text: &str) -> Vec<(String, String)> {
 #[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn member_offsets_equal_pahole_for_a_sample_of_structs() {
     let k = vmlinux();
-    let sizes = commands::sizes(&k, &Source::Auto).unwrap().stdout;
+    let sizes = run::sizes(&k, &Source::Auto).unwrap().stdout;
     let mut seen = HashSet::new();
     let names: Vec<&str> = sizes
         .lines()
@@ -156,7 +159,7 @@ fn member_offsets_equal_pahole_for_a_sample_of_structs() {
     let text = pahole(&["-F", "dwarf", "-C", &sample.join(","), k.to_str().unwrap()]);
     let blocks = pahole_blocks(&text);
     let types: Vec<String> = sample.iter().map(|s| s.to_string()).collect();
-    let out = commands::layout(&k, &types, false, Format::Json, None, &Source::Auto).unwrap();
+    let out = run::layout(&k, &types, false, Format::Json, None, &Source::Auto).unwrap();
     let json: Value = serde_json::from_str(&out.stdout).unwrap();
     for (name, layout) in sample.iter().zip(json.as_array().unwrap()) {
         let Some(block) = blocks.iter().find(|(n, _)| n == name).map(|(_, b)| b) else {
@@ -202,7 +205,7 @@ fn expanded_mem_cgroup_per_node_agrees_with_pahole_expand_types() {
         k.to_str().unwrap(),
     ]);
     let theirs = pahole_members(&text, None);
-    let out = commands::layout(
+    let out = run::layout(
         &k,
         &["mem_cgroup_per_node".into()],
         true,
@@ -260,15 +263,17 @@ fn check_finds_the_threads_false_sharing_where_pahole_puts_the_fields() {
     let k = vmlinux();
     let ks = k.to_str().unwrap();
     let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
-    let out = commands::check(&commands::CheckOptions {
-        rules: vec![rules],
-        builds: vec![commands::Build::parse(ks)],
-        baseline: Vec::new(),
-        format: commands::CheckFormat::Json,
-        fail_on: cachelint::rules::Severity::Error,
-        cacheline: None,
-        source: commands::Source::Auto,
-    })
+    let out = run::check(
+        &commands::CheckOptions {
+            rules: vec![rules],
+            builds: vec![commands::Build::parse(ks)],
+            baseline: Vec::new(),
+            fail_on: cachelint::rules::Severity::Error,
+            cacheline: None,
+            source: commands::Source::Auto,
+        },
+        Format::Json,
+    )
     .unwrap();
     let report: Value = serde_json::from_str(&out.stdout).unwrap();
     // Where the fields are, from pahole alone.
@@ -309,13 +314,11 @@ fn check_finds_the_threads_false_sharing_where_pahole_puts_the_fields() {
 #[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn btf_sizes_equal_pahole_and_agree_with_dwarf() {
     let k = vmlinux();
-    let btf = commands::sizes(&k, &Source::Btf { base: None })
-        .unwrap()
-        .stdout;
+    let btf = run::sizes(&k, &Source::Btf { base: None }).unwrap().stdout;
     assert_eq!(btf, pahole(&["-F", "btf", "--sizes", k.to_str().unwrap()]));
     // Every DWARF line is in BTF; BTF also has structs defined inside
     // functions, which the top-level DWARF index (and pahole's) leaves out.
-    let dwarf = commands::sizes(&k, &Source::Dwarf).unwrap().stdout;
+    let dwarf = run::sizes(&k, &Source::Dwarf).unwrap().stdout;
     let btf_lines: HashSet<&str> = btf.lines().collect();
     let dwarf_lines: HashSet<&str> = dwarf.lines().collect();
     assert!(dwarf_lines.is_subset(&btf_lines));
@@ -346,7 +349,7 @@ fn btf_sizes_equal_pahole_and_agree_with_dwarf() {
 #[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn btf_member_offsets_equal_dwarfs_for_a_sample() {
     let k = vmlinux();
-    let dwarf = commands::sizes(&k, &Source::Dwarf).unwrap().stdout;
+    let dwarf = run::sizes(&k, &Source::Dwarf).unwrap().stdout;
     let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for l in dwarf.lines() {
         *counts.entry(l.split('\t').next().unwrap()).or_default() += 1;
@@ -363,7 +366,7 @@ fn btf_member_offsets_equal_dwarfs_for_a_sample() {
         .map(|n| n.to_string())
         .collect();
     let members = |source: &Source| -> Vec<Value> {
-        let out = commands::layout(&k, &sample, true, Format::Json, None, source).unwrap();
+        let out = run::layout(&k, &sample, true, Format::Json, None, source).unwrap();
         let v: Value = serde_json::from_str(&out.stdout).unwrap();
         v.as_array().unwrap().clone()
     };

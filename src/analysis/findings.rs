@@ -1,5 +1,5 @@
 //! Findings: pairs of differently-classed spans on one cacheline of the
-//! root, with the severity of DESIGN.md section 4, for every placement of
+//! root, with the kind's default severity (or the rules' `[severity]`), for every placement of
 //! the root relative to a line boundary.
 
 use std::collections::BTreeMap;
@@ -212,20 +212,10 @@ struct Shared {
 }
 
 /// How disruptive a class is: writers first, readers last.
-fn rank(class: Class) -> u8 {
-    match class {
-        Class::LocklessWrite => 0,
-        Class::Lock => 1,
-        Class::LockProtected => 2,
-        Class::HotRead => 3,
-        Class::Cold => 4,
-    }
-}
-
 /// The kind of a pair, ordered so that the more disruptive side comes first.
 fn classify(spans: &[Span], i: usize, j: usize) -> Option<(usize, usize, Kind)> {
     let (ci, cj) = (spans[i].class?, spans[j].class?);
-    let (a, b) = if (rank(ci), spans[i].offset) <= (rank(cj), spans[j].offset) {
+    let (a, b) = if (ci.disruption(), spans[i].offset) <= (cj.disruption(), spans[j].offset) {
         (i, j)
     } else {
         (j, i)
@@ -235,19 +225,7 @@ fn classify(spans: &[Span], i: usize, j: usize) -> Option<(usize, usize, Kind)> 
         (Some(x), Some(y)) => same_lock(x, y),
         _ => false,
     };
-    use Class::*;
-    let kind = match (sa.class?, sb.class?) {
-        (LocklessWrite, LocklessWrite) => Kind::WriteVsWrite,
-        (LocklessWrite, Lock) => Kind::WriteVsLock,
-        (LocklessWrite, LockProtected) => Kind::WriteVsLocked,
-        (LocklessWrite, HotRead) => Kind::FalseSharing,
-        (Lock, Lock) if !same() => Kind::TwoLocks,
-        (Lock, LockProtected) if !same() => Kind::LockedVsOtherLock,
-        (Lock, HotRead) => Kind::ReadVsLock,
-        (LockProtected, LockProtected) if !same() => Kind::LocksMixed,
-        (LockProtected, HotRead) => Kind::ReadVsLocked,
-        _ => return None,
-    };
+    let kind = sa.class?.pair_kind(sb.class?, same())?;
     Some((a, b, kind))
 }
 

@@ -2,7 +2,8 @@
 //! annotated spans of the root and the findings on its cachelines. It reads
 //! neither DWARF nor the command line and formats nothing.
 
-pub mod annotate;
+mod annotate;
+pub mod compare;
 pub mod findings;
 pub mod ranges;
 pub mod validate;

@@ -6,26 +6,13 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::analyze::{Roots, analyze_build};
-use super::{Output, to_json};
 use crate::analysis::validate::Check;
 use crate::error::{Error, Result};
 use crate::load::{self, Build, Source};
-use crate::render;
 use crate::report::{
-    BuildInfo, Identity, PairKey, REPORT_VERSION, Report, ReportFinding, RootInfo, Summary,
+    BuildInfo, Checked, Identity, PairKey, REPORT_VERSION, Report, ReportFinding, RootInfo, Summary,
 };
 use crate::rules::{Location, Rules, Severity};
-
-/// Output format of `check`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CheckFormat {
-    /// Compiler-style diagnostics.
-    Text,
-    /// The [`Report`] as JSON.
-    Json,
-    /// SARIF 2.1.0.
-    Sarif,
-}
 
 /// Everything `check` needs.
 #[derive(Clone, Debug)]
@@ -36,8 +23,6 @@ pub struct CheckOptions {
     pub builds: Vec<Build>,
     /// Baselines: builds to check the same way, or saved JSON reports.
     pub baseline: Vec<Build>,
-    /// Output format.
-    pub format: CheckFormat,
     /// Lowest severity that fails the check.
     pub fail_on: Severity,
     /// Cacheline size override.
@@ -47,7 +32,7 @@ pub struct CheckOptions {
 }
 
 /// Runs `check`.
-pub fn check(opts: &CheckOptions) -> Result<Output> {
+pub fn check(opts: &CheckOptions) -> Result<Checked> {
     let rules = Rules::load(&opts.rules)?;
     let mut labels = HashSet::new();
     for b in &opts.builds {
@@ -87,20 +72,7 @@ pub fn check(opts: &CheckOptions) -> Result<Output> {
     report.notes = notes;
     report.summary = Summary::count(&report.findings, report.allowed.len(), in_baseline);
     let failed = report.findings.iter().any(|f| f.level() >= opts.fail_on);
-    let stdout = match opts.format {
-        CheckFormat::Text => render::diagnostics::report(&report),
-        CheckFormat::Json => to_json(&report),
-        CheckFormat::Sarif => to_json(&render::sarif::report(&report)),
-    };
-    let notes = match opts.format {
-        CheckFormat::Text => report.notes.clone(),
-        _ => Vec::new(),
-    };
-    Ok(Output {
-        stdout,
-        notes,
-        failed,
-    })
+    Ok(Checked { report, failed })
 }
 
 /// What one build gave.

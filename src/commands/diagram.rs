@@ -2,34 +2,14 @@
 //! struct under the rules, for a changelog; `--compare OTHER` draws the
 //! same fields in a second build and sums up what changed.
 
-use super::Output;
-use super::analyze::{Analyzed, RootAnalysis, Roots, analyze_build};
+use super::analyze::{Analyzed, Roots, analyze_build};
 use super::check::rules_fit;
+use crate::analysis::compare::compare;
 use crate::analysis::{Analysis, Span};
 use crate::error::{Error, Result};
 use crate::load::{Build, Source};
-use crate::render::diagram::{self, Drawing, compare};
+use crate::report::diagram::{DiagramComparison, DiagramPart, DiagramReport, Style};
 use crate::rules::Rules;
-
-/// How to draw.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiagramStyle {
-    /// A box row per line with the two-CPU story (default for up to 4 lines).
-    Boxes,
-    /// A character per byte (default for more lines).
-    Strip,
-    /// Field, bytes, line, class.
-    Table,
-}
-
-/// Plain text or markdown (fenced drawings, markdown tables).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiagramFormat {
-    /// Plain text.
-    Text,
-    /// Markdown.
-    Markdown,
-}
 
 /// Which lines to draw.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,9 +37,7 @@ pub struct DiagramOptions {
     /// Maximum width in columns.
     pub width: usize,
     /// Style; `None` picks boxes for up to 4 lines, else a strip.
-    pub style: Option<DiagramStyle>,
-    /// Output format.
-    pub format: DiagramFormat,
+    pub style: Option<Style>,
     /// A second build to draw the same fields in.
     pub compare: Option<Build>,
     /// Cacheline size override.
@@ -72,7 +50,7 @@ pub struct DiagramOptions {
 pub const MIN_WIDTH: usize = 40;
 
 /// Runs `diagram`.
-pub fn diagram(opts: &DiagramOptions) -> Result<Output> {
+pub fn diagram(opts: &DiagramOptions) -> Result<DiagramReport> {
     if opts.width < MIN_WIDTH {
         return Err(Error::Usage(format!(
             "--width {} is too narrow: a diagram needs at least {MIN_WIDTH} columns",
@@ -96,14 +74,17 @@ pub fn diagram(opts: &DiagramOptions) -> Result<Output> {
         .collect::<Result<_>>()?;
     let checks: Vec<_> = analyzed.iter().map(|a| a.checks.as_slice()).collect();
     let mut notes = rules_fit(&rules, &builds, &opts.source, &checks)?;
-    let mut out = String::new();
     let mut focus = Vec::new();
-    for (i, a) in analyzed.iter().enumerate() {
+    let mut parts = Vec::new();
+    let mut type_sizes = Vec::new();
+    for a in analyzed {
         notes.extend(a.notes.iter().cloned());
-        let root = &a.roots[0];
+        let Some(root) = a.roots.into_iter().next() else {
+            continue;
+        };
         // A strip asked for without a selection shows the whole struct.
         let selection = match (&opts.selection, opts.style) {
-            (Selection::Flagged, Some(DiagramStyle::Strip)) => Selection::Lines(
+            (Selection::Flagged, Some(Style::Strip)) => Selection::Lines(
                 0,
                 root.analysis
                     .size
@@ -118,73 +99,36 @@ pub fn diagram(opts: &DiagramOptions) -> Result<Output> {
                 focus.push(p);
             }
         }
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(&draw(opts, a, root, lines));
+        let style = opts.style.unwrap_or(if lines.len() <= 4 {
+            Style::Boxes
+        } else {
+            Style::Strip
+        });
+        parts.push(DiagramPart {
+            config: a.config,
+            analysis: root.analysis,
+            paddings: root.paddings,
+            lines,
+            style,
+        });
+        type_sizes.push(a.type_sizes);
     }
-    if let [old, new] = analyzed.as_slice() {
-        out.push('\n');
-        out.push_str(&compare::summary(
-            &side(old),
-            &side(new),
-            &focus,
-            opts.width,
-        ));
-    }
+    let comparison = match (parts.as_slice(), <[_; 2]>::try_from(type_sizes)) {
+        ([old, new], Ok(type_sizes)) => Some(DiagramComparison {
+            comparison: compare(&old.analysis, &new.analysis),
+            focus,
+            type_sizes,
+        }),
+        _ => None,
+    };
     let mut seen = std::collections::HashSet::new();
     notes.retain(|n| seen.insert(n.clone()));
-    Ok(Output {
-        stdout: diagram::ascii(&out),
-        notes,
-        failed: false,
-    })
-}
-
-fn draw(opts: &DiagramOptions, a: &Analyzed, root: &RootAnalysis, lines: Vec<u64>) -> String {
-    let an = &root.analysis;
-    let style = opts.style.unwrap_or(if lines.len() <= 4 {
-        DiagramStyle::Boxes
-    } else {
-        DiagramStyle::Strip
-    });
-    let d = Drawing {
-        analysis: an,
-        paddings: &root.paddings,
-        lines,
+    Ok(DiagramReport {
+        parts,
+        comparison,
         width: opts.width,
-    };
-    let line_size = if an.cacheline == 64 {
-        String::new()
-    } else {
-        format!(" of {} bytes", an.cacheline)
-    };
-    let title = format!(
-        "struct {} [{}]: {} bytes, {} lines{line_size}",
-        an.root,
-        a.config,
-        an.size,
-        an.size.div_ceil(an.cacheline),
-    );
-    let body = match style {
-        DiagramStyle::Boxes => diagram::boxes::draw(&d),
-        DiagramStyle::Strip => diagram::strip::draw(&d),
-        DiagramStyle::Table => diagram::table::draw(&d, opts.format == DiagramFormat::Markdown),
-    };
-    let title = diagram::wrap(&title, opts.width, "  ").join("\n");
-    match (opts.format, style) {
-        (DiagramFormat::Markdown, DiagramStyle::Table) => format!("**{title}**\n\n{body}"),
-        (DiagramFormat::Markdown, _) => format!("**{title}**\n\n```text\n{body}```\n"),
-        (DiagramFormat::Text, _) => format!("{title}\n\n{body}"),
-    }
-}
-
-fn side(a: &Analyzed) -> compare::Side<'_> {
-    compare::Side {
-        config: &a.config,
-        analysis: &a.roots[0].analysis,
-        type_sizes: &a.type_sizes,
-    }
+        notes,
+    })
 }
 
 /// The lines to draw and the span paths they were chosen for.

@@ -4,54 +4,20 @@
 
 use std::collections::{HashMap, HashSet};
 
-use comfy_table::{Table, presets};
-use serde::Serialize;
-
-use super::{Output, to_json};
 use crate::error::{Error, Result};
+use crate::lines::Lines;
 use crate::load::{self, Build, Source};
 use crate::model::{TypeId, TypeTable};
 use crate::path::{self, MemberPath, Step};
-
-/// Output format of `offsets`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OffsetsFormat {
-    /// A text table.
-    Text,
-    /// JSON.
-    Json,
-    /// A markdown table.
-    Markdown,
-}
-
-/// Where a path lands in one build.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Cell {
-    /// Offset from the type's start.
-    pub offset: u64,
-    /// Size in bytes.
-    pub size: u64,
-    /// First cacheline.
-    pub cacheline: u64,
-    /// Last cacheline.
-    pub last_cacheline: u64,
-}
-
-#[derive(Serialize)]
-struct RowJson {
-    path: String,
-    lines_differ: bool,
-    builds: Vec<(String, Option<Cell>)>,
-}
+use crate::report::offsets::{Cell, OffsetsReport, OffsetsRow};
 
 /// Runs `offsets`.
 pub fn offsets(
     builds: &[Build],
     paths: &[String],
-    format: OffsetsFormat,
     cacheline: Option<u64>,
     source: &Source,
-) -> Result<Output> {
+) -> Result<OffsetsReport> {
     let specs: Vec<PathSpec> = paths
         .iter()
         .map(|p| PathSpec::parse(p))
@@ -96,65 +62,16 @@ pub fn offsets(
                 .unwrap_or_default();
             return Err(Error::BadPath(why));
         }
-        let lines: HashSet<Option<(u64, u64)>> = cells
-            .iter()
-            .map(|c| c.map(|c| (c.cacheline, c.last_cacheline)))
-            .collect();
-        table_rows.push((row.clone(), lines.len() > 1, cells));
+        let lines: HashSet<Option<Lines>> = cells.iter().map(|c| c.map(|c| c.lines)).collect();
+        table_rows.push(OffsetsRow {
+            path: row.clone(),
+            lines_differ: lines.len() > 1,
+            cells,
+        });
     }
-    let stdout = match format {
-        OffsetsFormat::Json => to_json(
-            &table_rows
-                .iter()
-                .map(|(path, differ, cells)| RowJson {
-                    path: path.clone(),
-                    lines_differ: *differ,
-                    builds: builds
-                        .iter()
-                        .map(|b| b.config.clone())
-                        .zip(cells.iter().copied())
-                        .collect(),
-                })
-                .collect::<Vec<_>>(),
-        ),
-        OffsetsFormat::Text | OffsetsFormat::Markdown => {
-            let mut table = Table::new();
-            table.load_style(if format == OffsetsFormat::Markdown {
-                presets::ASCII_MARKDOWN
-            } else {
-                presets::ASCII_FULL_CONDENSED
-            });
-            let mut header = vec!["path".to_owned()];
-            header.extend(builds.iter().map(|b| b.config.clone()));
-            header.push("lines".into());
-            table.set_header(header);
-            for (path, differ, cells) in &table_rows {
-                let mut row = vec![path.clone()];
-                row.extend(cells.iter().map(|c| match c {
-                    Some(c) if c.cacheline == c.last_cacheline => {
-                        format!("{} +{} L{}", c.offset, c.size, c.cacheline)
-                    }
-                    Some(c) => format!(
-                        "{} +{} L{}-{}",
-                        c.offset, c.size, c.cacheline, c.last_cacheline
-                    ),
-                    None => "absent".to_owned(),
-                }));
-                row.push(if *differ {
-                    "differ".into()
-                } else {
-                    String::new()
-                });
-                table.add_row(row);
-            }
-            format!(
-                "{table}\nEach cell: offset +size Lcacheline(s), counted from the start of the path's type.\n"
-            )
-        }
-    };
-    Ok(Output {
-        stdout,
-        ..Output::default()
+    Ok(OffsetsReport {
+        configs: builds.iter().map(|b| b.config.clone()).collect(),
+        rows: table_rows,
     })
 }
 
@@ -197,8 +114,7 @@ impl PathSpec {
                 .map(|r| Cell {
                     offset: r.offset,
                     size: r.size,
-                    cacheline: r.offset / line,
-                    last_cacheline: (r.offset + r.size.max(1) - 1) / line,
+                    lines: Lines::of(r.offset, r.size, line),
                 })
                 .map_err(|e| e.to_string())
         };

@@ -219,6 +219,16 @@ impl Loaded<'_, '_> {
         }
     }
 
+    /// Hands over the type model, leaving an empty one: for a report that
+    /// outlives the build.
+    pub fn take_table(&mut self) -> TypeTable {
+        let table = match &mut self.backend {
+            Backend::Dwarf(d) => &mut d.decoder.table,
+            Backend::Btf(b) => &mut b.types.table,
+        };
+        std::mem::replace(table, TypeTable::new())
+    }
+
     /// Resolves each spec to one struct or union with its members loaded
     /// deeply; an unknown name is an error with the closest names.
     pub fn find(&mut self, specs: &[TypeSpec]) -> Result<Vec<Found>> {

@@ -1,5 +1,5 @@
 //! Rules: how the fields of each struct type are used. Parsed from a TOML
-//! rules file ([`toml`], DESIGN.md section 3) or from the kernel's own
+//! rules file ([`toml`]) or from the kernel's own
 //! `Documentation/networking/net_cachelines/*.rst` tables ([`rst`]), into
 //! one model that the analysis reads. Every rule keeps the place in its
 //! file it came from, so that a rule that does not fit the binary can be
@@ -53,6 +53,50 @@ impl Class {
     /// Parses a class name.
     pub fn parse(text: &str) -> Option<Class> {
         Class::ALL.into_iter().find(|c| c.name() == text)
+    }
+
+    /// How disruptive the class is on a shared line, 0 = most (writers
+    /// first): a finding names its more disruptive field first, a diagram
+    /// character covering several classes shows the most disruptive, and
+    /// legends list classes in this order.
+    pub fn disruption(self) -> u8 {
+        match self {
+            Class::LocklessWrite => 0,
+            Class::Lock => 1,
+            Class::LockProtected => 2,
+            Class::HotRead => 3,
+            Class::Cold => 4,
+        }
+    }
+
+    /// The letter diagrams draw the class with.
+    pub fn letter(self) -> char {
+        match self {
+            Class::HotRead => 'R',
+            Class::LocklessWrite => 'W',
+            Class::LockProtected => 'P',
+            Class::Lock => 'L',
+            Class::Cold => 'C',
+        }
+    }
+
+    /// What one field of the class and one of `other` on a line are, when
+    /// that is worth flagging; `same_lock` says whether both are the same
+    /// lock or under it. `self` is the more disruptive of the two.
+    pub fn pair_kind(self, other: Class, same_lock: bool) -> Option<Kind> {
+        use Class::*;
+        Some(match (self, other) {
+            (LocklessWrite, LocklessWrite) => Kind::WriteVsWrite,
+            (LocklessWrite, Lock) => Kind::WriteVsLock,
+            (LocklessWrite, LockProtected) => Kind::WriteVsLocked,
+            (LocklessWrite, HotRead) => Kind::FalseSharing,
+            (Lock, Lock) if !same_lock => Kind::TwoLocks,
+            (Lock, LockProtected) if !same_lock => Kind::LockedVsOtherLock,
+            (Lock, HotRead) => Kind::ReadVsLock,
+            (LockProtected, LockProtected) if !same_lock => Kind::LocksMixed,
+            (LockProtected, HotRead) => Kind::ReadVsLocked,
+            _ => return None,
+        })
     }
 }
 
@@ -178,13 +222,13 @@ pub struct Allow {
 }
 
 /// How serious a finding is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
 pub enum Severity {
-    /// Worth knowing; never fails a check.
+    /// Worth knowing; fails a check only with `--fail-on note`.
     Note,
-    /// Fails with `--fail-on warning`.
+    /// Fails a check with `--fail-on warning` (or note).
     Warning,
-    /// Fails by default.
+    /// Fails a check by default.
     Error,
 }
 
@@ -205,7 +249,7 @@ impl fmt::Display for Severity {
     }
 }
 
-/// What kind of sharing two classes on one line make (DESIGN.md section 4).
+/// What kind of sharing two classes on one line make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
     /// hot-read × lockless-write.
@@ -272,7 +316,24 @@ impl Kind {
         }
     }
 
-    /// The default severity (DESIGN.md section 4).
+    /// The two classes that make the kind, more disruptive first, as the
+    /// help and the README list them (`hot-read x lockless-write`).
+    pub fn pair(self) -> String {
+        let (a, b) = match self {
+            Kind::FalseSharing => ("hot-read", "lockless-write"),
+            Kind::ReadVsLocked => ("hot-read", "lock-protected"),
+            Kind::ReadVsLock => ("hot-read", "lock"),
+            Kind::WriteVsWrite => ("lockless-write", "lockless-write"),
+            Kind::WriteVsLocked => ("lockless-write", "lock-protected"),
+            Kind::WriteVsLock => ("lockless-write", "lock"),
+            Kind::LocksMixed => ("lock-protected X", "lock-protected Y"),
+            Kind::LockedVsOtherLock => ("lock-protected X", "lock Y"),
+            Kind::TwoLocks => ("lock", "lock"),
+        };
+        format!("{a} x {b}")
+    }
+
+    /// The default severity (the severity matrix of the README).
     pub fn default_severity(self) -> Severity {
         match self {
             Kind::FalseSharing | Kind::WriteVsLocked | Kind::WriteVsLock => Severity::Error,
@@ -284,6 +345,12 @@ impl Kind {
     /// Parses a kind name.
     pub fn parse(text: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.name() == text)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 

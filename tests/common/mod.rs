@@ -118,3 +118,45 @@ pub fn cachelint(args: &[&str]) -> (i32, String, String) {
         String::from_utf8(out.stderr).unwrap(),
     )
 }
+
+/// The library's commands as the binary runs them: the report, written in
+/// `format`.
+pub mod run {
+    use std::path::Path;
+
+    use cachelint::commands::{self, CheckOptions, Source};
+    use cachelint::error::Result;
+    pub use cachelint::render::Format;
+    use cachelint::render::{self, Output};
+
+    pub fn layout(
+        file: &Path,
+        types: &[String],
+        expand: bool,
+        format: Format,
+        cacheline: Option<u64>,
+        source: &Source,
+    ) -> Result<Output> {
+        let report = commands::layout(file, types, expand, cacheline, source)?;
+        render::output(&report, format, "layout")
+    }
+
+    pub fn offsetof(
+        file: &Path,
+        paths: &[String],
+        format: Format,
+        cacheline: Option<u64>,
+        source: &Source,
+    ) -> Result<Output> {
+        let report = commands::offsetof(file, paths, cacheline, source)?;
+        render::output(&report, format, "offsetof")
+    }
+
+    pub fn sizes(file: &Path, source: &Source) -> Result<Output> {
+        render::output(&commands::sizes(file, source)?, Format::Text, "sizes")
+    }
+
+    pub fn check(opts: &CheckOptions, format: Format) -> Result<Output> {
+        render::output(&commands::check(opts)?, format, "check")
+    }
+}

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use super::wrap;
+use crate::analysis::compare::{Comparison, Moved, Pair};
 use crate::analysis::{Analysis, Span};
 
 /// One side of a comparison.
@@ -17,67 +18,31 @@ pub struct Side<'a> {
     pub type_sizes: &'a HashMap<String, u64>,
 }
 
-/// The summary text; `focus` are the span paths the drawing was about
-/// (empty: every annotated field).
-pub fn summary(old: &Side<'_>, new: &Side<'_>, focus: &[String], width: usize) -> String {
+/// The summary text of `c`, the comparison of `old` with `new`; `focus`
+/// are the span paths the drawing was about (empty: every annotated
+/// field).
+pub fn summary(
+    old: &Side<'_>,
+    new: &Side<'_>,
+    c: &Comparison,
+    focus: &[String],
+    width: usize,
+) -> String {
     let in_focus = |path: &str| focus.is_empty() || focus.iter().any(|f| f == path);
-    // Fields that changed lines.
-    let lines_of = |a: &Analysis, s: &Span| {
-        let first = s.offset / a.cacheline;
-        let last = (s.end().max(s.offset + 1) - 1) / a.cacheline;
-        if first == last {
-            format!("{first}")
-        } else {
-            format!("{first}-{last}")
-        }
-    };
-    let annotated = |s: &&Span| s.class.is_some() && in_focus(&s.path);
     let mut named: Vec<&Span> = Vec::new();
-    let mut moved = Vec::new();
-    let mut gone = Vec::new();
-    for s in old.analysis.annotated.spans.iter().filter(annotated) {
-        match new
-            .analysis
-            .annotated
-            .spans
-            .iter()
-            .find(|n| n.path == s.path)
-        {
-            Some(n) => {
-                let (before, after) = (lines_of(old.analysis, s), lines_of(new.analysis, n));
-                if before != after {
-                    moved.push((s.path.clone(), format!("{before} -> {after}")));
-                    named.push(s);
-                }
-            }
-            None => {
-                gone.push(s.path.clone());
-                named.push(s);
-            }
+    // Fields that changed lines, and those gone, in the old build's order.
+    let moved: Vec<&Moved> = c.moved.iter().filter(|m| in_focus(&m.path)).collect();
+    let gone: Vec<&String> = c.gone.iter().filter(|p| in_focus(p)).collect();
+    for s in &old.analysis.annotated.spans {
+        if moved.iter().any(|m| m.path == s.path) || gone.contains(&&s.path) {
+            named.push(s);
         }
     }
-    // Findings fixed and introduced, grouped by kind and first field.
-    let pairs = |a: &Analysis| -> Vec<(String, String, String)> {
-        let mut v: Vec<_> = a
-            .findings
-            .iter()
-            .filter(|f| f.allowed.is_none())
-            .map(|f| {
-                (
-                    f.kind.name().to_owned(),
-                    a.span(&f.a).path.clone(),
-                    a.span(&f.b).path.clone(),
-                )
-            })
-            .collect();
-        v.dedup();
-        v
-    };
-    let (before, after) = (pairs(old.analysis), pairs(new.analysis));
-    let related = |p: &(String, String, String)| in_focus(&p.1) || in_focus(&p.2);
-    for (a, list) in [(old.analysis, &before), (new.analysis, &after)] {
+    // Then the fields of the findings about the focus.
+    let related = |p: &Pair| in_focus(&p.a) || in_focus(&p.b);
+    for (a, list) in [(old.analysis, &c.old_pairs), (new.analysis, &c.new_pairs)] {
         for p in list.iter().filter(|p| related(p)) {
-            for path in [&p.1, &p.2] {
+            for path in [&p.a, &p.b] {
                 if let Some(s) = a.annotated.spans.iter().find(|s| &s.path == path)
                     && !named.iter().any(|n| n.path == s.path)
                 {
@@ -102,7 +67,7 @@ pub fn summary(old: &Side<'_>, new: &Side<'_>, focus: &[String], width: usize) -
         let mut list: Vec<String> = moved
             .iter()
             .take(MAX_LISTED)
-            .map(|(p, change)| format!("{} {change}", short(p)))
+            .map(|m| format!("{} {} -> {}", short(&m.path), m.old, m.new))
             .collect();
         if more > 0 {
             list.push(format!("and {more} more"));
@@ -114,15 +79,13 @@ pub fn summary(old: &Side<'_>, new: &Side<'_>, focus: &[String], width: usize) -
         items.push((format!("only in {}", old.config), list.join(", ")));
     }
     let mut others = (0, 0);
-    for (word, from, to) in [("fixed", &before, &after), ("introduced", &after, &before)] {
-        let changed: Vec<&(String, String, String)> =
-            from.iter().filter(|p| !to.contains(p)).collect();
+    for (word, changed) in [("fixed", c.fixed()), ("introduced", c.introduced())] {
         let mut groups: Vec<(String, Vec<String>)> = Vec::new();
         for p in changed.iter().filter(|p| related(p)) {
-            let head = format!("{} {}", p.0, short(&p.1));
+            let head = format!("{} {}", p.kind.name(), short(&p.a));
             match groups.iter_mut().find(|(h, _)| *h == head) {
-                Some((_, bs)) => bs.push(short(&p.2)),
-                None => groups.push((head, vec![short(&p.2)])),
+                Some((_, bs)) => bs.push(short(&p.b)),
+                None => groups.push((head, vec![short(&p.b)])),
             }
         }
         let unrelated = changed.iter().filter(|p| !related(p)).count();
@@ -150,6 +113,7 @@ pub fn summary(old: &Side<'_>, new: &Side<'_>, focus: &[String], width: usize) -
     }
     // Sizes of the structs on the way to the fields.
     let mut types: Vec<String> = vec![old.analysis.root.clone()];
+    let annotated = |s: &&Span| s.class.is_some() && in_focus(&s.path);
     for s in old.analysis.annotated.spans.iter().filter(annotated) {
         for (ty, _) in &s.owners {
             if !types.contains(ty) {

@@ -11,6 +11,7 @@
 
 pub mod boxes;
 pub mod compare;
+mod page;
 pub mod strip;
 pub mod table;
 
@@ -149,27 +150,15 @@ impl Drawing<'_> {
 
 /// One letter per class, for cells and strips.
 pub fn class_letter(class: Option<Class>) -> char {
-    match class {
-        Some(Class::HotRead) => 'R',
-        Some(Class::LocklessWrite) => 'W',
-        Some(Class::LockProtected) => 'P',
-        Some(Class::Lock) => 'L',
-        Some(Class::Cold) => 'C',
-        None => '-',
-    }
+    class.map_or('-', Class::letter)
 }
 
 /// `W lockless-write  R hot-read ...` for the classes in `classes`, in a
 /// fixed order, as legend items.
 pub fn class_legend(classes: &[Option<Class>]) -> Vec<String> {
-    let order = [
-        Some(Class::LocklessWrite),
-        Some(Class::Lock),
-        Some(Class::LockProtected),
-        Some(Class::HotRead),
-        Some(Class::Cold),
-        None,
-    ];
+    let mut order: Vec<Option<Class>> = Class::ALL.into_iter().map(Some).collect();
+    order.sort_by_key(|c| c.map_or(u8::MAX, Class::disruption));
+    order.push(None);
     order
         .iter()
         .filter(|c| classes.contains(c))

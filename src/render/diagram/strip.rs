@@ -47,7 +47,8 @@ pub fn draw(d: &Drawing<'_>) -> String {
                         if !classes.contains(&class) {
                             classes.push(class);
                         }
-                        (rank(class), class_letter(class))
+                        // Writers first; an unannotated field before a hole.
+                        (class.map_or(5, Class::disruption), class_letter(class))
                     }
                     Piece::Hole | Piece::Padding => (9, '.'),
                 };
@@ -103,16 +104,4 @@ pub fn draw(d: &Drawing<'_>) -> String {
         }
     }
     out
-}
-
-/// Which class wins a character that covers several bytes: writers first.
-fn rank(class: Option<Class>) -> u8 {
-    match class {
-        Some(Class::LocklessWrite) => 0,
-        Some(Class::Lock) => 1,
-        Some(Class::LockProtected) => 2,
-        Some(Class::HotRead) => 3,
-        Some(Class::Cold) => 4,
-        None => 5,
-    }
 }

@@ -8,6 +8,20 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::{Analysis, Finding, Origin, Side};
 use crate::rules::Severity;
 
+pub mod diagram;
+pub mod diff;
+pub mod layout;
+pub mod offsets;
+
+/// `check`'s result: the report and its verdict under `--fail-on`.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The report (also what `--format json` writes).
+    pub report: Report,
+    /// True when a finding is at or above `--fail-on` (exit code 1).
+    pub failed: bool,
+}
+
 /// Version of the JSON report; bumped when a key changes meaning.
 pub const REPORT_VERSION: u32 = 1;
 

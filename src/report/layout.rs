@@ -1,0 +1,62 @@
+//! What `layout`, `offsetof` and `sizes` found.
+
+use serde::Serialize;
+
+use crate::layout::Layout;
+use crate::model::TypeTable;
+use crate::sizes::SizeLine;
+
+/// `layout`: the types asked for, laid out, with the model their member
+/// types are named from.
+pub struct LayoutReport {
+    /// The types the layouts refer to.
+    pub table: TypeTable,
+    /// Each layout, with a note when its name has several layouts.
+    pub layouts: Vec<(Layout, Option<String>)>,
+    /// Nested members listed with dotted paths (`--expand`).
+    pub expand: bool,
+    /// Notes about the build (what its format cannot tell).
+    pub notes: Vec<String>,
+}
+
+/// `offsetof`: one row per path.
+pub struct OffsetofReport {
+    /// The rows, in the order asked.
+    pub rows: Vec<OffsetRow>,
+    /// Notes about the build and the types.
+    pub notes: Vec<String>,
+}
+
+/// Where one member path lands.
+#[derive(Clone, Debug, Serialize)]
+pub struct OffsetRow {
+    /// The path as given.
+    pub path: String,
+    /// Offset from the type's start.
+    pub offset: u64,
+    /// Size in bytes (the storage unit for bitfields).
+    pub size: u64,
+    /// First cacheline.
+    pub cacheline: u64,
+    /// Last cacheline.
+    pub last_cacheline: u64,
+    /// For bitfields: first bit in the storage unit.
+    pub bit_offset: Option<u64>,
+    /// For bitfields: width.
+    pub bit_size: Option<u64>,
+    /// The member's type, as C spells it.
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
+    /// Where the member is declared (DWARF only).
+    pub decl_file: Option<String>,
+    /// Its line.
+    pub decl_line: Option<u64>,
+    /// A note when the root type has several layouts.
+    pub note: Option<String>,
+}
+
+/// `sizes`: every named struct and union, as `pahole --sizes` lists them.
+pub struct SizesReport {
+    /// The lines.
+    pub lines: Vec<SizeLine>,
+}
