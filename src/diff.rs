@@ -4,6 +4,7 @@
 //! alignment opened or closed, tail padding added or absorbed. The
 //! explanation adds up to the size change exactly, by construction.
 
+use crate::lines::Lines;
 use serde::Serialize;
 
 use crate::error::Result;
@@ -126,11 +127,14 @@ impl TypeDiff {
 
 /// Compares type `name` between two builds, with lines of `cacheline` bytes.
 pub fn diff(name: &str, old: Side<'_>, new: Side<'_>, cacheline: u64) -> Result<TypeDiff> {
-    let place = |offset: u64, size: u64| Place {
-        offset,
-        size,
-        line: offset / cacheline,
-        last_line: (offset + size.max(1) - 1) / cacheline,
+    let place = |offset: u64, size: u64| {
+        let lines = Lines::of(offset, size, cacheline);
+        Place {
+            offset,
+            size,
+            line: lines.first,
+            last_line: lines.last,
+        }
     };
     // Named members only: an anonymous struct or union has no path of its own.
     let fields = |l: &layout::Layout| -> Vec<(String, Place)> {

@@ -178,7 +178,7 @@ fn check_from_btf_finds_what_check_from_dwarf_finds() {
             .map(|f| {
                 (
                     f.root.clone(),
-                    f.kind.clone(),
+                    f.kind,
                     f.a.path.clone(),
                     f.b.path.clone(),
                     f.cacheline,

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use cachelint::commands::{self, Build, CheckOptions};
 use cachelint::report::{Report, ReportFinding};
-use cachelint::rules::Severity;
+use cachelint::rules::{Kind, Severity};
 use common::run::{self as cli, Format};
 use common::{COMPILERS, fixture, truth};
 
@@ -65,7 +65,7 @@ fn false_sharing<'r>(
     reader: &str,
 ) -> Option<&'r ReportFinding> {
     report.findings.iter().find(|f| {
-        f.kind == "false-sharing" && f.root == root && f.a.name == writer && f.b.name == reader
+        f.kind == Kind::FalseSharing && f.root == root && f.a.name == writer && f.b.name == reader
     })
 }
 
@@ -85,7 +85,7 @@ fn expect_refaulted_vs_enabled(file: &Path, report: &Report) -> Option<u64> {
         file.display()
     );
     let f = found?;
-    assert_eq!(f.severity, "error");
+    assert_eq!(f.severity, Severity::Error);
     assert_eq!(f.cacheline, line);
     assert_eq!(f.cacheline_bytes, [line * LINE, line * LINE + LINE - 1]);
     assert_eq!(
@@ -126,7 +126,7 @@ fn after_the_patch_no_lockless_write_shares_a_line_with_a_reader() {
             let (report, failed) = run(&options(&[rules("lru.toml")], &[(&build, file.clone())]));
             assert_eq!(expect_refaulted_vs_enabled(&file, &report), None, "{build}");
             assert!(
-                !report.findings.iter().any(|f| f.kind == "false-sharing"),
+                !report.findings.iter().any(|f| f.kind == Kind::FalseSharing),
                 "{build}"
             );
             assert_eq!(report.summary.errors, 0, "{build}");
@@ -259,7 +259,7 @@ fn net_cachelines_tables_give_the_same_false_sharing_as_toml() {
         let pairs = |r: &Report| -> HashSet<(String, String, String)> {
             r.findings
                 .iter()
-                .filter(|f| f.kind == "false-sharing")
+                .filter(|f| f.kind == Kind::FalseSharing)
                 .map(|f| (f.root.clone(), f.a.path.clone(), f.b.path.clone()))
                 .collect()
         };
@@ -293,7 +293,7 @@ fn every_element_of_an_array_of_structs_is_an_instance() {
     let got: HashSet<(String, String)> = report
         .findings
         .iter()
-        .filter(|f| f.root == "counter_table" && f.kind == "false-sharing")
+        .filter(|f| f.root == "counter_table" && f.kind == Kind::FalseSharing)
         .map(|f| (f.a.path.clone(), f.b.path.clone()))
         .collect();
     assert_eq!(got, want);
@@ -404,7 +404,7 @@ fn sarif_has_one_result_per_finding_at_its_declaration() {
     assert_eq!(results.len(), report.findings.len());
     for (r, f) in results.iter().zip(&report.findings) {
         assert!(rule_ids.contains(r["ruleId"].as_str().unwrap()));
-        assert_eq!(r["level"], f.severity.as_str());
+        assert_eq!(r["level"], f.severity.name());
         let region = &r["locations"][0]["physicalLocation"];
         assert_eq!(
             region["artifactLocation"]["uri"],
@@ -532,7 +532,7 @@ fn kernel_lock_types_are_locks_and_atomics_are_only_suggested() {
         let flags = bytes(&file, "mem_cgroup_per_node.lruvec.flags");
         let shares = lines_of(lock).any(|l| lines_of(flags).contains(&l));
         let found = report.findings.iter().find(|f| {
-            f.root == "mem_cgroup_per_node" && f.kind == "write-vs-lock" && f.b.name == "lru_lock"
+            f.root == "mem_cgroup_per_node" && f.kind == Kind::WriteVsLock && f.b.name == "lru_lock"
         });
         assert_eq!(
             found.is_some(),
@@ -598,7 +598,7 @@ fn a_lock_protected_field_next_to_its_own_lock_is_fine_and_next_to_another_is_no
         other
             .findings
             .iter()
-            .any(|f| f.root == "mem_cgroup_per_node" && f.kind == "locked-vs-other-lock"),
+            .any(|f| f.root == "mem_cgroup_per_node" && f.kind == Kind::LockedVsOtherLock),
         "{:?}",
         other.findings
     );

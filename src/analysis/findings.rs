@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::annotate::{Span, same_lock};
 use super::ranges;
+use crate::lines::Lines;
 use crate::rules::{Allow, Class, FieldRef, Kind, Rules, Severity};
 
 /// One side of a pair, as it sits on the line shown.
@@ -101,9 +102,8 @@ pub fn find(spans: &[Span], size: u64, alignment: u64, cacheline: u64, rules: &R
             .iter()
             .map(|&i| {
                 let s = &spans[i];
-                let first = s.offset.saturating_add(p) / cacheline;
-                let last = (s.end() - 1).saturating_add(p) / cacheline;
-                (first, last, i)
+                let l = Lines::of(s.offset.saturating_add(p), s.size, cacheline);
+                (l.first, l.last, i)
             })
             .collect();
         ranges.sort_unstable();

@@ -71,7 +71,7 @@ pub fn check(opts: &CheckOptions) -> Result<Checked> {
     notes.retain(|n| seen.insert(n.clone()));
     report.notes = notes;
     report.summary = Summary::count(&report.findings, report.allowed.len(), in_baseline);
-    let failed = report.findings.iter().any(|f| f.level() >= opts.fail_on);
+    let failed = report.findings.iter().any(|f| f.severity >= opts.fail_on);
     Ok(Checked { report, failed })
 }
 

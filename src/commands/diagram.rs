@@ -7,6 +7,7 @@ use super::check::rules_fit;
 use crate::analysis::compare::compare;
 use crate::analysis::{Analysis, Span};
 use crate::error::{Error, Result};
+use crate::lines::Lines;
 use crate::load::{Build, Source};
 use crate::report::diagram::{DiagramComparison, DiagramPart, DiagramReport, Style};
 use crate::rules::Rules;
@@ -134,8 +135,7 @@ pub fn diagram(opts: &DiagramOptions) -> Result<DiagramReport> {
 /// The lines to draw and the span paths they were chosen for.
 fn select(a: &Analysis, selection: &Selection) -> Result<(Vec<u64>, Vec<String>)> {
     let count = a.size.div_ceil(a.cacheline);
-    let lines_of =
-        |s: &Span| s.offset / a.cacheline..=(s.end().max(s.offset + 1) - 1) / a.cacheline;
+    let lines_of = |s: &Span| Lines::of(s.offset, s.size, a.cacheline).iter();
     let flagged = |f: &&crate::analysis::Finding| f.allowed.is_none() && f.placement == 0;
     let lines: Vec<u64> = match selection {
         Selection::Flagged => {

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::lines::Lines;
+
 use super::cdecl::type_name;
 use crate::layout::{Item, Layout};
 use crate::model::TypeTable;
@@ -105,8 +107,8 @@ pub fn layout(table: &TypeTable, l: &Layout, note: Option<String>) -> LayoutJson
                 bit_offset: f.bits.map(|(b, _)| b),
                 bit_size: f.bits.map(|(_, w)| w),
                 ty: type_name(table, f.ty),
-                cacheline: f.offset / l.cacheline,
-                last_cacheline: f.end().saturating_sub(1).max(f.offset) / l.cacheline,
+                cacheline: Lines::of(f.offset, f.size, l.cacheline).first,
+                last_cacheline: Lines::of(f.offset, f.size, l.cacheline).last,
                 depth: f.depth,
                 decl_file: f.decl.as_ref().map(|d| d.file.clone()),
                 decl_line: f.decl.as_ref().map(|d| d.line),

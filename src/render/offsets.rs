@@ -7,6 +7,7 @@ use comfy_table::{Table, presets};
 use serde::Serialize;
 
 use super::{Format, Output, Render, to_json};
+use crate::lines::Lines;
 use crate::report::layout::OffsetofReport;
 use crate::report::offsets::{Cell, OffsetsReport};
 
@@ -19,6 +20,7 @@ impl Render for OffsetofReport {
             _ => {
                 let mut out = String::new();
                 for r in &self.rows {
+                    let bytes = Lines::of(r.offset, r.size, 1);
                     let lines = if r.last_cacheline == r.cacheline {
                         format!("cacheline {}", r.cacheline)
                     } else {
@@ -31,11 +33,7 @@ impl Render for OffsetofReport {
                     let _ = writeln!(
                         out,
                         "{}: offset {} size {}{bits} {lines} (bytes {}-{})",
-                        r.path,
-                        r.offset,
-                        r.size,
-                        r.offset,
-                        (r.offset + r.size).saturating_sub(1).max(r.offset)
+                        r.path, r.offset, r.size, bytes.first, bytes.last
                     );
                 }
                 out

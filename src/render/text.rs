@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use super::cdecl::declaration;
 use crate::layout::{Field, Item, Layout};
+use crate::lines::Lines;
 use crate::model::TypeTable;
 
 /// Renders a layout. With `flat`, nested members are listed with dotted
@@ -193,8 +194,8 @@ fn summary(out: &mut String, l: &Layout) {
                 g.begin,
                 end,
                 end - g.begin,
-                g.begin / l.cacheline,
-                end.saturating_sub(1).max(g.begin) / l.cacheline
+                Lines::of_range(g.begin, end, l.cacheline).first,
+                Lines::of_range(g.begin, end, l.cacheline).last
             ),
             None => writeln!(
                 out,

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::{Analysis, Finding, Origin, Side};
-use crate::rules::Severity;
+use crate::rules::{Kind, Severity};
 
 pub mod diagram;
 pub mod diff;
@@ -90,10 +90,10 @@ pub struct ReportFinding {
     pub config: String,
     /// Root struct whose lines are counted.
     pub root: String,
-    /// Kind name (`false-sharing`, ...).
-    pub kind: String,
+    /// The kind (`false-sharing`, ...).
+    pub kind: Kind,
     /// `error`, `warning` or `note`.
-    pub severity: String,
+    pub severity: Severity,
     /// What goes wrong, in words.
     pub description: String,
     /// The cacheline shown, counted from the root's start.
@@ -118,8 +118,8 @@ pub struct ReportFinding {
 pub struct PairKey {
     /// Root struct.
     pub root: String,
-    /// Kind name.
-    pub kind: String,
+    /// The kind.
+    pub kind: Kind,
     /// Path of the first field.
     pub a: String,
     /// Its class.
@@ -204,8 +204,8 @@ impl ReportFinding {
         ReportFinding {
             config: config.to_owned(),
             root: a.root.clone(),
-            kind: f.kind.name().to_owned(),
-            severity: f.severity.name().to_owned(),
+            kind: f.kind,
+            severity: f.severity,
             description: f.kind.description().to_owned(),
             cacheline: f.line,
             cacheline_bytes: [f.line_bytes.0, f.line_bytes.1],
@@ -228,21 +228,12 @@ impl ReportFinding {
             config: self.config.clone(),
             pair: PairKey {
                 root: self.root.clone(),
-                kind: self.kind.clone(),
+                kind: self.kind,
                 a: self.a.path.clone(),
                 a_class: self.a.class.clone(),
                 b: self.b.path.clone(),
                 b_class: self.b.class.clone(),
             },
-        }
-    }
-
-    /// The severity as an enum.
-    pub fn level(&self) -> Severity {
-        match self.severity.as_str() {
-            "error" => Severity::Error,
-            "warning" => Severity::Warning,
-            _ => Severity::Note,
         }
     }
 }
@@ -261,7 +252,7 @@ fn why(origin: &Origin) -> String {
 impl Summary {
     /// Counts the findings of a report.
     pub fn count(findings: &[ReportFinding], allowed: usize, in_baseline: usize) -> Self {
-        let of = |s: Severity| findings.iter().filter(|f| f.level() == s).count();
+        let of = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
         Summary {
             errors: of(Severity::Error),
             warnings: of(Severity::Warning),

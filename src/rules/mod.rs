@@ -222,7 +222,20 @@ pub struct Allow {
 }
 
 /// How serious a finding is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Worth knowing; fails a check only with `--fail-on note`.
     Note,
@@ -249,8 +262,12 @@ impl fmt::Display for Severity {
     }
 }
 
-/// What kind of sharing two classes on one line make.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// What kind of sharing two classes on one line make. Its serialized
+/// name is [`Kind::name`].
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// hot-read × lockless-write.
     FalseSharing,
@@ -476,6 +493,16 @@ fn valid_member_path(path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn serialized_names_are_the_rules_file_names() {
+        for k in Kind::ALL {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
+        }
+        for s in [Severity::Note, Severity::Warning, Severity::Error] {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.name());
+        }
+    }
+
     use super::*;
 
     #[test]
