@@ -223,7 +223,15 @@ pub fn layout(table: &TypeTable, root: TypeId, cacheline: u64, depth: Depth) -> 
     };
     let summary = walker.walk(root, 0, "", 0)?;
     let items = insert_boundaries(walker.items, cacheline);
-    let groups = collect_groups(&items);
+    let groups = pair_group_markers(items.iter().filter_map(|i| match i {
+        Item::Group {
+            name,
+            begin,
+            offset,
+            ..
+        } => Some((name.clone(), *begin, *offset)),
+        _ => None,
+    }));
     Ok(Layout {
         ty: root,
         kind: composite.kind,
@@ -627,29 +635,24 @@ fn insert_boundaries(items: Vec<Item>, cacheline: u64) -> Vec<Item> {
     out
 }
 
-fn collect_groups(items: &[Item]) -> Vec<Group> {
+/// Pairs `(group, is_begin, offset)` markers, in member order, into
+/// groups: an end marker closes the latest open group of its name that
+/// begins at or before it. Shared by the layout and the analysis.
+pub fn pair_group_markers(markers: impl IntoIterator<Item = (String, bool, u64)>) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
-    for item in items {
-        if let Item::Group {
-            name,
-            begin,
-            offset,
-            ..
-        } = item
+    for (name, begin, offset) in markers {
+        if begin {
+            groups.push(Group {
+                name,
+                begin: offset,
+                end: None,
+            });
+        } else if let Some(g) = groups
+            .iter_mut()
+            .rev()
+            .find(|g| g.name == name && g.end.is_none() && g.begin <= offset)
         {
-            if *begin {
-                groups.push(Group {
-                    name: name.clone(),
-                    begin: *offset,
-                    end: None,
-                });
-            } else if let Some(g) = groups
-                .iter_mut()
-                .rev()
-                .find(|g| g.name == *name && g.end.is_none())
-            {
-                g.end = Some(*offset);
-            }
+            g.end = Some(offset);
         }
     }
     groups

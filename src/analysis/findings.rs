@@ -285,7 +285,7 @@ mod tests {
     }
 
     #[test]
-    fn the_matrix_of_design_section_4() {
+    fn the_severity_matrix() {
         use Class::*;
         let l = Some("l");
         let cases = [

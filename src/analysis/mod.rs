@@ -11,7 +11,7 @@ pub mod validate;
 use crate::model::{TypeId, TypeTable};
 use crate::rules::Rules;
 
-pub use annotate::{Annotated, GroupSpan, Origin, Span};
+pub use annotate::{Annotated, Origin, Span};
 pub use findings::{Finding, Side};
 
 /// One root analysed.

@@ -6,7 +6,7 @@
 //! C needs a type's full definition to embed it, so every unit that defines
 //! a container of `T` also defines `T`: only the units that define one of
 //! the target types are read, in parallel, each DIE by its raw attributes
-//! (`plan`).
+//! ([`super::raw_dies`]).
 
 use std::collections::{HashMap, HashSet};
 
@@ -14,7 +14,7 @@ use gimli::UnitOffset;
 use rayon::prelude::*;
 
 use super::DwarfFile;
-use super::plan::{UnitScan, Values, Walk, Want, Wants};
+use super::raw_dies::{UnitScan, Values, Walk, Want, Wants};
 use crate::error::Result;
 use crate::model::MAX_TYPE_DEPTH;
 

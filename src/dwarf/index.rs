@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use gimli::UnitOffset;
 use rayon::prelude::*;
 
-use super::plan::{UnitScan, Values, Walk, Want, Wants};
+use super::raw_dies::{UnitScan, Values, Walk, Want, Wants};
 use super::{DwarfFile, NameRef};
 use crate::error::Result;
 

@@ -13,7 +13,7 @@ use gimli::UnitOffset;
 use rayon::prelude::*;
 
 use super::index::{DefKind, def_kind, index_wants};
-use super::plan::{Cursor, UnitScan, Values, Walk, Want, Wants};
+use super::raw_dies::{Cursor, UnitScan, Values, Walk, Want, Wants};
 use super::{DwarfFile, NameRef};
 use crate::error::Result;
 

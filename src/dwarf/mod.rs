@@ -7,7 +7,7 @@ pub mod contains;
 pub mod decode;
 pub mod index;
 pub mod layouts;
-pub mod plan;
+pub mod raw_dies;
 
 use std::sync::Arc;
 

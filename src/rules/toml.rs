@@ -1,4 +1,4 @@
-//! The TOML rules file (DESIGN.md section 3), read with `toml`'s spanned
+//! The TOML rules file (its format is in the README), read with `toml`'s spanned
 //! document parser so that every mistake is reported at its line and column.
 //!
 //! ```toml
@@ -360,7 +360,7 @@ mod tests {
     }
 
     #[test]
-    fn the_design_example_parses() {
+    fn the_readme_example_parses() {
         let rules = parse_str(
             r#"
 cacheline = 64

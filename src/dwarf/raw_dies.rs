@@ -7,8 +7,7 @@
 //! offsets. gimli's `EntriesRaw` does the same job generically, one
 //! attribute specification at a time, and its abbreviation parser
 //! allocates per abbreviation; over the 12 million DIEs a `sizes` scan of
-//! a kernel visits, that was most of the time (README, "On a real
-//! kernel").
+//! a kernel visits, that was most of the time (docs/performance.md).
 //!
 //! gimli decodes in full the few types a command prints (`decode`).
 
