@@ -95,14 +95,8 @@ pub struct DebugSections<'data> {
     sections: Vec<(&'static str, Cow<'data, [u8]>)>,
     /// Byte order of the file.
     pub byte_order: ByteOrder,
-    /// The ELF machine, as `object` names it.
-    pub architecture: object::Architecture,
     /// Cacheline size implied by the architecture (see [`cacheline_for`]).
     pub cacheline: u64,
-    /// True when the file is a relocatable object (`.o`, `.ko`).
-    pub relocatable: bool,
-    /// True when the file carries a `.BTF` section (for hints only).
-    pub has_btf: bool,
 }
 
 impl<'data> DebugSections<'data> {
@@ -143,14 +137,10 @@ impl<'data> DebugSections<'data> {
                 path: path.to_owned(),
             });
         }
-        let architecture = file.architecture();
         Ok(DebugSections {
             sections,
             byte_order,
-            architecture,
-            cacheline: cacheline_for(architecture),
-            relocatable,
-            has_btf: file.section_by_name(".BTF").is_some(),
+            cacheline: cacheline_for(file.architecture()),
         })
     }
 

@@ -11,22 +11,23 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
-pub mod btf;
+pub(crate) mod btf;
 pub mod commands;
 pub mod diff;
-pub mod dwarf;
+pub(crate) mod dwarf;
 pub mod error;
+#[cfg(feature = "exercise")]
 pub mod exercise;
-pub mod input;
-pub mod kconfig;
+pub(crate) mod input;
+pub(crate) mod kconfig;
 pub mod layout;
 pub mod lines;
-pub mod load;
-pub mod lookup;
+pub(crate) mod load;
+pub(crate) mod lookup;
 pub mod model;
-pub mod path;
+pub(crate) mod path;
 pub mod render;
 pub mod report;
 pub mod rules;
 pub mod sizes;
-pub mod suggest;
+pub(crate) mod suggest;

@@ -5,8 +5,8 @@
 mod annotate;
 pub mod compare;
 pub mod findings;
-pub mod ranges;
-pub mod validate;
+pub(crate) mod ranges;
+pub(crate) mod validate;
 
 use crate::model::{TypeId, TypeTable};
 use crate::rules::Rules;

@@ -77,7 +77,7 @@ pub(crate) fn analyze_build(
             }
         };
         let notes = loaded
-            .notes
+            .notes()
             .iter()
             .map(|n| format!("[{}] {n}", build.config))
             .collect();

@@ -54,7 +54,7 @@ pub fn layout(
             table: build.take_table(),
             layouts,
             expand,
-            notes: build.notes.clone(),
+            notes: build.notes(),
         })
     })
 }
@@ -98,7 +98,7 @@ pub fn offsetof(
         }
         Ok(OffsetofReport {
             rows,
-            notes: build.notes.clone(),
+            notes: build.notes(),
         })
     })
 }

@@ -44,15 +44,14 @@ pub struct Definition<'a> {
     pub unit: usize,
     /// Its offset inside the unit.
     pub offset: UnitOffset<usize>,
-    /// `DW_AT_byte_size`, when present.
-    pub size: Option<u64>,
 }
 
 /// Which definitions a scan keeps.
 pub enum Filter<'n> {
     /// Only those with one of these names.
     Names(&'n HashSet<&'n str>),
-    /// Every struct and union.
+    /// Every struct and union (for the fuzz drivers and the tests).
+    #[cfg(any(test, feature = "exercise"))]
     Composites,
 }
 
@@ -70,6 +69,7 @@ enum Matcher<'n> {
         /// a DIE, the file does not define it.
         absent: bool,
     },
+    #[cfg(any(test, feature = "exercise"))]
     Composites,
 }
 
@@ -90,17 +90,25 @@ impl<'n> Matcher<'n> {
                     absent,
                 }
             }
+            #[cfg(any(test, feature = "exercise"))]
             Filter::Composites => Matcher::Composites,
         }
     }
 
     /// The name of a definition the filter keeps.
-    fn keep<'a>(&self, file: &DwarfFile<'a>, name: NameRef<'a>, kind: DefKind) -> Option<&'a str> {
+    fn keep<'a>(
+        &self,
+        file: &DwarfFile<'a>,
+        name: NameRef<'a>,
+        // Only the drivers' every-composite filter looks at the kind.
+        #[cfg_attr(not(any(test, feature = "exercise")), allow(unused_variables))] kind: DefKind,
+    ) -> Option<&'a str> {
         match self {
             Matcher::Names { names, offsets, .. } => match name {
                 NameRef::Str(o) if !offsets.contains(&o) => None,
                 _ => file.name_str(name).filter(|n| names.contains(n)),
             },
+            #[cfg(any(test, feature = "exercise"))]
             Matcher::Composites => kind.is_composite().then(|| file.name_str(name)).flatten(),
         }
     }
@@ -213,13 +221,11 @@ pub(super) fn def_kind(tag: gimli::DwTag) -> Option<DefKind> {
     }
 }
 
-/// What the index reads: the name, size and kind of definitions, and the
+/// What the index reads: the name and kind of definitions, and the
 /// sibling pointer of everything else.
 pub(super) fn index_wants(tag: gimli::DwTag) -> Wants {
     match def_kind(tag) {
-        Some(_) => {
-            const { Wants::of(&[Want::Name, Want::ByteSize, Want::Declaration, Want::Sibling]) }
-        }
+        Some(_) => const { Wants::of(&[Want::Name, Want::Declaration, Want::Sibling]) },
         None => const { Wants::of(&[Want::Sibling]) },
     }
 }
@@ -252,7 +258,6 @@ fn scan_unit<'a>(
                     kind,
                     unit,
                     offset: entry.offset,
-                    size: die.unsigned(Want::ByteSize),
                 });
             }
         }
@@ -266,7 +271,7 @@ mod tests {
     use super::*;
     use crate::input::{DebugSections, MappedFile};
 
-    type Row = (String, DefKind, usize, usize, Option<u64>);
+    type Row = (String, DefKind, usize, usize);
 
     /// The named top-level definitions as gimli's entry tree walks them,
     /// attribute by attribute: an oracle independent of the plans.
@@ -289,10 +294,7 @@ mod tests {
                     .attr_value(gimli::DW_AT_name)
                     .and_then(|v| file.attr_str(&ctx, v));
                 if let (Some(name), false) = (name, declaration) {
-                    let size = entry
-                        .attr_value(gimli::DW_AT_byte_size)
-                        .and_then(|v| v.udata_value());
-                    rows.push((name.to_owned(), kind, unit, entry.offset().0, size));
+                    rows.push((name.to_owned(), kind, unit, entry.offset().0));
                 }
             }
         }
@@ -301,7 +303,7 @@ mod tests {
 
     fn rows(defs: &[Definition<'_>]) -> Vec<Row> {
         defs.iter()
-            .map(|d| (d.name.to_owned(), d.kind, d.unit, d.offset.0, d.size))
+            .map(|d| (d.name.to_owned(), d.kind, d.unit, d.offset.0))
             .collect()
     }
 

@@ -61,13 +61,6 @@ impl<'a> DwarfFile<'a> {
         })
     }
 
-    /// Pointer size of the target: the address size of the first unit.
-    pub fn pointer_size(&self) -> u64 {
-        self.units
-            .first()
-            .map_or(8, |u| u64::from(u.address_size()))
-    }
-
     /// Index of the unit that contains `.debug_info` offset `offset`.
     pub fn unit_containing(&self, offset: usize) -> Option<usize> {
         let i = self

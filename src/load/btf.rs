@@ -22,7 +22,6 @@ pub(super) const CAPABILITIES: Capabilities = Capabilities {
 pub(super) struct BtfBuild {
     pub(super) types: BtfTypes,
     pub(super) cacheline: u64,
-    pub(super) pointer_size: u64,
 }
 
 impl BtfBuild {
@@ -45,11 +44,7 @@ impl BtfBuild {
                 section: ".BTF".into(),
                 reason,
             })?;
-        Ok(BtfBuild {
-            types,
-            cacheline,
-            pointer_size,
-        })
+        Ok(BtfBuild { types, cacheline })
     }
 
     /// The first layout of a name, as `layout NAME` picks it.

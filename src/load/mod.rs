@@ -101,20 +101,19 @@ impl Capabilities {
 }
 
 /// A build opened for reading types: the commands' one view of a file,
-/// whatever its debug format.
+/// whatever its debug format. (The pointer size is the loaders' own
+/// business: the BTF parse needs it for pointers, DWARF records it.)
 pub struct Loaded<'f, 'a> {
     /// The build: its label and path.
     pub build: Build,
     /// Cacheline size of the file's machine (64 for raw BTF, which does
     /// not say).
     pub cacheline: u64,
-    /// Pointer size of the file's machine.
-    pub pointer_size: u64,
     /// What the format can tell.
     pub capabilities: Capabilities,
-    /// Things worth telling about the input (what its format lacks,
-    /// skipped types), untagged.
-    pub notes: Vec<String>,
+    /// Things the loader found worth telling (skipped types, unknown BTF
+    /// kinds).
+    format_notes: Vec<String>,
     bytes: &'a [u8],
     backend: Backend<'f, 'a>,
 }
@@ -164,15 +163,11 @@ pub fn open<T>(
         },
     };
     let btf = btf::BtfBuild::load(path, bytes, base)?;
-    let capabilities = btf::CAPABILITIES;
-    let mut notes: Vec<String> = capabilities.note().into_iter().collect();
-    notes.extend(btf.types.notes.iter().cloned());
     let mut loaded = Loaded {
         build: build.clone(),
         cacheline: btf.cacheline,
-        pointer_size: btf.pointer_size,
-        capabilities,
-        notes,
+        capabilities: btf::CAPABILITIES,
+        format_notes: btf.types.notes.clone(),
         bytes,
         backend: Backend::Btf(btf),
     };
@@ -189,9 +184,8 @@ fn with_dwarf<T>(
     let mut loaded = Loaded {
         build: build.clone(),
         cacheline: sections.cacheline,
-        pointer_size: file.pointer_size(),
         capabilities: dwarf::CAPABILITIES,
-        notes: Vec::new(),
+        format_notes: Vec::new(),
         bytes,
         backend: Backend::Dwarf(dwarf::DwarfTypes::new(&file)),
     };
@@ -210,6 +204,14 @@ fn in_file(e: Error, path: &Path) -> Error {
 }
 
 impl Loaded<'_, '_> {
+    /// Things worth telling about the input, untagged: what its format
+    /// cannot tell, then what the loader skipped.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes: Vec<String> = self.capabilities.note().into_iter().collect();
+        notes.extend(self.format_notes.iter().cloned());
+        notes
+    }
+
     /// The type model: every type found so far (DWARF decodes lazily, BTF
     /// holds all).
     pub fn table(&self) -> &TypeTable {

@@ -8,16 +8,16 @@
 //! each report that can be written in it (listing it in that report's
 //! [`Render::FORMATS`]); the command line offers it from there.
 
-pub mod cdecl;
+pub(crate) mod cdecl;
 mod check;
-pub mod diagnostics;
-pub mod diagram;
+mod diagnostics;
+mod diagram;
 mod diff;
-pub mod json;
+mod json;
 mod layout;
 mod offsets;
-pub mod sarif;
-pub mod text;
+mod sarif;
+mod text;
 
 use serde::Serialize;
 

@@ -5,8 +5,8 @@
 //! file it came from, so that a rule that does not fit the binary can be
 //! reported as `FILE:LINE:COL: ...`.
 
-pub mod rst;
-pub mod toml;
+pub(crate) mod rst;
+pub(crate) mod toml;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
