@@ -4,6 +4,9 @@
 # Usage: scripts/bench.sh [VMLINUX] [RUNS]
 #   VMLINUX  default: the cloud-amd64 kernel from scripts/fetch-kernel.sh
 #   RUNS     runs per command (default 5); the median wall time is reported
+#   CACHELINT=PATH  bench that binary instead of building this tree (to
+#            compare two commits in one sitting: build the other one,
+#            copy its target/release/cachelint aside, run once with each)
 #
 # A copy of the vmlinux without .BTF/.BTF_ids is made once next to it (so
 # pahole has to read DWARF), then each command runs RUNS times under
@@ -20,8 +23,12 @@ if [[ ! -s $nobtf ]]; then
   objcopy --remove-section .BTF --remove-section .BTF_ids "$vmlinux" "$nobtf.tmp"
   mv "$nobtf.tmp" "$nobtf"
 fi
-cargo build --release --quiet
-cachelint=target/release/cachelint
+if [[ -n ${CACHELINT:-} ]]; then
+  cachelint=$CACHELINT
+else
+  cargo build --release --quiet
+  cachelint=target/release/cachelint
+fi
 
 # The first struct defined in the first unit: what an early exit finds at once.
 first_type=$($cachelint sizes "$nobtf" | head -n 1 | cut -f1)
@@ -63,9 +70,14 @@ trap 'rm -f "$results" "$timing"' EXIT
   # pahole -C does; plain NAME scans everything to report other layouts.
   measure "cachelint first type" $cachelint layout "$nobtf" "$first_type#1"
   measure "pahole first type" pahole -F dwarf "${jobs_flag[@]}" -C "$first_type" "$nobtf"
+  # pahole has no rules; its column here is a layout of the struct the
+  # check reports on, for scale.
+  measure "cachelint check mm-lru" $cachelint check --rules examples/mm-lru.toml "$nobtf"
+  measure "pahole check mm-lru" pahole -F dwarf "${jobs_flag[@]}" -C mem_cgroup_per_node "$nobtf"
 } > "$results"
 
 echo "vmlinux: $vmlinux (.BTF removed), $(nproc) cores, $runs runs, $(pahole --version) ${jobs_flag[*]}"
+echo "cachelint: $cachelint"
 echo "first type: $first_type"
 printf '%-24s %10s %10s %12s %12s %8s\n' case cachelint pahole "cachelint MB" "pahole MB" ratio
 paste - - < "$results" | while IFS=$'\t' read -r n1 w1 r1 _ w2 r2; do

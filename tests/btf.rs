@@ -272,13 +272,7 @@ fn diff_reads_btf() {
             serde_json::json!([a[name].1, b[name].1]),
             "{name}"
         );
-        let top: i64 = d["reasons"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|r| r["depth"] == 0)
-            .map(|r| r["delta"].as_i64().unwrap())
-            .sum();
+        let top = common::top_level_delta(d);
         assert_eq!(top, b[name].1 as i64 - a[name].1 as i64, "{name}: {d}");
     }
 }

@@ -137,13 +137,7 @@ fn every_size_change_is_explained_to_the_byte() {
                     ),
                     (sa, sb)
                 );
-                let top: i64 = d["reasons"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter(|r| r["depth"] == 0)
-                    .map(|r| r["delta"].as_i64().unwrap())
-                    .sum();
+                let top = common::top_level_delta(d);
                 assert_eq!(top, sb as i64 - sa as i64, "{old} -> {new}: {name}\n{d}");
                 // Each nested struct's steps add up to that member's own change.
                 let reasons = d["reasons"].as_array().unwrap();

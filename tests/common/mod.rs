@@ -119,6 +119,18 @@ pub fn cachelint(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The sum of the top-level steps of a `diff --format json` type's size
+/// explanation: what they say the size changed by.
+pub fn top_level_delta(diff: &serde_json::Value) -> i64 {
+    diff["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["depth"] == 0)
+        .map(|r| r["delta"].as_i64().unwrap())
+        .sum()
+}
+
 /// The library's commands as the binary runs them: the report, written in
 /// `format`.
 pub mod run {
