@@ -232,6 +232,10 @@ fn offsets_read_btf() {
         args.extend(paths.iter().map(String::as_str));
         let (code, out, err) = cachelint(&args);
         assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(
+            err.contains("note: [rt] types from BTF: no source files"),
+            "{err}"
+        );
         let rows: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(rows.as_array().unwrap().len(), paths.len());
         for (row, path) in rows.as_array().unwrap().iter().zip(&paths) {
@@ -263,6 +267,7 @@ fn diff_reads_btf() {
         "lruvec",
     ]);
     assert_eq!(code, 1, "{err}");
+    assert!(err.contains("note: [base] types from BTF"), "{err}");
     let report: Value = serde_json::from_str(&out).unwrap();
     for t in report["types"].as_array().unwrap() {
         let name = t["name"].as_str().unwrap();

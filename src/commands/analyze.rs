@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use crate::analysis::{self, Analysis, validate::Check};
 use crate::error::Result;
 use crate::layout::{self, Depth, Item};
-use crate::load::{self, Build, Source};
+use crate::load::{self, Build, Source, tagged};
 use crate::lookup;
 use crate::model::{TypeId, TypeTable};
 use crate::rules::{Location, Rules};
@@ -76,11 +76,7 @@ pub(crate) fn analyze_build(
                 loaded.discover_roots(&mut present, &annotated)?
             }
         };
-        let notes = loaded
-            .notes()
-            .iter()
-            .map(|n| format!("[{}] {n}", build.config))
-            .collect();
+        let notes = tagged(&build.config, loaded.notes());
         analyze_roots(
             build,
             rules,

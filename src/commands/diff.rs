@@ -12,7 +12,7 @@ use crate::analysis::compare::compare;
 use crate::diff::{self, Side};
 use crate::error::Result;
 use crate::kconfig;
-use crate::load::{self, Build, Source};
+use crate::load::{self, Build, Source, tagged};
 use crate::report::diff::{ConfigReport, DiffReport, MovedField, TypeReport};
 use crate::rules::Rules;
 
@@ -35,7 +35,7 @@ pub struct DiffOptions {
 
 /// Runs `diff`.
 pub fn diff(opts: &DiffOptions) -> Result<DiffReport> {
-    let (cacheline, mut types, configs) = load::open(&opts.old, &opts.source, |old| {
+    let (cacheline, mut types, configs, mut notes) = load::open(&opts.old, &opts.source, |old| {
         load::open(&opts.new, &opts.source, |new| {
             let line = opts.cacheline.unwrap_or(new.cacheline);
             if opts.cacheline.is_none() && old.cacheline != new.cacheline {
@@ -78,10 +78,11 @@ pub fn diff(opts: &DiffOptions) -> Result<DiffReport> {
                     findings_introduced: Vec::new(),
                 });
             }
-            Ok((line, out, (old.kernel_config(), new.kernel_config())))
+            let mut notes = tagged(&opts.old.config, old.notes());
+            notes.extend(tagged(&opts.new.config, new.notes()));
+            Ok((line, out, (old.kernel_config(), new.kernel_config()), notes))
         })
     })?;
-    let mut notes = Vec::new();
     if !opts.rules.is_empty() {
         let rules = Rules::load(&opts.rules)?;
         for report in types.iter_mut().filter(|r| r.diff.is_some()) {

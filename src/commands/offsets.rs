@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::{Error, Result};
 use crate::lines::Lines;
-use crate::load::{self, Build, Source};
+use crate::load::{self, Build, Source, tagged};
 use crate::model::{TypeId, TypeTable};
 use crate::path::{self, MemberPath, Step};
 use crate::report::offsets::{Cell, OffsetsReport, OffsetsRow};
@@ -22,9 +22,11 @@ pub fn offsets(
         .iter()
         .map(|p| PathSpec::parse(p))
         .collect::<Result<_>>()?;
+    let mut notes = Vec::new();
     let mut per_build: Vec<Vec<(String, std::result::Result<Cell, String>)>> = Vec::new();
     for build in builds {
         per_build.push(load::open(build, source, |loaded| {
+            notes.extend(tagged(&build.config, loaded.notes()));
             let line = cacheline.unwrap_or(loaded.cacheline);
             let names: HashSet<&str> = specs.iter().map(|s| s.path.root.as_str()).collect();
             let found = loaded.find_present(&names)?.types;
@@ -72,6 +74,7 @@ pub fn offsets(
     Ok(OffsetsReport {
         configs: builds.iter().map(|b| b.config.clone()).collect(),
         rows: table_rows,
+        notes,
     })
 }
 

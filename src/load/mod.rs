@@ -74,6 +74,15 @@ impl Build {
     }
 }
 
+/// `notes` of the build labelled `config`, each as `[config] note`, as
+/// commands over several builds print them.
+pub fn tagged(config: &str, notes: Vec<String>) -> Vec<String> {
+    notes
+        .into_iter()
+        .map(|n| format!("[{config}] {n}"))
+        .collect()
+}
+
 /// What a build's debug format can tell. DWARF tells everything the
 /// commands print; BTF has no source files or lines, and records no
 /// alignment attributes (alignment is inferred from the members).

@@ -108,7 +108,8 @@ impl Render for OffsetsReport {
         };
         Output {
             stdout,
-            ..Output::default()
+            notes: self.notes.clone(),
+            failed: false,
         }
     }
 }

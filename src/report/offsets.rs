@@ -10,6 +10,8 @@ pub struct OffsetsReport {
     pub configs: Vec<String>,
     /// One row per path.
     pub rows: Vec<OffsetsRow>,
+    /// Notes about the builds, tagged with their labels.
+    pub notes: Vec<String>,
 }
 
 /// One path across the builds.
