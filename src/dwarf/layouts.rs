@@ -62,6 +62,12 @@ fn layout_wants(tag: gimli::DwTag) -> Wants {
                 ])
             }
         }
+        // A definition's size is part of its fingerprint: same-named
+        // structs with the same members can differ in size (an aligned
+        // attribute), and pahole lists each.
+        _ if def_kind(tag).is_some() => {
+            const { Wants::of(&[Want::Name, Want::ByteSize, Want::Declaration, Want::Sibling]) }
+        }
         _ => index_wants(tag),
     }
 }
