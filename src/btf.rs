@@ -509,7 +509,48 @@ fn build(
         };
         out.table.set(ids[i], ty);
     }
+    flexible_arrays(&mut out);
     Ok(out)
+}
+
+/// BTF writes a flexible array member (`a[]`) with a count of 0, as it
+/// writes a GNU `a[0]`, and nothing tells them apart. As pahole prints
+/// them, a count-0 array is taken for a flexible one where it ends a named
+/// struct of more than one named member (where C allows one), and is
+/// `a[0]` elsewhere; it gets its own array type, since BTF shares one type
+/// among members. Either reading is wrong for some structs (the kernel's
+/// `min_heap_char` ends in `preallocated[0]`).
+fn flexible_arrays(out: &mut BtfTypes) {
+    for &id in &out.composites {
+        let last = match out.table.get(id) {
+            Type::Composite(c) if c.kind == CompositeKind::Struct => c
+                .members
+                .as_ref()
+                .filter(|m| m.iter().filter(|m| m.name.is_some()).count() > 1)
+                .and_then(|m| m.last())
+                .filter(|m| m.name.is_some())
+                .map(|m| m.ty),
+            _ => None,
+        };
+        let Some(ty) = last else { continue };
+        let Type::Array { element, dims } = out.table.get(ty) else {
+            continue;
+        };
+        if dims.first() != Some(&Some(0)) {
+            continue;
+        }
+        let mut flexible = dims.clone();
+        flexible[0] = None;
+        let flex = out.table.push(Type::Array {
+            element: *element,
+            dims: flexible,
+        });
+        if let Type::Composite(c) = out.table.get_mut(id)
+            && let Some(last) = c.members.as_mut().and_then(|m| m.last_mut())
+        {
+            last.ty = flex;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -173,10 +173,17 @@ pub enum Type {
 /// chains only occur in corrupt or hostile input (a typedef cycle).
 pub const MAX_TYPE_DEPTH: usize = 64;
 
-/// The arena.
-#[derive(Default, Debug)]
+/// The arena. Id 0 is always `void`: loaders map "no type" there.
+#[derive(Debug)]
 pub struct TypeTable {
     types: Vec<Type>,
+}
+
+/// A table holding only `void`, as [`TypeTable::new`].
+impl Default for TypeTable {
+    fn default() -> Self {
+        TypeTable::new()
+    }
 }
 
 impl TypeTable {

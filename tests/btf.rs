@@ -281,3 +281,51 @@ fn diff_reads_btf() {
         assert_eq!(top, b[name].1 as i64 - a[name].1 as i64, "{name}: {d}");
     }
 }
+
+/// Every member's type, as C spells it, is the same from BTF as from the
+/// DWARF pahole encoded it from: `void` included (BTF id 0), which once
+/// came out as the first BTF type (`void *` as `long unsigned int *`).
+/// Multi-dimensional arrays are the one difference: BTF flattens them.
+/// (BTF writes `a[0]` and a flexible `a[]` alike; a count-0 array where C
+/// allows a flexible one is read as one, as pahole prints it.)
+#[test]
+fn btf_member_types_equal_dwarfs() {
+    let dwarf = fixture("gcc-dwarf5-base");
+    let sizes = run::sizes(&dwarf, &Source::Dwarf).unwrap().stdout;
+    let mut names: Vec<String> = sizes
+        .lines()
+        .map(|l| l.split('\t').next().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names.dedup();
+    let members = |file: &std::path::Path, source: Source| -> Vec<(String, String)> {
+        let out = run::layout(file, &names, true, Format::Json, None, &source).unwrap();
+        let layouts: Value = serde_json::from_str(&out.stdout).unwrap();
+        layouts
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|t| t["members"].as_array().unwrap().clone())
+            .map(|m| {
+                (
+                    format!("{}+{}", m["path"].as_str().unwrap(), m["offset"]),
+                    m["type"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect()
+    };
+    let from_dwarf = members(&dwarf, Source::Dwarf);
+    let from_btf = members(&fixture("gcc-btf-base"), Source::Btf { base: None });
+    assert_eq!(from_dwarf.len(), from_btf.len());
+    let mut compared = 0;
+    for ((path, d), (btf_path, b)) in from_dwarf.iter().zip(&from_btf) {
+        assert_eq!(path, btf_path);
+        if d.matches('[').count() > 1 {
+            continue;
+        }
+        assert_eq!(d, b, "{path}");
+        compared += 1;
+    }
+    assert!(compared > 100, "{compared} members compared");
+    assert!(from_dwarf.iter().any(|(_, t)| t == "void (*)(void)"));
+}

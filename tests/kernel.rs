@@ -375,6 +375,7 @@ fn btf_member_offsets_equal_dwarfs_for_a_sample() {
         members(&Source::Btf { base: None }),
     );
     let mut checked = 0;
+    let mut typed = 0;
     for (x, y) in d.iter().zip(&b) {
         assert_eq!(x["name"], y["name"]);
         assert_eq!(x["size"], y["size"], "{}", x["name"]);
@@ -393,11 +394,46 @@ fn btf_member_offsets_equal_dwarfs_for_a_sample() {
         );
         assert_eq!(mx, my, "{}", x["name"]);
         checked += mx.len();
+        // Type names too (BTF id 0 is void), but for multi-dimensional
+        // arrays, which BTF flattens, and `a[0]` against `a[]`, which BTF
+        // cannot tell apart (src/btf.rs, flexible_arrays).
+        for (mx, my) in x["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(y["members"].as_array().unwrap())
+        {
+            let (tx, ty) = (mx["type"].as_str().unwrap(), my["type"].as_str().unwrap());
+            if tx.matches('[').count() < 2 {
+                let flex = |t: &str| t.replace("[0]", "[]");
+                assert_eq!(flex(tx), flex(ty), "{}.{}", x["name"], mx["path"]);
+                typed += 1;
+            }
+        }
     }
     eprintln!(
-        "btf: {} structs, {checked} members (expanded) equal between DWARF and BTF",
+        "btf: {} structs, {checked} members (expanded) equal between DWARF and BTF, {typed} with the same type",
         d.len()
     );
+    // include/linux/sched.h: `void *stack;`, the member the off-by-one
+    // printed as `long unsigned int *`.
+    let task = run::layout(
+        &k,
+        &["task_struct".to_owned()],
+        false,
+        Format::Json,
+        None,
+        &Source::Btf { base: None },
+    )
+    .unwrap();
+    let task: Value = serde_json::from_str(&task.stdout).unwrap();
+    let stack = task[0]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["path"] == "stack")
+        .unwrap();
+    assert_eq!(stack["type"], "void *");
 }
 
 /// `offsets` and `diff` read the vmlinux's own BTF (`--source btf`) and

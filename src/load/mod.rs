@@ -237,7 +237,7 @@ impl Loaded<'_, '_> {
             Backend::Dwarf(d) => &mut d.decoder.table,
             Backend::Btf(b) => &mut b.types.table,
         };
-        std::mem::replace(table, TypeTable::new())
+        std::mem::take(table)
     }
 
     /// Resolves each spec to one struct or union with its members loaded
