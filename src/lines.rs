@@ -33,19 +33,9 @@ impl Lines {
         Lines::of(start, end.saturating_sub(start), line)
     }
 
-    /// How many lines.
-    pub fn count(self) -> u64 {
-        self.last - self.first + 1
-    }
-
     /// Each line number.
     pub fn iter(self) -> std::ops::RangeInclusive<u64> {
         self.first..=self.last
-    }
-
-    /// True when `line` is one of them.
-    pub fn contains(self, line: u64) -> bool {
-        (self.first..=self.last).contains(&line)
     }
 }
 
@@ -77,7 +67,7 @@ mod tests {
         assert_eq!(Lines::of(60, 8, 64), Lines { first: 0, last: 1 });
         assert_eq!(Lines::of(128, 0, 64), Lines { first: 2, last: 2 });
         assert_eq!(Lines::of(u64::MAX - 1, 8, 64).last, u64::MAX / 64);
-        assert_eq!(Lines::of_range(64, 192, 64).count(), 2);
+        assert_eq!(Lines::of_range(64, 192, 64), Lines { first: 1, last: 2 });
         assert_eq!(Lines::of(60, 8, 64).to_string(), "0-1");
         assert_eq!(Lines::of(64, 8, 64).to_string(), "1");
     }
