@@ -5,6 +5,12 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// The cacheline sizes cachelint accepts, from the command line or a rules
+/// file: a power of two from 16 to 4096 bytes.
+pub fn is_cacheline_size(bytes: u64) -> bool {
+    bytes.is_power_of_two() && (16..=4096).contains(&bytes)
+}
+
 /// Cachelines `first..=last` (numbered from the start of the root type)
 /// that a byte range touches. An empty range touches its first byte's line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -333,10 +333,18 @@ struct InputArgs {
     /// Cacheline size in bytes; default: the rules file's `cacheline`, else
     /// the machine's (64 for x86_64/arm64/riscv, 128 for ppc64, 256 for
     /// s390x; 64 for raw BTF, which does not say).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = cacheline_size)]
     cacheline: Option<u64>,
     #[command(flatten)]
     source: SourceArgs,
+}
+
+/// `--cacheline`: what a rules file's `cacheline` may be too.
+fn cacheline_size(text: &str) -> Result<u64, String> {
+    text.parse()
+        .ok()
+        .filter(|&n| cachelint::lines::is_cacheline_size(n))
+        .ok_or_else(|| "a cacheline is a power of two from 16 to 4096 (bytes)".to_owned())
 }
 
 /// `--format`, offering exactly the formats report `R` can be written in.

@@ -289,6 +289,30 @@ fn cacheline_size_comes_from_the_elf_machine() {
         serde_json::from_str::<Value>(&out.stdout).unwrap()[0]["cacheline_size"],
         128
     );
+    // --cacheline takes what a rules file's `cacheline` may be.
+    let file = fixture("gcc-dwarf5-base");
+    for (bytes, ok) in [
+        ("1", false),
+        ("3", false),
+        ("63", false),
+        ("8192", false),
+        ("x", false),
+        ("16", true),
+        ("4096", true),
+    ] {
+        let (code, _, err) = common::cachelint(&[
+            "layout",
+            "--cacheline",
+            bytes,
+            file.to_str().unwrap(),
+            "lruvec",
+        ]);
+        assert_eq!(code == 0, ok, "--cacheline {bytes}: {err}");
+        if !ok {
+            assert_eq!(code, 2);
+            assert!(err.contains("power of two from 16 to 4096"), "{err}");
+        }
+    }
 }
 
 #[test]

@@ -70,7 +70,7 @@ impl Parser<'_> {
             _ => None,
         };
         match line {
-            Some(l) if l.is_power_of_two() && (16..=4096).contains(&l) => Ok(l),
+            Some(l) if crate::lines::is_cacheline_size(l) => Ok(l),
             _ => Err(self
                 .at(value)
                 .error("'cacheline' must be a power of two between 16 and 4096 (bytes)")),
