@@ -77,6 +77,17 @@ pub enum Error {
         /// What is wrong, with the nearest names when there are some.
         message: String,
     },
+    /// A file read whole that is larger than any real one of its kind
+    /// (`/dev/zero` as a rules file).
+    #[error("{path}: more than {limit_mb} MB, too large for {what}")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// What it was read as ("a rules file").
+        what: &'static str,
+        /// The limit, in MB.
+        limit_mb: u64,
+    },
     /// Arguments that do not go together.
     #[error("{0}")]
     Usage(String),

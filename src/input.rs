@@ -25,6 +25,39 @@ pub const DWARF_SECTIONS: &[&str] = &[
     ".debug_types",
 ];
 
+/// Reads `path` whole, as `what` ("a rules file"), refusing it once it
+/// passes `limit` bytes: never more than `limit + 1` bytes are read, so
+/// an endless file (`/dev/zero`) costs nothing.
+pub fn read_limited(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>> {
+    let io = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut data).map_err(io)?;
+    if data.len() as u64 > limit {
+        return Err(Error::TooLarge {
+            path: path.to_owned(),
+            what,
+            limit_mb: limit >> 20,
+        });
+    }
+    Ok(data)
+}
+
+/// The first `n` bytes of `path` (fewer when it is shorter).
+pub fn head(path: &Path, n: u64) -> Result<Vec<u8>> {
+    let io = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, n), &mut data).map_err(io)?;
+    Ok(data)
+}
+
 /// A file mapped into memory. Keep it alive while anything borrows from it.
 pub struct MappedFile {
     path: PathBuf,
@@ -54,12 +87,11 @@ impl MappedFile {
         // us is the usual mmap caveat shared by every tool that maps binaries.
         let bytes = match unsafe { memmap2::Mmap::map(&file) } {
             Ok(map) => Contents::Mapped(map),
-            Err(_) => {
-                let mut data = Vec::new();
-                std::io::Read::read_to_end(&mut std::io::Read::take(&file, MAX_READ), &mut data)
-                    .map_err(io)?;
-                Contents::Read(data)
-            }
+            Err(_) => Contents::Read(read_limited(
+                path,
+                MAX_READ,
+                "a file that cannot be mapped",
+            )?),
         };
         Ok(MappedFile {
             path: path.to_owned(),

@@ -648,3 +648,37 @@ fn each_side_says_which_rule_gave_its_class() {
     );
     assert!(f.b.why.ends_with("lru.toml:6:1"), "{}", f.b.why);
 }
+
+/// A rules file or a baseline is read whole, so an endless or huge one is
+/// refused after its first 16 MB (a JSON baseline: its first bytes), and
+/// a binary one is named as such, not as "invalid UTF-8".
+#[test]
+fn endless_and_binary_rules_files_are_refused_at_once() {
+    let build = fixture("gcc-dwarf5-base");
+    let build = build.to_str().unwrap();
+    let lru = rules("lru.toml");
+    let lru = lru.to_str().unwrap();
+    for (args, want) in [
+        (
+            vec!["check", "--rules", "/dev/zero", build],
+            "/dev/zero: more than 16 MB, too large for a rules file",
+        ),
+        (
+            vec!["check", "--rules", build, build],
+            "not a text file (invalid UTF-8 at byte",
+        ),
+        (
+            vec!["check", "--rules", lru, "--baseline", "/dev/zero", build],
+            "/dev/zero: not a readable ELF file",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

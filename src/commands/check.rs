@@ -274,13 +274,15 @@ impl Baseline {
 
 /// A saved JSON report, or `None` when the file is not JSON (an ELF build).
 fn read_report(path: &Path) -> Result<Option<Report>> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+    /// A report of the kernel-wide limit of 50,000 findings is about 75 MB.
+    const MAX_REPORT_BYTES: u64 = 256 << 20;
+    // A build (an ELF file) is told from a report by its first bytes,
+    // without reading it.
+    let start = crate::input::head(path, 4096)?;
+    if start.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Ok(None);
     }
+    let bytes = crate::input::read_limited(path, MAX_REPORT_BYTES, "a JSON report")?;
     let report: Report = serde_json::from_slice(&bytes).map_err(|e| {
         Error::Usage(format!(
             "{}: not a cachelint JSON report (from check --format json): {e}",

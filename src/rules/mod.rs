@@ -422,12 +422,18 @@ impl Rules {
     /// Reads and merges rules files: `.rst` files as net_cachelines tables,
     /// anything else as TOML.
     pub fn load(paths: &[PathBuf]) -> Result<Rules> {
+        /// The largest rules file read: the kernel's largest net_cachelines
+        /// table is 12 KB (net_device.rst in 6.12); a hand-written TOML
+        /// file is smaller.
+        const MAX_RULES_BYTES: u64 = 16 << 20;
         let mut rules = Rules::default();
         for path in paths {
-            let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-                path: path.clone(),
-                source,
-            })?;
+            let bytes = crate::input::read_limited(path, MAX_RULES_BYTES, "a rules file")?;
+            let text = String::from_utf8(bytes).map_err(|e| Error::Usage(format!(
+                "{}: not a text file (invalid UTF-8 at byte {}): a rules file is TOML or a net_cachelines .rst table",
+                path.display(),
+                e.utf8_error().valid_up_to()
+            )))?;
             let file: Arc<Path> = Arc::from(path.as_path());
             let parsed = if path.extension().is_some_and(|e| e == "rst") {
                 rst::parse(&file, &text)?
