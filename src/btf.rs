@@ -61,6 +61,9 @@ pub fn parse(blobs: &[&[u8]], pointer_size: u64, cacheline: u64) -> Result<BtfTy
         read_types(&header, &mut raw, &mut notes).map_err(|e| format!("{what}: {e}"))?;
     }
     let strings = Strings(strings);
+    if let Some(start) = split_start {
+        strings.check_split(&raw[start..])?;
+    }
     let mut types = build(&raw, &strings, pointer_size, cacheline, notes)?;
     // Model ids follow BTF ids one to one (id 0 is void in both).
     types.split_start = split_start.map(|i| TypeId(i as u32));
@@ -140,6 +143,45 @@ impl Reader<'_> {
 struct Strings<'a>(Vec<&'a [u8]>);
 
 impl Strings<'_> {
+    /// Split BTF names strings of its base by their offsets: each must be
+    /// the start of one. A name that lands inside a base string means the
+    /// split was built on another base (another kernel's vmlinux), whose
+    /// names and type ids it would silently take.
+    fn check_split(&self, split: &[Raw]) -> Result<(), String> {
+        let Some((_, bases)) = self.0.split_last() else {
+            return Ok(());
+        };
+        let base: Vec<u8> = bases.concat();
+        let mut names = Vec::new();
+        for r in split {
+            match r {
+                Raw::Int { name, .. }
+                | Raw::Float { name, .. }
+                | Raw::Enum { name, .. }
+                | Raw::Fwd { name, .. }
+                | Raw::Typedef { name, .. } => names.push(*name),
+                Raw::Composite { name, members, .. } => {
+                    names.push(*name);
+                    names.extend(members.iter().map(|m| m.0));
+                }
+                _ => {}
+            }
+        }
+        let inside = names
+            .iter()
+            .filter(|&&off| off > 0 && off < base.len() && base[off - 1] != 0)
+            .count();
+        if inside > 0 {
+            return Err(format!(
+                "split BTF does not fit its base: {inside} of its {} names point into the middle \
+                 of the base's strings (was it built on another vmlinux? --btf-base names the \
+                 vmlinux the module was built against)",
+                names.len()
+            ));
+        }
+        Ok(())
+    }
+
     fn get(&self, mut off: usize) -> Option<String> {
         if off == 0 {
             return None;

@@ -329,3 +329,20 @@ fn btf_member_types_equal_dwarfs() {
     assert!(compared > 100, "{compared} members compared");
     assert!(from_dwarf.iter().any(|(_, t)| t == "void (*)(void)"));
 }
+
+/// Split BTF on the wrong base is refused, not read under the base's
+/// names: the rt build's split BTF was encoded on the base build, and the
+/// rt build's own BTF is a base of other strings.
+#[test]
+fn split_btf_on_the_wrong_base_is_refused() {
+    let split = fixture("gcc-btf-rt-split.raw");
+    let split = split.to_str().unwrap();
+    let right = fixture("gcc-btf-base.raw");
+    let (code, _, err) = cachelint(&["sizes", "--btf-base", right.to_str().unwrap(), split]);
+    assert_eq!(code, 0, "{err}");
+    let wrong = fixture("gcc-btf-rt.raw");
+    let (code, out, err) = cachelint(&["sizes", "--btf-base", wrong.to_str().unwrap(), split]);
+    assert_eq!(code, 2, "{out}");
+    assert!(err.contains("split BTF does not fit its base"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
