@@ -58,6 +58,9 @@ pub fn head(path: &Path, n: u64) -> Result<Vec<u8>> {
     Ok(data)
 }
 
+/// DWARF sections made of NUL-terminated strings.
+const STRING_SECTIONS: &[&str] = &[".debug_str", ".debug_line_str"];
+
 /// A file mapped into memory. Keep it alive while anything borrows from it.
 pub struct MappedFile {
     path: PathBuf,
@@ -161,6 +164,14 @@ impl<'data> DebugSections<'data> {
             let mut bytes = section_bytes(&section, data.len()).map_err(section_err)?;
             if relocatable {
                 apply_relocations(&file, &section, &mut bytes, byte_order).map_err(section_err)?;
+            }
+            // A string section is NUL-terminated strings: one that does not
+            // end in NUL cannot hold the names the DIEs point at, and every
+            // lookup would quietly find nothing.
+            if STRING_SECTIONS.contains(&name) && bytes.last().is_some_and(|&b| b != 0) {
+                return Err(section_err(
+                    "does not end in a NUL byte: its strings are corrupt or cut short".into(),
+                ));
             }
             sections.push((name, bytes));
         }

@@ -411,6 +411,41 @@ fn every_truncation_of_a_fixture_is_an_error_not_a_panic() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A `.debug_str` whose NULs are all overwritten cannot hold a name: an
+/// error naming the section, not an empty `sizes` with exit code 0.
+#[test]
+fn a_corrupt_string_section_is_an_error_naming_it() {
+    use object::{Object, ObjectSection};
+    let mut data = std::fs::read(fixture("gcc-dwarf5-base")).unwrap();
+    let range = {
+        let elf = object::File::parse(&*data).unwrap();
+        let s = elf.section_by_name(".debug_str").unwrap();
+        let (start, size) = s.file_range().unwrap();
+        start as usize..(start + size) as usize
+    };
+    for b in &mut data[range] {
+        if *b == 0 {
+            *b = b'x';
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("cachelint-str-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("corrupt-str");
+    std::fs::write(&path, &data).unwrap();
+    for args in [
+        vec!["sizes", path.to_str().unwrap()],
+        vec!["layout", path.to_str().unwrap(), "lruvec"],
+    ] {
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {out}");
+        assert!(
+            err.contains("section .debug_str: does not end in a NUL byte"),
+            "{err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
         .args(args)
