@@ -13,7 +13,7 @@ use std::process::Command;
 
 use cachelint::commands::Source;
 use common::run::{self, Format};
-use common::{COMPILERS, CONFIGS, expected, fixture, truth_lines, truth_values};
+use common::{COMPILERS, CONFIGS, expected, fixture, truth, truth_lines, truth_values};
 use object::{Object, ObjectSection};
 use serde_json::Value;
 
@@ -526,4 +526,27 @@ fn text_layout_reads_like_pahole() {
     assert!(out.contains("lru_lock;             /*    80     4 */"));
     assert!(out.contains("\t/* size: 1488, cachelines: 24, members: 9 */\n"));
     assert!(out.ends_with("};\n"));
+}
+
+/// `layout`, `offsetof` and `sizes` take a FILE, never NAME=FILE: a file
+/// whose name holds '=' is that file.
+#[test]
+fn a_file_name_with_an_equals_sign_is_a_file() {
+    let dir = std::env::temp_dir().join(format!("cachelint-eq-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(fixture("gcc-dwarf5-base"), dir.join("base=copy")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
+        .args(["offsetof", "base=copy", "lruvec.lru_lock"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let t = truth(&fixture("gcc-dwarf5-base"), true);
+    let want = format!("lruvec.lru_lock: offset {} ", t["lruvec.lru_lock"].0);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with(&want),
+        "{err}"
+    );
 }

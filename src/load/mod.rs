@@ -47,7 +47,7 @@ pub struct Build {
 
 impl Build {
     /// Parses `NAME=FILE` (NAME made of letters, digits, `-`, `_`, `.`) or `FILE`,
-    /// whose label is then the file name.
+    /// whose label is then the file name ([`Build::file`]).
     pub fn parse(text: &str) -> Build {
         if let Some((name, file)) = text.split_once('=')
             && !name.is_empty()
@@ -61,16 +61,19 @@ impl Build {
                 path: PathBuf::from(file),
             };
         }
-        let path = PathBuf::from(text);
-        let config = path
-            .file_name()
-            .map_or_else(|| text.to_owned(), |n| n.to_string_lossy().into_owned());
-        Build { config, path }
+        Build::file(Path::new(text))
     }
 
-    /// A build labelled with its file name.
+    /// The build of a command that takes a FILE, never NAME=FILE:
+    /// labelled with its file name.
     pub fn file(path: &Path) -> Build {
-        Build::parse(&path.to_string_lossy())
+        Build {
+            config: path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            path: path.to_owned(),
+        }
     }
 }
 
