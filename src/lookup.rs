@@ -109,62 +109,68 @@ pub fn find_types(
     Ok(found)
 }
 
-/// Resolves each spec among the types of a BTF file (at `path`).
+/// Resolves each spec among the types of a BTF file (at `path`); an
+/// unknown name is an error with the closest names.
 pub fn find_in_btf(
     btf: &crate::btf::BtfTypes,
     specs: &[TypeSpec],
     path: &Path,
 ) -> Result<Vec<Found>> {
-    let mut found = Vec::with_capacity(specs.len());
-    for spec in specs {
-        if let Pick::File(_) = spec.pick {
-            return Err(Error::UnknownVariant(format!(
-                "'{}': BTF records no source files, so NAME@FILE cannot pick a layout; use NAME#N",
-                spec.name
-            )));
-        }
-        let table = &btf.table;
-        let mut composites = Vec::new();
-        let mut typedefs = Vec::new();
-        for &id in btf.names.get(&spec.name).into_iter().flatten() {
-            match table.get(id) {
-                Type::Composite(c) if c.members.is_some() => composites.push(id),
-                Type::Typedef { .. } => {
-                    let target = table.strip(id);
-                    if matches!(table.get(target), Type::Composite(c) if c.members.is_some()) {
-                        typedefs.push(target);
-                    }
-                }
-                _ => {}
-            }
-        }
-        let mut candidates = if composites.is_empty() {
-            typedefs
-        } else {
-            composites
-        };
-        // A module's own types (split BTF) come before the base's.
-        if let Some(start) = btf.split_start {
-            candidates.sort_by_key(|id| *id < start);
-        }
-        if candidates.is_empty() {
-            return Err(unknown_type(
-                &spec.name,
-                path,
-                btf.names.keys().map(String::as_str),
-            ));
-        }
-        found.push(pick_layout(table, spec, &candidates)?);
-    }
-    Ok(found)
+    specs
+        .iter()
+        .map(|spec| {
+            find_one_in_btf(btf, spec)?
+                .ok_or_else(|| unknown_type(&spec.name, path, btf.names.keys().map(String::as_str)))
+        })
+        .collect()
 }
 
-/// The types of a file among some names, from [`find_present`].
+/// Resolves one spec among the types of a BTF file: `None` when the file
+/// defines no such struct or union.
+pub fn find_one_in_btf(btf: &crate::btf::BtfTypes, spec: &TypeSpec) -> Result<Option<Found>> {
+    if let Pick::File(_) = spec.pick {
+        return Err(Error::UnknownVariant(format!(
+            "'{}': BTF records no source files, so NAME@FILE cannot pick a layout; use NAME#N",
+            spec.name
+        )));
+    }
+    let table = &btf.table;
+    let mut composites = Vec::new();
+    let mut typedefs = Vec::new();
+    for &id in btf.names.get(&spec.name).into_iter().flatten() {
+        match table.get(id) {
+            Type::Composite(c) if c.members.is_some() => composites.push(id),
+            Type::Typedef { .. } => {
+                let target = table.strip(id);
+                if matches!(table.get(target), Type::Composite(c) if c.members.is_some()) {
+                    typedefs.push(target);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut candidates = if composites.is_empty() {
+        typedefs
+    } else {
+        composites
+    };
+    // A module's own types (split BTF) come before the base's.
+    if let Some(start) = btf.split_start {
+        candidates.sort_by_key(|id| *id < start);
+    }
+    if candidates.is_empty() {
+        return Ok(None);
+    }
+    pick_layout(table, spec, &candidates).map(Some)
+}
+
+/// The types of a build among some names, from [`find_present`] (and the
+/// loaders' `find_present`).
 #[derive(Debug, Default)]
 pub struct Present {
-    /// Each name the file defines, resolved (first layout).
+    /// Each name the build defines, resolved (first layout).
     pub types: HashMap<String, Found>,
-    /// Per name, the units that define it.
+    /// Per name, the DWARF units that define it (empty for BTF).
     pub units: HashMap<String, HashSet<usize>>,
 }
 

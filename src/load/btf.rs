@@ -4,12 +4,12 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::{Capabilities, Present};
+use super::Capabilities;
 use crate::btf::BtfTypes;
 use crate::dwarf::contains::Contains;
 use crate::error::{Error, Result};
 use crate::input::MappedFile;
-use crate::lookup::{self, Pick, TypeSpec};
+use crate::lookup::{self, Pick, Present, TypeSpec};
 use crate::model::{Type, TypeId, TypeTable};
 
 /// BTF has no source lines and no alignment attributes.
@@ -25,19 +25,21 @@ pub(super) struct BtfBuild {
 }
 
 impl BtfBuild {
-    /// Parses the BTF of `bytes` (the file at `path`), on the BTF of
+    /// Parses `own`, the BTF of the file at `path` with its pointer and
+    /// cacheline sizes (from [`crate::input::btf_of`]), on the BTF of
     /// `base` when the file's is split BTF.
-    pub(super) fn load(path: &Path, bytes: &[u8], base: Option<&Path>) -> Result<BtfBuild> {
-        let mut blobs = Vec::new();
-        if let Some(base) = base {
-            let mapped = MappedFile::open(base)?;
-            let (blob, _, _) = crate::input::btf_of(mapped.path(), mapped.bytes())?;
-            blobs.push(blob.into_owned());
-        }
+    pub(super) fn load(
+        path: &Path,
+        (own, pointer_size, cacheline): (&[u8], u64, u64),
+        base: Option<&Path>,
+    ) -> Result<BtfBuild> {
+        let base = base.map(MappedFile::open).transpose()?;
+        let base_blob = match &base {
+            Some(mapped) => Some(crate::input::btf_of(mapped.path(), mapped.bytes())?.0),
+            None => None,
+        };
         // The machine is the file's, not the base's.
-        let (own, pointer_size, cacheline) = crate::input::btf_of(path, bytes)?;
-        let mut refs: Vec<&[u8]> = blobs.iter().map(Vec::as_slice).collect();
-        refs.push(&own);
+        let refs: Vec<&[u8]> = base_blob.as_deref().into_iter().chain([own]).collect();
         let types =
             crate::btf::parse(&refs, pointer_size, cacheline).map_err(|reason| Error::Section {
                 path: path.to_owned(),
@@ -53,26 +55,26 @@ impl BtfBuild {
             name: name.to_owned(),
             pick: Pick::First,
         };
-        lookup::find_in_btf(&self.types, &[spec], Path::new(""))
-            .ok()
-            .map(|mut f| f.remove(0))
+        lookup::find_one_in_btf(&self.types, &spec).ok().flatten()
     }
 
-    pub(super) fn find_present(&self, names: &HashSet<&str>) -> Result<Present> {
-        Ok(Present {
+    /// Every name is looked up on its own; an absent one costs no "did you
+    /// mean" (a rules file names types that only some configs have).
+    pub(super) fn find_present(&self, names: &HashSet<&str>) -> Present {
+        Present {
             types: names
                 .iter()
                 .filter_map(|n| Some(((*n).to_owned(), self.first(n)?)))
                 .collect(),
             units: Default::default(),
-        })
+        }
     }
 
-    pub(super) fn discover_roots(
-        &self,
-        present: &mut Present,
-        annotated: &[&str],
-    ) -> Result<Vec<String>> {
+    pub(super) fn did_you_mean(&self, name: &str) -> String {
+        crate::suggest::did_you_mean(name, self.types.names.keys().map(String::as_str))
+    }
+
+    pub(super) fn discover_roots(&self, present: &mut Present, annotated: &[&str]) -> Vec<String> {
         let edges = containment(&self.types.table, &self.types.composites);
         let pairs: Vec<(&str, &str)> = edges
             .iter()
@@ -86,7 +88,7 @@ impl BtfBuild {
                 present.types.insert(root.clone(), found);
             }
         }
-        Ok(roots)
+        roots
     }
 }
 

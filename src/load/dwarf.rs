@@ -4,12 +4,12 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::{Capabilities, Present};
+use super::Capabilities;
 use crate::dwarf::DwarfFile;
 use crate::dwarf::contains::Contains;
 use crate::dwarf::decode::Decoder;
 use crate::error::Result;
-use crate::lookup::{self, Found, TypeSpec};
+use crate::lookup::{self, Found, Present, TypeSpec};
 
 /// DWARF records everything the commands print.
 pub(super) const CAPABILITIES: Capabilities = Capabilities {
@@ -36,11 +36,7 @@ impl<'f, 'a> DwarfTypes<'f, 'a> {
     }
 
     pub(super) fn find_present(&mut self, names: &HashSet<&str>) -> Result<Present> {
-        let found = lookup::find_present(self.file, &mut self.decoder, names)?;
-        Ok(Present {
-            types: found.types,
-            units: found.units,
-        })
+        lookup::find_present(self.file, &mut self.decoder, names)
     }
 
     /// Reads only the units that define an annotated type (C needs a full

@@ -10,13 +10,13 @@
 mod btf;
 mod dwarf;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::input::{DebugSections, MappedFile};
 use crate::kconfig::{self, KernelConfig};
-use crate::lookup::{Found, TypeSpec};
+use crate::lookup::{Found, Present, TypeSpec};
 use crate::model::TypeTable;
 use crate::sizes::SizeLine;
 
@@ -98,17 +98,19 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
-    /// The note a build whose format cannot tell everything carries.
-    fn note(self) -> Option<String> {
+    /// The note a build whose format (named `format`) cannot tell
+    /// everything carries.
+    fn note(self, format: &str) -> Option<String> {
         let mut missing = Vec::new();
         if !self.decl_lines {
-            missing.push("no source files or lines");
+            missing.push("no source files or lines".to_owned());
         }
         if !self.alignment_attributes {
-            missing
-                .push("alignment inferred from the members (BTF records no alignment attributes)");
+            missing.push(format!(
+                "alignment inferred from the members ({format} records no alignment attributes)"
+            ));
         }
-        (!missing.is_empty()).then(|| format!("types from BTF: {}", missing.join(", ")))
+        (!missing.is_empty()).then(|| format!("types from {format}: {}", missing.join(", ")))
     }
 }
 
@@ -121,11 +123,6 @@ pub struct Loaded<'f, 'a> {
     /// Cacheline size of the file's machine (64 for raw BTF, which does
     /// not say).
     pub cacheline: u64,
-    /// What the format can tell.
-    pub capabilities: Capabilities,
-    /// Things the loader found worth telling (skipped types, unknown BTF
-    /// kinds).
-    format_notes: Vec<String>,
     bytes: &'a [u8],
     backend: Backend<'f, 'a>,
 }
@@ -133,15 +130,6 @@ pub struct Loaded<'f, 'a> {
 enum Backend<'f, 'a> {
     Dwarf(dwarf::DwarfTypes<'f, 'a>),
     Btf(btf::BtfBuild),
-}
-
-/// The types of some names that a build defines, from [`Loaded::find_present`].
-#[derive(Debug, Default)]
-pub struct Present {
-    /// Each name the build defines, resolved (first layout).
-    pub types: HashMap<String, Found>,
-    /// Per name, the DWARF units that define it (empty for BTF).
-    units: HashMap<String, HashSet<usize>>,
 }
 
 /// Opens `build` as `source` says and runs `f` on it. Every error names
@@ -166,20 +154,29 @@ pub fn open<T>(
             Ok(sections) => return with_dwarf(build, bytes, &sections, f),
             Err(no_dwarf @ (Error::NoDebugInfo { .. } | Error::NotElf { .. })) => {
                 // Neither DWARF nor BTF: the DWARF error says what to do.
-                if crate::input::btf_of(path, bytes).is_err() {
+                let Ok((own, pointer, line)) = crate::input::btf_of(path, bytes) else {
                     return Err(no_dwarf);
-                }
-                None
+                };
+                return with_btf(build, bytes, (&own, pointer, line), None, f);
             }
             Err(e) => return Err(e),
         },
     };
-    let btf = btf::BtfBuild::load(path, bytes, base)?;
+    let (own, pointer, line) = crate::input::btf_of(path, bytes)?;
+    with_btf(build, bytes, (&own, pointer, line), base, f)
+}
+
+fn with_btf<T>(
+    build: &Build,
+    bytes: &[u8],
+    own: (&[u8], u64, u64),
+    base: Option<&Path>,
+    f: impl FnOnce(&mut Loaded<'_, '_>) -> Result<T>,
+) -> Result<T> {
+    let btf = btf::BtfBuild::load(&build.path, own, base)?;
     let mut loaded = Loaded {
         build: build.clone(),
         cacheline: btf.cacheline,
-        capabilities: btf::CAPABILITIES,
-        format_notes: btf.types.notes.clone(),
         bytes,
         backend: Backend::Btf(btf),
     };
@@ -196,8 +193,6 @@ fn with_dwarf<T>(
     let mut loaded = Loaded {
         build: build.clone(),
         cacheline: sections.cacheline,
-        capabilities: dwarf::CAPABILITIES,
-        format_notes: Vec::new(),
         bytes,
         backend: Backend::Dwarf(dwarf::DwarfTypes::new(&file)),
     };
@@ -216,11 +211,33 @@ fn in_file(e: Error, path: &Path) -> Error {
 }
 
 impl Loaded<'_, '_> {
+    /// What the build's debug format can tell.
+    pub fn capabilities(&self) -> Capabilities {
+        match &self.backend {
+            Backend::Dwarf(_) => dwarf::CAPABILITIES,
+            Backend::Btf(_) => btf::CAPABILITIES,
+        }
+    }
+
+    /// The debug format's name, for notes.
+    fn format(&self) -> &'static str {
+        match &self.backend {
+            Backend::Dwarf(_) => "DWARF",
+            Backend::Btf(_) => "BTF",
+        }
+    }
+
     /// Things worth telling about the input, untagged: what its format
-    /// cannot tell, then what the loader skipped.
+    /// cannot tell, then what the loader skipped (unknown BTF kinds).
     pub fn notes(&self) -> Vec<String> {
-        let mut notes: Vec<String> = self.capabilities.note().into_iter().collect();
-        notes.extend(self.format_notes.iter().cloned());
+        let mut notes: Vec<String> = self
+            .capabilities()
+            .note(self.format())
+            .into_iter()
+            .collect();
+        if let Backend::Btf(b) = &self.backend {
+            notes.extend(b.types.notes.iter().cloned());
+        }
         notes
     }
 
@@ -258,7 +275,7 @@ impl Loaded<'_, '_> {
     pub fn find_present(&mut self, names: &HashSet<&str>) -> Result<Present> {
         match &mut self.backend {
             Backend::Dwarf(d) => d.find_present(names),
-            Backend::Btf(b) => b.find_present(names),
+            Backend::Btf(b) => Ok(b.find_present(names)),
         }
     }
 
@@ -271,7 +288,7 @@ impl Loaded<'_, '_> {
     ) -> Result<Vec<String>> {
         match &mut self.backend {
             Backend::Dwarf(d) => d.discover_roots(present, annotated),
-            Backend::Btf(b) => b.discover_roots(present, annotated),
+            Backend::Btf(b) => Ok(b.discover_roots(present, annotated)),
         }
     }
 
@@ -290,9 +307,7 @@ impl Loaded<'_, '_> {
     pub fn did_you_mean(&self, name: &str) -> String {
         match &self.backend {
             Backend::Dwarf(d) => d.did_you_mean(name),
-            Backend::Btf(b) => {
-                crate::suggest::did_you_mean(name, b.types.names.keys().map(String::as_str))
-            }
+            Backend::Btf(b) => b.did_you_mean(name),
         }
     }
 
