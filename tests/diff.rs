@@ -272,7 +272,9 @@ fn embedded_configs_name_the_options_that_change_layouts() {
 fn offsets_and_diff_mistakes_exit_2() {
     let base = fixture("gcc-dwarf5-base");
     let base = base.to_str().unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let after = fixture("gcc-dwarf5-after");
+    let after = after.to_str().unwrap();
+    let cases: [(&[&str], &str); 6] = [
         (&["offsets", "mem_cgroup_per_node.lruvec"], "is not a file"),
         (&["offsets", base], "no path given"),
         (
@@ -284,6 +286,11 @@ fn offsets_and_diff_mistakes_exit_2() {
             "no struct, union or typedef named 'nosuch'",
         ),
         (&["diff", base, base, "lruvc"], "did you mean 'lruvec'"),
+        // Absent from both: named in the old build, as `diff` reads it first.
+        (
+            &["diff", base, after, "lruvc"],
+            "gcc-dwarf5-base; did you mean 'lruvec'",
+        ),
     ];
     for (args, want) in cases {
         let (code, out, err) = cachelint(args);

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use crate::analysis::{self, Analysis, validate::Check};
 use crate::error::Result;
 use crate::layout::{self, Depth, Item};
-use crate::load::{self, Build, Source, tagged};
+use crate::load::{self, Build, Loaded, Source, tagged};
 use crate::lookup;
 use crate::model::{TypeId, TypeTable};
 use crate::rules::{Location, Rules};
@@ -56,37 +56,47 @@ pub(crate) fn analyze_build(
     roots: Roots<'_>,
     source: &Source,
 ) -> Result<Analyzed> {
+    load::open(build, source, |loaded| {
+        analyze_loaded(loaded, rules, cacheline, roots)
+    })
+}
+
+/// Analyses a build already open (`diff` has it open for its layouts).
+pub(crate) fn analyze_loaded(
+    loaded: &mut Loaded<'_, '_>,
+    rules: &Rules,
+    cacheline: Option<u64>,
+    roots: Roots<'_>,
+) -> Result<Analyzed> {
     let mut names = needed_names(rules);
     if let Roots::Only(name) = roots {
         names.insert(name);
     }
-    load::open(build, source, |loaded| {
-        let line = cacheline.or(rules.cacheline).unwrap_or(loaded.cacheline);
-        let mut present = loaded.find_present(&names)?;
-        let root_names: Vec<String> = match roots {
-            Roots::Only(name) => {
-                if !present.types.contains_key(name) {
-                    return Err(loaded.unknown_type(name));
-                }
-                vec![name.to_owned()]
+    let line = cacheline.or(rules.cacheline).unwrap_or(loaded.cacheline);
+    let mut present = loaded.find_present(&names)?;
+    let root_names: Vec<String> = match roots {
+        Roots::Only(name) => {
+            if !present.types.contains_key(name) {
+                return Err(loaded.unknown_type(name));
             }
-            Roots::FromRules if !rules.roots.is_empty() => rules_roots(rules, &present.types),
-            Roots::FromRules => {
-                let annotated = annotated_present(rules, &present.types);
-                loaded.discover_roots(&mut present, &annotated)?
-            }
-        };
-        let notes = tagged(&build.config, loaded.notes());
-        analyze_roots(
-            build,
-            rules,
-            loaded.table(),
-            &present.types,
-            &root_names,
-            line,
-            notes,
-        )
-    })
+            vec![name.to_owned()]
+        }
+        Roots::FromRules if !rules.roots.is_empty() => rules_roots(rules, &present.types),
+        Roots::FromRules => {
+            let annotated = annotated_present(rules, &present.types);
+            loaded.discover_roots(&mut present, &annotated)?
+        }
+    };
+    let notes = tagged(&loaded.build.config, loaded.notes());
+    analyze_roots(
+        &loaded.build,
+        rules,
+        loaded.table(),
+        &present.types,
+        &root_names,
+        line,
+        notes,
+    )
 }
 
 /// Every type name the rules mention: annotated types, roots, `[[allow]]`

@@ -6,13 +6,13 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use super::analyze::{Roots, analyze_build};
+use super::analyze::{Roots, analyze_loaded};
 use super::check::rules_fit;
 use crate::analysis::compare::compare;
 use crate::diff::{self, Side};
 use crate::error::Result;
 use crate::kconfig;
-use crate::load::{self, Build, Source, tagged};
+use crate::load::{self, Build, Loaded, Source, tagged};
 use crate::report::diff::{ConfigReport, DiffReport, MovedField, TypeReport};
 use crate::rules::Rules;
 
@@ -35,7 +35,12 @@ pub struct DiffOptions {
 
 /// Runs `diff`.
 pub fn diff(opts: &DiffOptions) -> Result<DiffReport> {
-    let (cacheline, mut types, configs, mut notes) = load::open(&opts.old, &opts.source, |old| {
+    let rules = if opts.rules.is_empty() {
+        None
+    } else {
+        Some(Rules::load(&opts.rules)?)
+    };
+    let (cacheline, types, configs, mut notes) = load::open(&opts.old, &opts.source, |old| {
         load::open(&opts.new, &opts.source, |new| {
             let line = opts.cacheline.unwrap_or(new.cacheline);
             if opts.cacheline.is_none() && old.cacheline != new.cacheline {
@@ -65,7 +70,7 @@ pub fn diff(opts: &DiffOptions) -> Result<DiffReport> {
                         )?;
                         (Some(d), "both".to_owned())
                     }
-                    (None, None) => return Err(new.unknown_type(name)),
+                    (None, None) => return Err(old.unknown_type(name)),
                     (Some(_), None) => (None, opts.old.config.clone()),
                     (None, Some(_)) => (None, opts.new.config.clone()),
                 };
@@ -80,50 +85,14 @@ pub fn diff(opts: &DiffOptions) -> Result<DiffReport> {
             }
             let mut notes = tagged(&opts.old.config, old.notes());
             notes.extend(tagged(&opts.new.config, new.notes()));
+            if let Some(rules) = &rules {
+                for report in out.iter_mut().filter(|r| r.diff.is_some()) {
+                    notes.extend(with_rules(report, old, new, rules, opts)?);
+                }
+            }
             Ok((line, out, (old.kernel_config(), new.kernel_config()), notes))
         })
     })?;
-    if !opts.rules.is_empty() {
-        let rules = Rules::load(&opts.rules)?;
-        for report in types.iter_mut().filter(|r| r.diff.is_some()) {
-            let builds = [opts.old.clone(), opts.new.clone()];
-            let name = report.name.as_str();
-            let old = analyze_build(
-                &builds[0],
-                &rules,
-                opts.cacheline,
-                Roots::Only(name),
-                &opts.source,
-            )?;
-            let new = analyze_build(
-                &builds[1],
-                &rules,
-                opts.cacheline,
-                Roots::Only(name),
-                &opts.source,
-            )?;
-            notes.extend(rules_fit(
-                &rules,
-                &builds,
-                &opts.source,
-                &[&old.checks, &new.checks],
-            )?);
-            notes.extend(old.notes.iter().chain(&new.notes).cloned());
-            let c = compare(&old.roots[0].analysis, &new.roots[0].analysis);
-            report.moved_fields = c
-                .moved
-                .iter()
-                .map(|m| MovedField {
-                    path: m.path.clone(),
-                    class: m.class.name().to_owned(),
-                    old_lines: m.old.into(),
-                    new_lines: m.new.into(),
-                })
-                .collect();
-            report.findings_fixed = c.fixed().into_iter().cloned().collect();
-            report.findings_introduced = c.introduced().into_iter().cloned().collect();
-        }
-    }
     let config = config_report(configs);
     let differ = types.iter().any(TypeReport::differs);
     let report = DiffReport {
@@ -138,6 +107,37 @@ pub fn diff(opts: &DiffOptions) -> Result<DiffReport> {
     let mut seen = HashSet::new();
     notes.retain(|n| seen.insert(n.clone()));
     Ok(DiffReport { notes, ..report })
+}
+
+/// Adds to `report` what the rules say changed: annotated fields on other
+/// lines, findings fixed and introduced; returns the analyses' notes.
+fn with_rules(
+    report: &mut TypeReport,
+    old: &mut Loaded<'_, '_>,
+    new: &mut Loaded<'_, '_>,
+    rules: &Rules,
+    opts: &DiffOptions,
+) -> Result<Vec<String>> {
+    let root = Roots::Only(&report.name);
+    let old = analyze_loaded(old, rules, opts.cacheline, root)?;
+    let new = analyze_loaded(new, rules, opts.cacheline, root)?;
+    let builds = [opts.old.clone(), opts.new.clone()];
+    let mut notes = rules_fit(rules, &builds, &opts.source, &[&old.checks, &new.checks])?;
+    notes.extend(old.notes.iter().chain(&new.notes).cloned());
+    let c = compare(&old.roots[0].analysis, &new.roots[0].analysis);
+    report.moved_fields = c
+        .moved
+        .iter()
+        .map(|m| MovedField {
+            path: m.path.clone(),
+            class: m.class.name().to_owned(),
+            old_lines: m.old.into(),
+            new_lines: m.new.into(),
+        })
+        .collect();
+    report.findings_fixed = c.fixed().into_iter().cloned().collect();
+    report.findings_introduced = c.introduced().into_iter().cloned().collect();
+    Ok(notes)
 }
 
 fn config_report(
