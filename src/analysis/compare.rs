@@ -3,15 +3,17 @@
 //! findings were fixed or introduced. `diff --rules` lists it;
 //! `diagram --compare` sums it up under its drawings.
 
+use std::collections::{HashMap, HashSet};
+
 use serde::Serialize;
 
-use super::Analysis;
+use super::{Analysis, Span};
 use crate::lines::Lines;
 use crate::rules::{Class, Kind};
 
 /// A flagged pair, by field paths (offsets move between builds; paths do
 /// not).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Pair {
     /// The kind of sharing.
     #[serde(serialize_with = "kind_name")]
@@ -55,19 +57,19 @@ pub struct Comparison {
 impl Comparison {
     /// Pairs of the first build that the second does not have.
     pub fn fixed(&self) -> Vec<&Pair> {
-        self.old_pairs
-            .iter()
-            .filter(|p| !self.new_pairs.contains(p))
-            .collect()
+        only_in(&self.old_pairs, &self.new_pairs)
     }
 
     /// Pairs of the second build that the first does not have.
     pub fn introduced(&self) -> Vec<&Pair> {
-        self.new_pairs
-            .iter()
-            .filter(|p| !self.old_pairs.contains(p))
-            .collect()
+        only_in(&self.new_pairs, &self.old_pairs)
     }
+}
+
+/// The pairs of `these` that `others` lacks, in order.
+fn only_in<'p>(these: &'p [Pair], others: &[Pair]) -> Vec<&'p Pair> {
+    let others: HashSet<&Pair> = others.iter().collect();
+    these.iter().filter(|p| !others.contains(p)).collect()
 }
 
 /// Compares two analyses of one root.
@@ -77,9 +79,15 @@ pub fn compare(old: &Analysis, new: &Analysis) -> Comparison {
         new_pairs: pairs(new),
         ..Comparison::default()
     };
+    // The first span of each path in the new build (a root has up to
+    // MAX_SPANS of them: no scan per old span).
+    let mut by_path: HashMap<&str, &Span> = HashMap::new();
+    for n in &new.annotated.spans {
+        by_path.entry(n.path.as_str()).or_insert(n);
+    }
     for s in &old.annotated.spans {
         let Some(class) = s.class else { continue };
-        match new.annotated.spans.iter().find(|n| n.path == s.path) {
+        match by_path.get(s.path.as_str()) {
             Some(n) => {
                 let (a, b) = (
                     Lines::of(s.offset, s.size, old.cacheline),
@@ -100,18 +108,17 @@ pub fn compare(old: &Analysis, new: &Analysis) -> Comparison {
     out
 }
 
-/// The findings of `a` that are not allowed, each pair once.
+/// The findings of `a` that are not allowed, each pair once, in order.
 fn pairs(a: &Analysis) -> Vec<Pair> {
-    let mut out: Vec<Pair> = Vec::new();
-    for f in a.findings.iter().filter(|f| f.allowed.is_none()) {
-        let p = Pair {
+    let mut seen = HashSet::new();
+    a.findings
+        .iter()
+        .filter(|f| f.allowed.is_none())
+        .map(|f| Pair {
             kind: f.kind,
             a: a.span(&f.a).path.clone(),
             b: a.span(&f.b).path.clone(),
-        };
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    }
-    out
+        })
+        .filter(|p| seen.insert(p.clone()))
+        .collect()
 }

@@ -2,7 +2,7 @@
 //! which findings were fixed or introduced, and how the size of each
 //! struct on the way changed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::wrap;
 use crate::analysis::compare::{Comparison, Moved, Pair};
@@ -33,11 +33,18 @@ pub fn summary(
     // Fields that changed lines, and those gone, in the old build's order.
     let moved: Vec<&Moved> = c.moved.iter().filter(|m| in_focus(&m.path)).collect();
     let gone: Vec<&String> = c.gone.iter().filter(|p| in_focus(p)).collect();
-    for s in &old.analysis.annotated.spans {
-        if moved.iter().any(|m| m.path == s.path) || gone.contains(&&s.path) {
-            named.push(s);
-        }
-    }
+    let changed: HashSet<&str> = moved
+        .iter()
+        .map(|m| m.path.as_str())
+        .chain(gone.iter().map(|p| p.as_str()))
+        .collect();
+    named.extend(
+        old.analysis
+            .annotated
+            .spans
+            .iter()
+            .filter(|s| changed.contains(s.path.as_str())),
+    );
     // Then the fields of the findings about the focus.
     let related = |p: &Pair| in_focus(&p.a) || in_focus(&p.b);
     for (a, list) in [(old.analysis, &c.old_pairs), (new.analysis, &c.new_pairs)] {
@@ -78,8 +85,12 @@ pub fn summary(
         let list: Vec<String> = gone.iter().map(|p| short(p)).collect();
         items.push((format!("only in {}", old.config), list.join(", ")));
     }
-    let mut others = (0, 0);
-    for (word, changed) in [("fixed", c.fixed()), ("introduced", c.introduced())] {
+    // Fixed and introduced pairs that do not touch the focus: counted.
+    let mut others = [0, 0];
+    for (i, (word, changed)) in [("fixed", c.fixed()), ("introduced", c.introduced())]
+        .into_iter()
+        .enumerate()
+    {
         let mut groups: Vec<(String, Vec<String>)> = Vec::new();
         for p in changed.iter().filter(|p| related(p)) {
             let head = format!("{} {}", p.kind.name(), short(&p.a));
@@ -88,12 +99,7 @@ pub fn summary(
                 None => groups.push((head, vec![short(&p.b)])),
             }
         }
-        let unrelated = changed.iter().filter(|p| !related(p)).count();
-        if word == "fixed" {
-            others.0 = unrelated;
-        } else {
-            others.1 = unrelated;
-        }
+        others[i] = changed.iter().filter(|p| !related(p)).count();
         let text = if groups.is_empty() {
             "none".to_owned()
         } else {
@@ -105,10 +111,10 @@ pub fn summary(
         };
         items.push((word.into(), text));
     }
-    if others != (0, 0) {
+    if others != [0, 0] {
         items.push((
             "elsewhere".into(),
-            format!("{} fixed, {} introduced (run check)", others.0, others.1),
+            format!("{} fixed, {} introduced (run check)", others[0], others[1]),
         ));
     }
     // Sizes of the structs on the way to the fields.
