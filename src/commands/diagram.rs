@@ -77,7 +77,6 @@ pub fn diagram(opts: &DiagramOptions) -> Result<DiagramReport> {
     let mut notes = rules_fit(&rules, &builds, &opts.source, &checks)?;
     let mut focus = Vec::new();
     let mut parts = Vec::new();
-    let mut type_sizes = Vec::new();
     for a in analyzed {
         notes.extend(a.notes.iter().cloned());
         let Some(root) = a.roots.into_iter().next() else {
@@ -111,14 +110,13 @@ pub fn diagram(opts: &DiagramOptions) -> Result<DiagramReport> {
             paddings: root.paddings,
             lines,
             style,
+            type_sizes: a.type_sizes,
         });
-        type_sizes.push(a.type_sizes);
     }
-    let comparison = match (parts.as_slice(), <[_; 2]>::try_from(type_sizes)) {
-        ([old, new], Ok(type_sizes)) => Some(DiagramComparison {
+    let comparison = match parts.as_slice() {
+        [old, new] => Some(DiagramComparison {
             comparison: compare(&old.analysis, &new.analysis),
             focus,
-            type_sizes,
         }),
         _ => None,
     };

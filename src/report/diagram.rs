@@ -31,6 +31,8 @@ pub struct DiagramPart {
     pub lines: Vec<u64>,
     /// How to draw them.
     pub style: Style,
+    /// Sizes of the structs found in that build.
+    pub type_sizes: HashMap<String, u64>,
 }
 
 /// The second build against the first (`--compare`).
@@ -40,8 +42,6 @@ pub struct DiagramComparison {
     /// The span paths the drawings were about (empty: every annotated
     /// field).
     pub focus: Vec<String>,
-    /// Sizes of the structs found in each build.
-    pub type_sizes: [HashMap<String, u64>; 2],
 }
 
 /// `diagram`'s result.

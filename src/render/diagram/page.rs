@@ -1,8 +1,6 @@
 //! The whole of `diagram`'s output: per build a title and its drawing,
 //! then with two builds the summary of what changed.
 
-use std::collections::HashMap;
-
 use super::{Drawing, ascii, boxes, compare, strip, table, wrap};
 use crate::render::{Format, Output, Render};
 use crate::report::diagram::{DiagramPart, DiagramReport, Style};
@@ -21,8 +19,8 @@ impl Render for DiagramReport {
         if let (Some(c), [old, new]) = (&self.comparison, self.parts.as_slice()) {
             out.push('\n');
             out.push_str(&compare::summary(
-                &side(old, &c.type_sizes[0]),
-                &side(new, &c.type_sizes[1]),
+                &side(old),
+                &side(new),
                 &c.comparison,
                 &c.focus,
                 self.width,
@@ -36,11 +34,11 @@ impl Render for DiagramReport {
     }
 }
 
-fn side<'a>(part: &'a DiagramPart, type_sizes: &'a HashMap<String, u64>) -> compare::Side<'a> {
+fn side(part: &DiagramPart) -> compare::Side<'_> {
     compare::Side {
         config: &part.config,
         analysis: &part.analysis,
-        type_sizes,
+        type_sizes: &part.type_sizes,
     }
 }
 
