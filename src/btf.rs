@@ -151,7 +151,7 @@ impl Strings<'_> {
         let Some((_, bases)) = self.0.split_last() else {
             return Ok(());
         };
-        let base: Vec<u8> = bases.concat();
+        let base_len: usize = bases.iter().map(|s| s.len()).sum();
         let mut names = Vec::new();
         for r in split {
             match r {
@@ -169,7 +169,7 @@ impl Strings<'_> {
         }
         let inside = names
             .iter()
-            .filter(|&&off| off > 0 && off < base.len() && base[off - 1] != 0)
+            .filter(|&&off| off < base_len && !self.starts_string(off))
             .count();
         if inside > 0 {
             return Err(format!(
@@ -180,6 +180,18 @@ impl Strings<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// True when `off` is where a string starts: the start of a section,
+    /// or just past a NUL.
+    fn starts_string(&self, mut off: usize) -> bool {
+        for s in &self.0 {
+            if off < s.len() {
+                return off == 0 || s[off - 1] == 0;
+            }
+            off -= s.len();
+        }
+        false
     }
 
     fn get(&self, mut off: usize) -> Option<String> {

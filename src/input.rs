@@ -29,13 +29,7 @@ pub const DWARF_SECTIONS: &[&str] = &[
 /// passes `limit` bytes: never more than `limit + 1` bytes are read, so
 /// an endless file (`/dev/zero`) costs nothing.
 pub fn read_limited(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>> {
-    let io = |source| Error::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut data = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut data).map_err(io)?;
+    let data = head(path, limit + 1)?;
     if data.len() as u64 > limit {
         return Err(Error::TooLarge {
             path: path.to_owned(),
