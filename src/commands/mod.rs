@@ -81,13 +81,11 @@ pub fn offsetof(
         let mut rows = Vec::new();
         for ((text, p), f) in paths.iter().zip(&parsed).zip(found) {
             let r = path::resolve(table, f.id, &p.steps, text)?;
-            let lines = Lines::of(r.offset, r.size, line);
             rows.push(OffsetRow {
                 path: text.clone(),
                 offset: r.offset,
                 size: r.size,
-                cacheline: lines.first,
-                last_cacheline: lines.last,
+                lines: Lines::of(r.offset, r.size, line),
                 bit_offset: r.bits.map(|(b, _)| b),
                 bit_size: r.bits.map(|(_, w)| w),
                 ty: r.ty.map(|t| crate::render::cdecl::type_name(table, t)),

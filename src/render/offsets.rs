@@ -21,10 +21,10 @@ impl Render for OffsetofReport {
                 let mut out = String::new();
                 for r in &self.rows {
                     let bytes = Lines::of(r.offset, r.size, 1);
-                    let lines = if r.last_cacheline == r.cacheline {
-                        format!("cacheline {}", r.cacheline)
+                    let lines = if r.lines.first == r.lines.last {
+                        format!("cacheline {}", r.lines)
                     } else {
-                        format!("cachelines {}-{}", r.cacheline, r.last_cacheline)
+                        format!("cachelines {}", r.lines)
                     };
                     let bits = match (r.bit_offset, r.bit_size) {
                         (Some(b), Some(w)) => format!(" bits {b}+{w}"),

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::layout::Layout;
+use crate::lines::Lines;
 use crate::model::TypeTable;
 use crate::sizes::SizeLine;
 
@@ -36,10 +37,9 @@ pub struct OffsetRow {
     pub offset: u64,
     /// Size in bytes (the storage unit for bitfields).
     pub size: u64,
-    /// First cacheline.
-    pub cacheline: u64,
-    /// Last cacheline.
-    pub last_cacheline: u64,
+    /// The cachelines it touches.
+    #[serde(flatten)]
+    pub lines: Lines,
     /// For bitfields: first bit in the storage unit.
     pub bit_offset: Option<u64>,
     /// For bitfields: width.
