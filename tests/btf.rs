@@ -299,11 +299,7 @@ fn btf_member_types_equal_dwarfs() {
     names.sort();
     names.dedup();
     let members = |file: &std::path::Path, source: Source| -> Vec<(String, String)> {
-        let out = run::layout(file, &names, true, Format::Json, None, &source).unwrap();
-        let layouts: Value = serde_json::from_str(&out.stdout).unwrap();
-        layouts
-            .as_array()
-            .unwrap()
+        run::layout_json(file, &names, true, &source)
             .iter()
             .flat_map(|t| t["members"].as_array().unwrap().clone())
             .map(|m| {

@@ -143,16 +143,7 @@ fn sizes_equal_pahole_sizes_for_every_fixture() {
 }
 
 fn layout_json(file: &str, ty: &str, expand: bool) -> Value {
-    let out = run::layout(
-        &fixture(file),
-        &[ty.to_owned()],
-        expand,
-        Format::Json,
-        None,
-        &Source::Auto,
-    )
-    .unwrap();
-    serde_json::from_str::<Value>(&out.stdout).unwrap()[0].clone()
+    run::layout_json(&fixture(file), &[ty.to_owned()], expand, &Source::Auto).remove(0)
 }
 
 fn member<'v>(layout: &'v Value, path: &str) -> &'v Value {

@@ -164,6 +164,22 @@ pub mod run {
         render::output(&report, format, "offsetof")
     }
 
+    /// `layout --format json` of `types` from `file`, parsed: one value per
+    /// type.
+    pub fn layout_json(
+        file: &Path,
+        types: &[String],
+        expand: bool,
+        source: &Source,
+    ) -> Vec<serde_json::Value> {
+        let out = layout(file, types, expand, Format::Json, None, source)
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        match serde_json::from_str(&out.stdout).unwrap() {
+            serde_json::Value::Array(layouts) => layouts,
+            other => panic!("layout JSON is not a list: {other}"),
+        }
+    }
+
     pub fn sizes(file: &Path, source: &Source) -> Result<Output> {
         render::output(&commands::sizes(file, source)?, Format::Text, "sizes")
     }
