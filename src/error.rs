@@ -77,6 +77,14 @@ pub enum Error {
         /// What is wrong, with the nearest names when there are some.
         message: String,
     },
+    /// A plan file that is malformed or does not fit the build.
+    #[error("{at}: {message}")]
+    Plan {
+        /// `FILE:LINE:COL` in the plan file.
+        at: String,
+        /// What is wrong, with the nearest names when there are some.
+        message: String,
+    },
     /// A file read whole that is larger than any real one of its kind
     /// (`/dev/zero` as a rules file).
     #[error("{path}: more than {limit_mb} MB, too large for {what}")]

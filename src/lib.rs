@@ -26,6 +26,7 @@ pub(crate) mod load;
 pub(crate) mod lookup;
 pub mod model;
 pub(crate) mod path;
+pub mod plan;
 pub mod render;
 pub mod report;
 pub mod rules;

@@ -9,8 +9,9 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use cachelint::commands::{
-    self, Build, CheckOptions, DiagramOptions, DiffOptions, Selection, Source,
+    self, Build, CheckOptions, DiagramOptions, DiffOptions, Reading, Selection, Source,
 };
+use cachelint::plan::Plan;
 use cachelint::render::{self, Format, Output, Render};
 use cachelint::report::Checked;
 use cachelint::report::diagram::{DiagramReport, Style};
@@ -337,6 +338,27 @@ struct InputArgs {
     cacheline: Option<u64>,
     #[command(flatten)]
     source: SourceArgs,
+    /// Lay the structs out as this plan file (TOML) says, not as compiled:
+    /// new member orders, alignments, cacheline groups, added or removed
+    /// members, re-laid out by the target's C ABI with every struct that
+    /// embeds them. For diff, and diagram --compare, the plan applies to
+    /// the second build only: give the same build twice to see what the
+    /// plan changes. See the README's "Plans".
+    #[arg(long, value_name = "PLAN")]
+    plan: Option<PathBuf>,
+}
+
+impl InputArgs {
+    fn reading(self) -> cachelint::error::Result<Reading> {
+        let plan = match &self.plan {
+            Some(path) => Some(std::sync::Arc::new(Plan::read(path)?)),
+            None => None,
+        };
+        Ok(Reading {
+            source: self.source.source()?,
+            plan,
+        })
+    }
 }
 
 /// `--cacheline`: what a rules file's `cacheline` may be too.
@@ -415,8 +437,8 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
-            let source = input.source.source()?;
-            let report = commands::layout(&file, &types, expand, input.cacheline, &source)?;
+            let cacheline = input.cacheline;
+            let report = commands::layout(&file, &types, expand, cacheline, &input.reading()?)?;
             render::output(&report, format, "layout")
         }
         Command::Offsetof {
@@ -425,8 +447,8 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
-            let source = input.source.source()?;
-            let report = commands::offsetof(&file, &paths, input.cacheline, &source)?;
+            let cacheline = input.cacheline;
+            let report = commands::offsetof(&file, &paths, cacheline, &input.reading()?)?;
             render::output(&report, format, "offsetof")
         }
         Command::Sizes { file, source } => {
@@ -447,7 +469,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 baseline: baseline.iter().map(|b| Build::parse(b)).collect(),
                 fail_on,
                 cacheline: input.cacheline,
-                source: input.source.source()?,
+                reading: input.reading()?,
             })?;
             render::output(&report, format, "check")
         }
@@ -458,8 +480,8 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
         } => {
             let (builds, paths) =
                 builds_then_paths(&items).map_err(cachelint::error::Error::Usage)?;
-            let source = input.source.source()?;
-            let report = commands::offsets(&builds, &paths, input.cacheline, &source)?;
+            let cacheline = input.cacheline;
+            let report = commands::offsets(&builds, &paths, cacheline, &input.reading()?)?;
             render::output(&report, format, "offsets")
         }
         Command::Diff {
@@ -476,7 +498,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 types,
                 rules,
                 cacheline: input.cacheline,
-                source: input.source.source()?,
+                reading: input.reading()?,
             })?;
             render::output(&report, format, "diff")
         }
@@ -505,7 +527,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 style,
                 compare: compare.as_deref().map(Build::parse),
                 cacheline: input.cacheline,
-                source: input.source.source()?,
+                reading: input.reading()?,
             })?;
             render::output(&report, format, "diagram")
         }

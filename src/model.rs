@@ -209,6 +209,16 @@ impl TypeTable {
         self.types[id.0 as usize] = ty;
     }
 
+    /// How many types the table holds; ids run from 0 to this.
+    pub fn len(&self) -> u32 {
+        self.types.len() as u32
+    }
+
+    /// Never true: id 0 is always `void`.
+    pub fn is_empty(&self) -> bool {
+        self.types.is_empty()
+    }
+
     /// The type behind `id`.
     pub fn get(&self, id: TypeId) -> &Type {
         &self.types[id.0 as usize]

@@ -166,7 +166,7 @@ fn check_from_btf_finds_what_check_from_dwarf_finds() {
                 baseline: Vec::new(),
                 fail_on: cachelint::rules::Severity::Error,
                 cacheline: None,
-                source,
+                reading: source.into(),
             },
             Format::Json,
         )

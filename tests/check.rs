@@ -35,7 +35,7 @@ fn options(rules_files: &[PathBuf], builds: &[(&str, PathBuf)]) -> CheckOptions 
         baseline: Vec::new(),
         fail_on: Severity::Error,
         cacheline: None,
-        source: commands::Source::Auto,
+        reading: commands::Source::Auto.into(),
     }
 }
 

@@ -260,7 +260,7 @@ fn check_finds_the_threads_false_sharing_where_pahole_puts_the_fields() {
             baseline: Vec::new(),
             fail_on: cachelint::rules::Severity::Error,
             cacheline: None,
-            source: commands::Source::Auto,
+            reading: commands::Source::Auto.into(),
         },
         Format::Json,
     )

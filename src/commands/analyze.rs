@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use crate::analysis::{self, Analysis, validate::Check};
 use crate::error::Result;
 use crate::layout::{self, Depth, Item};
-use crate::load::{self, Build, Loaded, Source, tagged};
+use crate::load::{self, Build, Loaded, Reading, tagged};
 use crate::lookup;
 use crate::model::{TypeId, TypeTable};
 use crate::rules::{Location, Rules};
@@ -54,9 +54,9 @@ pub(crate) fn analyze_build(
     rules: &Rules,
     cacheline: Option<u64>,
     roots: Roots<'_>,
-    source: &Source,
+    reading: &Reading,
 ) -> Result<Analyzed> {
-    load::open(build, source, |loaded| {
+    load::open(build, reading, |loaded| {
         analyze_loaded(loaded, rules, cacheline, roots)
     })
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::analyze::{Roots, analyze_build};
 use crate::analysis::validate::Check;
 use crate::error::{Error, Result};
-use crate::load::{self, Build, Source};
+use crate::load::{self, Build, Reading};
 use crate::report::{
     BuildInfo, Checked, Identity, PairKey, REPORT_VERSION, Report, ReportFinding, RootInfo, Summary,
 };
@@ -28,7 +28,7 @@ pub struct CheckOptions {
     /// Cacheline size override.
     pub cacheline: Option<u64>,
     /// DWARF, BTF, or whichever the files have.
-    pub source: Source,
+    pub reading: Reading,
 }
 
 /// Runs `check`.
@@ -45,11 +45,11 @@ pub fn check(opts: &CheckOptions) -> Result<Checked> {
     }
     let mut results = Vec::new();
     for build in &opts.builds {
-        results.push(run_build(build, &rules, opts.cacheline, &opts.source)?);
+        results.push(run_build(build, &rules, opts.cacheline, &opts.reading)?);
     }
     let checks: Vec<&[(Location, Check)]> = results.iter().map(|r| r.checks.as_slice()).collect();
-    let mut notes = rules_fit(&rules, &opts.builds, &opts.source, &checks)?;
-    let baseline = Baseline::load(&opts.baseline, &rules, opts.cacheline, &opts.source)?;
+    let mut notes = rules_fit(&rules, &opts.builds, &opts.reading, &checks)?;
+    let baseline = Baseline::load(&opts.baseline, &rules, opts.cacheline, &opts.reading)?;
     let mut report = Report {
         version: REPORT_VERSION,
         ..Report::default()
@@ -88,9 +88,9 @@ fn run_build(
     build: &Build,
     rules: &Rules,
     cacheline: Option<u64>,
-    source: &Source,
+    reading: &Reading,
 ) -> Result<BuildResult> {
-    let analyzed = analyze_build(build, rules, cacheline, Roots::FromRules, source)?;
+    let analyzed = analyze_build(build, rules, cacheline, Roots::FromRules, reading)?;
     let mut info = BuildInfo {
         config: analyzed.config.clone(),
         file: analyzed.file.clone(),
@@ -135,7 +135,7 @@ fn run_build(
 pub(super) fn rules_fit(
     rules: &Rules,
     builds: &[Build],
-    source: &Source,
+    reading: &Reading,
     checks: &[&[(Location, Check)]],
 ) -> Result<Vec<String>> {
     /// One rule over all builds.
@@ -183,7 +183,7 @@ pub(super) fn rules_fit(
             continue;
         };
         if !fits {
-            let hint = type_hint(rules, &at, &builds[*first_build], source);
+            let hint = type_hint(rules, &at, &builds[*first_build], reading);
             let scope = if builds.len() > 1 {
                 " (in any build)"
             } else {
@@ -202,7 +202,7 @@ pub(super) fn rules_fit(
 }
 
 /// "Did you mean" for a rules type name that no build defines.
-fn type_hint(rules: &Rules, at: &Location, build: &Build, source: &Source) -> String {
+fn type_hint(rules: &Rules, at: &Location, build: &Build, reading: &Reading) -> String {
     let Some(name) = rules
         .types
         .iter()
@@ -218,7 +218,7 @@ fn type_hint(rules: &Rules, at: &Location, build: &Build, source: &Source) -> St
     else {
         return String::new();
     };
-    load::open(build, source, |loaded| Ok(loaded.did_you_mean(name))).unwrap_or_default()
+    load::open(build, reading, |loaded| Ok(loaded.did_you_mean(name))).unwrap_or_default()
 }
 
 /// Findings an earlier build or report already had.
@@ -233,7 +233,7 @@ impl Baseline {
         items: &[Build],
         rules: &Rules,
         cacheline: Option<u64>,
-        source: &Source,
+        reading: &Reading,
     ) -> Result<Baseline> {
         let mut findings = Vec::new();
         let mut configs = HashSet::new();
@@ -245,7 +245,7 @@ impl Baseline {
                     findings.extend(report.allowed);
                 }
                 None => {
-                    let r = run_build(item, rules, cacheline, source)?;
+                    let r = run_build(item, rules, cacheline, reading)?;
                     configs.insert(item.config.clone());
                     findings.extend(r.findings);
                     findings.extend(r.allowed);

@@ -8,7 +8,7 @@ use crate::analysis::compare::compare;
 use crate::analysis::{Analysis, Span};
 use crate::error::{Error, Result};
 use crate::lines::Lines;
-use crate::load::{Build, Source};
+use crate::load::{Build, Reading};
 use crate::report::diagram::{DiagramComparison, DiagramPart, DiagramReport, Style};
 use crate::rules::Rules;
 
@@ -44,7 +44,7 @@ pub struct DiagramOptions {
     /// Cacheline size override.
     pub cacheline: Option<u64>,
     /// DWARF, BTF, or whichever the files have.
-    pub source: Source,
+    pub reading: Reading,
 }
 
 /// Narrowest width a diagram can be drawn in.
@@ -60,21 +60,27 @@ pub fn diagram(opts: &DiagramOptions) -> Result<DiagramReport> {
     }
     let rules = Rules::load(&opts.rules)?;
     let mut builds = vec![opts.build.clone()];
-    builds.extend(opts.compare.clone());
+    // With --compare, a plan lays out the compared build only: the same
+    // build twice shows what the plan changes.
+    let mut readings = vec![&opts.reading];
+    let compiled = opts.reading.compiled();
+    if let Some(other) = &opts.compare {
+        builds.push(crate::commands::diff::planned_label(
+            &opts.build,
+            other,
+            &opts.reading,
+        ));
+        readings = vec![&compiled, &opts.reading];
+    }
     let analyzed: Vec<Analyzed> = builds
         .iter()
-        .map(|b| {
-            analyze_build(
-                b,
-                &rules,
-                opts.cacheline,
-                Roots::Only(&opts.ty),
-                &opts.source,
-            )
+        .zip(readings)
+        .map(|(b, reading)| {
+            analyze_build(b, &rules, opts.cacheline, Roots::Only(&opts.ty), reading)
         })
         .collect::<Result<_>>()?;
     let checks: Vec<_> = analyzed.iter().map(|a| a.checks.as_slice()).collect();
-    let mut notes = rules_fit(&rules, &builds, &opts.source, &checks)?;
+    let mut notes = rules_fit(&rules, &builds, &opts.reading, &checks)?;
     let mut focus = Vec::new();
     let mut parts = Vec::new();
     for a in analyzed {

@@ -12,7 +12,7 @@ use crate::analysis::compare::compare;
 use crate::diff::{self, Side};
 use crate::error::Result;
 use crate::kconfig;
-use crate::load::{self, Build, Loaded, Source, tagged};
+use crate::load::{self, Build, Loaded, Reading, tagged};
 use crate::report::diff::{ConfigReport, DiffReport, MovedField, TypeReport};
 use crate::rules::Rules;
 
@@ -30,7 +30,17 @@ pub struct DiffOptions {
     /// Cacheline size override.
     pub cacheline: Option<u64>,
     /// DWARF, BTF, or whichever the files have (the same for both).
-    pub source: Source,
+    pub reading: Reading,
+}
+
+/// The new build, labelled `LABEL-planned` when a plan lays it out and
+/// it would otherwise carry the old build's label.
+pub(crate) fn planned_label(old: &Build, new: &Build, reading: &Reading) -> Build {
+    let mut new = new.clone();
+    if reading.plan.is_some() && new.config == old.config {
+        new.config.push_str("-planned");
+    }
+    new
 }
 
 /// Runs `diff`.
@@ -40,8 +50,12 @@ pub fn diff(opts: &DiffOptions) -> Result<DiffReport> {
     } else {
         Some(Rules::load(&opts.rules)?)
     };
-    let (cacheline, types, configs, mut notes) = load::open(&opts.old, &opts.source, |old| {
-        load::open(&opts.new, &opts.source, |new| {
+    // A plan lays out the new build only: `diff --plan P B B` is what
+    // the plan changes in B.
+    let new_build = planned_label(&opts.old, &opts.new, &opts.reading);
+    let old_reading = opts.reading.compiled();
+    let (cacheline, types, configs, mut notes) = load::open(&opts.old, &old_reading, |old| {
+        load::open(&new_build, &opts.reading, |new| {
             let line = opts.cacheline.unwrap_or(new.cacheline);
             if opts.cacheline.is_none() && old.cacheline != new.cacheline {
                 return Err(crate::error::Error::Usage(format!(
@@ -72,7 +86,7 @@ pub fn diff(opts: &DiffOptions) -> Result<DiffReport> {
                     }
                     (None, None) => return Err(old.unknown_type(name)),
                     (Some(_), None) => (None, opts.old.config.clone()),
-                    (None, Some(_)) => (None, opts.new.config.clone()),
+                    (None, Some(_)) => (None, new_build.config.clone()),
                 };
                 out.push(TypeReport {
                     name: name.clone(),
@@ -84,7 +98,7 @@ pub fn diff(opts: &DiffOptions) -> Result<DiffReport> {
                 });
             }
             let mut notes = tagged(&opts.old.config, old.notes());
-            notes.extend(tagged(&opts.new.config, new.notes()));
+            notes.extend(tagged(&new_build.config, new.notes()));
             if let Some(rules) = &rules {
                 for report in out.iter_mut().filter(|r| r.diff.is_some()) {
                     notes.extend(with_rules(report, old, new, rules, opts)?);
@@ -98,7 +112,7 @@ pub fn diff(opts: &DiffOptions) -> Result<DiffReport> {
     let report = DiffReport {
         cacheline,
         old: opts.old.config.clone(),
-        new: opts.new.config.clone(),
+        new: new_build.config.clone(),
         types,
         config,
         differ,
@@ -122,7 +136,7 @@ fn with_rules(
     let old = analyze_loaded(old, rules, opts.cacheline, root)?;
     let new = analyze_loaded(new, rules, opts.cacheline, root)?;
     let builds = [opts.old.clone(), opts.new.clone()];
-    let mut notes = rules_fit(rules, &builds, &opts.source, &[&old.checks, &new.checks])?;
+    let mut notes = rules_fit(rules, &builds, &opts.reading, &[&old.checks, &new.checks])?;
     notes.extend(old.notes.iter().chain(&new.notes).cloned());
     let c = compare(&old.roots[0].analysis, &new.roots[0].analysis);
     report.moved_fields = c

@@ -14,7 +14,7 @@ mod diagram;
 mod diff;
 mod offsets;
 
-pub use crate::load::{Build, Source};
+pub use crate::load::{Build, Reading, Source};
 pub use check::{CheckOptions, check};
 pub use diagram::{DiagramOptions, MIN_WIDTH, Selection, diagram};
 pub use diff::{DiffOptions, diff};
@@ -36,13 +36,13 @@ pub fn layout(
     types: &[String],
     expand: bool,
     cacheline: Option<u64>,
-    source: &Source,
+    reading: &Reading,
 ) -> Result<LayoutReport> {
     let specs = types
         .iter()
         .map(|t| TypeSpec::parse(t))
         .collect::<Result<Vec<_>>>()?;
-    load::open(&Build::file(file), source, |build| {
+    load::open(&Build::file(file), reading, |build| {
         let found = build.find(&specs)?;
         let line = cacheline.unwrap_or(build.cacheline);
         let depth = if expand { Depth::Expand } else { Depth::Direct };
@@ -64,7 +64,7 @@ pub fn offsetof(
     file: &Path,
     paths: &[String],
     cacheline: Option<u64>,
-    source: &Source,
+    reading: &Reading,
 ) -> Result<OffsetofReport> {
     let parsed = paths
         .iter()
@@ -74,7 +74,7 @@ pub fn offsetof(
         .iter()
         .map(|p| TypeSpec::parse(&p.root))
         .collect::<Result<Vec<_>>>()?;
-    load::open(&Build::file(file), source, |build| {
+    load::open(&Build::file(file), reading, |build| {
         let found = build.find(&specs)?;
         let line = cacheline.unwrap_or(build.cacheline);
         let table = build.table();
@@ -103,6 +103,7 @@ pub fn offsetof(
 
 /// `cachelint sizes FILE`: `NAME<TAB>SIZE<TAB>HOLES`, as `pahole --sizes`.
 pub fn sizes(file: &Path, source: &Source) -> Result<SizesReport> {
-    let lines = load::open(&Build::file(file), source, |build| build.sizes())?;
+    let reading = Reading::from(source.clone());
+    let lines = load::open(&Build::file(file), &reading, |build| build.sizes())?;
     Ok(SizesReport { lines })
 }

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::{Error, Result};
 use crate::lines::Lines;
-use crate::load::{self, Build, Source, tagged};
+use crate::load::{self, Build, Reading, tagged};
 use crate::model::{TypeId, TypeTable};
 use crate::path::{self, MemberPath, Step};
 use crate::report::offsets::{Cell, OffsetsReport, OffsetsRow};
@@ -16,7 +16,7 @@ pub fn offsets(
     builds: &[Build],
     paths: &[String],
     cacheline: Option<u64>,
-    source: &Source,
+    reading: &Reading,
 ) -> Result<OffsetsReport> {
     let specs: Vec<PathSpec> = paths
         .iter()
@@ -25,7 +25,7 @@ pub fn offsets(
     let mut notes = Vec::new();
     let mut per_build: Vec<Vec<(String, std::result::Result<Cell, String>)>> = Vec::new();
     for build in builds {
-        per_build.push(load::open(build, source, |loaded| {
+        per_build.push(load::open(build, reading, |loaded| {
             notes.extend(tagged(&build.config, loaded.notes()));
             let line = cacheline.unwrap_or(loaded.cacheline);
             let names: HashSet<&str> = specs.iter().map(|s| s.path.root.as_str()).collect();

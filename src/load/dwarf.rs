@@ -40,22 +40,18 @@ impl<'f, 'a> DwarfTypes<'f, 'a> {
     }
 
     /// Reads only the units that define an annotated type (C needs a full
-    /// definition to embed one), skipping structs smaller than the
-    /// smallest annotated type.
+    /// definition to embed one), skipping structs smaller than
+    /// `min_size`, the smallest annotated type as compiled.
     pub(super) fn discover_roots(
         &mut self,
         present: &mut Present,
         annotated: &[&str],
+        min_size: u64,
     ) -> Result<Vec<String>> {
         let scan_units: HashSet<usize> = annotated
             .iter()
             .flat_map(|n| present.units.get(*n).into_iter().flatten().copied())
             .collect();
-        let min_size = annotated
-            .iter()
-            .filter_map(|n| self.decoder.table.size_of(present.types.get(*n)?.id))
-            .min()
-            .unwrap_or(0);
         let contains = Contains::scan(self.file, &scan_units, min_size)?;
         let roots = contains.outermost(annotated);
         for root in &roots {

@@ -12,12 +12,16 @@ mod dwarf;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::input::{DebugSections, MappedFile};
 use crate::kconfig::{self, KernelConfig};
 use crate::lookup::{Found, Present, TypeSpec};
 use crate::model::TypeTable;
+use crate::plan::Plan;
+use crate::plan::abi::Abi;
+use crate::plan::apply::Planner;
 use crate::sizes::SizeLine;
 
 /// Where types come from.
@@ -34,6 +38,32 @@ pub enum Source {
         /// Base BTF for split BTF.
         base: Option<PathBuf>,
     },
+}
+
+/// How builds are read: where their types come from, and the plan they
+/// are laid out by.
+#[derive(Clone, Debug, Default)]
+pub struct Reading {
+    /// DWARF, BTF or whichever the file has.
+    pub source: Source,
+    /// `--plan`: lay the builds out as planned instead of as compiled.
+    pub plan: Option<Arc<Plan>>,
+}
+
+impl From<Source> for Reading {
+    fn from(source: Source) -> Self {
+        Reading { source, plan: None }
+    }
+}
+
+impl Reading {
+    /// The same reading without the plan (for a baseline).
+    pub fn compiled(&self) -> Reading {
+        Reading {
+            source: self.source.clone(),
+            plan: None,
+        }
+    }
 }
 
 /// A build as named on the command line: `FILE` or `NAME=FILE`.
@@ -125,6 +155,8 @@ pub struct Loaded<'f, 'a> {
     pub cacheline: u64,
     bytes: &'a [u8],
     backend: Backend<'f, 'a>,
+    /// The plan every lookup's types are re-laid out by.
+    planner: Option<Planner>,
 }
 
 enum Backend<'f, 'a> {
@@ -132,13 +164,21 @@ enum Backend<'f, 'a> {
     Btf(btf::BtfBuild),
 }
 
-/// Opens `build` as `source` says and runs `f` on it. Every error names
-/// the file it comes from.
+/// Opens `build` as `reading` says (its source, and its plan when there
+/// is one) and runs `f` on it. Every error names the file it comes from.
 pub fn open<T>(
     build: &Build,
-    source: &Source,
+    reading: &Reading,
     f: impl FnOnce(&mut Loaded<'_, '_>) -> Result<T>,
 ) -> Result<T> {
+    let source = &reading.source;
+    let f = |loaded: &mut Loaded<'_, '_>| {
+        if let Some(plan) = &reading.plan {
+            let abi = machine_abi(loaded.bytes);
+            loaded.planner = Some(Planner::new(plan.clone(), abi, loaded.cacheline));
+        }
+        f(loaded)
+    };
     let path = build.path.as_path();
     let mapped = MappedFile::open(path)?;
     let bytes = mapped.bytes();
@@ -179,6 +219,7 @@ fn with_btf<T>(
         cacheline: btf.cacheline,
         bytes,
         backend: Backend::Btf(btf),
+        planner: None,
     };
     f(&mut loaded)
 }
@@ -195,8 +236,19 @@ fn with_dwarf<T>(
         cacheline: sections.cacheline,
         bytes,
         backend: Backend::Dwarf(dwarf::DwarfTypes::new(&file)),
+        planner: None,
     };
     f(&mut loaded).map_err(|e| in_file(e, &build.path))
+}
+
+/// The C ABI facts of the file's machine; raw BTF names none and gets the
+/// 64-bit default.
+fn machine_abi(bytes: &[u8]) -> Abi {
+    use object::Object;
+    match object::File::parse(bytes) {
+        Ok(file) => Abi::new(file.architecture(), if file.is_64() { 8 } else { 4 }),
+        Err(_) => Abi::default(),
+    }
 }
 
 /// DWARF errors name an offset; this adds the file.
@@ -238,7 +290,56 @@ impl Loaded<'_, '_> {
         if let Backend::Btf(b) = &self.backend {
             notes.extend(b.types.notes.iter().cloned());
         }
+        notes.extend(self.planner.as_ref().map(Planner::note));
         notes
+    }
+
+    fn table_mut(&mut self) -> &mut TypeTable {
+        match &mut self.backend {
+            Backend::Dwarf(d) => &mut d.decoder.table,
+            Backend::Btf(b) => &mut b.types.table,
+        }
+    }
+
+    /// Decodes the types the plan needs (every planned struct must be in
+    /// the build), with `names` in the same scan.
+    fn present_with_plan(&mut self, names: &HashSet<&str>) -> Result<Present> {
+        let wanted = self
+            .planner
+            .as_ref()
+            .map(Planner::wanted_names)
+            .unwrap_or_default();
+        let mut all = names.clone();
+        all.extend(wanted.iter().map(String::as_str));
+        let mut present = match &mut self.backend {
+            Backend::Dwarf(d) => d.find_present(&all)?,
+            Backend::Btf(b) => b.find_present(&all),
+        };
+        if let Some(planner) = &self.planner {
+            for t in &planner.plan().types {
+                if !present.types.contains_key(&t.name) {
+                    return Err(t.at.plan_error(format!(
+                        "no struct, union or typedef named '{}' in {}{}",
+                        t.name,
+                        self.build.path.display(),
+                        self.did_you_mean(&t.name)
+                    )));
+                }
+            }
+        }
+        present.types.retain(|n, _| names.contains(n.as_str()));
+        present.units.retain(|n, _| names.contains(n.as_str()));
+        Ok(present)
+    }
+
+    /// Re-lays out what the plan changes among the types decoded so far.
+    fn apply_plan(&mut self) -> Result<()> {
+        let Some(mut planner) = self.planner.take() else {
+            return Ok(());
+        };
+        let applied = planner.apply(self.table_mut());
+        self.planner = Some(planner);
+        applied
     }
 
     /// The type model: every type found so far (DWARF decodes lazily, BTF
@@ -263,20 +364,24 @@ impl Loaded<'_, '_> {
     /// Resolves each spec to one struct or union with its members loaded
     /// deeply; an unknown name is an error with the closest names.
     pub fn find(&mut self, specs: &[TypeSpec]) -> Result<Vec<Found>> {
+        if self.planner.is_some() {
+            self.present_with_plan(&HashSet::new())?;
+        }
         let path = self.build.path.clone();
-        match &mut self.backend {
+        let found = match &mut self.backend {
             Backend::Dwarf(d) => d.find(specs, &path),
             Backend::Btf(b) => crate::lookup::find_in_btf(&b.types, specs, &path),
-        }
+        }?;
+        self.apply_plan()?;
+        Ok(found)
     }
 
     /// The types among `names` that the build defines (first layout each);
     /// absent names are left out.
     pub fn find_present(&mut self, names: &HashSet<&str>) -> Result<Present> {
-        match &mut self.backend {
-            Backend::Dwarf(d) => d.find_present(names),
-            Backend::Btf(b) => Ok(b.find_present(names)),
-        }
+        let present = self.present_with_plan(names)?;
+        self.apply_plan()?;
+        Ok(present)
     }
 
     /// The outermost structs that embed (by value) one of `annotated`,
@@ -286,10 +391,24 @@ impl Loaded<'_, '_> {
         present: &mut Present,
         annotated: &[&str],
     ) -> Result<Vec<String>> {
-        match &mut self.backend {
-            Backend::Dwarf(d) => d.discover_roots(present, annotated),
+        // Containment is read from the compiled sizes.
+        let min_size = annotated
+            .iter()
+            .filter_map(|n| {
+                let id = present.types.get(*n)?.id;
+                match &self.planner {
+                    Some(p) => p.compiled_size(self.table(), id),
+                    None => self.table().size_of(id),
+                }
+            })
+            .min()
+            .unwrap_or(0);
+        let roots = match &mut self.backend {
+            Backend::Dwarf(d) => d.discover_roots(present, annotated, min_size),
             Backend::Btf(b) => Ok(b.discover_roots(present, annotated)),
-        }
+        }?;
+        self.apply_plan()?;
+        Ok(roots)
     }
 
     /// The "unknown type" error for `name`, with the closest names the

@@ -138,6 +138,14 @@ impl Location {
             message: message.into(),
         }
     }
+
+    /// An error at this place of a plan file.
+    pub fn plan_error(&self, message: impl Into<String>) -> Error {
+        Error::Plan {
+            at: self.to_string(),
+            message: message.into(),
+        }
+    }
 }
 
 impl fmt::Display for Location {

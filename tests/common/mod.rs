@@ -149,7 +149,7 @@ pub mod run {
         cacheline: Option<u64>,
         source: &Source,
     ) -> Result<Output> {
-        let report = commands::layout(file, types, expand, cacheline, source)?;
+        let report = commands::layout(file, types, expand, cacheline, &source.clone().into())?;
         render::output(&report, format, "layout")
     }
 
@@ -160,8 +160,28 @@ pub mod run {
         cacheline: Option<u64>,
         source: &Source,
     ) -> Result<Output> {
-        let report = commands::offsetof(file, paths, cacheline, source)?;
+        let report = commands::offsetof(file, paths, cacheline, &source.clone().into())?;
         render::output(&report, format, "offsetof")
+    }
+
+    /// `offsetof --format json` of `paths` in `file` laid out by the plan
+    /// file `plan`, parsed: one value per path.
+    pub fn offsetof_planned(
+        file: &Path,
+        paths: &[String],
+        plan: &Path,
+    ) -> Result<Vec<serde_json::Value>> {
+        let reading = cachelint::commands::Reading {
+            source: Source::Auto,
+            plan: Some(std::sync::Arc::new(cachelint::plan::Plan::read(plan)?)),
+        };
+        let report = commands::offsetof(file, paths, None, &reading)?;
+        let out = render::output(&report, Format::Json, "offsetof")?;
+        Ok(serde_json::from_str::<serde_json::Value>(&out.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone())
     }
 
     /// `layout --format json` of `types` from `file`, parsed: one value per
