@@ -90,3 +90,113 @@ fn a_planned_layout_says_it_is_planned() {
     );
     assert!(err.contains("not compiled"), "{err}");
 }
+
+/// fixtures/src/variants.plans.toml: per variant, the plan that turns a
+/// base struct into it and the labels of its `cachelint_truth[]` values.
+#[derive(serde::Deserialize)]
+struct Manifest {
+    truth_len: usize,
+    smp_cache_bytes: u64,
+    variant: Vec<Variant>,
+}
+
+#[derive(serde::Deserialize)]
+struct Variant {
+    name: String,
+    truth_start: usize,
+    rows: Vec<String>,
+    plan: String,
+}
+
+/// The offsetof path a truth row label asks about, and whether the row
+/// is the size (`#size`) rather than the offset. `#align` rows have no
+/// path: offsetof does not print alignments (the outer struct's offsets
+/// test them).
+fn row_query(label: &str) -> Option<(&str, bool)> {
+    match label.split_once('#') {
+        Some((path, "size")) => Some((path, true)),
+        Some(_) => None,
+        None => Some((label, false)),
+    }
+}
+
+#[test]
+fn five_hundred_planned_variants_equal_the_compilers_layouts_on_every_target() {
+    use rayon::prelude::*;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/src");
+    let manifest: Manifest =
+        toml::from_str(&std::fs::read_to_string(dir.join("variants.plans.toml")).unwrap()).unwrap();
+    let planned = manifest
+        .variant
+        .iter()
+        .filter(|v| !v.plan.trim().is_empty())
+        .count();
+    assert!(planned >= 500, "{planned} planned variants");
+    let binaries = [
+        "gcc-dwarf4",
+        "gcc-dwarf5",
+        "clang-dwarf4",
+        "clang-dwarf5",
+        "clang-i386",
+        "clang-aarch64",
+        "clang-s390x",
+        "clang-powerpc64",
+    ];
+    let tmp = std::env::temp_dir().join(format!("cachelint-variants-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let failures: Vec<String> = binaries
+        .par_iter()
+        .flat_map(|bin| {
+            let file = fixture(&format!("variants-{bin}.o"));
+            let values = truth_values(&file);
+            assert_eq!(values.len(), manifest.truth_len, "{bin}");
+            manifest
+                .variant
+                .par_iter()
+                .filter_map(|v| {
+                    let queries: Vec<(usize, &str, bool)> = v
+                        .rows
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, r)| row_query(r).map(|(p, s)| (i, p, s)))
+                        .collect();
+                    let paths: Vec<String> =
+                        queries.iter().map(|(_, p, _)| p.to_string()).collect();
+                    let rows = if v.plan.trim().is_empty() {
+                        run::offsetof_json(&file, &paths)
+                    } else {
+                        let plan_file = tmp.join(format!("{bin}-{}.toml", v.name));
+                        // variants.c is built with SMP_CACHE_BYTES 64 on every target.
+                        let text =
+                            format!("smp_cache_bytes = {}\n{}", manifest.smp_cache_bytes, v.plan);
+                        std::fs::write(&plan_file, text).unwrap();
+                        run::offsetof_planned(&file, &paths, &plan_file)
+                    };
+                    let rows = match rows {
+                        Ok(rows) => rows,
+                        Err(e) => return Some(format!("{bin} {}: {e}", v.name)),
+                    };
+                    for ((i, path, size), row) in queries.iter().zip(&rows) {
+                        let want = values[v.truth_start + i];
+                        let key = if *size { "size" } else { "offset" };
+                        if row[key] != want {
+                            return Some(format!(
+                                "{bin} {}: {key} of {path}: planned {}, compiled {want}",
+                                v.name, row[key]
+                            ));
+                        }
+                    }
+                    None
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    std::fs::remove_dir_all(&tmp).ok();
+    assert!(
+        failures.is_empty(),
+        "{} of {} variant layouts differ from the compiler's:\n{}",
+        failures.len(),
+        manifest.variant.len() * binaries.len(),
+        failures[..failures.len().min(40)].join("\n")
+    );
+}

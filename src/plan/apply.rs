@@ -54,8 +54,10 @@ pub struct Planner {
 
 impl Planner {
     /// A planner for `plan` on a build of machine `abi` with lines of
-    /// `cacheline` bytes (`SMP_CACHE_BYTES`, for aligned groups).
+    /// `cacheline` bytes (`SMP_CACHE_BYTES`, for aligned groups, unless
+    /// the plan sets it).
     pub fn new(plan: Arc<Plan>, abi: Abi, cacheline: u64) -> Planner {
+        let cacheline = plan.smp_cache_bytes.unwrap_or(cacheline);
         Planner {
             plan,
             abi,

@@ -30,6 +30,9 @@ pub struct Plan {
     pub path: PathBuf,
     /// One entry per planned struct, in file order.
     pub types: Vec<TypePlan>,
+    /// `smp_cache_bytes = N`: what aligned groups align to (the kernel's
+    /// `SMP_CACHE_BYTES`); default: the machine's L1 line.
+    pub smp_cache_bytes: Option<u64>,
 }
 
 /// The plan for one struct type: `[NAME]` in the file.
@@ -153,10 +156,11 @@ impl Plan {
     /// Parses the text of a plan file read from `path`.
     pub fn parse(path: &Path, text: &str) -> Result<Plan> {
         let file: Arc<Path> = Arc::from(path);
-        let types = parse::parse(&file, text)?;
+        let (types, smp_cache_bytes) = parse::parse(&file, text)?;
         Ok(Plan {
             path: path.to_owned(),
             types,
+            smp_cache_bytes,
         })
     }
 

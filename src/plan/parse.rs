@@ -38,20 +38,36 @@ const MAX_ALIGN: u64 = 1 << 16;
 const MAX_GROUP_DEPTH: usize = 8;
 
 /// Parses a plan's text, read from `file`.
-pub(super) fn parse(file: &Arc<Path>, text: &str) -> Result<Vec<TypePlan>> {
+pub(super) fn parse(file: &Arc<Path>, text: &str) -> Result<(Vec<TypePlan>, Option<u64>)> {
     let doc = DeTable::parse(text).map_err(|e| {
         let at = Location::at(file, text, e.span().map_or(0, |s| s.start));
         at.plan_error(format!("invalid TOML: {}", e.message().trim()))
     })?;
     let p = Parser { file, text };
     let mut types: Vec<TypePlan> = Vec::new();
+    let mut smp_cache_bytes = None;
     for (key, value) in doc.get_ref() {
         let name: &str = key.get_ref();
         let at = p.at(key);
+        if name == "smp_cache_bytes" {
+            let n = match value.get_ref() {
+                DeValue::Integer(i) => u64::from_str_radix(i.as_str(), i.radix()).ok(),
+                _ => None,
+            };
+            match n {
+                Some(n) if crate::lines::is_cacheline_size(n) => smp_cache_bytes = Some(n),
+                _ => {
+                    return Err(p.at(value).plan_error(
+                        "'smp_cache_bytes' must be a power of two between 16 and 4096 (bytes)",
+                    ));
+                }
+            }
+            continue;
+        }
         let DeValue::Table(table) = value.get_ref() else {
             return Err(at.plan_error(format!(
                 "'{name}' is not a struct's plan: write each struct as a table, [{name}], \
-                 with order = [...] or moves = [...]"
+                 with order = [...] or moves = [...] (the one other setting is smp_cache_bytes)"
             )));
         };
         let name = name.strip_prefix("struct ").unwrap_or(name);
@@ -69,7 +85,7 @@ pub(super) fn parse(file: &Arc<Path>, text: &str) -> Result<Vec<TypePlan>> {
             "the plan plans no struct: write [TYPE] with order = [...] or moves = [...]",
         ));
     }
-    Ok(types)
+    Ok((types, smp_cache_bytes))
 }
 
 /// A C identifier.
@@ -398,7 +414,7 @@ mod tests {
     use super::*;
 
     fn plan(text: &str) -> Result<Vec<TypePlan>> {
-        parse(&Arc::from(Path::new("p.toml")), text)
+        parse(&Arc::from(Path::new("p.toml")), text).map(|(types, _)| types)
     }
 
     fn error(text: &str) -> String {
@@ -439,6 +455,20 @@ order = [
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn smp_cache_bytes_is_the_one_setting() {
+        let (_, line) = parse(
+            &Arc::from(Path::new("p.toml")),
+            "smp_cache_bytes = 128\n[a]\norder = []\n",
+        )
+        .unwrap();
+        assert_eq!(line, Some(128));
+        assert!(
+            error("smp_cache_bytes = 100\n[a]\norder = []\n")
+                .starts_with("p.toml:1:19: 'smp_cache_bytes' must be")
+        );
     }
 
     #[test]

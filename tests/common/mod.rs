@@ -164,6 +164,16 @@ pub mod run {
         render::output(&report, format, "offsetof")
     }
 
+    /// `offsetof --format json` of `paths` in `file`, parsed.
+    pub fn offsetof_json(file: &Path, paths: &[String]) -> Result<Vec<serde_json::Value>> {
+        let out = offsetof(file, paths, Format::Json, None, &Source::Auto)?;
+        Ok(serde_json::from_str::<serde_json::Value>(&out.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone())
+    }
+
     /// `offsetof --format json` of `paths` in `file` laid out by the plan
     /// file `plan`, parsed: one value per path.
     pub fn offsetof_planned(
