@@ -463,3 +463,71 @@ fn offsets_and_diff_from_btf_equal_dwarfs() {
         assert_eq!(from_btf, from_dwarf, "{args:?}");
     }
 }
+
+/// The plan oracle: `CACHELINT_PLAN_ORACLE` lists `VMLINUX=KMODDIR`
+/// pairs, separated by `:`; each KMODDIR holds the modules
+/// scripts/kmod-oracle.sh built against that kernel's headers, as shipped
+/// and with mmzone.h patched as RFC 3/3 does, with their row labels.
+fn plan_oracles() -> Vec<(PathBuf, PathBuf)> {
+    let list = std::env::var("CACHELINT_PLAN_ORACLE")
+        .expect("CACHELINT_PLAN_ORACLE must list VMLINUX=KMODDIR pairs (scripts/kmod-oracle.sh)");
+    list.split(':')
+        .map(|pair| {
+            let (v, k) = pair.split_once('=').expect("VMLINUX=KMODDIR");
+            (PathBuf::from(v), PathBuf::from(k))
+        })
+        .collect()
+}
+
+/// Every row of a module's `cachelint_truth[]` (its labels in `.rows`)
+/// against cachelint's offsetof of the same path in `vmlinux`, laid out
+/// by `plan` when there is one. `#align` rows are skipped (offsetof does
+/// not print alignments); returns the rows compared.
+fn assert_module_truth(vmlinux: &std::path::Path, module: &std::path::Path, plan: Option<&std::path::Path>) -> usize {
+    let labels: Vec<String> = std::fs::read_to_string(module.with_extension("rows"))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let values = common::truth_values(module);
+    assert_eq!(values.len(), labels.len(), "{}", module.display());
+    let queries: Vec<(usize, &str, bool)> = labels
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| match l.split_once('#') {
+            Some((p, "size")) => Some((i, p, true)),
+            Some(_) => None,
+            None => Some((i, l.as_str(), false)),
+        })
+        .collect();
+    let paths: Vec<String> = queries.iter().map(|(_, p, _)| p.to_string()).collect();
+    let rows = match plan {
+        Some(plan) => run::offsetof_planned(vmlinux, &paths, plan).unwrap(),
+        None => run::offsetof_json(vmlinux, &paths).unwrap(),
+    };
+    for ((i, path, size), row) in queries.iter().zip(&rows) {
+        let key = if *size { "size" } else { "offset" };
+        assert_eq!(
+            row[key],
+            values[*i],
+            "{} {key} of {path}: cachelint{} vs the compiled module {}",
+            vmlinux.display(),
+            if plan.is_some() { " (planned)" } else { "" },
+            module.display()
+        );
+    }
+    queries.len()
+}
+
+#[test]
+#[ignore = "needs real kernels and modules: .ci/run sets CACHELINT_PLAN_ORACLE (scripts/kmod-oracle.sh)"]
+fn the_rfc3_plan_on_debian_kernels_equals_the_module_built_with_the_patched_header() {
+    let plan = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/kmod/rfc3.plan.toml");
+    for (vmlinux, kmod) in plan_oracles() {
+        // The module sees the kernel's layout, so it can speak for the patch.
+        let shipped = assert_module_truth(&vmlinux, &kmod.join("oracle-shipped.ko"), None);
+        let planned = assert_module_truth(&vmlinux, &kmod.join("oracle-rfc3.ko"), Some(&plan));
+        println!("{}: {shipped} rows as shipped, {planned} as planned, equal to the modules", vmlinux.display());
+        assert!(planned > 40);
+    }
+}
