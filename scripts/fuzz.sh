@@ -3,7 +3,7 @@
 # `cargo install cargo-fuzz`).
 #
 # Usage: scripts/fuzz.sh TARGET [SECONDS]
-#   TARGET   elf, btf, rules_toml or rst (see fuzz/fuzz_targets/)
+#   TARGET   elf, btf, rules_toml, rst or plan (see fuzz/fuzz_targets/)
 #   SECONDS  how long to run (default 600)
 #   FUZZ_FLAGS (environment) extra `cargo fuzz run` flags, such as
 #            "--sanitizer none": safe Rust gains little from ASan, and the
@@ -23,7 +23,8 @@ case $target in
   btf) cp fixtures/bin/gcc-btf-*.raw "$corpus/" ;;
   rules_toml) cp examples/*.toml tests/rules/*.toml "$corpus/" ;;
   rst) cp tests/rules/*.rst "$corpus/" ;;
-  *) echo "fuzz.sh: unknown target '$target' (elf, btf, rules_toml, rst)" >&2; exit 2 ;;
+  plan) cp tests/plans/*.toml fixtures/kmod/rfc3.plan.toml "$corpus/" ;;
+  *) echo "fuzz.sh: unknown target '$target' (elf, btf, rules_toml, rst, plan)" >&2; exit 2 ;;
 esac
 mkdir -p "tests/corpus/$target"
 # shellcheck disable=SC2086 # FUZZ_FLAGS is a list of flags

@@ -135,3 +135,31 @@ pub fn rst(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let _ = rules::rst::parse(&Arc::from(Path::new("t.rst")), &text);
 }
+
+/// The fixtures' base build as BTF, parsed once: the types plans are
+/// applied to.
+static DRIVER_TYPES: LazyLock<crate::btf::BtfTypes> = LazyLock::new(|| {
+    let raw = include_bytes!("../fixtures/bin/gcc-btf-base.raw");
+    crate::btf::parse(&[raw], 8, 64).expect("the fixture's BTF parses")
+});
+
+/// A TOML plan file: the parse, and when it parses, the plan applied to
+/// the fixtures' structs and the planned structs laid out.
+pub fn plan(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let Ok(plan) = crate::plan::Plan::parse(Path::new("p.toml"), &text) else {
+        return;
+    };
+    let types = &*DRIVER_TYPES;
+    let mut table = types.table.clone();
+    let mut planner =
+        crate::plan::apply::Planner::new(Arc::new(plan), crate::plan::abi::Abi::default(), 64);
+    if planner.apply(&mut table).is_ok() {
+        let mut visits = 0;
+        for &id in types.composites.iter().take(MAX_TYPES) {
+            if !expand_and_analyse(&table, id, "root", 64, &mut visits) {
+                break;
+            }
+        }
+    }
+}

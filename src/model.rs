@@ -174,7 +174,7 @@ pub enum Type {
 pub const MAX_TYPE_DEPTH: usize = 64;
 
 /// The arena. Id 0 is always `void`: loaders map "no type" there.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct TypeTable {
     types: Vec<Type>,
 }

@@ -30,5 +30,6 @@ fn the_corpus_never_panics() {
     total += replay("btf", cachelint::exercise::btf);
     total += replay("rules_toml", cachelint::exercise::rules_toml);
     total += replay("rst", cachelint::exercise::rst);
+    total += replay("plan", cachelint::exercise::plan);
     assert!(total > 0, "tests/corpus holds no input");
 }

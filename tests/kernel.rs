@@ -483,7 +483,11 @@ fn plan_oracles() -> Vec<(PathBuf, PathBuf)> {
 /// against cachelint's offsetof of the same path in `vmlinux`, laid out
 /// by `plan` when there is one. `#align` rows are skipped (offsetof does
 /// not print alignments); returns the rows compared.
-fn assert_module_truth(vmlinux: &std::path::Path, module: &std::path::Path, plan: Option<&std::path::Path>) -> usize {
+fn assert_module_truth(
+    vmlinux: &std::path::Path,
+    module: &std::path::Path,
+    plan: Option<&std::path::Path>,
+) -> usize {
     let labels: Vec<String> = std::fs::read_to_string(module.with_extension("rows"))
         .unwrap()
         .lines()
@@ -522,12 +526,16 @@ fn assert_module_truth(vmlinux: &std::path::Path, module: &std::path::Path, plan
 #[test]
 #[ignore = "needs real kernels and modules: .ci/run sets CACHELINT_PLAN_ORACLE (scripts/kmod-oracle.sh)"]
 fn the_rfc3_plan_on_debian_kernels_equals_the_module_built_with_the_patched_header() {
-    let plan = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/kmod/rfc3.plan.toml");
+    let plan =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/kmod/rfc3.plan.toml");
     for (vmlinux, kmod) in plan_oracles() {
         // The module sees the kernel's layout, so it can speak for the patch.
         let shipped = assert_module_truth(&vmlinux, &kmod.join("oracle-shipped.ko"), None);
         let planned = assert_module_truth(&vmlinux, &kmod.join("oracle-rfc3.ko"), Some(&plan));
-        println!("{}: {shipped} rows as shipped, {planned} as planned, equal to the modules", vmlinux.display());
+        println!(
+            "{}: {shipped} rows as shipped, {planned} as planned, equal to the modules",
+            vmlinux.display()
+        );
         assert!(planned > 40);
     }
 }

@@ -200,3 +200,219 @@ fn five_hundred_planned_variants_equal_the_compilers_layouts_on_every_target() {
         failures[..failures.len().min(40)].join("\n")
     );
 }
+
+#[test]
+fn moves_adds_and_removes_lay_out_as_computed_by_hand() {
+    // tests/plans/moves.toml on struct lruvec of fixtures/src/mm_lru.h
+    // (x86_64, CONFIG_LRU_GEN, spinlock_t 4 bytes), computed by hand:
+    // flags 0-7, lists[5] 8-87, lru_lock 88-91, 4 bytes hole, batch 96,
+    // anon_cost 104, (file_cost removed) nonresident_age 112, refaults[2]
+    // 120-135, lrugen (8-aligned, 1344 bytes) 136, pgdat 1480, size 1488.
+    let want = [
+        ("lruvec.flags", 0),
+        ("lruvec.lists", 8),
+        ("lruvec.lru_lock", 88),
+        ("lruvec.batch", 96),
+        ("lruvec.anon_cost", 104),
+        ("lruvec.nonresident_age", 112),
+        ("lruvec.refaults", 120),
+        ("lruvec.lrugen", 136),
+        ("lruvec.pgdat", 1480),
+        ("lruvec", 0),
+    ];
+    let paths: Vec<String> = want.iter().map(|(p, _)| p.to_string()).collect();
+    let rows =
+        run::offsetof_planned(&fixture("gcc-dwarf5-base"), &paths, &plan("moves.toml")).unwrap();
+    for ((path, offset), row) in want.iter().zip(&rows) {
+        assert_eq!(row["offset"], *offset, "{path}");
+    }
+    assert_eq!(rows[3]["type"], "struct lru_gen_folio *");
+    assert_eq!(rows[9]["size"], 1488);
+    let gone = run::offsetof_planned(
+        &fixture("gcc-dwarf5-base"),
+        &["lruvec.file_cost".into()],
+        &plan("moves.toml"),
+    );
+    assert!(gone.is_err(), "a removed member is gone");
+}
+
+/// Each bad plan is refused with exit 2 and one located line.
+#[test]
+fn bad_plans_are_located_errors() {
+    let dir = std::env::temp_dir().join(format!("cachelint-bad-plans-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "[lruvec]\norder = [\"lists\", \"lru_lok\"]\n",
+            ":2:19: struct lruvec has no member 'lru_lok'",
+            "did you mean 'lru_lock'",
+        ),
+        (
+            "[lruvec]\norder = [\"lists\", \"lru_lock\"]\n",
+            ":1:2: the order of struct lruvec leaves out 'anon_cost'",
+            "remove = [...]",
+        ),
+        (
+            "[lruvec]\nmoves = [{ member = \"flags\", after = \"flags\" }]\n",
+            ":2:",
+            "moved next to itself",
+        ),
+        (
+            "[lruvec]\nmoves = [{ member = \"flags\", after = \"lists\" }, { member = \"flags\", before = \"lists\" }]\n",
+            ":2:",
+            "'flags' is named twice",
+        ),
+        (
+            "[lruvecc]\norder = []\n",
+            ":1:2: no struct, union or typedef named 'lruvecc'",
+            "did you mean 'lruvec'",
+        ),
+        (
+            "[lruvec]\nmoves = [{ add = \"x\", type = \"struct nosuch\", after = \"flags\" }]\n",
+            ":2:",
+            "has no type 'struct nosuch'",
+        ),
+        (
+            "[lruvec]\nmoves = [{ add = \"flags\", type = \"long\", after = \"lists\" }]\n",
+            ":2:",
+            "'flags' is a member already",
+        ),
+        (
+            "[lruvec]\nmoves = [{ member = \"flags\", after = \"lists\" }]\nremove = [\"lists\"]\n",
+            ":2:",
+            "'lists' is removed",
+        ),
+        (
+            "[lruvec]\norder = \"lists\"\n",
+            ":2:9: 'order' must be an array",
+            "",
+        ),
+        (
+            "[lruvec]\nordre = []\n",
+            ":2:1: unknown key 'ordre'",
+            "order, moves",
+        ),
+        ("[lruvec\n", ":1:", "invalid TOML"),
+    ];
+    for (i, (text, at, also)) in cases.iter().enumerate() {
+        let file = dir.join(format!("bad{i}.toml"));
+        std::fs::write(&file, text).unwrap();
+        let (code, out, err) = cachelint(&[
+            "layout",
+            "--plan",
+            file.to_str().unwrap(),
+            fixture("gcc-dwarf5-base").to_str().unwrap(),
+            "lruvec",
+        ]);
+        assert_eq!(code, 2, "{text}: {err}");
+        assert!(out.is_empty(), "{text}");
+        let want = format!("cachelint: error: {}{at}", file.display());
+        assert!(
+            err.starts_with(&want) && err.contains(also),
+            "{text}\nwant {want} ... {also}\ngot  {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    // Not TOML text at all, and a missing file.
+    let bin = fixture("gcc-dwarf5-base");
+    let (code, _, err) = cachelint(&[
+        "layout",
+        "--plan",
+        bin.to_str().unwrap(),
+        bin.to_str().unwrap(),
+        "lruvec",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not a plan file"), "{err}");
+    let (code, _, err) = cachelint(&[
+        "layout",
+        "--plan",
+        "/nonexistent/p.toml",
+        bin.to_str().unwrap(),
+        "lruvec",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/p.toml"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bitfield_runs_anonymous_members_and_flexible_arrays_move_by_their_rules() {
+    // fixtures/src/shapes.h: struct bits is one run of bitfields a..f,
+    // struct anon holds an anonymous union (as_long, lo, hi, bytes),
+    // struct arrays ends in the flexible array flex[].
+    let dir = std::env::temp_dir().join(format!("cachelint-shape-plans-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "[bits]\norder = [\"tail\", \"a\", \"b\"]\n",
+            "bits",
+            "'b' and 'a' move as one",
+        ),
+        (
+            "[bits]\norder = [\"tail\", { member = \"c\", align = 8 }]\n",
+            "bits",
+            "'c' is a bitfield",
+        ),
+        (
+            "[anon]\norder = [\"lo\", \"kind\", \"as_long\", \"named\", \"x\"]\n",
+            "anon",
+            "'as_long' and 'lo' move as one",
+        ),
+        (
+            "[arrays]\norder = [\"flex\", \"c\", \"grid\", \"chain\", \"zero\"]\n",
+            "arrays",
+            "flexible array 'flex' must stay the last",
+        ),
+    ];
+    for (i, (text, ty, want)) in cases.iter().enumerate() {
+        let file = dir.join(format!("shape{i}.toml"));
+        std::fs::write(&file, text).unwrap();
+        let (code, _, err) = cachelint(&[
+            "layout",
+            "--plan",
+            file.to_str().unwrap(),
+            fixture("gcc-dwarf5-base").to_str().unwrap(),
+            ty,
+        ]);
+        assert_eq!(code, 2, "{text}: {err}");
+        assert!(err.contains(want), "{text}: {err}");
+    }
+    // Named once, a run and an anonymous union move whole: the run after
+    // tail, the union first (its members keep their offsets in it).
+    let file = dir.join("ok.toml");
+    std::fs::write(
+        &file,
+        "[bits]\norder = [\"tail\", \"d\"]\n[anon]\norder = [\"hi\", \"kind\", \"named\", \"y\"]\n",
+    )
+    .unwrap();
+    let rows = run::offsetof_planned(
+        &fixture("gcc-dwarf5-base"),
+        &[
+            "bits.tail".into(),
+            "bits".into(),
+            "bits.a".into(),
+            "bits.f".into(),
+            "anon.as_long".into(),
+            "anon.lo".into(),
+            "anon.hi".into(),
+            "anon.kind".into(),
+        ],
+        &file,
+    )
+    .unwrap();
+    // By hand, by the System V bitfield rule: tail at 0; a at bit 8 (it
+    // fits the int unit after tail), b at 11, c at 32 (the ':0' in the
+    // source is invisible in DWARF, but c would not fit 18-31 anyway), d
+    // at 64, e at 68, f at 128 (e's unit is full): 158 bits, size 24.
+    // The union is 8 bytes at 0 (lo at 0, hi at 2 inside it), kind at 8.
+    assert_eq!(rows[0]["offset"], 0);
+    assert_eq!(rows[1]["size"], 24);
+    assert_eq!(rows[2]["bit_offset"], 8);
+    assert_eq!(rows[3]["bit_offset"], 128);
+    assert_eq!(rows[4]["offset"], 0);
+    assert_eq!(rows[5]["offset"], 0);
+    assert_eq!(rows[6]["offset"], 2);
+    assert_eq!(rows[7]["offset"], 8);
+    std::fs::remove_dir_all(&dir).ok();
+}
