@@ -97,7 +97,8 @@ enum Command {
     /// hot-read, lockless-write, lock-protected (with its lock), lock or
     /// cold. Kernel net_cachelines tables (.rst) are read too. Lines are
     /// counted from the outermost structs that embed an annotated struct
-    /// (found in the binary, or `roots = [...]`). Each finding is printed
+    /// (found in the binary, or a file's `roots = [...]`, which restricts
+    /// only that file's types). Each finding is printed
     /// as FILE:LINE: SEVERITY: [CONFIG] message, at the declaration of the
     /// field.
     #[command(after_help = check_help())]

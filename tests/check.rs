@@ -682,3 +682,46 @@ fn endless_and_binary_rules_files_are_refused_at_once() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+#[test]
+fn a_files_roots_restrict_only_that_files_types() {
+    // lru-roots.toml names mem_cgroup_per_node; counters.toml names no
+    // roots, so counter_pair's are discovered: the fixture embeds it only
+    // in counter_table (fixtures/src/shapes.h). pglist_data also embeds a
+    // lruvec, but lru-roots.toml's roots exclude it.
+    let build = "gcc-dwarf5-base";
+    let (alone, _) = run(&options(
+        &[rules("counters.toml")],
+        &[(build, fixture(build))],
+    ));
+    let counted = |r: &Report| {
+        r.findings
+            .iter()
+            .filter(|f| f.root == "counter_table")
+            .count()
+    };
+    assert!(counted(&alone) > 0);
+    for files in [
+        [rules("lru-roots.toml"), rules("counters.toml")],
+        [rules("counters.toml"), rules("lru-roots.toml")],
+    ] {
+        let (report, _) = run(&options(&files, &[(build, fixture(build))]));
+        let mut roots: Vec<&str> = report.builds[0]
+            .roots
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect();
+        roots.sort();
+        assert_eq!(roots, ["counter_table", "mem_cgroup_per_node"], "{files:?}");
+        assert_eq!(counted(&report), counted(&alone), "{files:?}");
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.root == "mem_cgroup_per_node"
+                    && f.a.name == "refaulted"
+                    && f.b.name == "enabled"),
+            "{files:?}"
+        );
+    }
+}

@@ -8,6 +8,7 @@
 pub(crate) mod rst;
 pub(crate) mod toml;
 
+use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -408,7 +409,9 @@ impl Severities {
 pub struct Rules {
     /// Cacheline size, when the rules fix it.
     pub cacheline: Option<u64>,
-    /// Roots named by the rules (`roots = [...]`); empty = discover them.
+    /// Roots named by the rules files (`roots = [...]`). They restrict
+    /// only the types of the file that names them: see
+    /// [`Rules::discovered_types`].
     pub roots: Vec<(String, Location)>,
     /// Per-type annotations.
     pub types: Vec<TypeRules>,
@@ -479,6 +482,23 @@ impl Rules {
             self.severity = other.severity;
         }
         Ok(())
+    }
+
+    /// The annotated types whose roots are discovered in the binary: those
+    /// annotated in a file that names no `roots`. A file's `roots` are the
+    /// roots of its own types only, so one file's roots never hide another
+    /// file's types.
+    pub(crate) fn discovered_types(&self) -> Vec<&str> {
+        let restricted: HashSet<&Path> = self.roots.iter().map(|(_, at)| &*at.file).collect();
+        self.types
+            .iter()
+            .filter(|t| {
+                std::iter::once(&t.at)
+                    .chain(t.fields.iter().map(|f| &f.at))
+                    .any(|at| !restricted.contains(&*at.file))
+            })
+            .map(|t| t.name.as_str())
+            .collect()
     }
 
     /// The rules of type `name`.
