@@ -258,7 +258,8 @@ fn check_help() -> String {
     let mut out = format!(
         "{CHECK_EXAMPLES}Classes: {}.\n\
          A lock-protected field names its lock: a member of the same struct or\n\
-         TYPE.member of the nearest enclosing TYPE.\n\n\
+         TYPE.member of the nearest enclosing TYPE, of a kernel lock type\n\
+         (spinlock_t, mutex, ...) or with class lock, and not the field itself.\n\n\
          Finding kinds and default severities (change them under [severity]):\n",
         classes.join(", ")
     );

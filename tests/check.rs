@@ -591,7 +591,8 @@ fn a_lock_protected_field_next_to_its_own_lock_is_fine_and_next_to_another_is_no
     );
     assert!(!own.findings.iter().any(|f| f.root == "mem_cgroup_per_node"));
     let other = check_text(
-        "[lruvec]\nlists = { class = \"lock-protected\", lock = \"mem_cgroup_per_node.iter\" }\nlru_lock = \"lock\"\n",
+        "[lruvec]\nlists = { class = \"lock-protected\", lock = \"mem_cgroup_per_node.iter\" }\nlru_lock = \"lock\"\n\
+         [mem_cgroup_per_node]\niter = \"lock\"\n",
         build,
     );
     assert!(
@@ -723,5 +724,47 @@ fn a_files_roots_restrict_only_that_files_types() {
                     && f.b.name == "enabled"),
             "{files:?}"
         );
+    }
+}
+
+#[test]
+fn a_lock_must_be_a_lock_of_an_enclosing_instance() {
+    // From fixtures/src: counter_pair is embedded only in counter_table, not
+    // in lruvec; lruvec.flags is an unsigned long and anon_cost too;
+    // lruvec.lru_lock is a spinlock_t.
+    let base = &["gcc-dwarf5-base"];
+    let cases = [
+        (
+            "[counter_pair]\nhits = { class = \"lock-protected\", lock = \"lruvec.lru_lock\" }",
+            "r.toml:2:43: lock 'lruvec.lru_lock': struct lruvec does not enclose struct counter_pair",
+        ),
+        (
+            "[lruvec]\nanon_cost = { class = \"lock-protected\", lock = \"flags\" }",
+            "r.toml:2:48: lock 'flags' is not a lock:",
+        ),
+        (
+            "[lru_gen_folio]\nnr_pages = { class = \"lock-protected\", lock = \"lruvec.anon_cost\" }",
+            "r.toml:2:47: lock 'lruvec.anon_cost' is not a lock:",
+        ),
+        (
+            "[lru_gen_folio]\nnr_pages = { class = \"lock-protected\", lock = \"nr_pages\" }",
+            "r.toml:2:47: lock 'nr_pages' is the field itself",
+        ),
+        (
+            "[lruvec]\nflags = { class = \"lock-protected\", lock = \"lruvec.flags\" }",
+            "r.toml:2:44: lock 'lruvec.flags' is the field itself",
+        ),
+    ];
+    for (text, want) in cases {
+        let got = rules_error(text, base);
+        assert!(got.starts_with(want), "{text:?}\n got: {got}\nwant: {want}");
+    }
+    // A lock type, or a field the rules class as a lock, is a lock.
+    for text in [
+        "[lru_gen_folio]\nnr_pages = { class = \"lock-protected\", lock = \"lruvec.lru_lock\" }",
+        "[lruvec]\nflags = \"lock\"\n[lru_gen_folio]\nnr_pages = { class = \"lock-protected\", lock = \"lruvec.flags\" }",
+        "[mem_cgroup_per_node]\non_tree = { class = \"lock-protected\", lock = \"lruvec.lru_lock.rlock\" }",
+    ] {
+        check_text(text, "gcc-dwarf5-base");
     }
 }
