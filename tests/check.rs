@@ -186,7 +186,13 @@ fn the_baseline_hides_pairs_it_has_and_keeps_new_ones() {
     let old_keys: HashSet<_> = old.findings.iter().map(key).collect();
     let json = std::env::temp_dir().join(format!("cachelint-baseline-{}.json", std::process::id()));
     std::fs::write(&json, serde_json::to_string(&old).unwrap()).unwrap();
-    for baseline in [json.clone(), base.clone()] {
+    // A version 1 report (its summary had no `pairs`) is read the same way.
+    let mut v1 = serde_json::to_value(&old).unwrap();
+    v1["version"] = 1.into();
+    v1["summary"].as_object_mut().unwrap().remove("pairs");
+    let json1 = json.with_extension("v1.json");
+    std::fs::write(&json1, v1.to_string()).unwrap();
+    for baseline in [json.clone(), json1.clone(), base.clone()] {
         let mut opts = options(&[rules("lru.toml")], &[("rt", rt.clone())]);
         opts.baseline = vec![Build {
             config: "base".into(),
@@ -211,6 +217,7 @@ fn the_baseline_hides_pairs_it_has_and_keeps_new_ones() {
         assert!(!new.findings.is_empty(), "{baseline:?}");
     }
     std::fs::remove_file(json).unwrap();
+    std::fs::remove_file(json1).unwrap();
 }
 
 #[test]
@@ -767,4 +774,58 @@ fn a_lock_must_be_a_lock_of_an_enclosing_instance() {
     ] {
         check_text(text, "gcc-dwarf5-base");
     }
+}
+
+#[test]
+fn the_summary_counts_what_is_printed() {
+    // Diagnostics are counted by their `SEVERITY:` lines, notes on the rules
+    // and builds by their `note:` lines; the pairs of fields behind them by
+    // the JSON findings. JSON and SARIF carry the same summary.
+    let bin = env!("CARGO_BIN_EXE_cachelint");
+    let build = format!("base={}", fixture("gcc-dwarf5-base").display());
+    let files = [rules("lru.toml"), rules("counters.toml")];
+    let mut args = vec!["check".to_owned()];
+    for f in &files {
+        args.extend(["--rules".to_owned(), f.display().to_string()]);
+    }
+    args.push(build);
+    let out = Command::new(bin).args(&args).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    let printed = |severity: &str| {
+        stdout
+            .lines()
+            .filter(|l| !l.starts_with(' ') && l.contains(&format!(": {severity}: [base] ")))
+            .count()
+    };
+    let (errors, warnings) = (printed("error"), printed("warning"));
+    let notes = printed("note") + stderr.lines().filter(|l| l.starts_with("note: ")).count();
+    assert!(errors > 0 && notes > 0, "{stdout}{stderr}");
+    let opts = options(&files, &[("base", fixture("gcc-dwarf5-base"))]);
+    let (report, _) = run(&opts);
+    let pairs = report.findings.len();
+    assert!(pairs > errors + warnings, "the fixture groups pairs");
+    let n = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let want = format!(
+        "cachelint: {}, {}, {} in 1 build ({pairs} pairs of fields; 0 allowed, 0 in the baseline)",
+        n(errors, "error"),
+        n(warnings, "warning"),
+        n(notes, "note")
+    );
+    let last = stdout.lines().last().unwrap();
+    assert_eq!(last, want, "{stdout}");
+    let json = serde_json::to_value(&report.summary).unwrap();
+    for (key, n) in [
+        ("errors", errors),
+        ("warnings", warnings),
+        ("notes", notes),
+        ("pairs", pairs),
+    ] {
+        assert_eq!(json[key], n, "{key}: {json}");
+    }
+    let sarif: serde_json::Value =
+        serde_json::from_str(&cli::check(&opts, Format::Sarif).unwrap().stdout).unwrap();
+    assert_eq!(sarif["runs"][0]["properties"]["summary"], json);
 }

@@ -70,7 +70,12 @@ pub fn check(opts: &CheckOptions) -> Result<Checked> {
     let mut seen = HashSet::new();
     notes.retain(|n| seen.insert(n.clone()));
     report.notes = notes;
-    report.summary = Summary::count(&report.findings, report.allowed.len(), in_baseline);
+    report.summary = Summary::count(
+        &report.findings,
+        report.notes.len(),
+        report.allowed.len(),
+        in_baseline,
+    );
     let failed = report.findings.iter().any(|f| f.severity >= opts.fail_on);
     Ok(Checked { report, failed })
 }
@@ -289,9 +294,11 @@ fn read_report(path: &Path) -> Result<Option<Report>> {
             path.display()
         ))
     })?;
-    if report.version != REPORT_VERSION {
+    // Version 2 changed only what the summary counts: a version 1
+    // report's findings match as they are.
+    if !(1..=REPORT_VERSION).contains(&report.version) {
         return Err(Error::Usage(format!(
-            "{}: report version {} is not {REPORT_VERSION}; regenerate it with this cachelint",
+            "{}: report version {} is not 1 to {REPORT_VERSION}; regenerate it with this cachelint",
             path.display(),
             report.version
         )));
