@@ -829,3 +829,37 @@ fn the_summary_counts_what_is_printed() {
         serde_json::from_str(&cli::check(&opts, Format::Sarif).unwrap().stdout).unwrap();
     assert_eq!(sarif["runs"][0]["properties"]["summary"], json);
 }
+
+#[test]
+fn findings_come_worst_first_then_in_build_order() {
+    // The after build has warnings only (README), the base build errors:
+    // given after first, the base build's errors must still come first.
+    let builds = [
+        ("after", fixture("gcc-dwarf5-after")),
+        ("base", fixture("gcc-dwarf5-base")),
+    ];
+    let (report, _) = run(&options(
+        &[rules("lru.toml"), rules("counters.toml")],
+        &builds,
+    ));
+    let order: Vec<(std::cmp::Reverse<Severity>, usize)> = report
+        .findings
+        .iter()
+        .map(|f| {
+            let build = builds.iter().position(|(c, _)| *c == f.config).unwrap();
+            (std::cmp::Reverse(f.severity), build)
+        })
+        .collect();
+    assert!(order.iter().any(|o| o.1 == 0) && order.iter().any(|o| o.1 == 1));
+    assert!(order.is_sorted(), "{order:?}");
+    // Within one build and root: by line, then the first field's offset.
+    for w in report.findings.windows(2) {
+        let (x, y) = (&w[0], &w[1]);
+        if (x.severity, &x.config, &x.root) == (y.severity, &y.config, &y.root) {
+            assert!(
+                (x.cacheline, x.a.offset) <= (y.cacheline, y.a.offset),
+                "{x:?}\n{y:?}"
+            );
+        }
+    }
+}

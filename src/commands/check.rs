@@ -67,6 +67,15 @@ pub fn check(opts: &CheckOptions) -> Result<Checked> {
             }
         }
     }
+    // Worst first over the whole run; stable, so within a severity the
+    // builds keep their order, then the roots, then each root's own order
+    // (line, first field, kind, second field).
+    report
+        .findings
+        .sort_by_key(|f| std::cmp::Reverse(f.severity));
+    report
+        .allowed
+        .sort_by_key(|f| std::cmp::Reverse(f.severity));
     let mut seen = HashSet::new();
     notes.retain(|n| seen.insert(n.clone()));
     report.notes = notes;

@@ -33,7 +33,9 @@ pub struct Report {
     pub version: u32,
     /// The builds checked.
     pub builds: Vec<BuildInfo>,
-    /// Findings to act on (not allowed, not in the baseline), worst first.
+    /// Findings to act on (not allowed, not in the baseline), worst first:
+    /// by severity, then in the order of the builds given, of the roots
+    /// analysed, and by line, first field, kind and second field.
     pub findings: Vec<ReportFinding>,
     /// Findings silenced by `[[allow]]`, with their reasons.
     pub allowed: Vec<ReportFinding>,
