@@ -863,3 +863,20 @@ fn findings_come_worst_first_then_in_build_order() {
         }
     }
 }
+
+#[test]
+fn a_rules_file_without_rules_is_an_error() {
+    let base = &["gcc-dwarf5-base"];
+    for text in ["", "# only a comment\n\n", "\n   \n"] {
+        let got = rules_error(text, base);
+        assert!(
+            got.starts_with("r.toml: no rules in this file"),
+            "{text:?}: {got}"
+        );
+    }
+    let got = rules_error("[severity]\nwrite-vs-write = \"off\"\n", base);
+    assert!(
+        got.starts_with("no struct is annotated in the rules"),
+        "{got}"
+    );
+}

@@ -443,7 +443,21 @@ impl Rules {
             } else {
                 toml::parse(&file, &text)?
             };
+            if parsed == Rules::default() {
+                return Err(Error::Usage(format!(
+                    "{}: no rules in this file (nothing but comments and blank lines): \
+                     annotate a struct with [TYPE] and FIELD = \"CLASS\" lines",
+                    path.display()
+                )));
+            }
             rules.merge(parsed)?;
+        }
+        if rules.types.is_empty() {
+            let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            return Err(Error::Usage(format!(
+                "no struct is annotated in the rules ({}): add a [TYPE] table with FIELD = \"CLASS\" lines",
+                files.join(", ")
+            )));
         }
         Ok(rules)
     }
