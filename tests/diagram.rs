@@ -255,7 +255,7 @@ fn mistakes_are_one_line_errors() {
     let rules = rules.to_str().unwrap();
     let base = fixture("gcc-dwarf5-base");
     let base = base.to_str().unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &[
                 "diagram",
@@ -291,6 +291,12 @@ fn mistakes_are_one_line_errors() {
         (
             &["diagram", "--rules", rules, base, "lruvec", "--lines", "x"],
             "'x' is not a line range",
+        ),
+        (
+            &[
+                "diagram", "--rules", rules, base, "lruvec", "--lines", "5-3",
+            ],
+            "--lines 5-3: the range is reversed: write --lines 3-5",
         ),
     ];
     for (args, want) in cases {
