@@ -677,7 +677,7 @@ fn endless_and_binary_rules_files_are_refused_at_once() {
         ),
         (
             vec!["check", "--rules", lru, "--baseline", "/dev/zero", build],
-            "/dev/zero: not a readable ELF file",
+            "/dev/zero: not a baseline",
         ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
@@ -878,5 +878,29 @@ fn a_rules_file_without_rules_is_an_error() {
     assert!(
         got.starts_with("no struct is annotated in the rules"),
         "{got}"
+    );
+}
+
+#[test]
+fn a_baseline_that_is_neither_a_report_nor_a_build_says_so() {
+    let dir = std::env::temp_dir().join(format!("cachelint-notjson-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("notjson.json");
+    std::fs::write(&path, "not json at all\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
+        .args(["check", "--rules"])
+        .arg(rules("lru.toml"))
+        .arg("--baseline")
+        .arg(&path)
+        .arg(fixture("gcc-dwarf5-base"))
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("notjson.json: not a baseline: neither a cachelint JSON report"),
+        "{err}"
     );
 }

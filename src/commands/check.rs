@@ -286,7 +286,8 @@ impl Baseline {
     }
 }
 
-/// A saved JSON report, or `None` when the file is not JSON (an ELF build).
+/// A saved JSON report, or `None` when the file is a build (ELF or raw
+/// BTF); anything else is an error.
 fn read_report(path: &Path) -> Result<Option<Report>> {
     /// A report of the kernel-wide limit of 50,000 findings is about 75 MB.
     const MAX_REPORT_BYTES: u64 = 256 << 20;
@@ -294,7 +295,18 @@ fn read_report(path: &Path) -> Result<Option<Report>> {
     // without reading it.
     let start = crate::input::head(path, 4096)?;
     if start.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return Ok(None);
+        let btf = crate::btf::MAGIC;
+        let build = start.starts_with(b"\x7fELF")
+            || start.starts_with(&btf.to_le_bytes())
+            || start.starts_with(&btf.to_be_bytes());
+        if build {
+            return Ok(None);
+        }
+        return Err(Error::Usage(format!(
+            "{}: not a baseline: neither a cachelint JSON report (from check --format json) \
+             nor a build (ELF or raw BTF)",
+            path.display()
+        )));
     }
     let bytes = crate::input::read_limited(path, MAX_REPORT_BYTES, "a JSON report")?;
     let report: Report = serde_json::from_slice(&bytes).map_err(|e| {
