@@ -360,9 +360,12 @@ fn formats<R: Render>() -> impl TypedValueParser<Value = Format> {
 fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), String> {
     // NAME=FILE is always a build (paths have no '='); a bare argument is a
     // build when it names a file.
+    // A '/' is in no member path either: such an argument is a file
+    // that is not there.
     if let Some(missing) = items.iter().find_map(|s| {
-        let (_, file) = s.split_once('=')?;
-        (!std::path::Path::new(file).is_file()).then_some(file)
+        let file = s.split_once('=').map_or(s.as_str(), |(_, f)| f);
+        let named = s.contains('=') || s.contains('/');
+        (named && !std::path::Path::new(file).is_file()).then_some(file)
     }) {
         return Err(format!("{missing}: no such file"));
     }

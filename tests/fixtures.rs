@@ -490,6 +490,23 @@ fn bad_input_exits_2_with_a_one_line_error() {
             "bad path",
         ),
         (vec!["sizes".into(), f("nodebug")], "CONFIG_DEBUG_INFO"),
+        (
+            vec![
+                "offsets".into(),
+                f("gcc-dwarf5-base"),
+                "./missing-vmlinux".into(),
+                "lruvec.lru_lock".into(),
+            ],
+            "./missing-vmlinux: no such file",
+        ),
+        (
+            vec![
+                "offsets".into(),
+                "/nonexistent/vmlinux".into(),
+                "lruvec.lru_lock".into(),
+            ],
+            "/nonexistent/vmlinux: no such file",
+        ),
     ];
     for (args, needle) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
