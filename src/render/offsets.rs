@@ -78,7 +78,32 @@ fn offsetof_text(r: &OffsetRow) -> String {
 struct RowJson<'a> {
     path: &'a str,
     lines_differ: bool,
-    builds: Vec<(&'a str, Option<Cell>)>,
+    builds: Vec<BuildJson<'a>>,
+}
+
+/// One build's cell, a record like the builds of the other reports: the
+/// cell's keys are null where the build lacks the path.
+#[derive(Serialize)]
+struct BuildJson<'a> {
+    config: &'a str,
+    present: bool,
+    offset: Option<u64>,
+    size: Option<u64>,
+    cacheline: Option<u64>,
+    last_cacheline: Option<u64>,
+}
+
+impl<'a> BuildJson<'a> {
+    fn new(config: &'a str, cell: Option<Cell>) -> Self {
+        BuildJson {
+            config,
+            present: cell.is_some(),
+            offset: cell.map(|c| c.offset),
+            size: cell.map(|c| c.size),
+            cacheline: cell.map(|c| c.lines.first),
+            last_cacheline: cell.map(|c| c.lines.last),
+        }
+    }
 }
 
 impl Render for OffsetsReport {
@@ -96,8 +121,8 @@ impl Render for OffsetsReport {
                         builds: self
                             .configs
                             .iter()
-                            .map(String::as_str)
-                            .zip(r.cells.iter().copied())
+                            .zip(&r.cells)
+                            .map(|(config, cell)| BuildJson::new(config, *cell))
                             .collect(),
                     })
                     .collect::<Vec<_>>(),
