@@ -98,7 +98,8 @@ enum Command {
     /// hot-read, lockless-write, lock-protected (with its lock), lock or
     /// cold. Kernel net_cachelines tables (.rst) are read too. Lines are
     /// counted from the outermost structs that embed an annotated struct
-    /// (found in the binary, or `roots = [...]`). Each finding is printed
+    /// (found in the binary, or a file's `roots = [...]`, which restricts
+    /// only that file's types). Each finding is printed
     /// as FILE:LINE: SEVERITY: [CONFIG] message, at the declaration of the
     /// field.
     #[command(after_help = check_help())]
@@ -258,7 +259,8 @@ fn check_help() -> String {
     let mut out = format!(
         "{CHECK_EXAMPLES}Classes: {}.\n\
          A lock-protected field names its lock: a member of the same struct or\n\
-         TYPE.member of the nearest enclosing TYPE.\n\n\
+         TYPE.member of the nearest enclosing TYPE, of a kernel lock type\n\
+         (spinlock_t, mutex, ...) or with class lock, and not the field itself.\n\n\
          Finding kinds and default severities (change them under [severity]):\n",
         classes.join(", ")
     );
@@ -380,9 +382,12 @@ fn formats<R: Render>() -> impl TypedValueParser<Value = Format> {
 fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), String> {
     // NAME=FILE is always a build (paths have no '='); a bare argument is a
     // build when it names a file.
+    // A '/' is in no member path either: such an argument is a file
+    // that is not there.
     if let Some(missing) = items.iter().find_map(|s| {
-        let (_, file) = s.split_once('=')?;
-        (!std::path::Path::new(file).is_file()).then_some(file)
+        let file = s.split_once('=').map_or(s.as_str(), |(_, f)| f);
+        let named = s.contains('=') || s.contains('/');
+        (named && !std::path::Path::new(file).is_file()).then_some(file)
     }) {
         return Err(format!("{missing}: no such file"));
     }

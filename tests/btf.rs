@@ -241,7 +241,7 @@ fn offsets_read_btf() {
         for (row, path) in rows.as_array().unwrap().iter().zip(&paths) {
             for (i, t) in truths.iter().enumerate() {
                 let (offset, size) = t[path];
-                let cell = &row["builds"][i][1];
+                let cell = &row["builds"][i];
                 assert_eq!(cell["offset"], offset, "{base}: {path}");
                 assert_eq!(cell["size"], size, "{base}: {path}");
             }

@@ -186,7 +186,13 @@ fn the_baseline_hides_pairs_it_has_and_keeps_new_ones() {
     let old_keys: HashSet<_> = old.findings.iter().map(key).collect();
     let json = std::env::temp_dir().join(format!("cachelint-baseline-{}.json", std::process::id()));
     std::fs::write(&json, serde_json::to_string(&old).unwrap()).unwrap();
-    for baseline in [json.clone(), base.clone()] {
+    // A version 1 report (its summary had no `pairs`) is read the same way.
+    let mut v1 = serde_json::to_value(&old).unwrap();
+    v1["version"] = 1.into();
+    v1["summary"].as_object_mut().unwrap().remove("pairs");
+    let json1 = json.with_extension("v1.json");
+    std::fs::write(&json1, v1.to_string()).unwrap();
+    for baseline in [json.clone(), json1.clone(), base.clone()] {
         let mut opts = options(&[rules("lru.toml")], &[("rt", rt.clone())]);
         opts.baseline = vec![Build {
             config: "base".into(),
@@ -211,6 +217,7 @@ fn the_baseline_hides_pairs_it_has_and_keeps_new_ones() {
         assert!(!new.findings.is_empty(), "{baseline:?}");
     }
     std::fs::remove_file(json).unwrap();
+    std::fs::remove_file(json1).unwrap();
 }
 
 #[test]
@@ -591,7 +598,8 @@ fn a_lock_protected_field_next_to_its_own_lock_is_fine_and_next_to_another_is_no
     );
     assert!(!own.findings.iter().any(|f| f.root == "mem_cgroup_per_node"));
     let other = check_text(
-        "[lruvec]\nlists = { class = \"lock-protected\", lock = \"mem_cgroup_per_node.iter\" }\nlru_lock = \"lock\"\n",
+        "[lruvec]\nlists = { class = \"lock-protected\", lock = \"mem_cgroup_per_node.iter\" }\nlru_lock = \"lock\"\n\
+         [mem_cgroup_per_node]\niter = \"lock\"\n",
         build,
     );
     assert!(
@@ -669,7 +677,7 @@ fn endless_and_binary_rules_files_are_refused_at_once() {
         ),
         (
             vec!["check", "--rules", lru, "--baseline", "/dev/zero", build],
-            "/dev/zero: not a readable ELF file",
+            "/dev/zero: not a baseline",
         ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
@@ -681,4 +689,218 @@ fn endless_and_binary_rules_files_are_refused_at_once() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
     }
+}
+
+#[test]
+fn a_files_roots_restrict_only_that_files_types() {
+    // lru-roots.toml names mem_cgroup_per_node; counters.toml names no
+    // roots, so counter_pair's are discovered: the fixture embeds it only
+    // in counter_table (fixtures/src/shapes.h). pglist_data also embeds a
+    // lruvec, but lru-roots.toml's roots exclude it.
+    let build = "gcc-dwarf5-base";
+    let (alone, _) = run(&options(
+        &[rules("counters.toml")],
+        &[(build, fixture(build))],
+    ));
+    let counted = |r: &Report| {
+        r.findings
+            .iter()
+            .filter(|f| f.root == "counter_table")
+            .count()
+    };
+    assert!(counted(&alone) > 0);
+    for files in [
+        [rules("lru-roots.toml"), rules("counters.toml")],
+        [rules("counters.toml"), rules("lru-roots.toml")],
+    ] {
+        let (report, _) = run(&options(&files, &[(build, fixture(build))]));
+        let mut roots: Vec<&str> = report.builds[0]
+            .roots
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect();
+        roots.sort();
+        assert_eq!(roots, ["counter_table", "mem_cgroup_per_node"], "{files:?}");
+        assert_eq!(counted(&report), counted(&alone), "{files:?}");
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.root == "mem_cgroup_per_node"
+                    && f.a.name == "refaulted"
+                    && f.b.name == "enabled"),
+            "{files:?}"
+        );
+    }
+}
+
+#[test]
+fn a_lock_must_be_a_lock_of_an_enclosing_instance() {
+    // From fixtures/src: counter_pair is embedded only in counter_table, not
+    // in lruvec; lruvec.flags is an unsigned long and anon_cost too;
+    // lruvec.lru_lock is a spinlock_t.
+    let base = &["gcc-dwarf5-base"];
+    let cases = [
+        (
+            "[counter_pair]\nhits = { class = \"lock-protected\", lock = \"lruvec.lru_lock\" }",
+            "r.toml:2:43: lock 'lruvec.lru_lock': struct lruvec does not enclose struct counter_pair",
+        ),
+        (
+            "[lruvec]\nanon_cost = { class = \"lock-protected\", lock = \"flags\" }",
+            "r.toml:2:48: lock 'flags' is not a lock:",
+        ),
+        (
+            "[lru_gen_folio]\nnr_pages = { class = \"lock-protected\", lock = \"lruvec.anon_cost\" }",
+            "r.toml:2:47: lock 'lruvec.anon_cost' is not a lock:",
+        ),
+        (
+            "[lru_gen_folio]\nnr_pages = { class = \"lock-protected\", lock = \"nr_pages\" }",
+            "r.toml:2:47: lock 'nr_pages' is the field itself",
+        ),
+        (
+            "[lruvec]\nflags = { class = \"lock-protected\", lock = \"lruvec.flags\" }",
+            "r.toml:2:44: lock 'lruvec.flags' is the field itself",
+        ),
+    ];
+    for (text, want) in cases {
+        let got = rules_error(text, base);
+        assert!(got.starts_with(want), "{text:?}\n got: {got}\nwant: {want}");
+    }
+    // A lock type, or a field the rules class as a lock, is a lock.
+    for text in [
+        "[lru_gen_folio]\nnr_pages = { class = \"lock-protected\", lock = \"lruvec.lru_lock\" }",
+        "[lruvec]\nflags = \"lock\"\n[lru_gen_folio]\nnr_pages = { class = \"lock-protected\", lock = \"lruvec.flags\" }",
+        "[mem_cgroup_per_node]\non_tree = { class = \"lock-protected\", lock = \"lruvec.lru_lock.rlock\" }",
+    ] {
+        check_text(text, "gcc-dwarf5-base");
+    }
+}
+
+#[test]
+fn the_summary_counts_what_is_printed() {
+    // Diagnostics are counted by their `SEVERITY:` lines, notes on the rules
+    // and builds by their `note:` lines; the pairs of fields behind them by
+    // the JSON findings. JSON and SARIF carry the same summary.
+    let bin = env!("CARGO_BIN_EXE_cachelint");
+    let build = format!("base={}", fixture("gcc-dwarf5-base").display());
+    let files = [rules("lru.toml"), rules("counters.toml")];
+    let mut args = vec!["check".to_owned()];
+    for f in &files {
+        args.extend(["--rules".to_owned(), f.display().to_string()]);
+    }
+    args.push(build);
+    let out = Command::new(bin).args(&args).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    let printed = |severity: &str| {
+        stdout
+            .lines()
+            .filter(|l| !l.starts_with(' ') && l.contains(&format!(": {severity}: [base] ")))
+            .count()
+    };
+    let (errors, warnings) = (printed("error"), printed("warning"));
+    let notes = printed("note") + stderr.lines().filter(|l| l.starts_with("note: ")).count();
+    assert!(errors > 0 && notes > 0, "{stdout}{stderr}");
+    let opts = options(&files, &[("base", fixture("gcc-dwarf5-base"))]);
+    let (report, _) = run(&opts);
+    let pairs = report.findings.len();
+    assert!(pairs > errors + warnings, "the fixture groups pairs");
+    let n = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let want = format!(
+        "cachelint: {}, {}, {} in 1 build ({pairs} pairs of fields; 0 allowed, 0 in the baseline)",
+        n(errors, "error"),
+        n(warnings, "warning"),
+        n(notes, "note")
+    );
+    let last = stdout.lines().last().unwrap();
+    assert_eq!(last, want, "{stdout}");
+    let json = serde_json::to_value(&report.summary).unwrap();
+    for (key, n) in [
+        ("errors", errors),
+        ("warnings", warnings),
+        ("notes", notes),
+        ("pairs", pairs),
+    ] {
+        assert_eq!(json[key], n, "{key}: {json}");
+    }
+    let sarif: serde_json::Value =
+        serde_json::from_str(&cli::check(&opts, Format::Sarif).unwrap().stdout).unwrap();
+    assert_eq!(sarif["runs"][0]["properties"]["summary"], json);
+}
+
+#[test]
+fn findings_come_worst_first_then_in_build_order() {
+    // The after build has warnings only (README), the base build errors:
+    // given after first, the base build's errors must still come first.
+    let builds = [
+        ("after", fixture("gcc-dwarf5-after")),
+        ("base", fixture("gcc-dwarf5-base")),
+    ];
+    let (report, _) = run(&options(
+        &[rules("lru.toml"), rules("counters.toml")],
+        &builds,
+    ));
+    let order: Vec<(std::cmp::Reverse<Severity>, usize)> = report
+        .findings
+        .iter()
+        .map(|f| {
+            let build = builds.iter().position(|(c, _)| *c == f.config).unwrap();
+            (std::cmp::Reverse(f.severity), build)
+        })
+        .collect();
+    assert!(order.iter().any(|o| o.1 == 0) && order.iter().any(|o| o.1 == 1));
+    assert!(order.is_sorted(), "{order:?}");
+    // Within one build and root: by line, then the first field's offset.
+    for w in report.findings.windows(2) {
+        let (x, y) = (&w[0], &w[1]);
+        if (x.severity, &x.config, &x.root) == (y.severity, &y.config, &y.root) {
+            assert!(
+                (x.cacheline, x.a.offset) <= (y.cacheline, y.a.offset),
+                "{x:?}\n{y:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_rules_file_without_rules_is_an_error() {
+    let base = &["gcc-dwarf5-base"];
+    for text in ["", "# only a comment\n\n", "\n   \n"] {
+        let got = rules_error(text, base);
+        assert!(
+            got.starts_with("r.toml: no rules in this file"),
+            "{text:?}: {got}"
+        );
+    }
+    let got = rules_error("[severity]\nwrite-vs-write = \"off\"\n", base);
+    assert!(
+        got.starts_with("no struct is annotated in the rules"),
+        "{got}"
+    );
+}
+
+#[test]
+fn a_baseline_that_is_neither_a_report_nor_a_build_says_so() {
+    let dir = std::env::temp_dir().join(format!("cachelint-notjson-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("notjson.json");
+    std::fs::write(&path, "not json at all\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
+        .args(["check", "--rules"])
+        .arg(rules("lru.toml"))
+        .arg("--baseline")
+        .arg(&path)
+        .arg(fixture("gcc-dwarf5-base"))
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("notjson.json: not a baseline: neither a cachelint JSON report"),
+        "{err}"
+    );
 }

@@ -255,7 +255,7 @@ fn mistakes_are_one_line_errors() {
     let rules = rules.to_str().unwrap();
     let base = fixture("gcc-dwarf5-base");
     let base = base.to_str().unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &[
                 "diagram",
@@ -291,6 +291,12 @@ fn mistakes_are_one_line_errors() {
         (
             &["diagram", "--rules", rules, base, "lruvec", "--lines", "x"],
             "'x' is not a line range",
+        ),
+        (
+            &[
+                "diagram", "--rules", rules, base, "lruvec", "--lines", "5-3",
+            ],
+            "--lines 5-3: the range is reversed: write --lines 3-5",
         ),
     ];
     for (args, want) in cases {
@@ -339,5 +345,57 @@ fn every_field_of_a_line_appears_in_its_box() {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn bitfields_sharing_a_byte_are_all_drawn_in_every_style() {
+    // Hand computation (as in fixtures.rs, bitfields_are_placed_as_the_abi_says):
+    // a:3 is bits 0-2 (byte 0) and b:7 bits 3-9 (bytes 0-1); d:4 is bits
+    // 64-67 (byte 8) and e:40 bits 68-107 (bytes 8-13). The rules make a and
+    // d lockless-write, b and e hot-read: bytes 0 and 8 hold both classes.
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules/bits.toml");
+    let rules = rules.to_str().unwrap();
+    for build in ["gcc-dwarf5-base", "clang-dwarf4-base"] {
+        let b = build_arg(build);
+        let draw = |style: &str| {
+            let args = ["diagram", "--rules", rules, &b, "bits", "--style", style];
+            let (code, out, err) = cachelint(&args);
+            assert_eq!(code, 0, "{args:?}: {err}");
+            out
+        };
+        let boxes = draw("boxes");
+        let words: Vec<&str> = boxes
+            .split(|c: char| c.is_whitespace() || c == '|' || c == ',')
+            .collect();
+        for field in ["a", "b", "c", "d", "e", "f"] {
+            assert!(words.contains(&field), "{build}: {field} missing:\n{boxes}");
+        }
+        let table = draw("table");
+        let rows: Vec<Vec<&str>> = table
+            .lines()
+            .filter(|l| l.starts_with("| "))
+            .map(|l| l.split('|').map(str::trim).collect())
+            .collect();
+        for (field, bytes, class) in [
+            ("a", "0", "lockless-write"),
+            ("b", "0-1", "hot-read"),
+            ("d", "8", "lockless-write"),
+            ("e", "8-13", "hot-read"),
+        ] {
+            assert!(
+                rows.iter()
+                    .any(|r| r[1] == field && r[2] == bytes && r[4] == class),
+                "{build}: no row {field} {bytes} {class}:\n{table}"
+            );
+        }
+        // One character per byte: a writer shares bytes 0 and 8, so both are W;
+        // bytes 9-13 are e's alone.
+        let strip = draw("strip");
+        let row = strip.lines().find(|l| l.starts_with("   0 |")).unwrap();
+        let cells = &row["   0 |".len()..];
+        assert_eq!(&cells[0..1], "W", "{build}:\n{strip}");
+        assert_eq!(&cells[8..9], "W", "{build}:\n{strip}");
+        assert_eq!(&cells[9..14], "RRRRR", "{build}: e alone\n{strip}");
     }
 }

@@ -42,18 +42,20 @@ fn offsets_equal_offsetof_in_every_config_and_mark_moved_lines() {
         let mut lines = Vec::new();
         for (i, cfg) in CONFIGS.iter().enumerate() {
             let cell = &row["builds"][i];
-            assert_eq!(cell[0], *cfg);
+            assert_eq!(cell["config"], *cfg);
             match truths[i].get(path) {
                 Some(&(offset, size)) => {
-                    assert_eq!(cell[1]["offset"], offset, "{cfg} {path}");
-                    assert_eq!(cell[1]["size"], size, "{cfg} {path}");
+                    assert_eq!(cell["present"], true, "{cfg} {path}");
+                    assert_eq!(cell["offset"], offset, "{cfg} {path}");
+                    assert_eq!(cell["size"], size, "{cfg} {path}");
                     lines.push(Some((offset / 64, (offset + size.max(1) - 1) / 64)));
                 }
                 None => {
-                    assert!(
-                        cell[1].is_null(),
+                    assert_eq!(
+                        cell["present"], false,
                         "{cfg} {path}: absent without CONFIG_LRU_GEN"
                     );
+                    assert!(cell["offset"].is_null(), "{cfg} {path}");
                     lines.push(None);
                 }
             }
@@ -97,7 +99,8 @@ fn a_wildcard_lists_every_member_and_absent_ones_say_so() {
         ]
     );
     let lrugen = &rows[7];
-    assert!(lrugen["builds"][1][1].is_null());
+    assert_eq!(lrugen["builds"][1]["config"], "nolrugen");
+    assert_eq!(lrugen["builds"][1]["present"], false);
     assert_eq!(lrugen["lines_differ"], true);
 }
 

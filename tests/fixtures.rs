@@ -187,6 +187,29 @@ fn bitfields_are_placed_as_the_abi_says() {
 }
 
 #[test]
+fn offsetof_says_which_bits_a_bitfield_has_and_where_a_flexible_array_starts() {
+    // Bits from the hand computation in bitfields_are_placed_as_the_abi_says:
+    // a bits 0-2 (byte 0), b bits 3-9 (bytes 0-1), e bits 68-107 (bytes
+    // 8-13, bits 4-43 counted from byte 8). flex's offset is the compiler's.
+    for build in ["gcc-dwarf5-base", "clang-dwarf4-base"] {
+        let file = fixture(build);
+        let flex = truth(&file, true)["arrays.flex"].0;
+        let paths: Vec<String> = ["bits.a", "bits.b", "bits.e", "arrays.flex"]
+            .map(String::from)
+            .into();
+        let out = run::offsetof(&file, &paths, Format::Text, None, &Source::Auto).unwrap();
+        let want = format!(
+            "bits.a: bitfield: byte 0, bits 0-2 (3 bits), cacheline 0\n\
+             bits.b: bitfield: bytes 0-1, bits 3-9 from byte 0 (7 bits), cacheline 0\n\
+             bits.e: bitfield: bytes 8-13, bits 4-43 from byte 8 (40 bits), cacheline 0\n\
+             arrays.flex: flexible array at byte {flex}, cacheline {}\n",
+            flex / 64
+        );
+        assert_eq!(out.stdout, want, "{build}");
+    }
+}
+
+#[test]
 fn expand_gives_absolute_offsets_with_dotted_paths() {
     let l = layout_json("gcc-dwarf5-base", "mem_cgroup_per_node", true);
     let lruvec = member(&l, "lruvec")["offset"].as_u64().unwrap();
@@ -490,6 +513,23 @@ fn bad_input_exits_2_with_a_one_line_error() {
             "bad path",
         ),
         (vec!["sizes".into(), f("nodebug")], "CONFIG_DEBUG_INFO"),
+        (
+            vec![
+                "offsets".into(),
+                f("gcc-dwarf5-base"),
+                "./missing-vmlinux".into(),
+                "lruvec.lru_lock".into(),
+            ],
+            "./missing-vmlinux: no such file",
+        ),
+        (
+            vec![
+                "offsets".into(),
+                "/nonexistent/vmlinux".into(),
+                "lruvec.lru_lock".into(),
+            ],
+            "/nonexistent/vmlinux: no such file",
+        ),
     ];
     for (args, needle) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

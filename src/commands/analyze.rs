@@ -15,7 +15,8 @@ use crate::rules::{Location, Rules};
 /// Which roots to analyse.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Roots<'a> {
-    /// `roots = [...]` from the rules, else the discovered outermost containers.
+    /// `roots = [...]` of the files that name them, and the discovered
+    /// outermost containers of the types of the files that do not.
     FromRules,
     /// Exactly this type, which must exist.
     Only(&'a str),
@@ -81,10 +82,17 @@ pub(crate) fn analyze_loaded(
             }
             vec![name.to_owned()]
         }
-        Roots::FromRules if !rules.roots.is_empty() => rules_roots(rules, &present.types),
         Roots::FromRules => {
-            let annotated = annotated_present(rules, &present.types);
-            loaded.discover_roots(&mut present, &annotated)?
+            let mut names = rules_roots(rules, &present.types);
+            let discover = discovered_present(rules, &present.types);
+            if !discover.is_empty() {
+                for root in loaded.discover_roots(&mut present, &discover)? {
+                    if !names.contains(&root) {
+                        names.push(root);
+                    }
+                }
+            }
+            names
         }
     };
     let notes = tagged(&loaded.build.config, loaded.notes());
@@ -129,11 +137,15 @@ fn rules_roots(rules: &Rules, found: &HashMap<String, lookup::Found>) -> Vec<Str
         .collect()
 }
 
-fn annotated_present<'r>(rules: &'r Rules, found: &HashMap<String, lookup::Found>) -> Vec<&'r str> {
+/// The types present whose roots are discovered (not restricted by their
+/// file's `roots`).
+fn discovered_present<'r>(
+    rules: &'r Rules,
+    found: &HashMap<String, lookup::Found>,
+) -> Vec<&'r str> {
     rules
-        .types
-        .iter()
-        .map(|t| t.name.as_str())
+        .discovered_types()
+        .into_iter()
         .filter(|n| found.contains_key(*n))
         .collect()
 }

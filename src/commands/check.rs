@@ -67,10 +67,24 @@ pub fn check(opts: &CheckOptions) -> Result<Checked> {
             }
         }
     }
+    // Worst first over the whole run; stable, so within a severity the
+    // builds keep their order, then the roots, then each root's own order
+    // (line, first field, kind, second field).
+    report
+        .findings
+        .sort_by_key(|f| std::cmp::Reverse(f.severity));
+    report
+        .allowed
+        .sort_by_key(|f| std::cmp::Reverse(f.severity));
     let mut seen = HashSet::new();
     notes.retain(|n| seen.insert(n.clone()));
     report.notes = notes;
-    report.summary = Summary::count(&report.findings, report.allowed.len(), in_baseline);
+    report.summary = Summary::count(
+        &report.findings,
+        report.notes.len(),
+        report.allowed.len(),
+        in_baseline,
+    );
     let failed = report.findings.iter().any(|f| f.severity >= opts.fail_on);
     Ok(Checked { report, failed })
 }
@@ -272,7 +286,8 @@ impl Baseline {
     }
 }
 
-/// A saved JSON report, or `None` when the file is not JSON (an ELF build).
+/// A saved JSON report, or `None` when the file is a build (ELF or raw
+/// BTF); anything else is an error.
 fn read_report(path: &Path) -> Result<Option<Report>> {
     /// A report of the kernel-wide limit of 50,000 findings is about 75 MB.
     const MAX_REPORT_BYTES: u64 = 256 << 20;
@@ -280,7 +295,18 @@ fn read_report(path: &Path) -> Result<Option<Report>> {
     // without reading it.
     let start = crate::input::head(path, 4096)?;
     if start.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return Ok(None);
+        let btf = crate::btf::MAGIC;
+        let build = start.starts_with(b"\x7fELF")
+            || start.starts_with(&btf.to_le_bytes())
+            || start.starts_with(&btf.to_be_bytes());
+        if build {
+            return Ok(None);
+        }
+        return Err(Error::Usage(format!(
+            "{}: not a baseline: neither a cachelint JSON report (from check --format json) \
+             nor a build (ELF or raw BTF)",
+            path.display()
+        )));
     }
     let bytes = crate::input::read_limited(path, MAX_REPORT_BYTES, "a JSON report")?;
     let report: Report = serde_json::from_slice(&bytes).map_err(|e| {
@@ -289,9 +315,11 @@ fn read_report(path: &Path) -> Result<Option<Report>> {
             path.display()
         ))
     })?;
-    if report.version != REPORT_VERSION {
+    // Version 2 changed only what the summary counts: a version 1
+    // report's findings match as they are.
+    if !(1..=REPORT_VERSION).contains(&report.version) {
         return Err(Error::Usage(format!(
-            "{}: report version {} is not {REPORT_VERSION}; regenerate it with this cachelint",
+            "{}: report version {} is not 1 to {REPORT_VERSION}; regenerate it with this cachelint",
             path.display(),
             report.version
         )));

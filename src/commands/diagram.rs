@@ -155,7 +155,12 @@ fn select(a: &Analysis, selection: &Selection) -> Result<(Vec<u64>, Vec<String>)
             l
         }
         Selection::Lines(first, last) => {
-            if first > last || *last >= count {
+            if first > last {
+                return Err(Error::Usage(format!(
+                    "--lines {first}-{last}: the range is reversed: write --lines {last}-{first}"
+                )));
+            }
+            if *last >= count {
                 return Err(Error::Usage(format!(
                     "--lines {first}-{last}: struct {} has lines 0-{}",
                     a.root,

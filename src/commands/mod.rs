@@ -85,9 +85,16 @@ pub fn offsetof(
                 path: text.clone(),
                 offset: r.offset,
                 size: r.size,
-                lines: Lines::of(r.offset, r.size, line),
+                lines: match r.bits {
+                    // The bytes its bits touch, not its storage unit's.
+                    Some((b, w)) => {
+                        Lines::of_range(b / 8, b.saturating_add(w.max(1)).div_ceil(8), line)
+                    }
+                    None => Lines::of(r.offset, r.size, line),
+                },
                 bit_offset: r.bits.map(|(b, _)| b),
                 bit_size: r.bits.map(|(_, w)| w),
+                flexible_array: r.ty.is_none() && r.size == 0,
                 ty: r.ty.map(|t| crate::render::cdecl::type_name(table, t)),
                 decl_file: r.decl.as_ref().map(|d| d.file.clone()),
                 decl_line: r.decl.as_ref().map(|d| d.line),

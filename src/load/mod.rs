@@ -76,7 +76,7 @@ pub struct Build {
 }
 
 impl Build {
-    /// Parses `NAME=FILE` (NAME made of letters, digits, `-`, `_`, `.`) or `FILE`,
+    /// Parses `NAME=FILE` (NAME made of letters, digits, `-`, `_`, `.`, `+`) or `FILE`,
     /// whose label is then the file name ([`Build::file`]).
     pub fn parse(text: &str) -> Build {
         if let Some((name, file)) = text.split_once('=')
@@ -84,7 +84,7 @@ impl Build {
             && !file.is_empty()
             && name
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'))
         {
             return Build {
                 config: name.to_owned(),
@@ -461,5 +461,10 @@ mod tests {
         );
         assert_eq!(Build::parse("out/vmlinux").config, "vmlinux");
         assert_eq!(Build::parse("out/a=b/vmlinux").config, "vmlinux");
+        // Debian's labels hold a '+' (their default label is the file name).
+        assert_eq!(
+            Build::parse("vmlinux-6.12.117+deb12-amd64=k/vmlinux").config,
+            "vmlinux-6.12.117+deb12-amd64"
+        );
     }
 }

@@ -1,17 +1,17 @@
 //! `check`'s text output: compiler-style diagnostics in the
 //! `FILE:LINE: error: message` form kernel CI bots already parse, followed
 //! by indented detail lines; then the allowed pairs and a summary. Pairs
-//! that differ only in their second field (`refaulted` with `enabled`,
-//! `gen`, `seg` and `list` on one line) are told in one diagnostic.
+//! that differ only in their second field are told in one diagnostic
+//! ([`diagnostics`]).
 
 use std::fmt::Write;
 
-use crate::report::{Report, ReportFinding, ReportSide};
+use crate::report::{Report, ReportFinding, ReportSide, diagnostics};
 
 /// The whole text report.
 pub fn report(report: &Report) -> String {
     let mut out = String::new();
-    for group in report.findings.chunk_by(same_diagnostic) {
+    for group in diagnostics(&report.findings) {
         out.push_str(&diagnostic(group));
     }
     for f in &report.allowed {
@@ -31,36 +31,14 @@ pub fn report(report: &Report) -> String {
     let s = &report.summary;
     let _ = writeln!(
         out,
-        "cachelint: {} in {} ({} allowed, {} in the baseline)",
+        "cachelint: {} in {} ({} of fields; {} allowed, {} in the baseline)",
         counts(s.errors, s.warnings, s.notes),
         plural(report.builds.len(), "build"),
+        plural(s.pairs, "pair"),
         s.allowed,
         s.in_baseline
     );
     out
-}
-
-/// True when two findings differ only in their second field.
-fn same_diagnostic(x: &ReportFinding, y: &ReportFinding) -> bool {
-    (
-        &x.config,
-        &x.root,
-        &x.kind,
-        &x.severity,
-        &x.a.part,
-        x.cacheline,
-        &x.b.class,
-        &x.allowed,
-    ) == (
-        &y.config,
-        &y.root,
-        &y.kind,
-        &y.severity,
-        &y.a.part,
-        y.cacheline,
-        &y.b.class,
-        &y.allowed,
-    )
 }
 
 /// One diagnostic for findings that share their first field and line:

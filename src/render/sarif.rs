@@ -1,6 +1,8 @@
 //! SARIF 2.1.0 for code-scanning dashboards: one result per finding, at the
 //! declaration of its first field, with the second field as a related
-//! location and a fingerprint that survives offset changes.
+//! location and a fingerprint that survives offset changes. The notes on
+//! the rules and builds are tool notifications; the run's properties hold
+//! the same summary as the JSON report.
 
 use serde_json::{Value, json};
 
@@ -20,6 +22,11 @@ pub fn report(report: &Report) -> Value {
         })
         .collect();
     let results: Vec<Value> = report.findings.iter().map(result).collect();
+    let notes: Vec<Value> = report
+        .notes
+        .iter()
+        .map(|n| json!({ "level": "note", "message": { "text": n } }))
+        .collect();
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -30,6 +37,11 @@ pub fn report(report: &Report) -> Value {
                 "rules": rules,
             }},
             "results": results,
+            "invocations": [{
+                "executionSuccessful": true,
+                "toolExecutionNotifications": notes,
+            }],
+            "properties": { "summary": report.summary },
         }],
     })
 }

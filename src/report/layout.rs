@@ -37,13 +37,16 @@ pub struct OffsetRow {
     pub offset: u64,
     /// Size in bytes (the storage unit for bitfields).
     pub size: u64,
-    /// The cachelines it touches.
+    /// The cachelines it touches (for a bitfield, those of its bits).
     #[serde(flatten)]
     pub lines: Lines,
-    /// For bitfields: first bit in the storage unit.
+    /// For bitfields: first bit, counted from the type's start.
     pub bit_offset: Option<u64>,
     /// For bitfields: width.
     pub bit_size: Option<u64>,
+    /// True for an array of no elements (`a[]`, `a[0]`): where the data
+    /// after the struct starts.
+    pub flexible_array: bool,
     /// The member's type, as C spells it.
     #[serde(rename = "type")]
     pub ty: Option<String>,

@@ -22,8 +22,9 @@ pub struct Checked {
     pub failed: bool,
 }
 
-/// Version of the JSON report; bumped when a key changes meaning.
-pub const REPORT_VERSION: u32 = 1;
+/// Version of the JSON report; bumped when a key changes meaning (2: the
+/// summary counts diagnostics, not pairs).
+pub const REPORT_VERSION: u32 = 2;
 
 /// A whole run.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -32,7 +33,9 @@ pub struct Report {
     pub version: u32,
     /// The builds checked.
     pub builds: Vec<BuildInfo>,
-    /// Findings to act on (not allowed, not in the baseline), worst first.
+    /// Findings to act on (not allowed, not in the baseline), worst first:
+    /// by severity, then in the order of the builds given, of the roots
+    /// analysed, and by line, first field, kind and second field.
     pub findings: Vec<ReportFinding>,
     /// Findings silenced by `[[allow]]`, with their reasons.
     pub allowed: Vec<ReportFinding>,
@@ -68,18 +71,23 @@ pub struct RootInfo {
     pub annotated_fields: usize,
 }
 
-/// Counts of a run.
+/// Counts of a run, of what is printed: a diagnostic tells one field
+/// against every field of one class it shares a line with
+/// ([`diagnostics`]), so it stands for one pair of fields or several.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Summary {
-    /// Findings of severity error.
+    /// Diagnostics of severity error.
     pub errors: usize,
     /// Of severity warning.
     pub warnings: usize,
-    /// Of severity note.
+    /// Of severity note, plus the notes on the rules and builds.
     pub notes: usize,
-    /// Silenced by `[[allow]]`.
+    /// Pairs of fields behind the diagnostics: the findings.
+    #[serde(default)]
+    pub pairs: usize,
+    /// Pairs silenced by `[[allow]]`.
     pub allowed: usize,
-    /// Left out because the baseline has them.
+    /// Pairs left out because the baseline has them.
     pub in_baseline: usize,
 }
 
@@ -221,6 +229,24 @@ impl ReportFinding {
         }
     }
 
+    /// True when `other` differs from this finding only in its second
+    /// field: both are told in one diagnostic.
+    fn same_diagnostic(&self, other: &ReportFinding) -> bool {
+        let key = |f: &ReportFinding| {
+            (
+                f.config.clone(),
+                f.root.clone(),
+                f.kind,
+                f.severity,
+                f.a.part.clone(),
+                f.cacheline,
+                f.b.class.clone(),
+                f.allowed.clone(),
+            )
+        };
+        key(self) == key(other)
+    }
+
     /// What `--baseline` matches on: config, root, kind, both fields and
     /// their classes; never offsets or lines, which a patch moves.
     pub fn identity(&self) -> Identity {
@@ -250,15 +276,29 @@ fn why(origin: &Origin) -> String {
 }
 
 impl Summary {
-    /// Counts the findings of a report.
-    pub fn count(findings: &[ReportFinding], allowed: usize, in_baseline: usize) -> Self {
-        let of = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
+    /// Counts the diagnostics of `findings`, `notes` other notes, and the
+    /// pairs allowed and in the baseline.
+    pub fn count(
+        findings: &[ReportFinding],
+        notes: usize,
+        allowed: usize,
+        in_baseline: usize,
+    ) -> Self {
+        let of = |s: Severity| diagnostics(findings).filter(|g| g[0].severity == s).count();
         Summary {
             errors: of(Severity::Error),
             warnings: of(Severity::Warning),
-            notes: of(Severity::Note),
+            notes: of(Severity::Note) + notes,
+            pairs: findings.len(),
             allowed,
             in_baseline,
         }
     }
+}
+
+/// The findings told as one diagnostic each: runs of findings that differ
+/// only in their second field (`refaulted` with `enabled`, `gen`, `seg`
+/// and `list` on one line).
+pub fn diagnostics(findings: &[ReportFinding]) -> impl Iterator<Item = &[ReportFinding]> {
+    findings.chunk_by(ReportFinding::same_diagnostic)
 }

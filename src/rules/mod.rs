@@ -8,6 +8,7 @@
 pub(crate) mod rst;
 pub(crate) mod toml;
 
+use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -416,7 +417,9 @@ impl Severities {
 pub struct Rules {
     /// Cacheline size, when the rules fix it.
     pub cacheline: Option<u64>,
-    /// Roots named by the rules (`roots = [...]`); empty = discover them.
+    /// Roots named by the rules files (`roots = [...]`). They restrict
+    /// only the types of the file that names them: see
+    /// [`Rules::discovered_types`].
     pub roots: Vec<(String, Location)>,
     /// Per-type annotations.
     pub types: Vec<TypeRules>,
@@ -448,7 +451,21 @@ impl Rules {
             } else {
                 toml::parse(&file, &text)?
             };
+            if parsed == Rules::default() {
+                return Err(Error::Usage(format!(
+                    "{}: no rules in this file (nothing but comments and blank lines): \
+                     annotate a struct with [TYPE] and FIELD = \"CLASS\" lines",
+                    path.display()
+                )));
+            }
             rules.merge(parsed)?;
+        }
+        if rules.types.is_empty() {
+            let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            return Err(Error::Usage(format!(
+                "no struct is annotated in the rules ({}): add a [TYPE] table with FIELD = \"CLASS\" lines",
+                files.join(", ")
+            )));
         }
         Ok(rules)
     }
@@ -487,6 +504,23 @@ impl Rules {
             self.severity = other.severity;
         }
         Ok(())
+    }
+
+    /// The annotated types whose roots are discovered in the binary: those
+    /// annotated in a file that names no `roots`. A file's `roots` are the
+    /// roots of its own types only, so one file's roots never hide another
+    /// file's types.
+    pub(crate) fn discovered_types(&self) -> Vec<&str> {
+        let restricted: HashSet<&Path> = self.roots.iter().map(|(_, at)| &*at.file).collect();
+        self.types
+            .iter()
+            .filter(|t| {
+                std::iter::once(&t.at)
+                    .chain(t.fields.iter().map(|f| &f.at))
+                    .any(|at| !restricted.contains(&*at.file))
+            })
+            .map(|t| t.name.as_str())
+            .collect()
     }
 
     /// The rules of type `name`.

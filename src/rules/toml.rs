@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! cacheline = 64                 # optional
-//! roots = ["mem_cgroup_per_node"] # optional; default: discovered
+//! roots = ["mem_cgroup_per_node"] # optional, for this file's types; default: discovered
 //!
 //! [lru_gen_folio]
 //! enabled   = "hot-read"

@@ -18,6 +18,7 @@ use crate::layout::{Group, pair_group_markers};
 use crate::model::{SourceLoc, TypeId, TypeTable};
 use crate::rules::{Class, Location, Rules};
 
+pub(crate) use locks::LOCK_TYPES;
 pub use locks::same_lock;
 pub(crate) use walk::index_suffix;
 

@@ -55,10 +55,12 @@ pub fn drawn_spans<'a>(d: &'a Drawing<'_>) -> Vec<&'a Span> {
     let mut seen = Vec::new();
     for &line in &d.lines {
         for seg in d.segments(line) {
-            if let Piece::Span(i) = seg.piece
-                && !seen.contains(&i)
-            {
-                seen.push(i);
+            if let Piece::Fields(ids) = seg.piece {
+                for i in ids {
+                    if !seen.contains(&i) {
+                        seen.push(i);
+                    }
+                }
             }
         }
     }
@@ -75,8 +77,9 @@ struct Cell {
     index: Option<String>,
     /// Left part of the last row (the byte range, or a hole's size).
     range: String,
-    /// Class letter, right-aligned on the last row.
-    letter: Option<char>,
+    /// Class letters (one per class of the fields, most disruptive
+    /// first), right-aligned on the last row; empty for a hole.
+    letters: String,
 }
 
 impl Cell {
@@ -96,7 +99,12 @@ impl Cell {
     }
 
     fn footer_min(&self) -> usize {
-        self.range.len() + if self.letter.is_some() { 2 } else { 0 }
+        self.range.len()
+            + if self.letters.is_empty() {
+                0
+            } else {
+                self.letters.len() + 1
+            }
     }
 
     /// The cell's text rows at inner width `w`.
@@ -109,9 +117,11 @@ impl Cell {
                 rows.extend(index.split_inclusive("..").flat_map(|p| wrap(p, w, "")));
             }
         }
-        let footer = match self.letter {
-            Some(letter) => format!("{:<pad$}{letter}", self.range, pad = w.saturating_sub(1)),
-            None => self.range.clone(),
+        let footer = if self.letters.is_empty() {
+            self.range.clone()
+        } else {
+            let pad = w.saturating_sub(self.letters.len());
+            format!("{:<pad$}{}", self.range, self.letters)
         };
         rows.push(footer);
         rows
@@ -168,7 +178,8 @@ fn draw_line(d: &Drawing<'_>, line: u64, label: &HashMap<&str, &str>) -> String 
     }
     let classes: Vec<Option<Class>> = segments
         .iter()
-        .filter_map(|s| d.span(s).map(|span| span.class))
+        .flat_map(|s| d.spans(s))
+        .map(|span| span.class)
         .collect();
     for l in legend_lines(&class_legend(&classes), d.width) {
         out.push_str(&l);
@@ -184,7 +195,7 @@ fn cells(d: &Drawing<'_>, segments: &[Segment], label: &HashMap<&str, &str>) -> 
     let mut cells: Vec<Cell> = Vec::new();
     let mut last_class: Option<Option<Class>> = None;
     for seg in segments {
-        let cell = match seg.piece {
+        let ids = match &seg.piece {
             Piece::Hole | Piece::Padding => {
                 last_class = None;
                 cells.push(Cell {
@@ -196,43 +207,68 @@ fn cells(d: &Drawing<'_>, segments: &[Segment], label: &HashMap<&str, &str>) -> 
                     .to_owned(),
                     index: None,
                     range: seg.bytes().to_string(),
-                    letter: None,
+                    letters: String::new(),
                 });
                 continue;
             }
-            Piece::Span(i) => &d.analysis.annotated.spans[i],
+            Piece::Fields(ids) => ids,
         };
-        let name = label.get(cell.path.as_str()).copied().unwrap_or(&cell.path);
-        let part = ranges::part_on_line(cell, seg.first, seg.last);
-        let index = part
-            .strip_prefix(cell.path.as_str())
-            .filter(|i| !i.is_empty());
+        let spans: Vec<&Span> = ids
+            .iter()
+            .map(|&i| &d.analysis.annotated.spans[i])
+            .collect();
+        // Each field's name with the elements of it on the line, if any.
+        let parts: Vec<(&str, Option<String>)> = spans
+            .iter()
+            .map(|s| {
+                let name = label.get(s.path.as_str()).copied().unwrap_or(&s.path);
+                let part = ranges::part_on_line(s, seg.first.max(s.offset), seg.last);
+                let index = part.strip_prefix(s.path.as_str()).unwrap_or("");
+                (name, (!index.is_empty()).then(|| index.to_owned()))
+            })
+            .collect();
+        let mut classes: Vec<Option<Class>> = Vec::new();
+        for s in &spans {
+            if !classes.contains(&s.class) {
+                classes.push(s.class);
+            }
+        }
+        classes.sort_by_key(|c| c.map_or(u8::MAX, Class::disruption));
+        let one_class = (classes.len() == 1).then(|| classes[0]);
+        let (names, index) = match parts.as_slice() {
+            [(name, index)] => ((*name).to_owned(), index.clone()),
+            _ => (
+                parts
+                    .iter()
+                    .map(|(n, i)| format!("{n}{}", i.as_deref().unwrap_or("")))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                None,
+            ),
+        };
         let merge = index.is_none()
-            && last_class == Some(cell.class)
+            && one_class.is_some()
+            && last_class == one_class
             && cells
                 .last()
-                .is_some_and(|c| c.index.is_none() && c.letter.is_some());
+                .is_some_and(|c| c.index.is_none() && !c.letters.is_empty());
         if merge && let Some(prev) = cells.last_mut() {
-            prev.names = format!("{}, {name}", prev.names);
+            prev.names = format!("{}, {names}", prev.names);
             let first = prev.range.split('-').next().unwrap_or("").to_owned();
             prev.range = format!("{first}-{}", seg.last);
         } else {
             cells.push(Cell {
-                names: name.to_owned(),
-                index: index.map(str::to_owned),
+                names,
                 range: if seg.first == seg.last {
                     seg.first.to_string()
                 } else {
                     format!("{}-{}", seg.first, seg.last)
                 },
-                letter: Some(class_letter(cell.class)),
+                letters: classes.iter().map(|c| class_letter(*c)).collect(),
+                index: index.clone(),
             });
         }
-        last_class = if index.is_none() {
-            Some(cell.class)
-        } else {
-            None
-        };
+        last_class = if index.is_none() { one_class } else { None };
     }
     cells
 }

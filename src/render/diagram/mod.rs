@@ -1,7 +1,7 @@
 //! Cacheline diagrams for changelogs: plain ASCII, at most `width` columns,
 //! line numbers and byte ranges counted from the root. Three styles share
-//! one model: the bytes of each drawn line cut into [`Segment`]s (a field, a
-//! hole, tail padding).
+//! one model: the bytes of each drawn line cut into [`Segment`]s (a field or
+//! the fields sharing its bytes, a hole, tail padding).
 //!
 //! - [`boxes`]: one box row per line, a cell per field or run of same-class
 //!   fields, and the two-CPU story of the worst pair on a flagged line;
@@ -31,10 +31,12 @@ pub struct Drawing<'a> {
 }
 
 /// What a run of bytes on a line is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Piece {
-    /// A leaf member (index into the analysis' spans).
-    Span(usize),
+    /// Leaf members (indexes into the analysis' spans) in offset order: one
+    /// member, or several that share bytes (bitfields of one byte, union
+    /// alternatives), none of which a byte-granular drawing can separate.
+    Fields(Vec<usize>),
     /// Bytes between members that belong to nobody.
     Hole,
     /// Tail padding of a struct.
@@ -42,7 +44,7 @@ pub enum Piece {
 }
 
 /// A run of bytes of one line, `first..=last` from the root's start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
     /// What the bytes are.
     pub piece: Piece,
@@ -73,23 +75,35 @@ impl Drawing<'_> {
             return Vec::new();
         };
         let spans = &self.analysis.annotated.spans;
-        let mut out = Vec::new();
+        let mut out: Vec<Segment> = Vec::new();
         let mut cursor = start;
         let mut on_line: Vec<usize> = (0..spans.len())
             .filter(|&i| spans[i].size > 0 && spans[i].offset <= end && spans[i].end() > start)
             .collect();
-        on_line.sort_by_key(|&i| (spans[i].offset, std::cmp::Reverse(spans[i].size)));
+        // Stable: fields at one offset stay in declaration order.
+        on_line.sort_by_key(|&i| spans[i].offset);
         for i in on_line {
             let s = &spans[i];
-            if s.end() <= cursor || cursor > end {
-                continue; // inside a member already drawn (union alternatives)
+            let last = (s.end() - 1).min(end);
+            // Sorted by offset: a span starting inside the bytes drawn last
+            // shares them, and joins that segment.
+            if let Some(Segment {
+                piece: Piece::Fields(ids),
+                last: drawn,
+                ..
+            }) = out.last_mut()
+                && s.offset <= *drawn
+            {
+                ids.push(i);
+                *drawn = (*drawn).max(last);
+                cursor = *drawn + 1;
+                continue;
             }
             if s.offset > cursor {
                 self.push_gap(&mut out, cursor, s.offset - 1);
             }
-            let last = (s.end() - 1).min(end);
             out.push(Segment {
-                piece: Piece::Span(i),
+                piece: Piece::Fields(vec![i]),
                 first: cursor.max(s.offset),
                 last,
             });
@@ -128,11 +142,14 @@ impl Drawing<'_> {
             .collect()
     }
 
-    /// The span behind a segment, if it is one.
-    pub fn span(&self, seg: &Segment) -> Option<&Span> {
-        match seg.piece {
-            Piece::Span(i) => Some(&self.analysis.annotated.spans[i]),
-            _ => None,
+    /// The spans behind a segment (none for a hole or padding).
+    pub fn spans(&self, seg: &Segment) -> Vec<&Span> {
+        match &seg.piece {
+            Piece::Fields(ids) => ids
+                .iter()
+                .map(|&i| &self.analysis.annotated.spans[i])
+                .collect(),
+            _ => Vec::new(),
         }
     }
 

@@ -41,19 +41,28 @@ pub fn draw(d: &Drawing<'_>) -> String {
             let last = (b + per_char - 1).min(end);
             let mut best: Option<(u8, char)> = None;
             for seg in segments.iter().filter(|s| s.first <= last && s.last >= b) {
-                let (rank, c) = match seg.piece {
-                    Piece::Span(i) => {
-                        let class = a.annotated.spans[i].class;
-                        if !classes.contains(&class) {
-                            classes.push(class);
-                        }
-                        // Writers first; an unannotated field before a hole.
-                        (class.map_or(5, Class::disruption), class_letter(class))
-                    }
-                    Piece::Hole | Piece::Padding => (9, '.'),
+                let candidates: Vec<(u8, char)> = match &seg.piece {
+                    Piece::Fields(ids) => ids
+                        .iter()
+                        .filter(|&&i| {
+                            let span = &a.annotated.spans[i];
+                            span.offset <= last && span.end() > b
+                        })
+                        .map(|&i| {
+                            let class = a.annotated.spans[i].class;
+                            if !classes.contains(&class) {
+                                classes.push(class);
+                            }
+                            // Writers first; an unannotated field before a hole.
+                            (class.map_or(5, Class::disruption), class_letter(class))
+                        })
+                        .collect(),
+                    Piece::Hole | Piece::Padding => vec![(9, '.')],
                 };
-                if best.is_none_or(|(r, _)| rank < r) {
-                    best = Some((rank, c));
+                for (rank, c) in candidates {
+                    if best.is_none_or(|(r, _)| rank < r) {
+                        best = Some((rank, c));
+                    }
                 }
             }
             chars.push(best.map_or(' ', |(_, c)| c));

@@ -22,30 +22,52 @@ pub fn draw(d: &Drawing<'_>, markdown: bool) -> String {
         .set_header(["field", "bytes", "line", "class"]);
     for &line in &d.lines {
         for seg in d.segments(line) {
-            let (field, class) = match seg.piece {
-                Piece::Span(i) => {
-                    let span = &d.analysis.annotated.spans[i];
-                    let at = drawn.iter().position(|s| std::ptr::eq(*s, span));
-                    let short = at.map_or(span.path.as_str(), |k| names[k].as_str());
-                    let part = ranges::part_on_line(span, seg.first, seg.last);
-                    let index = part.strip_prefix(span.path.as_str()).unwrap_or("");
-                    let class = span
-                        .class
-                        .map_or("-".to_owned(), |c| match (&span.lock, c) {
-                            (Some(l), crate::rules::Class::LockProtected) => format!("{c} ({l})"),
-                            _ => c.name().to_owned(),
-                        });
-                    (format!("{short}{index}"), class)
+            let bytes = |first: u64, last: u64| {
+                if first == last {
+                    first.to_string()
+                } else {
+                    format!("{first}-{last}")
                 }
-                Piece::Hole => ("(hole)".to_owned(), String::new()),
-                Piece::Padding => ("(padding)".to_owned(), String::new()),
             };
-            let bytes = if seg.first == seg.last {
-                seg.first.to_string()
-            } else {
-                format!("{}-{}", seg.first, seg.last)
+            let ids = match &seg.piece {
+                Piece::Fields(ids) => ids,
+                Piece::Hole | Piece::Padding => {
+                    let what = if seg.piece == Piece::Hole {
+                        "(hole)"
+                    } else {
+                        "(padding)"
+                    };
+                    table.add_row([
+                        what.to_owned(),
+                        bytes(seg.first, seg.last),
+                        line.to_string(),
+                        String::new(),
+                    ]);
+                    continue;
+                }
             };
-            table.add_row([field, bytes, line.to_string(), class]);
+            // A row per field, with its own bytes: bitfields sharing a byte
+            // each get theirs.
+            for &i in ids {
+                let span = &d.analysis.annotated.spans[i];
+                let (first, last) = (seg.first.max(span.offset), seg.last.min(span.end() - 1));
+                let at = drawn.iter().position(|s| std::ptr::eq(*s, span));
+                let short = at.map_or(span.path.as_str(), |k| names[k].as_str());
+                let part = ranges::part_on_line(span, first, last);
+                let index = part.strip_prefix(span.path.as_str()).unwrap_or("");
+                let class = span
+                    .class
+                    .map_or("-".to_owned(), |c| match (&span.lock, c) {
+                        (Some(l), crate::rules::Class::LockProtected) => format!("{c} ({l})"),
+                        _ => c.name().to_owned(),
+                    });
+                table.add_row([
+                    format!("{short}{index}"),
+                    bytes(first, last),
+                    line.to_string(),
+                    class,
+                ]);
+            }
         }
     }
     let mut out = format!("{table}\n");

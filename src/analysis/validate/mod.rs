@@ -1,6 +1,8 @@
 //! Does each rule fit a binary? Every type, field, lock and `[[allow]]`
-//! field is looked up; the command then decides, across all builds, what
+//! field is looked up, and each lock checked for meaning ([`lock`]); the command then decides, across all builds, what
 //! is an error (it fits no build) and what is a note (absent in one config).
+
+mod lock;
 
 use std::collections::HashMap;
 
@@ -60,21 +62,13 @@ pub fn validate(
             let Some(lock) = &field.lock else {
                 continue;
             };
-            // A member of the same struct, else TYPE.member.
-            let same = member_check(id, &ty.name, &lock.text);
-            let check = match (&same, lock.text.split_once('.')) {
-                (Check::Fits, _) => same,
-                (_, Some((owner, member))) => match types.get(owner) {
-                    Some(&owner_id) => member_check(owner_id, owner, member),
-                    None => Check::Missing(format!(
-                        "lock '{}' is neither a member of {} nor TYPE.member of a type in this build",
-                        lock.text, ty.name
-                    )),
-                },
-                (Check::Missing(why) | Check::Undocumented(why), None) => {
-                    Check::Missing(format!("lock: {why}"))
-                }
+            let rule = lock::LockRule {
+                ty: &ty.name,
+                id,
+                field: &field.path,
+                lock: &lock.text,
             };
+            let check = lock::check(table, types, rules, &rule);
             out.push((lock.at.clone(), check));
         }
     }
