@@ -4,6 +4,9 @@
 # Usage: scripts/bench.sh [VMLINUX] [RUNS]
 #   VMLINUX  default: the cloud-amd64 kernel from scripts/fetch-kernel.sh
 #   RUNS     runs per command (default 5); the median wall time is reported
+#   PLAN_FLAVOURS  Debian flavours for the three-config check with and
+#            without a plan (default "amd64 rt-amd64 cloud-amd64"; fetched
+#            with scripts/fetch-kernel.sh); empty to skip
 #   CACHELINT=PATH  bench that binary instead of building this tree (to
 #            compare two commits in one sitting: build the other one,
 #            copy its target/release/cachelint aside, run once with each)
@@ -85,3 +88,23 @@ paste - - < "$results" | while IFS=$'\t' read -r n1 w1 r1 _ w2 r2; do
   ratio=$(awk -v a="$w1" -v b="$w2" 'BEGIN { if (a > 0) printf "%.1fx", b / a; else print "-" }')
   printf '%-24s %9ss %9ss %12s %12s %8s\n' "$case_name" "$w1" "$w2" "$r1" "$r2" "$ratio"
 done
+
+# A plan's cost: check on three configs, as compiled and with the RFC 3/3
+# plan (fixtures/kmod/rfc3.plan.toml). Goal: at most 10% more.
+flavours=${PLAN_FLAVOURS-amd64 rt-amd64 cloud-amd64}
+if [[ -n $flavours ]]; then
+  builds=()
+  for f in $flavours; do
+    builds+=("$f=$(scripts/fetch-kernel.sh "$f")")
+  done
+  {
+    measure "check ${#builds[@]} configs" $cachelint check --rules examples/mm-lru.toml "${builds[@]}"
+    measure "planned" $cachelint check --rules examples/mm-lru.toml --plan fixtures/kmod/rfc3.plan.toml "${builds[@]}"
+  } > "$results"
+  echo
+  printf '%-24s %10s %10s %12s %12s %8s\n' case compiled planned "compiled MB" "planned MB" cost
+  paste - - < "$results" | while IFS=$'\t' read -r n1 w1 r1 _ w2 r2; do
+    cost=$(awk -v a="$w1" -v b="$w2" 'BEGIN { if (a > 0) printf "%+.0f%%", 100 * (b - a) / a; else print "-" }')
+    printf '%-24s %9ss %9ss %12s %12s %8s\n' "$n1" "$w1" "$w2" "$r1" "$r2" "$cost"
+  done
+fi

@@ -89,6 +89,21 @@ fn a_planned_layout_says_it_is_planned() {
             || out.contains("cacheline group lrugen_stats")
     );
     assert!(err.contains("not compiled"), "{err}");
+    assert!(out.starts_with("/* planned by "), "{out}");
+    let rows = run::offsetof_planned(
+        &fixture("gcc-dwarf5-base"),
+        &["lruvec".into()],
+        &plan("rfc3.toml"),
+    )
+    .unwrap();
+    assert!(
+        rows[0]["planned_by"]
+            .as_str()
+            .unwrap()
+            .ends_with("rfc3.toml")
+    );
+    let rows = run::offsetof_json(&fixture("gcc-dwarf5-base"), &["lruvec".into()]).unwrap();
+    assert!(rows[0]["planned_by"].is_null());
 }
 
 /// fixtures/src/variants.plans.toml: per variant, the plan that turns a

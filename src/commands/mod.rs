@@ -54,6 +54,7 @@ pub fn layout(
             table: build.take_table(),
             layouts,
             expand,
+            planned_by: build.planned_by(),
             notes: build.notes(),
         })
     })
@@ -99,6 +100,7 @@ pub fn offsetof(
                 decl_file: r.decl.as_ref().map(|d| d.file.clone()),
                 decl_line: r.decl.as_ref().map(|d| d.line),
                 note: f.note,
+                planned_by: build.planned_by(),
             });
         }
         Ok(OffsetofReport {

@@ -294,6 +294,13 @@ impl Loaded<'_, '_> {
         notes
     }
 
+    /// The plan file the build is laid out by, if any.
+    pub fn planned_by(&self) -> Option<String> {
+        self.planner
+            .as_ref()
+            .map(|p| p.plan().path.display().to_string())
+    }
+
     fn table_mut(&mut self) -> &mut TypeTable {
         match &mut self.backend {
             Backend::Dwarf(d) => &mut d.decoder.table,

@@ -20,6 +20,8 @@ pub struct LayoutJson {
     decl_file: Option<String>,
     decl_line: Option<u64>,
     note: Option<String>,
+    /// The plan file, when the layout is planned, not compiled.
+    planned_by: Option<String>,
     members: Vec<MemberJson>,
     holes: Vec<HoleJson>,
     bit_holes: Vec<BitHoleJson>,
@@ -72,7 +74,12 @@ struct MarkerJson {
 }
 
 /// Converts a layout to its JSON shape.
-pub fn layout(table: &TypeTable, l: &Layout, note: Option<String>) -> LayoutJson {
+pub fn layout(
+    table: &TypeTable,
+    l: &Layout,
+    note: Option<String>,
+    planned_by: Option<String>,
+) -> LayoutJson {
     let mut json = LayoutJson {
         name: l.name.clone(),
         kind: l.kind.keyword(),
@@ -83,6 +90,7 @@ pub fn layout(table: &TypeTable, l: &Layout, note: Option<String>) -> LayoutJson
         decl_file: l.decl.as_ref().map(|d| d.file.clone()),
         decl_line: l.decl.as_ref().map(|d| d.line),
         note,
+        planned_by,
         members: Vec::new(),
         holes: Vec::new(),
         bit_holes: Vec::new(),

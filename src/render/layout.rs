@@ -19,7 +19,9 @@ impl Render for LayoutReport {
                 let all: Vec<json::LayoutJson> = self
                     .layouts
                     .iter()
-                    .map(|(l, note)| json::layout(&self.table, l, note.clone()))
+                    .map(|(l, note)| {
+                        json::layout(&self.table, l, note.clone(), self.planned_by.clone())
+                    })
                     .collect();
                 out.stdout = to_json(&all);
             }
@@ -27,6 +29,10 @@ impl Render for LayoutReport {
                 for (i, (l, note)) in self.layouts.iter().enumerate() {
                     if i > 0 {
                         out.stdout.push('\n');
+                    }
+                    // A planned layout pasted anywhere still says so.
+                    if let Some(plan) = &self.planned_by {
+                        let _ = writeln!(out.stdout, "/* planned by {plan}, not compiled */");
                     }
                     out.stdout
                         .push_str(&text::layout(&self.table, l, self.expand));

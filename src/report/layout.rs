@@ -16,6 +16,8 @@ pub struct LayoutReport {
     pub layouts: Vec<(Layout, Option<String>)>,
     /// Nested members listed with dotted paths (`--expand`).
     pub expand: bool,
+    /// The plan file the layouts come from, when they are planned.
+    pub planned_by: Option<String>,
     /// Notes about the build (what its format cannot tell).
     pub notes: Vec<String>,
 }
@@ -56,6 +58,9 @@ pub struct OffsetRow {
     pub decl_line: Option<u64>,
     /// A note when the root type has several layouts.
     pub note: Option<String>,
+    /// The plan file the layout comes from, when it is planned, not
+    /// compiled.
+    pub planned_by: Option<String>,
 }
 
 /// `sizes`: every named struct and union, as `pahole --sizes` lists them.
