@@ -6,11 +6,11 @@
 //! Types are decoded lazily, so a [`Planner`] is applied after every
 //! lookup; each struct is re-laid out once, from its compiled layout.
 
-use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::abi::{self, Abi, Laid, Piece, Recipe, Types};
+use super::infer::{Compiled, View};
 use super::{Item, NewType, Plan, Shape, TypePlan};
 use crate::error::{Error, Result};
 use crate::layout::{GROUP_BEGIN, GROUP_END};
@@ -37,16 +37,10 @@ pub struct Planner {
     plan: Arc<Plan>,
     abi: Abi,
     cacheline: u64,
-    /// Every re-laid-out struct as it was compiled.
-    originals: HashMap<TypeId, Composite>,
+    /// The structs as compiled (and the compiled copies of those changed).
+    compiled: Compiled,
     /// Alignment of every re-laid-out struct, planned.
     new_align: HashMap<TypeId, u64>,
-    /// Recipes and alignments of compiled structs.
-    recipes: RefCell<HashMap<TypeId, std::result::Result<Recipe, String>>>,
-    aligns: RefCell<HashMap<TypeId, u64>>,
-    /// Structs whose alignment is being computed (a struct holding itself
-    /// by value exists only in corrupt input).
-    active: RefCell<HashSet<TypeId>>,
     /// Struct types that exist only for the plan's new members.
     made: HashMap<&'static str, TypeId>,
     changes: Vec<Change>,
@@ -62,11 +56,8 @@ impl Planner {
             plan,
             abi,
             cacheline,
-            originals: HashMap::new(),
+            compiled: Compiled::new(abi),
             new_align: HashMap::new(),
-            recipes: RefCell::default(),
-            aligns: RefCell::default(),
-            active: RefCell::default(),
             made: HashMap::new(),
             changes: Vec::new(),
         }
@@ -111,7 +102,7 @@ impl Planner {
 
     /// Size of a type as compiled, before the plan.
     pub fn compiled_size(&self, table: &TypeTable, id: TypeId) -> Option<u64> {
-        View::compiled(self, table).type_size(id, 0)
+        View::compiled(&self.compiled, table).type_size(id, 0)
     }
 
     /// The note a planned build carries.
@@ -143,8 +134,8 @@ impl Planner {
     pub fn apply(&mut self, table: &mut TypeTable) -> Result<()> {
         let planned = self.planned_ids(table);
         let mut roots: Vec<TypeId> = planned.iter().map(|(id, _)| *id).collect();
-        roots.extend(self.originals.keys().copied());
-        let affected = affected(table, &roots, &self.originals);
+        roots.extend(self.compiled.kept());
+        let affected = affected(table, &roots, &self.compiled);
         if planned.is_empty() && affected.is_empty() {
             return Ok(());
         }
@@ -156,9 +147,7 @@ impl Planner {
             self.checked_recipe(table, id, plan)?;
         }
         for &id in &set {
-            self.originals
-                .entry(id)
-                .or_insert_with(|| table.composite(id).cloned().expect("a composite"));
+            self.compiled.keep(table, id);
         }
         let mut done = HashSet::new();
         for &id in &set {
@@ -179,7 +168,7 @@ impl Planner {
         let mut out = Vec::new();
         for i in 0..table.len() {
             let id = TypeId(i);
-            if self.originals.contains_key(&id) {
+            if self.compiled.is_kept(id) {
                 continue;
             }
             let name = match table.get(id) {
@@ -209,11 +198,11 @@ impl Planner {
     }
 
     fn checked_recipe(&self, table: &TypeTable, id: TypeId, plan: Option<&TypePlan>) -> Result<()> {
-        let recipe = self.recipe_of(table, id, plan.and_then(|p| p.packed));
+        let recipe = self.compiled.recipe(table, id, plan.and_then(|p| p.packed));
         match recipe {
             Ok(_) => Ok(()),
             Err(why) => {
-                let name = struct_name(self.original(table, id));
+                let name = struct_name(self.compiled.original(table, id).expect("a composite"));
                 let message = format!("cannot re-lay out {name} as planned: {why}");
                 Err(match plan {
                     Some(p) => p.at.plan_error(message),
@@ -235,10 +224,13 @@ impl Planner {
         if depth > MAX_TYPE_DEPTH || !done.insert(id) {
             return Ok(());
         }
-        let children: Vec<TypeId> = children(table, self.original(table, id))
-            .into_iter()
-            .filter(|c| set.contains(c))
-            .collect();
+        let children: Vec<TypeId> = children(
+            table,
+            self.compiled.original(table, id).expect("a composite"),
+        )
+        .into_iter()
+        .filter(|c| set.contains(c))
+        .collect();
         for child in children {
             self.visit(table, child, set, plans, done, depth + 1)?;
         }
@@ -252,10 +244,15 @@ impl Planner {
         id: TypeId,
         plan: Option<&TypePlan>,
     ) -> Result<()> {
-        let original = self.originals[&id].clone();
+        let original = self
+            .compiled
+            .original(table, id)
+            .expect("a composite")
+            .clone();
         let members = original.members.clone().unwrap_or_default();
         let recipe = self
-            .recipe_of(table, id, plan.and_then(|p| p.packed))
+            .compiled
+            .recipe(table, id, plan.and_then(|p| p.packed))
             .expect("checked");
         let (entries, packed, min_align) = match plan {
             Some(p) => {
@@ -276,7 +273,7 @@ impl Planner {
             ),
         };
         let laid = {
-            let view = View::new(self, table);
+            let view = View::planned(&self.compiled, table, &self.new_align);
             let recipe = Recipe {
                 packed,
                 ..recipe.clone()
@@ -633,58 +630,6 @@ impl Planner {
         }
         Ok(id)
     }
-
-    fn original<'t>(&'t self, table: &'t TypeTable, id: TypeId) -> &'t Composite {
-        self.originals
-            .get(&id)
-            .or_else(|| table.composite(id))
-            .expect("a composite")
-    }
-
-    fn recipe_of(
-        &self,
-        table: &TypeTable,
-        id: TypeId,
-        packed: Option<bool>,
-    ) -> std::result::Result<Recipe, String> {
-        if packed.is_none()
-            && let Some(r) = self.recipes.borrow().get(&id)
-        {
-            return r.clone();
-        }
-        let view = View::compiled(self, table);
-        let r = abi::recipe(self.original(table, id), &view, packed);
-        if packed.is_none() {
-            self.recipes.borrow_mut().insert(id, r.clone());
-        }
-        r
-    }
-
-    /// Alignment of a compiled struct: its recipe's, or the model's
-    /// estimate when its layout cannot be explained (it is then never
-    /// re-laid out, only embedded).
-    fn compiled_align(&self, table: &TypeTable, id: TypeId) -> u64 {
-        if let Some(&a) = self.aligns.borrow().get(&id) {
-            return a;
-        }
-        if !self.active.borrow_mut().insert(id) {
-            return 1;
-        }
-        let c = self.original(table, id);
-        let view = View::compiled(self, table);
-        let members = c.members.as_deref().unwrap_or(&[]);
-        let a = self
-            .recipe_of(table, id, None)
-            .ok()
-            .and_then(|r| {
-                let pieces = r.pieces(members, &view).ok()?;
-                abi::lay_out(&pieces, c.kind, r.packed, r.struct_align).map(|l| l.align)
-            })
-            .unwrap_or_else(|| table.alignment_of(id));
-        self.active.borrow_mut().remove(&id);
-        self.aligns.borrow_mut().insert(id, a);
-        a
-    }
 }
 
 fn plan_error(plan: Option<&TypePlan>, whole: &Plan, why: &str) -> Error {
@@ -742,92 +687,6 @@ fn new_member(name: String, ty: TypeId, align: Option<u64>) -> Member {
     }
 }
 
-/// The types as compiled, or as planned so far.
-struct View<'p> {
-    planner: &'p Planner,
-    table: &'p TypeTable,
-    planned: bool,
-}
-
-impl<'p> View<'p> {
-    fn compiled(planner: &'p Planner, table: &'p TypeTable) -> Self {
-        View {
-            planner,
-            table,
-            planned: false,
-        }
-    }
-
-    fn new(planner: &'p Planner, table: &'p TypeTable) -> Self {
-        View {
-            planner,
-            table,
-            planned: true,
-        }
-    }
-
-    fn composite(&self, id: TypeId) -> Option<&Composite> {
-        if self.planned {
-            self.table.composite(id)
-        } else {
-            self.planner
-                .originals
-                .get(&id)
-                .or_else(|| self.table.composite(id))
-        }
-    }
-
-    fn type_size(&self, id: TypeId, depth: usize) -> Option<u64> {
-        if depth > MAX_TYPE_DEPTH {
-            return None;
-        }
-        match self.table.get(id) {
-            Type::Typedef { target, .. } | Type::Qualified { target, .. } => {
-                self.type_size(*target, depth + 1)
-            }
-            Type::Array { element, dims } => {
-                let count = crate::model::element_count(dims)?;
-                if count == 0 {
-                    return Some(0);
-                }
-                self.type_size(*element, depth + 1)?.checked_mul(count)
-            }
-            Type::Composite(_) => self.composite(id)?.size,
-            _ => self.table.size_of(id),
-        }
-    }
-
-    fn type_align(&self, id: TypeId, depth: usize) -> u64 {
-        if depth > MAX_TYPE_DEPTH {
-            return 1;
-        }
-        match self.table.get(id) {
-            Type::Typedef { target, .. } | Type::Qualified { target, .. } => {
-                self.type_align(*target, depth + 1)
-            }
-            Type::Array { element, .. } => self.type_align(*element, depth + 1),
-            Type::Base { size, .. } | Type::Pointer { size, .. } | Type::Enum { size, .. } => {
-                self.planner.abi.scalar_align(*size)
-            }
-            Type::Void | Type::Function { .. } => 1,
-            Type::Composite(_) => match self.planner.new_align.get(&id) {
-                Some(&a) if self.planned => a,
-                _ => self.planner.compiled_align(self.table, id),
-            },
-        }
-    }
-}
-
-impl Types for View<'_> {
-    fn size(&self, m: &Member) -> Option<u64> {
-        self.type_size(m.ty, 0)
-    }
-
-    fn align(&self, m: &Member) -> u64 {
-        self.type_align(m.ty, 0)
-    }
-}
-
 /// The struct (not through a pointer) a member type is, directly or as
 /// array elements.
 fn by_value(table: &TypeTable, mut id: TypeId) -> Option<TypeId> {
@@ -852,11 +711,7 @@ fn children(table: &TypeTable, c: &Composite) -> Vec<TypeId> {
 
 /// Every decoded struct, not re-laid out yet, that holds one of `roots`
 /// by value, directly or through others.
-fn affected(
-    table: &TypeTable,
-    roots: &[TypeId],
-    originals: &HashMap<TypeId, Composite>,
-) -> Vec<TypeId> {
+fn affected(table: &TypeTable, roots: &[TypeId], compiled: &Compiled) -> Vec<TypeId> {
     let mut parents: HashMap<TypeId, Vec<TypeId>> = HashMap::new();
     for i in 0..table.len() {
         let id = TypeId(i);
@@ -873,7 +728,7 @@ fn affected(
         for &p in parents.get(&id).into_iter().flatten() {
             if seen.insert(p) {
                 stack.push(p);
-                if !originals.contains_key(&p) {
+                if !compiled.is_kept(p) {
                     out.push(p);
                 }
             }

@@ -1,0 +1,196 @@
+//! What compiled structs say about the rules they were laid out by: their
+//! [`Recipe`]s and alignments, read once per struct and kept. The planner
+//! reads them through the structs it has re-laid out (it keeps their
+//! compiled copies here); a loader whose format records no alignment
+//! attributes (BTF) reads them to fill the attributes in.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+
+use super::abi::{self, Abi, Recipe, Types};
+use crate::model::{Composite, MAX_TYPE_DEPTH, Member, Type, TypeId, TypeTable};
+
+/// The recipes and alignments of compiled structs, with the compiled
+/// copies of those a plan changed.
+#[derive(Debug)]
+pub struct Compiled {
+    abi: Abi,
+    /// Every re-laid-out struct as it was compiled.
+    originals: HashMap<TypeId, Composite>,
+    recipes: RefCell<HashMap<TypeId, Result<Recipe, String>>>,
+    aligns: RefCell<HashMap<TypeId, u64>>,
+    /// Structs whose alignment is being computed (a struct holding itself
+    /// by value exists only in corrupt input).
+    active: RefCell<HashSet<TypeId>>,
+}
+
+impl Compiled {
+    /// Nothing read yet, for a machine of `abi`.
+    pub fn new(abi: Abi) -> Compiled {
+        Compiled {
+            abi,
+            originals: HashMap::new(),
+            recipes: RefCell::default(),
+            aligns: RefCell::default(),
+            active: RefCell::default(),
+        }
+    }
+
+    /// True when `id` was changed (its compiled copy is kept).
+    pub fn is_kept(&self, id: TypeId) -> bool {
+        self.originals.contains_key(&id)
+    }
+
+    /// Keeps the compiled copy of `id` before it changes.
+    pub fn keep(&mut self, table: &TypeTable, id: TypeId) {
+        if let Some(c) = table.composite(id) {
+            self.originals.entry(id).or_insert_with(|| c.clone());
+        }
+    }
+
+    /// The changed structs.
+    pub fn kept(&self) -> impl Iterator<Item = TypeId> + '_ {
+        self.originals.keys().copied()
+    }
+
+    /// Struct `id` as compiled.
+    pub fn original<'t>(&'t self, table: &'t TypeTable, id: TypeId) -> Option<&'t Composite> {
+        self.originals.get(&id).or_else(|| table.composite(id))
+    }
+
+    /// The recipe of struct `id` as compiled; `packed` overrides the
+    /// inference (and is not kept).
+    pub fn recipe(
+        &self,
+        table: &TypeTable,
+        id: TypeId,
+        packed: Option<bool>,
+    ) -> Result<Recipe, String> {
+        if packed.is_none()
+            && let Some(r) = self.recipes.borrow().get(&id)
+        {
+            return r.clone();
+        }
+        let c = self.original(table, id).ok_or("not a struct")?;
+        let r = abi::recipe(c, &View::compiled(self, table), packed);
+        if packed.is_none() {
+            self.recipes.borrow_mut().insert(id, r.clone());
+        }
+        r
+    }
+
+    /// Alignment of struct `id` as compiled: its recipe's, or the model's
+    /// estimate when its layout cannot be explained.
+    pub fn align(&self, table: &TypeTable, id: TypeId) -> u64 {
+        if let Some(&a) = self.aligns.borrow().get(&id) {
+            return a;
+        }
+        if !self.active.borrow_mut().insert(id) {
+            return 1;
+        }
+        let a = self
+            .recipe(table, id, None)
+            .ok()
+            .and_then(|r| {
+                let c = self.original(table, id)?;
+                let members = c.members.as_deref().unwrap_or(&[]);
+                let pieces = r.pieces(members, &View::compiled(self, table)).ok()?;
+                abi::lay_out(&pieces, c.kind, r.packed, r.struct_align).map(|l| l.align)
+            })
+            .unwrap_or_else(|| table.alignment_of(id));
+        self.active.borrow_mut().remove(&id);
+        self.aligns.borrow_mut().insert(id, a);
+        a
+    }
+}
+
+/// Member types' sizes and alignments, as compiled or as planned so far.
+pub struct View<'p> {
+    compiled: &'p Compiled,
+    table: &'p TypeTable,
+    /// The planned alignments of re-laid-out structs; `None`: as compiled.
+    planned: Option<&'p HashMap<TypeId, u64>>,
+}
+
+impl<'p> View<'p> {
+    /// The types as compiled.
+    pub fn compiled(compiled: &'p Compiled, table: &'p TypeTable) -> Self {
+        View {
+            compiled,
+            table,
+            planned: None,
+        }
+    }
+
+    /// The types as planned: `table` holds the re-laid-out structs, with
+    /// their alignments in `aligns`.
+    pub fn planned(
+        compiled: &'p Compiled,
+        table: &'p TypeTable,
+        aligns: &'p HashMap<TypeId, u64>,
+    ) -> Self {
+        View {
+            compiled,
+            table,
+            planned: Some(aligns),
+        }
+    }
+
+    fn composite(&self, id: TypeId) -> Option<&Composite> {
+        match self.planned {
+            Some(_) => self.table.composite(id),
+            None => self.compiled.original(self.table, id),
+        }
+    }
+
+    /// `sizeof` a type in this view.
+    pub fn type_size(&self, id: TypeId, depth: usize) -> Option<u64> {
+        if depth > MAX_TYPE_DEPTH {
+            return None;
+        }
+        match self.table.get(id) {
+            Type::Typedef { target, .. } | Type::Qualified { target, .. } => {
+                self.type_size(*target, depth + 1)
+            }
+            Type::Array { element, dims } => {
+                let count = crate::model::element_count(dims)?;
+                if count == 0 {
+                    return Some(0);
+                }
+                self.type_size(*element, depth + 1)?.checked_mul(count)
+            }
+            Type::Composite(_) => self.composite(id)?.size,
+            _ => self.table.size_of(id),
+        }
+    }
+
+    fn type_align(&self, id: TypeId, depth: usize) -> u64 {
+        if depth > MAX_TYPE_DEPTH {
+            return 1;
+        }
+        match self.table.get(id) {
+            Type::Typedef { target, .. } | Type::Qualified { target, .. } => {
+                self.type_align(*target, depth + 1)
+            }
+            Type::Array { element, .. } => self.type_align(*element, depth + 1),
+            Type::Base { size, .. } | Type::Pointer { size, .. } | Type::Enum { size, .. } => {
+                self.compiled.abi.scalar_align(*size)
+            }
+            Type::Void | Type::Function { .. } => 1,
+            Type::Composite(_) => match self.planned.and_then(|p| p.get(&id)) {
+                Some(&a) => a,
+                None => self.compiled.align(self.table, id),
+            },
+        }
+    }
+}
+
+impl Types for View<'_> {
+    fn size(&self, m: &Member) -> Option<u64> {
+        self.type_size(m.ty, 0)
+    }
+
+    fn align(&self, m: &Member) -> u64 {
+        self.type_align(m.ty, 0)
+    }
+}
