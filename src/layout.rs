@@ -37,6 +37,9 @@ pub struct Field {
     pub expanded: bool,
     /// Where the member is declared.
     pub decl: Option<SourceLoc>,
+    /// Its `__attribute__((__aligned__(N)))`: recorded by the debug info,
+    /// or inferred from the offsets where the format records none (BTF).
+    pub alignment: Option<u64>,
 }
 
 impl Field {
@@ -153,6 +156,13 @@ pub struct Summary {
     pub padding: u64,
     /// Unused bits at the end of a trailing bitfield.
     pub bit_padding: u64,
+    /// Direct members with an alignment attribute (pahole's "forced
+    /// alignments").
+    pub forced_alignments: usize,
+    /// Of those, how many follow a hole, and the holes' total size.
+    pub forced_holes: usize,
+    /// Total size of those holes.
+    pub sum_forced_holes: u64,
 }
 
 /// The flattened layout of one root type.
@@ -168,6 +178,9 @@ pub struct Layout {
     pub size: u64,
     /// Alignment (explicit, or inferred from the members).
     pub alignment: u64,
+    /// The struct's own `__attribute__((__aligned__(N)))`, as recorded (or
+    /// inferred where the format records none).
+    pub attribute: Option<u64>,
     /// Cacheline size used for lines and boundaries.
     pub cacheline: u64,
     /// Rows in reading order.
@@ -238,6 +251,7 @@ pub fn layout(table: &TypeTable, root: TypeId, cacheline: u64, depth: Depth) -> 
         name: composite.name.clone(),
         size,
         alignment: table.alignment_of(root),
+        attribute: composite.alignment,
         cacheline,
         items,
         groups,
@@ -349,7 +363,7 @@ impl Walker<'_> {
             });
         }
         self.active.pop();
-        Ok(holes.summary(&geometry))
+        Ok(holes.summary(&geometry, members))
     }
 
     fn member(
@@ -410,6 +424,7 @@ impl Walker<'_> {
             depth,
             expanded: expand,
             decl: m.decl.clone(),
+            alignment: m.alignment,
         }));
         if let (true, Some(inner)) = (expand, inner) {
             let child_prefix = if path.is_empty() {
@@ -497,7 +512,19 @@ impl Holes {
         }
     }
 
-    fn summary(&self, geometry: &[Geometry]) -> Summary {
+    fn summary(&self, geometry: &[Geometry], members: &[Member]) -> Summary {
+        let forced: Vec<i64> = members
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.alignment.is_some())
+            .map(|(i, _)| {
+                if i == 0 {
+                    self.pre_hole
+                } else {
+                    self.after[i - 1].0
+                }
+            })
+            .collect();
         let positive = |v: i64| u64::try_from(v).unwrap_or(0);
         // Saturating: absurd member sizes in corrupt input must not overflow.
         let total = |it: &mut dyn Iterator<Item = u64>| it.fold(0u64, u64::saturating_add);
@@ -517,6 +544,9 @@ impl Holes {
             sum_bit_holes: total(&mut self.after.iter().map(|h| positive(h.1))),
             padding: positive(self.padding),
             bit_padding: positive(self.bit_padding),
+            forced_alignments: forced.len(),
+            forced_holes: forced.iter().filter(|&&h| h > 0).count(),
+            sum_forced_holes: total(&mut forced.iter().map(|&h| positive(h))),
         }
     }
 }

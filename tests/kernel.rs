@@ -539,3 +539,116 @@ fn the_rfc3_plan_on_debian_kernels_equals_the_module_built_with_the_patched_head
         assert!(planned > 40);
     }
 }
+
+/// The alignment attributes of a pahole-style block: `(member, N)` for
+/// each `NAME __attribute__((__aligned__(N)));` line (CACHELINE_PADDING()
+/// and group markers left out: cachelint shows them as markers), the
+/// struct's own, and the `forced alignments` summary line. (`__packed__`,
+/// which pahole infers, cachelint does not print.)
+fn aligned_attributes(block: &str) -> (Vec<(String, u64)>, Option<u64>, Option<String>) {
+    let n_of = |s: &str| -> u64 {
+        let digits = &s[s.find("__aligned__(").unwrap() + 12..];
+        digits[..digits.find(')').unwrap()].parse().unwrap()
+    };
+    let mut members = Vec::new();
+    let mut own = None;
+    let mut forced = None;
+    for line in block.lines() {
+        let t = line.trim();
+        if t.starts_with("} __attribute__((__aligned__(") {
+            own = Some(n_of(t));
+        } else if t.starts_with("/* forced alignments") {
+            forced = Some(t.to_owned());
+        } else if let Some(at) = t.find(" __attribute__((__aligned__(") {
+            let name = t[..at].rsplit([' ', '*']).next().unwrap().to_owned();
+            if !t.contains("struct cacheline_padding") && !name.starts_with("__cacheline_group_") {
+                members.push((name, n_of(&t[at..])));
+            }
+        }
+    }
+    (members, own, forced)
+}
+
+#[test]
+#[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
+fn aligned_attributes_and_forced_alignments_equal_paholes_for_a_sample() {
+    let k = vmlinux();
+    let sizes = run::sizes(&k, &Source::Auto).unwrap().stdout;
+    let mut seen = HashSet::new();
+    let names: Vec<&str> = sizes
+        .lines()
+        .filter_map(|l| l.split('\t').next())
+        .filter(|n| seen.insert(*n))
+        .collect();
+    // Every struct pahole prints an attribute for would be too many for one
+    // command line; a sample of 300, plus the structs the tool is about.
+    let mut sample: Vec<&str> = names
+        .iter()
+        .step_by((names.len() / 300).max(1))
+        .copied()
+        .collect();
+    let mut theirs = pahole_blocks(&pahole(&[
+        "-F",
+        "dwarf",
+        "-C",
+        &sample.join(","),
+        k.to_str().unwrap(),
+    ]));
+    // pahole 1.24 given a long -C list leaves some out: these one at a time.
+    for name in [
+        "rq",
+        "task_struct",
+        "mem_cgroup_per_node",
+        "tcp_sock",
+        "net_device",
+        "zone",
+        "lruvec",
+    ] {
+        theirs.extend(pahole_blocks(&pahole(&[
+            "-F",
+            "dwarf",
+            "-C",
+            name,
+            k.to_str().unwrap(),
+        ])));
+        sample.push(name);
+    }
+    let types: Vec<String> = sample.iter().map(|s| s.to_string()).collect();
+    let ours = run::layout(&k, &types, false, Format::Text, None, &Source::Auto)
+        .unwrap()
+        .stdout;
+    let ours = pahole_blocks(&ours);
+    let mut attributes = 0;
+    for name in &sample {
+        let find = |blocks: &[(String, String)]| {
+            blocks
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, b)| aligned_attributes(b))
+        };
+        let (Some(p), Some(mut c)) = (find(&theirs), find(&ours)) else {
+            panic!(
+                "{name}: missing from {}",
+                if find(&theirs).is_none() {
+                    "pahole's output"
+                } else {
+                    "cachelint's output"
+                }
+            );
+        };
+        // pahole prints a packed struct as `__packed__`, not its alignment.
+        let packed = theirs
+            .iter()
+            .any(|(n, b)| n == name && b.contains("} __attribute__((__packed__))"));
+        if packed {
+            c.1 = None;
+        }
+        assert_eq!(c, p, "{name}: cachelint's alignment attributes vs pahole's");
+        attributes += p.0.len() + usize::from(p.1.is_some());
+    }
+    eprintln!(
+        "aligned attributes: {attributes} in {} structs equal pahole's",
+        sample.len()
+    );
+    assert!(attributes > 20);
+}

@@ -213,7 +213,9 @@ fn with_btf<T>(
     base: Option<&Path>,
     f: impl FnOnce(&mut Loaded<'_, '_>) -> Result<T>,
 ) -> Result<T> {
-    let btf = btf::BtfBuild::load(&build.path, own, base)?;
+    let mut btf = btf::BtfBuild::load(&build.path, own, base)?;
+    // BTF records no alignment attributes: the offsets tell them.
+    crate::plan::infer::fill_alignments(&mut btf.types.table, machine_abi(bytes));
     let mut loaded = Loaded {
         build: build.clone(),
         cacheline: btf.cacheline,

@@ -25,6 +25,9 @@ pub struct Abi {
     pub max_scalar_align: u64,
     /// `sizeof(void *)` and `sizeof(long)`.
     pub pointer_size: u64,
+    /// The L1 cacheline (`SMP_CACHE_BYTES`): the alignment inferred for a
+    /// member whose offset it divides and explains.
+    pub cacheline: u64,
 }
 
 /// A 64-bit machine that aligns scalars to their size (x86-64, arm64,
@@ -34,6 +37,7 @@ impl Default for Abi {
         Abi {
             max_scalar_align: 16,
             pointer_size: 8,
+            cacheline: 64,
         }
     }
 }
@@ -41,6 +45,7 @@ impl Default for Abi {
 impl Abi {
     /// The ABI of an ELF machine with `pointer_size`-byte pointers.
     pub fn new(architecture: object::Architecture, pointer_size: u64) -> Abi {
+        let cacheline = crate::input::cacheline_for(architecture);
         let max_scalar_align = match architecture {
             object::Architecture::I386 => 4,
             _ => 16,
@@ -48,6 +53,7 @@ impl Abi {
         Abi {
             max_scalar_align,
             pointer_size,
+            cacheline,
         }
     }
 
@@ -236,6 +242,9 @@ pub trait Types {
     fn size(&self, m: &Member) -> Option<u64>;
     /// Natural alignment of the type of member `m`.
     fn align(&self, m: &Member) -> u64;
+    /// The largest alignment an unrecorded attribute is taken to be when
+    /// several explain an offset: the machine's cacheline.
+    fn largest_guess(&self) -> u64;
 }
 
 /// Why a compiled struct cannot be re-laid out.
@@ -327,10 +336,19 @@ pub fn recipe(
         let natural = if union { 0 } else { next };
         if offset > natural {
             let from = cur.div_ceil(8);
-            a = (a.trailing_zeros()..=16)
+            // Every alignment from the smallest that explains the offset to
+            // the largest power of two dividing it explains it; like
+            // pahole, take the largest up to the cacheline
+            // (`____cacheline_aligned` is the attribute kernels use most).
+            let explains = |cand: u64| align_up(from, cand) == Some(offset);
+            let smallest = (a.trailing_zeros()..=16)
                 .map(|k| 1u64 << k)
-                .find(|&cand| align_up(from, cand) == Some(offset))
-                .ok_or_else(|| {
+                .find(|&c| explains(c));
+            let largest = (a.trailing_zeros()..=types.largest_guess().trailing_zeros())
+                .rev()
+                .map(|k| 1u64 << k)
+                .find(|&c| explains(c));
+            a = largest.or(smallest).ok_or_else(|| {
                     format!(
                         "member '{name}' is at byte {offset}, where no alignment after byte {from} puts it"
                     )
@@ -490,6 +508,9 @@ mod tests {
         }
         fn align(&self, m: &Member) -> u64 {
             Abi::default().scalar_align(u64::from(m.ty.0))
+        }
+        fn largest_guess(&self) -> u64 {
+            64
         }
     }
 

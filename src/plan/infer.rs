@@ -193,4 +193,77 @@ impl Types for View<'_> {
     fn align(&self, m: &Member) -> u64 {
         self.type_align(m.ty, 0)
     }
+
+    fn largest_guess(&self) -> u64 {
+        self.compiled.abi.cacheline
+    }
+}
+
+/// No scalar of any machine is aligned beyond this: a larger alignment
+/// comes from an attribute.
+const BEYOND_SCALARS: u64 = 16;
+
+/// Writes into `table` the alignment attributes its compiled offsets
+/// imply, for a format that records none (BTF): on every member placed
+/// further than its type's alignment explains, and on every struct whose
+/// size its members' alignments do not explain. Structs whose layout the
+/// ABI rules cannot give back are left as they are.
+pub fn fill_alignments(table: &mut TypeTable, abi: Abi) {
+    let compiled = Compiled::new(abi);
+    // (struct, its own attribute, (member index, attribute) of members)
+    type Found = (TypeId, Option<u64>, Vec<(usize, u64)>);
+    let mut found: Vec<Found> = Vec::new();
+    for i in 0..table.len() {
+        let id = TypeId(i);
+        let Some(c) = table.composite(id) else {
+            continue;
+        };
+        let Some(members) = c.members.as_deref() else {
+            continue;
+        };
+        let Ok(recipe) = compiled.recipe(table, id, None) else {
+            continue;
+        };
+        // As gcc records them: a member placed by an attribute, or whose
+        // type is aligned beyond any scalar (only an attribute does that),
+        // carries the alignment; so does a struct holding one, or whose
+        // size says so.
+        let view = View::compiled(&compiled, table);
+        let forced: Vec<(usize, u64)> = recipe
+            .parts
+            .iter()
+            .filter_map(|p| {
+                let m = &members[p.members[0]];
+                if m.alignment.is_some() || m.is_bitfield() {
+                    return None;
+                }
+                let ty = view.align(m);
+                let a = if p.attr_align > 1 {
+                    p.attr_align.max(ty)
+                } else {
+                    ty
+                };
+                (p.attr_align > 1 || a > BEYOND_SCALARS).then_some((p.members[0], a))
+            })
+            .collect();
+        let align = compiled.align(table, id);
+        let own = (c.alignment.is_none()
+            && (recipe.struct_align > 1 || !forced.is_empty() || align > BEYOND_SCALARS))
+            .then_some(align);
+        if own.is_some() || !forced.is_empty() {
+            found.push((id, own, forced));
+        }
+    }
+    for (id, own, forced) in found {
+        if let Type::Composite(c) = table.get_mut(id) {
+            if own.is_some() {
+                c.alignment = own;
+            }
+            if let Some(members) = c.members.as_mut() {
+                for (i, a) in forced {
+                    members[i].alignment = Some(a);
+                }
+            }
+        }
+    }
 }

@@ -20,7 +20,12 @@ pub fn layout(table: &TypeTable, layout: &Layout, flat: bool) -> String {
         item_line(&mut out, table, layout, item, flat);
     }
     summary(&mut out, layout);
-    out.push_str("};\n");
+    match layout.attribute {
+        Some(a) => {
+            let _ = writeln!(out, "}} __attribute__((__aligned__({a})));");
+        }
+        None => out.push_str("};\n"),
+    }
     out
 }
 
@@ -142,7 +147,10 @@ fn member_line(out: &mut String, table: &TypeTable, f: &Field, flat: bool) {
     if f.expanded && f.name.is_none() {
         return; // anonymous container in a flat listing: its members say it all
     }
-    let decl = format!("{name};");
+    let decl = match f.alignment {
+        Some(a) => format!("{name} __attribute__((__aligned__({a})));"),
+        None => format!("{name};"),
+    };
     let comment = match f.bits {
         Some((bit, _)) => format!("/* {:>5}:{bit:>2} {:>4} */", f.offset, f.size),
         None => format!("/* {:>5} {:>5} */", f.offset, f.size),
@@ -184,6 +192,17 @@ fn summary(out: &mut String, l: &Layout) {
     }
     if s.bit_padding > 0 {
         let _ = writeln!(out, "\t/* bit_padding: {} bits */", s.bit_padding);
+    }
+    if s.forced_alignments > 0 {
+        let _ = write!(out, "\t/* forced alignments: {}", s.forced_alignments);
+        if s.forced_holes > 0 {
+            let _ = write!(
+                out,
+                ", forced holes: {}, sum forced holes: {}",
+                s.forced_holes, s.sum_forced_holes
+            );
+        }
+        out.push_str(" */\n");
     }
     for g in &l.groups {
         let _ = match g.end {
