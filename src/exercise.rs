@@ -154,7 +154,7 @@ pub fn plan(data: &[u8]) {
     let mut table = types.table.clone();
     let mut planner =
         crate::plan::apply::Planner::new(Arc::new(plan), crate::plan::abi::Abi::default(), 64);
-    if planner.apply(&mut table).is_ok() {
+    if planner.apply(&mut table, &types.composites).is_ok() {
         let mut visits = 0;
         for &id in types.composites.iter().take(MAX_TYPES) {
             if !expand_and_analyse(&table, id, "root", 64, &mut visits) {

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::input::{DebugSections, MappedFile};
 use crate::kconfig::{self, KernelConfig};
 use crate::lookup::{Found, Present, TypeSpec};
-use crate::model::TypeTable;
+use crate::model::{TypeId, TypeTable};
 use crate::plan::Plan;
 use crate::plan::abi::Abi;
 use crate::plan::apply::Planner;
@@ -341,12 +341,13 @@ impl Loaded<'_, '_> {
         Ok(present)
     }
 
-    /// Re-lays out what the plan changes among the types decoded so far.
-    fn apply_plan(&mut self) -> Result<()> {
+    /// Re-lays out what the plan changes in the types `used` (what the
+    /// command reads).
+    fn apply_plan(&mut self, used: &[TypeId]) -> Result<()> {
         let Some(mut planner) = self.planner.take() else {
             return Ok(());
         };
-        let applied = planner.apply(self.table_mut());
+        let applied = planner.apply(self.table_mut(), used);
         self.planner = Some(planner);
         applied
     }
@@ -381,7 +382,8 @@ impl Loaded<'_, '_> {
             Backend::Dwarf(d) => d.find(specs, &path),
             Backend::Btf(b) => crate::lookup::find_in_btf(&b.types, specs, &path),
         }?;
-        self.apply_plan()?;
+        let used: Vec<TypeId> = found.iter().map(|f| f.id).collect();
+        self.apply_plan(&used)?;
         Ok(found)
     }
 
@@ -389,7 +391,8 @@ impl Loaded<'_, '_> {
     /// absent names are left out.
     pub fn find_present(&mut self, names: &HashSet<&str>) -> Result<Present> {
         let present = self.present_with_plan(names)?;
-        self.apply_plan()?;
+        let used: Vec<TypeId> = present.types.values().map(|f| f.id).collect();
+        self.apply_plan(&used)?;
         Ok(present)
     }
 
@@ -416,7 +419,8 @@ impl Loaded<'_, '_> {
             Backend::Dwarf(d) => d.discover_roots(present, annotated, min_size),
             Backend::Btf(b) => Ok(b.discover_roots(present, annotated)),
         }?;
-        self.apply_plan()?;
+        let used: Vec<TypeId> = present.types.values().map(|f| f.id).collect();
+        self.apply_plan(&used)?;
         Ok(roots)
     }
 

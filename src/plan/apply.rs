@@ -128,14 +128,20 @@ impl Planner {
         )
     }
 
-    /// Re-lays out what the plan changes among the decoded types of
-    /// `table`. `missing` names the planned types the build lacks, for
-    /// the error.
-    pub fn apply(&mut self, table: &mut TypeTable) -> Result<()> {
-        let planned = self.planned_ids(table);
+    /// Re-lays out what the plan changes among the structs `used` hold
+    /// by value (and `used` themselves): what a command reads. (A lookup
+    /// decodes every unit's copy of a type to compare their layouts; only
+    /// the copies a command reads are worth re-laying out.)
+    pub fn apply(&mut self, table: &mut TypeTable, used: &[TypeId]) -> Result<()> {
+        let reach = reachable(table, used);
+        let planned: Vec<(TypeId, usize)> = self
+            .planned_ids(table)
+            .into_iter()
+            .filter(|(id, _)| reach.contains(id))
+            .collect();
         let mut roots: Vec<TypeId> = planned.iter().map(|(id, _)| *id).collect();
         roots.extend(self.compiled.kept());
-        let affected = affected(table, &roots, &self.compiled);
+        let affected = affected(table, &reach, &roots, &self.compiled);
         if planned.is_empty() && affected.is_empty() {
             return Ok(());
         }
@@ -709,13 +715,31 @@ fn children(table: &TypeTable, c: &Composite) -> Vec<TypeId> {
         .collect()
 }
 
-/// Every decoded struct, not re-laid out yet, that holds one of `roots`
-/// by value, directly or through others.
-fn affected(table: &TypeTable, roots: &[TypeId], compiled: &Compiled) -> Vec<TypeId> {
+/// The structs `used` are or hold by value, directly or through others.
+fn reachable(table: &TypeTable, used: &[TypeId]) -> HashSet<TypeId> {
+    let mut seen = HashSet::new();
+    let mut stack: Vec<TypeId> = used.iter().filter_map(|&id| by_value(table, id)).collect();
+    while let Some(id) = stack.pop() {
+        if seen.insert(id)
+            && let Some(c) = table.composite(id)
+        {
+            stack.extend(children(table, c));
+        }
+    }
+    seen
+}
+
+/// Every struct of `among`, not re-laid out yet, that holds one of
+/// `roots` by value, directly or through others.
+fn affected(
+    table: &TypeTable,
+    among: &HashSet<TypeId>,
+    roots: &[TypeId],
+    compiled: &Compiled,
+) -> Vec<TypeId> {
     let mut parents: HashMap<TypeId, Vec<TypeId>> = HashMap::new();
-    for i in 0..table.len() {
-        let id = TypeId(i);
-        if let Type::Composite(c) = table.get(id) {
+    for &id in among {
+        if let Some(c) = table.composite(id) {
             for child in children(table, c) {
                 parents.entry(child).or_default().push(id);
             }
