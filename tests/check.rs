@@ -904,3 +904,64 @@ fn a_baseline_that_is_neither_a_report_nor_a_build_says_so() {
         "{err}"
     );
 }
+
+#[test]
+fn builds_checked_together_give_what_each_gives_alone_in_build_order() {
+    // Three builds with findings of every severity, checked in parallel,
+    // must give each build's own findings, merged worst first in the
+    // order the builds were given: what checking them one after the
+    // other gives.
+    let builds = [
+        ("rt", fixture("gcc-dwarf5-rt")),
+        ("base", fixture("gcc-dwarf5-base")),
+        ("after", fixture("clang-dwarf4-after")),
+    ];
+    let files = [rules("lru.toml"), rules("counters.toml")];
+    let (together, _) = run(&options(&files, &builds));
+    let mut merged = Vec::new();
+    let mut allowed = Vec::new();
+    let mut infos = Vec::new();
+    for b in &builds {
+        let (alone, _) = run(&options(&files, std::slice::from_ref(b)));
+        merged.extend(alone.findings);
+        allowed.extend(alone.allowed);
+        infos.extend(alone.builds);
+    }
+    merged.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    allowed.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    assert_eq!(json(&together.findings), json(&merged));
+    assert_eq!(json(&together.allowed), json(&allowed));
+    assert_eq!(json(&together.builds), json(&infos));
+    assert!(together.findings.len() > 3, "{}", together.findings.len());
+
+    // And byte for byte what one thread (one build after the other) gives,
+    // in every format.
+    let bin = env!("CARGO_BIN_EXE_cachelint");
+    let args: Vec<String> = ["check", "--rules"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([files[0].display().to_string(), "--rules".into()])
+        .chain([files[1].display().to_string()])
+        .chain(builds.iter().map(|(c, p)| format!("{c}={}", p.display())))
+        .collect();
+    for format in ["text", "json", "sarif"] {
+        let out = |threads: &str| {
+            Command::new(bin)
+                .args(&args)
+                .args(["--format", format])
+                .env("RAYON_NUM_THREADS", threads)
+                .output()
+                .unwrap()
+        };
+        let (one, three) = (out("1"), out("3"));
+        assert_eq!(one.status.code(), Some(1), "{format}");
+        assert_eq!(one.status.code(), three.status.code(), "{format}");
+        assert_eq!(one.stdout, three.stdout, "{format}");
+        assert_eq!(one.stderr, three.stderr, "{format}");
+    }
+}
+
+/// Serialized, for comparing report parts.
+fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap()
+}

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::analyze::{Roots, analyze_build};
+use super::builds;
 use crate::analysis::validate::Check;
 use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
@@ -43,10 +44,9 @@ pub fn check(opts: &CheckOptions) -> Result<Checked> {
             )));
         }
     }
-    let mut results = Vec::new();
-    for build in &opts.builds {
-        results.push(run_build(build, &rules, opts.cacheline, &opts.reading)?);
-    }
+    let results = builds::in_order(&opts.builds, |build| {
+        run_build(build, &rules, opts.cacheline, &opts.reading)
+    })?;
     let checks: Vec<&[(Location, Check)]> = results.iter().map(|r| r.checks.as_slice()).collect();
     let mut notes = rules_fit(&rules, &opts.builds, &opts.reading, &checks)?;
     let baseline = Baseline::load(&opts.baseline, &rules, opts.cacheline, &opts.reading)?;
@@ -249,22 +249,22 @@ impl Baseline {
         cacheline: Option<u64>,
         reading: &Reading,
     ) -> Result<Baseline> {
+        // Each item's configs and findings; builds analysed in parallel.
+        let loaded = builds::in_order(items, |item| match read_report(&item.path)? {
+            Some(report) => {
+                let configs: Vec<String> = report.builds.iter().map(|b| b.config.clone()).collect();
+                Ok((configs, [report.findings, report.allowed].concat()))
+            }
+            None => {
+                let r = run_build(item, rules, cacheline, reading)?;
+                Ok((vec![item.config.clone()], [r.findings, r.allowed].concat()))
+            }
+        })?;
         let mut findings = Vec::new();
         let mut configs = HashSet::new();
-        for item in items {
-            match read_report(&item.path)? {
-                Some(report) => {
-                    configs.extend(report.builds.iter().map(|b| b.config.clone()));
-                    findings.extend(report.findings);
-                    findings.extend(report.allowed);
-                }
-                None => {
-                    let r = run_build(item, rules, cacheline, reading)?;
-                    configs.insert(item.config.clone());
-                    findings.extend(r.findings);
-                    findings.extend(r.allowed);
-                }
-            }
+        for (c, f) in loaded {
+            configs.extend(c);
+            findings.extend(f);
         }
         let full: HashSet<_> = findings.iter().map(ReportFinding::identity).collect();
         let any_config = full.iter().map(|i| i.pair.clone()).collect();
