@@ -10,6 +10,7 @@ use super::builds;
 use crate::analysis::validate::Check;
 use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
+use crate::report::elements;
 use crate::report::{
     BuildInfo, Checked, Identity, PairKey, REPORT_VERSION, Report, ReportFinding, RootInfo, Summary,
 };
@@ -115,8 +116,12 @@ fn run_build(
     let mut allowed = Vec::new();
     for root in &analyzed.roots {
         let a = &root.analysis;
-        for finding in &a.findings {
-            let r = ReportFinding::new(&build.config, a, finding);
+        let found = a
+            .findings
+            .iter()
+            .map(|finding| ReportFinding::new(&build.config, a, finding))
+            .collect();
+        for r in elements::merge(found) {
             if r.allowed.is_some() {
                 allowed.push(r);
             } else {
@@ -266,7 +271,7 @@ impl Baseline {
             configs.extend(c);
             findings.extend(f);
         }
-        let full: HashSet<_> = findings.iter().map(ReportFinding::identity).collect();
+        let full: HashSet<_> = findings.iter().flat_map(elements::identities).collect();
         let any_config = full.iter().map(|i| i.pair.clone()).collect();
         Ok(Baseline {
             full,
@@ -275,14 +280,17 @@ impl Baseline {
         })
     }
 
-    /// Matched per config when the baseline has that config, else against all.
+    /// Matched per config when the baseline has that config, else against
+    /// all; a finding told for a range of elements matches when the
+    /// baseline has it in each of them.
     fn has(&self, f: &ReportFinding) -> bool {
-        let id = f.identity();
-        if self.configs.contains(&f.config) {
-            self.full.contains(&id)
-        } else {
-            self.any_config.contains(&id.pair)
-        }
+        elements::identities(f).iter().all(|id| {
+            if self.configs.contains(&f.config) {
+                self.full.contains(id)
+            } else {
+                self.any_config.contains(&id.pair)
+            }
+        })
     }
 }
 
