@@ -1100,3 +1100,45 @@ fn a_finding_in_each_element_of_an_array_of_structs_is_told_once_with_the_range(
         std::fs::remove_file(old).unwrap();
     }
 }
+
+#[test]
+fn a_root_holding_another_at_the_same_place_in_a_line_is_reported_through_it() {
+    // In the after builds lruvec is 64-byte aligned (its stats group) and
+    // mem_cgroup_per_node holds it at a multiple of 64 (the compiler's
+    // offsets, checked here): naming both as roots gives the same pairs on
+    // the same places of their lines, so they are told once, for lruvec,
+    // with a note that lruvec stands for mem_cgroup_per_node.
+    let text = std::fs::read_to_string(rules("lru.toml")).unwrap();
+    let text = format!("roots = [\"lruvec\", \"mem_cgroup_per_node\"]\n{text}");
+    for compiler in COMPILERS {
+        let build = format!("{compiler}-after");
+        let t = truth(&fixture(&build), true);
+        assert_eq!(t["mem_cgroup_per_node.lruvec"].0 % LINE, 0);
+        assert_eq!(t["lruvec"].1 % LINE, 0, "aligned: size a multiple of 64");
+        let alone = check_text(
+            &text.replace("\"mem_cgroup_per_node\"", "\"lruvec\""),
+            &build,
+        );
+        let report = check_text(&text, &build);
+        assert!(!alone.findings.is_empty());
+        assert!(
+            report.findings.iter().all(|f| f.root == "lruvec"),
+            "{build}"
+        );
+        // The rules files differ (their temporary paths are in `why`).
+        let blank = |r: &Report| {
+            let mut f = r.findings.clone();
+            for side in f.iter_mut().flat_map(|f| [&mut f.a, &mut f.b]) {
+                side.why.clear();
+            }
+            json(&f)
+        };
+        assert_eq!(blank(&report), blank(&alone), "{build}");
+        let note = format!("[{build}] root 'lruvec' stands for 'mem_cgroup_per_node'");
+        assert!(
+            report.notes.iter().any(|n| n.starts_with(&note)),
+            "{:?}",
+            report.notes
+        );
+    }
+}

@@ -10,10 +10,10 @@ use super::builds;
 use crate::analysis::validate::Check;
 use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
-use crate::report::elements;
 use crate::report::{
     BuildInfo, Checked, Identity, PairKey, REPORT_VERSION, Report, ReportFinding, RootInfo, Summary,
 };
+use crate::report::{elements, stands_for};
 use crate::rules::{Location, Rules, Severity};
 
 /// Everything `check` needs.
@@ -114,14 +114,39 @@ fn run_build(
     };
     let mut findings = Vec::new();
     let mut allowed = Vec::new();
-    for root in &analyzed.roots {
-        let a = &root.analysis;
-        let found = a
-            .findings
-            .iter()
-            .map(|finding| ReportFinding::new(&build.config, a, finding))
+    let per_root: Vec<Vec<ReportFinding>> = analyzed
+        .roots
+        .iter()
+        .map(|root| {
+            let a = &root.analysis;
+            let found = a.findings.iter();
+            elements::merge(
+                found
+                    .map(|f| ReportFinding::new(&build.config, a, f))
+                    .collect(),
+            )
+        })
+        .collect();
+    let slices: Vec<&[ReportFinding]> = per_root.iter().map(Vec::as_slice).collect();
+    let by = stands_for::stood_for(&slices, analyzed.cacheline);
+    let mut notes = analyzed.notes;
+    for (q, root) in analyzed.roots.iter().enumerate() {
+        let others: Vec<String> = (0..by.len())
+            .filter(|&r| by[r] == Some(q))
+            .map(|r| format!("'{}'", analyzed.roots[r].analysis.root))
             .collect();
-        for r in elements::merge(found) {
+        if !others.is_empty() {
+            notes.push(format!(
+                "[{}] root '{}' stands for {}: they hold its annotated fields at the same places in a line, and their findings are among its own",
+                build.config,
+                root.analysis.root,
+                others.join(", ")
+            ));
+        }
+    }
+    for (root, (found, by)) in analyzed.roots.iter().zip(per_root.into_iter().zip(&by)) {
+        let a = &root.analysis;
+        for r in found.into_iter().filter(|_| by.is_none()) {
             if r.allowed.is_some() {
                 allowed.push(r);
             } else {
@@ -145,7 +170,7 @@ fn run_build(
         findings,
         allowed,
         checks: analyzed.checks,
-        notes: analyzed.notes,
+        notes,
     })
 }
 

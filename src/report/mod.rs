@@ -14,6 +14,7 @@ pub mod diff;
 pub(crate) mod elements;
 pub mod layout;
 pub mod offsets;
+pub(crate) mod stands_for;
 
 /// `check`'s result: the report and its verdict under `--fail-on`.
 #[derive(Clone, Debug)]
