@@ -675,6 +675,9 @@ fn endless_and_binary_rules_files_are_refused_at_once() {
     let build = build.to_str().unwrap();
     let lru = rules("lru.toml");
     let lru = lru.to_str().unwrap();
+    let binary = std::env::temp_dir().join(format!("cachelint-binary-{}", std::process::id()));
+    std::fs::write(&binary, b"a=\xff\xfe").unwrap();
+    let binary = binary.to_str().unwrap();
     for (args, want) in [
         (
             vec!["check", "--rules", "/dev/zero", build],
@@ -682,7 +685,11 @@ fn endless_and_binary_rules_files_are_refused_at_once() {
         ),
         (
             vec!["check", "--rules", build, build],
-            "not a text file (invalid UTF-8 at byte",
+            "not a rules file (TOML or a net_cachelines .rst table): an ELF or BTF file",
+        ),
+        (
+            vec!["check", "--rules", binary, build],
+            "not a text file (invalid UTF-8 at byte 2)",
         ),
         (
             vec!["check", "--rules", lru, "--baseline", "/dev/zero", build],
@@ -698,6 +705,7 @@ fn endless_and_binary_rules_files_are_refused_at_once() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
     }
+    std::fs::remove_file(binary).unwrap();
 }
 
 #[test]
