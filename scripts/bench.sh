@@ -4,9 +4,10 @@
 # Usage: scripts/bench.sh [VMLINUX] [RUNS]
 #   VMLINUX  default: the cloud-amd64 kernel from scripts/fetch-kernel.sh
 #   RUNS     runs per command (default 5); the median wall time is reported
-#   PLAN_FLAVOURS  Debian flavours for the three-config check with and
-#            without a plan (default "amd64 rt-amd64 cloud-amd64"; fetched
-#            with scripts/fetch-kernel.sh); empty to skip
+#   PLAN_FLAVOURS  Debian flavours for the three-config check: its scaling
+#            against the first flavour alone, and its cost with a plan
+#            (default "amd64 rt-amd64 cloud-amd64"; fetched with
+#            scripts/fetch-kernel.sh); empty to skip
 #   CACHELINT=PATH  bench that binary instead of building this tree (to
 #            compare two commits in one sitting: build the other one,
 #            copy its target/release/cachelint aside, run once with each)
@@ -97,6 +98,20 @@ if [[ -n $flavours ]]; then
   for f in $flavours; do
     builds+=("$f=$(scripts/fetch-kernel.sh "$f")")
   done
+  # Scaling over configs: the builds are loaded and analysed in parallel,
+  # so N configs should cost less than N times one (on enough cores; each
+  # build's raw scans are parallel too).
+  {
+    measure "check 1 config" $cachelint check --rules examples/mm-lru.toml "${builds[0]}"
+    measure "check ${#builds[@]} configs" $cachelint check --rules examples/mm-lru.toml "${builds[@]}"
+  } > "$results"
+  echo
+  printf '%-24s %10s %10s %12s %12s %8s\n' case "1 config" "${#builds[@]} configs" "1 config MB" "${#builds[@]} MB" "x of one"
+  paste - - < "$results" | while IFS=$'\t' read -r _ w1 r1 n2 w2 r2; do
+    scale=$(awk -v a="$w1" -v b="$w2" 'BEGIN { if (a > 0) printf "%.2fx", b / a; else print "-" }')
+    printf '%-24s %9ss %9ss %12s %12s %8s\n' "$n2" "$w1" "$w2" "$r1" "$r2" "$scale"
+  done
+
   {
     measure "check ${#builds[@]} configs" $cachelint check --rules examples/mm-lru.toml "${builds[@]}"
     measure "planned" $cachelint check --rules examples/mm-lru.toml --plan fixtures/kmod/rfc3.plan.toml "${builds[@]}"

@@ -540,7 +540,11 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse().command) {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    match run(cli.command) {
         Ok(output) => {
             for note in &output.notes {
                 eprintln!("note: {note}");
@@ -559,4 +563,35 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// clap's usage errors as one `cachelint: error:` line, exit code 2, as
+/// every other error; help and version as clap prints them.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    // The rest of clap's message is the usage line and a pointer to --help.
+    let detail: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more"))
+        .collect();
+    let detail = match (detail.is_empty(), first.ends_with(':')) {
+        (true, _) => String::new(),
+        (false, true) => format!(" {}", detail.join(", ")),
+        (false, false) => format!("; {}", detail.join(", ")),
+    };
+    eprintln!("cachelint: error: {first}{detail} (see --help)");
+    ExitCode::from(2)
 }

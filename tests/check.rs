@@ -297,11 +297,20 @@ fn every_element_of_an_array_of_structs_is_an_instance() {
         }
     }
     let report = check_one("counters.toml", build);
+    // A finding told for a range of elements stands for each of them.
     let got: HashSet<(String, String)> = report
         .findings
         .iter()
         .filter(|f| f.root == "counter_table" && f.kind == Kind::FalseSharing)
-        .map(|f| (f.a.path.clone(), f.b.path.clone()))
+        .flat_map(|f| match &f.elements {
+            None => vec![(f.a.path.clone(), f.b.path.clone())],
+            Some(e) => (e.first..=e.last)
+                .map(|i| {
+                    let one = |p: &str| p.replace(&e.range(), &format!("{}[{i}]", e.array));
+                    (one(&f.a.path), one(&f.b.path))
+                })
+                .collect(),
+        })
         .collect();
     assert_eq!(got, want);
     assert!(
@@ -666,6 +675,9 @@ fn endless_and_binary_rules_files_are_refused_at_once() {
     let build = build.to_str().unwrap();
     let lru = rules("lru.toml");
     let lru = lru.to_str().unwrap();
+    let binary = std::env::temp_dir().join(format!("cachelint-binary-{}", std::process::id()));
+    std::fs::write(&binary, b"a=\xff\xfe").unwrap();
+    let binary = binary.to_str().unwrap();
     for (args, want) in [
         (
             vec!["check", "--rules", "/dev/zero", build],
@@ -673,7 +685,11 @@ fn endless_and_binary_rules_files_are_refused_at_once() {
         ),
         (
             vec!["check", "--rules", build, build],
-            "not a text file (invalid UTF-8 at byte",
+            "not a rules file (TOML or a net_cachelines .rst table): an ELF or BTF file",
+        ),
+        (
+            vec!["check", "--rules", binary, build],
+            "not a text file (invalid UTF-8 at byte 2)",
         ),
         (
             vec!["check", "--rules", lru, "--baseline", "/dev/zero", build],
@@ -689,6 +705,7 @@ fn endless_and_binary_rules_files_are_refused_at_once() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
     }
+    std::fs::remove_file(binary).unwrap();
 }
 
 #[test]
@@ -903,4 +920,233 @@ fn a_baseline_that_is_neither_a_report_nor_a_build_says_so() {
         err.contains("notjson.json: not a baseline: neither a cachelint JSON report"),
         "{err}"
     );
+}
+
+#[test]
+fn builds_checked_together_give_what_each_gives_alone_in_build_order() {
+    // Three builds with findings of every severity, checked in parallel,
+    // must give each build's own findings, merged worst first in the
+    // order the builds were given: what checking them one after the
+    // other gives.
+    let builds = [
+        ("rt", fixture("gcc-dwarf5-rt")),
+        ("base", fixture("gcc-dwarf5-base")),
+        ("after", fixture("clang-dwarf4-after")),
+    ];
+    let files = [rules("lru.toml"), rules("counters.toml")];
+    let (together, _) = run(&options(&files, &builds));
+    let mut merged = Vec::new();
+    let mut allowed = Vec::new();
+    let mut infos = Vec::new();
+    for b in &builds {
+        let (alone, _) = run(&options(&files, std::slice::from_ref(b)));
+        merged.extend(alone.findings);
+        allowed.extend(alone.allowed);
+        infos.extend(alone.builds);
+    }
+    merged.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    allowed.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    assert_eq!(json(&together.findings), json(&merged));
+    assert_eq!(json(&together.allowed), json(&allowed));
+    assert_eq!(json(&together.builds), json(&infos));
+    assert!(together.findings.len() > 3, "{}", together.findings.len());
+
+    // And byte for byte what one thread (one build after the other) gives,
+    // in every format.
+    let bin = env!("CARGO_BIN_EXE_cachelint");
+    let args: Vec<String> = ["check", "--rules"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([files[0].display().to_string(), "--rules".into()])
+        .chain([files[1].display().to_string()])
+        .chain(builds.iter().map(|(c, p)| format!("{c}={}", p.display())))
+        .collect();
+    for format in ["text", "json", "sarif"] {
+        let out = |threads: &str| {
+            Command::new(bin)
+                .args(&args)
+                .args(["--format", format])
+                .env("RAYON_NUM_THREADS", threads)
+                .output()
+                .unwrap()
+        };
+        let (one, three) = (out("1"), out("3"));
+        assert_eq!(one.status.code(), Some(1), "{format}");
+        assert_eq!(one.status.code(), three.status.code(), "{format}");
+        assert_eq!(one.stdout, three.stdout, "{format}");
+        assert_eq!(one.stderr, three.stderr, "{format}");
+    }
+}
+
+/// Serialized, for comparing report parts.
+fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap()
+}
+
+#[test]
+fn a_finding_in_each_element_of_an_array_of_structs_is_told_once_with_the_range() {
+    // counter_table { int id; struct counter_pair pairs[6]; }, 64-byte
+    // aligned, counter_pair { hits (hot-read), misses (lockless-write) }.
+    // The same-element pair pairs[i].misses / pairs[i].hits shares a line
+    // for the i where both sit on one line. By hand, from pairs at 8 with
+    // 16-byte elements: i = 0..2 on line 0, i = 3 split (hits 56-63 on
+    // line 0, misses 64-71 on line 1), i = 4..5 on line 1: two findings,
+    // pairs[0..2] and pairs[4..5]. Derived here from the compiler's offsets.
+    let build = "gcc-dwarf5-base";
+    let t = truth(&fixture(build), true);
+    let pairs = t["counter_table.pairs"];
+    let element = pairs.1 / 6;
+    let hits = |i: u64| pairs.0 + i * element;
+    let misses = |i: u64| hits(i) + 8;
+    assert_eq!(hits(1), t["counter_table.pairs[1].hits"].0);
+    assert_eq!(misses(5), t["counter_table.pairs[5].misses"].0);
+    let runs = |i: u64| {
+        lines_of((hits(i), hits(i) + 8)).any(|l| lines_of((misses(i), misses(i) + 8)).contains(&l))
+    };
+    let mut want: Vec<(u64, u64)> = Vec::new();
+    for i in (0..6).filter(|&i| runs(i)) {
+        match want.last_mut() {
+            Some(r) if r.1 + 1 == i => r.1 = i,
+            _ => want.push((i, i)),
+        }
+    }
+    assert_eq!(want, [(0, 2), (4, 5)], "the hand computation");
+    let report = check_one("counters.toml", build);
+    let same_element: Vec<&ReportFinding> = report
+        .findings
+        .iter()
+        .filter(|f| {
+            f.kind == Kind::FalseSharing && f.a.path.split('.').next() == f.b.path.split('.').next()
+        })
+        .collect();
+    let got: Vec<(String, String)> = same_element
+        .iter()
+        .map(|f| (f.a.path.clone(), f.b.path.clone()))
+        .collect();
+    let wanted: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| {
+            (
+                format!("pairs[{a}..{b}].misses"),
+                format!("pairs[{a}..{b}].hits"),
+            )
+        })
+        .collect();
+    assert_eq!(got, wanted);
+    for (f, (first, last)) in same_element.iter().zip(&want) {
+        let e = f.elements.as_ref().expect("elements");
+        assert_eq!(
+            (e.array.as_str(), e.first, e.last),
+            ("pairs", *first, *last)
+        );
+    }
+    // The text names the range once, in the headline; SARIF has it in the
+    // message; the report matches itself as a baseline.
+    let file = fixture(build).display().to_string();
+    let counters = rules("counters.toml").display().to_string();
+    let (_, text, _) = common::cachelint(&["check", "--rules", &counters, &file]);
+    assert!(
+        text.contains("with hot-read 'hits' in each of pairs[0..2] ("),
+        "{text}"
+    );
+    assert!(
+        text.contains("    lockless-write pairs[4..5].misses"),
+        "{text}"
+    );
+    let (_, sarif, _) =
+        common::cachelint(&["check", "--rules", &counters, &file, "--format", "sarif"]);
+    assert!(sarif.contains("in each of pairs[4..5]"), "{sarif}");
+    let (code, again, _) =
+        common::cachelint(&["check", "--rules", &counters, &file, "--baseline", &file]);
+    assert_eq!(code, 0, "{again}");
+    assert!(
+        again.contains(&format!(", {} in the baseline)", report.findings.len())),
+        "{again}"
+    );
+    // A report that has the finding once per element (as before ranges)
+    // is the same baseline; one that lacks an element of a range is not.
+    let per_element = |drop: Option<u64>| {
+        let mut old = report.clone();
+        old.findings = report
+            .findings
+            .iter()
+            .flat_map(|f| match &f.elements {
+                None => vec![f.clone()],
+                Some(e) => (e.first..=e.last)
+                    .filter(|&i| Some(i) != drop)
+                    .map(|i| {
+                        let mut one = f.clone();
+                        one.elements = None;
+                        for side in [&mut one.a, &mut one.b] {
+                            side.path = side.path.replace(&e.range(), &format!("pairs[{i}]"));
+                        }
+                        one
+                    })
+                    .collect(),
+            })
+            .collect();
+        let path = std::env::temp_dir().join(format!(
+            "cachelint-elements-{}-{drop:?}.json",
+            std::process::id()
+        ));
+        std::fs::write(&path, serde_json::to_string(&old).unwrap()).unwrap();
+        path
+    };
+    for (drop, shown) in [(None, 0), (Some(1), 1)] {
+        let old = per_element(drop);
+        let mut opts = options(&[rules("counters.toml")], &[(build, fixture(build))]);
+        opts.baseline = vec![Build {
+            config: build.into(),
+            path: old.clone(),
+        }];
+        let (new, _) = run(&opts);
+        let paths: Vec<&str> = new.findings.iter().map(|f| f.a.path.as_str()).collect();
+        assert_eq!(new.findings.len(), shown, "{paths:?}");
+        if shown == 1 {
+            assert_eq!(paths, ["pairs[0..2].misses"]);
+        }
+        std::fs::remove_file(old).unwrap();
+    }
+}
+
+#[test]
+fn a_root_holding_another_at_the_same_place_in_a_line_is_reported_through_it() {
+    // In the after builds lruvec is 64-byte aligned (its stats group) and
+    // mem_cgroup_per_node holds it at a multiple of 64 (the compiler's
+    // offsets, checked here): naming both as roots gives the same pairs on
+    // the same places of their lines, so they are told once, for lruvec,
+    // with a note that lruvec stands for mem_cgroup_per_node.
+    let text = std::fs::read_to_string(rules("lru.toml")).unwrap();
+    let text = format!("roots = [\"lruvec\", \"mem_cgroup_per_node\"]\n{text}");
+    for compiler in COMPILERS {
+        let build = format!("{compiler}-after");
+        let t = truth(&fixture(&build), true);
+        assert_eq!(t["mem_cgroup_per_node.lruvec"].0 % LINE, 0);
+        assert_eq!(t["lruvec"].1 % LINE, 0, "aligned: size a multiple of 64");
+        let alone = check_text(
+            &text.replace("\"mem_cgroup_per_node\"", "\"lruvec\""),
+            &build,
+        );
+        let report = check_text(&text, &build);
+        assert!(!alone.findings.is_empty());
+        assert!(
+            report.findings.iter().all(|f| f.root == "lruvec"),
+            "{build}"
+        );
+        // The rules files differ (their temporary paths are in `why`).
+        let blank = |r: &Report| {
+            let mut f = r.findings.clone();
+            for side in f.iter_mut().flat_map(|f| [&mut f.a, &mut f.b]) {
+                side.why.clear();
+            }
+            json(&f)
+        };
+        assert_eq!(blank(&report), blank(&alone), "{build}");
+        let note = format!("[{build}] root 'lruvec' stands for 'mem_cgroup_per_node'");
+        assert!(
+            report.notes.iter().any(|n| n.starts_with(&note)),
+            "{:?}",
+            report.notes
+        );
+    }
 }

@@ -530,6 +530,26 @@ fn bad_input_exits_2_with_a_one_line_error() {
             ],
             "/nonexistent/vmlinux: no such file",
         ),
+        // clap's usage errors, on one line too.
+        (
+            vec!["check".into(), "--bogus".into()],
+            "cachelint: error: unexpected argument '--bogus' found",
+        ),
+        (
+            vec!["layout".into()],
+            "cachelint: error: the following required",
+        ),
+        (vec!["nosuchcommand".into()], "unrecognized subcommand"),
+        // A build given as the rules.
+        (
+            vec![
+                "check".into(),
+                "--rules".into(),
+                f("gcc-dwarf5-base"),
+                f("gcc-dwarf5-base"),
+            ],
+            "not a rules file (TOML or a net_cachelines .rst table): an ELF or BTF file",
+        ),
     ];
     for (args, needle) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -538,6 +558,21 @@ fn bad_input_exits_2_with_a_one_line_error() {
         assert!(stdout.is_empty(), "{args:?}");
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn help_and_version_are_clap_s_own() {
+    for args in [&["--help"][..], &["check", "--help"], &["--version"]] {
+        let (code, stdout, stderr) = run(args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}");
+        let want = if args == ["--version"] {
+            "cachelint "
+        } else {
+            "Usage: cachelint"
+        };
+        assert!(stdout.contains(want), "{args:?}: {stdout}");
     }
 }
 

@@ -6,12 +6,14 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::analyze::{Roots, analyze_build};
+use super::builds;
 use crate::analysis::validate::Check;
 use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
 use crate::report::{
     BuildInfo, Checked, Identity, PairKey, REPORT_VERSION, Report, ReportFinding, RootInfo, Summary,
 };
+use crate::report::{elements, stands_for};
 use crate::rules::{Location, Rules, Severity};
 
 /// Everything `check` needs.
@@ -43,10 +45,9 @@ pub fn check(opts: &CheckOptions) -> Result<Checked> {
             )));
         }
     }
-    let mut results = Vec::new();
-    for build in &opts.builds {
-        results.push(run_build(build, &rules, opts.cacheline, &opts.reading)?);
-    }
+    let results = builds::in_order(&opts.builds, |build| {
+        run_build(build, &rules, opts.cacheline, &opts.reading)
+    })?;
     let checks: Vec<&[(Location, Check)]> = results.iter().map(|r| r.checks.as_slice()).collect();
     let mut notes = rules_fit(&rules, &opts.builds, &opts.reading, &checks)?;
     let baseline = Baseline::load(&opts.baseline, &rules, opts.cacheline, &opts.reading)?;
@@ -113,10 +114,39 @@ fn run_build(
     };
     let mut findings = Vec::new();
     let mut allowed = Vec::new();
-    for root in &analyzed.roots {
+    let per_root: Vec<Vec<ReportFinding>> = analyzed
+        .roots
+        .iter()
+        .map(|root| {
+            let a = &root.analysis;
+            let found = a.findings.iter();
+            elements::merge(
+                found
+                    .map(|f| ReportFinding::new(&build.config, a, f))
+                    .collect(),
+            )
+        })
+        .collect();
+    let slices: Vec<&[ReportFinding]> = per_root.iter().map(Vec::as_slice).collect();
+    let by = stands_for::stood_for(&slices, analyzed.cacheline);
+    let mut notes = analyzed.notes;
+    for (q, root) in analyzed.roots.iter().enumerate() {
+        let others: Vec<String> = (0..by.len())
+            .filter(|&r| by[r] == Some(q))
+            .map(|r| format!("'{}'", analyzed.roots[r].analysis.root))
+            .collect();
+        if !others.is_empty() {
+            notes.push(format!(
+                "[{}] root '{}' stands for {}: they hold its annotated fields at the same places in a line, and their findings are among its own",
+                build.config,
+                root.analysis.root,
+                others.join(", ")
+            ));
+        }
+    }
+    for (root, (found, by)) in analyzed.roots.iter().zip(per_root.into_iter().zip(&by)) {
         let a = &root.analysis;
-        for finding in &a.findings {
-            let r = ReportFinding::new(&build.config, a, finding);
+        for r in found.into_iter().filter(|_| by.is_none()) {
             if r.allowed.is_some() {
                 allowed.push(r);
             } else {
@@ -140,7 +170,7 @@ fn run_build(
         findings,
         allowed,
         checks: analyzed.checks,
-        notes: analyzed.notes,
+        notes,
     })
 }
 
@@ -249,24 +279,24 @@ impl Baseline {
         cacheline: Option<u64>,
         reading: &Reading,
     ) -> Result<Baseline> {
+        // Each item's configs and findings; builds analysed in parallel.
+        let loaded = builds::in_order(items, |item| match read_report(&item.path)? {
+            Some(report) => {
+                let configs: Vec<String> = report.builds.iter().map(|b| b.config.clone()).collect();
+                Ok((configs, [report.findings, report.allowed].concat()))
+            }
+            None => {
+                let r = run_build(item, rules, cacheline, reading)?;
+                Ok((vec![item.config.clone()], [r.findings, r.allowed].concat()))
+            }
+        })?;
         let mut findings = Vec::new();
         let mut configs = HashSet::new();
-        for item in items {
-            match read_report(&item.path)? {
-                Some(report) => {
-                    configs.extend(report.builds.iter().map(|b| b.config.clone()));
-                    findings.extend(report.findings);
-                    findings.extend(report.allowed);
-                }
-                None => {
-                    let r = run_build(item, rules, cacheline, reading)?;
-                    configs.insert(item.config.clone());
-                    findings.extend(r.findings);
-                    findings.extend(r.allowed);
-                }
-            }
+        for (c, f) in loaded {
+            configs.extend(c);
+            findings.extend(f);
         }
-        let full: HashSet<_> = findings.iter().map(ReportFinding::identity).collect();
+        let full: HashSet<_> = findings.iter().flat_map(elements::identities).collect();
         let any_config = full.iter().map(|i| i.pair.clone()).collect();
         Ok(Baseline {
             full,
@@ -275,14 +305,17 @@ impl Baseline {
         })
     }
 
-    /// Matched per config when the baseline has that config, else against all.
+    /// Matched per config when the baseline has that config, else against
+    /// all; a finding told for a range of elements matches when the
+    /// baseline has it in each of them.
     fn has(&self, f: &ReportFinding) -> bool {
-        let id = f.identity();
-        if self.configs.contains(&f.config) {
-            self.full.contains(&id)
-        } else {
-            self.any_config.contains(&id.pair)
-        }
+        elements::identities(f).iter().all(|id| {
+            if self.configs.contains(&f.config) {
+                self.full.contains(id)
+            } else {
+                self.any_config.contains(&id.pair)
+            }
+        })
     }
 }
 

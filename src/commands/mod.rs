@@ -9,6 +9,7 @@
 //! [`crate::render`]; a variant of `Command` in `main.rs`.
 
 mod analyze;
+mod builds;
 mod check;
 mod diagram;
 mod diff;

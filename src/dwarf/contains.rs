@@ -90,7 +90,7 @@ impl<'a> Contains<'a> {
                 .into_iter()
                 .flatten()
                 .copied()
-                .filter(|p| *p != current)
+                .filter(|p| *p != current && !is_core_flavour(p))
                 .collect();
             if ups.is_empty() {
                 roots.push(current.to_owned());
@@ -108,6 +108,14 @@ impl<'a> Contains<'a> {
         roots.sort();
         roots
     }
+}
+
+/// A BPF CO-RE flavour of a struct (`nf_conn___init`): `___` and a suffix
+/// name a variant BPF programs see, never an instance the kernel lays
+/// out, so it is no root.
+fn is_core_flavour(name: &str) -> bool {
+    name.split_once("___")
+        .is_some_and(|(base, flavour)| !base.is_empty() && !flavour.is_empty())
 }
 
 /// `outer` contains `inner` by value; `outer` is defined at `at`.
@@ -336,6 +344,12 @@ mod tests {
         assert_eq!(c.roots("zone"), ["pglist_data"]);
         assert_eq!(c.roots("pglist_data"), ["pglist_data"]);
         // A name collision that makes a cycle does not hang.
+        // A BPF CO-RE flavour (`struct nf_conn___init { struct nf_conn ct; }`)
+        // exists for BPF programs only: no root, and it hides nothing.
+        let flavour = Contains::from_edges(&[("nf_conn___init", "nf_conn")]);
+        assert_eq!(flavour.roots("nf_conn"), ["nf_conn"]);
+        let both = Contains::from_edges(&[("nf_conn___init", "nf_conn"), ("outer", "nf_conn")]);
+        assert_eq!(both.roots("nf_conn"), ["outer"]);
         let cyclic = Contains::from_edges(&[("a", "b"), ("b", "a")]);
         assert_eq!(cyclic.roots("a"), ["a"]);
     }

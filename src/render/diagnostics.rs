@@ -49,7 +49,7 @@ pub fn diagnostic(group: &[ReportFinding]) -> String {
     let partners: Vec<String> = group.iter().map(|g| format!("'{}'", g.b.name)).collect();
     let _ = writeln!(
         out,
-        "{}: {}: [{}] {} '{}' shares cacheline {} of {} with {} {} ({})",
+        "{}: {}: [{}] {} '{}' shares cacheline {} of {} with {} {}{} ({})",
         location(&f.a).unwrap_or_else(|| f.config.clone()),
         f.severity,
         f.config,
@@ -59,6 +59,7 @@ pub fn diagnostic(group: &[ReportFinding]) -> String {
         f.root,
         f.b.class,
         partners.join(", "),
+        in_each(f),
         f.description
     );
     let sides: Vec<&ReportSide> = std::iter::once(&f.a)
@@ -104,7 +105,11 @@ pub fn diagnostic(group: &[ReportFinding]) -> String {
     more.dedup();
     if !more.is_empty() {
         let others: Vec<String> = more.iter().map(u64::to_string).collect();
-        let _ = write!(out, "; they also share cacheline {}", others.join(", "));
+        let also = match f.elements {
+            Some(_) => "; and in the other elements, cacheline",
+            None => "; they also share cacheline",
+        };
+        let _ = write!(out, "{also} {}", others.join(", "));
     }
     out.push('\n');
     if let Some(p) = &f.placement {
@@ -121,9 +126,25 @@ pub fn diagnostic(group: &[ReportFinding]) -> String {
 /// with hot-read 'enabled' (false sharing: ...)`.
 pub fn headline(f: &ReportFinding) -> String {
     format!(
-        "{} '{}' shares cacheline {} of {} with {} '{}' ({})",
-        f.a.class, f.a.name, f.cacheline, f.root, f.b.class, f.b.name, f.description
+        "{} '{}' shares cacheline {} of {} with {} '{}'{} ({})",
+        f.a.class,
+        f.a.name,
+        f.cacheline,
+        f.root,
+        f.b.class,
+        f.b.name,
+        in_each(f),
+        f.description
     )
+}
+
+/// ` in each of node_zones[0..4]` for a finding repeated per element (its
+/// line is the first element's), else nothing.
+fn in_each(f: &ReportFinding) -> String {
+    f.elements
+        .as_ref()
+        .map(|e| format!(" in each of {}", e.range()))
+        .unwrap_or_default()
 }
 
 fn location(side: &ReportSide) -> Option<String> {

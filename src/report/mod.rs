@@ -7,11 +7,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::{Analysis, Finding, Origin, Side};
 use crate::rules::{Kind, Severity};
+pub use elements::Elements;
 
 pub mod diagram;
 pub mod diff;
+pub(crate) mod elements;
 pub mod layout;
 pub mod offsets;
+pub(crate) mod stands_for;
 
 /// `check`'s result: the report and its verdict under `--fail-on`.
 #[derive(Clone, Debug)]
@@ -119,6 +122,10 @@ pub struct ReportFinding {
     pub b: ReportSide,
     /// The `[[allow]]` reason, when silenced.
     pub allowed: Option<String>,
+    /// The elements of an array of structs this finding is repeated in,
+    /// told once (its paths then name the range: `node_zones[0..4].lock`).
+    #[serde(default)]
+    pub elements: Option<Elements>,
 }
 
 /// A finding as `--baseline` matches it, in any config.
@@ -226,6 +233,7 @@ impl ReportFinding {
             a: side(&f.a),
             b: side(&f.b),
             allowed: f.allowed.clone(),
+            elements: None,
         }
     }
 

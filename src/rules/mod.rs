@@ -439,6 +439,19 @@ impl Rules {
         const MAX_RULES_BYTES: u64 = 16 << 20;
         let mut rules = Rules::default();
         for path in paths {
+            // A build given as the rules (`--rules vmlinux rq.toml`) is
+            // told by its magic, before its size or bytes.
+            let head = crate::input::head(path, 4)?;
+            let btf = crate::btf::MAGIC;
+            if head.starts_with(b"\x7fELF")
+                || head.starts_with(&btf.to_le_bytes())
+                || head.starts_with(&btf.to_be_bytes())
+            {
+                return Err(Error::Usage(format!(
+                    "{}: not a rules file (TOML or a net_cachelines .rst table): an ELF or BTF file, a build; give it after the options",
+                    path.display()
+                )));
+            }
             let bytes = crate::input::read_limited(path, MAX_RULES_BYTES, "a rules file")?;
             let text = String::from_utf8(bytes).map_err(|e| Error::Usage(format!(
                 "{}: not a text file (invalid UTF-8 at byte {}): a rules file is TOML or a net_cachelines .rst table",
