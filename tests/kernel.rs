@@ -652,3 +652,68 @@ fn aligned_attributes_and_forced_alignments_equal_paholes_for_a_sample() {
     );
     assert!(attributes > 20);
 }
+
+/// The kernel source tree of the vmlinux (scripts/fetch-source.sh), for
+/// its net_cachelines tables.
+fn kernel_source() -> PathBuf {
+    std::env::var_os("CACHELINT_KERNEL_SOURCE")
+        .map(PathBuf::from)
+        .expect("CACHELINT_KERNEL_SOURCE must name the 6.12 source tree (scripts/fetch-source.sh)")
+}
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn every_net_cachelines_table_of_the_source_tree_loads_on_its_kernel() {
+    let dir = kernel_source().join("Documentation/networking/net_cachelines");
+    let mut tables: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rst"))
+        .collect();
+    tables.sort();
+    assert_eq!(tables.len(), 7, "{tables:?}");
+    let access = ["read_mostly", "read_write", "write_mostly"];
+    let mut args = vec!["check".to_owned()];
+    for table in &tables {
+        // An independent count of the rows that give an access: a row
+        // whose words after the first two hold one (types with spaces
+        // shift the words, never past the third).
+        let text = std::fs::read_to_string(table).unwrap();
+        let enum_table = text.lines().any(|l| l.trim() == "..enum");
+        let rows = text
+            .lines()
+            .filter(|l| {
+                let words: Vec<&str> = l.split_whitespace().collect();
+                words.len() > 2
+                    && words[2..words.len().min(5)]
+                        .iter()
+                        .any(|w| access.contains(w))
+            })
+            .count();
+        let (code, _, err) = common::cachelint(&[
+            "check",
+            "--rules",
+            table.to_str().unwrap(),
+            vmlinux().to_str().unwrap(),
+        ]);
+        assert!(code == 0 || code == 1, "{}: {err}", table.display());
+        if enum_table || rows == 0 {
+            assert!(
+                err.contains("nothing to check in it"),
+                "{}: {err}",
+                table.display()
+            );
+        }
+        let rules = cachelint::rules::Rules::load(std::slice::from_ref(table)).unwrap();
+        let fields: usize = rules.types.iter().map(|t| t.fields.len()).sum();
+        if !enum_table {
+            assert_eq!(fields, rows, "{}: rows with an access", table.display());
+        }
+        eprintln!("{}: {fields} annotated fields", table.display());
+        args.extend(["--rules".to_owned(), table.display().to_string()]);
+    }
+    args.push(vmlinux().display().to_string());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, _, err) = common::cachelint(&args);
+    assert!(code == 0 || code == 1, "all tables: {err}");
+}

@@ -221,7 +221,7 @@ pub(super) fn rules_fit(
     seen.sort_by(|a, b| {
         (&a.at.file, a.at.line, a.at.column).cmp(&(&b.at.file, b.at.line, b.at.column))
     });
-    let mut notes = Vec::new();
+    let mut notes = rules.notes.clone();
     for Fit { at, fits, problems } in seen {
         let Some((first_build, why)) = problems.first() else {
             continue;

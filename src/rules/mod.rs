@@ -427,6 +427,9 @@ pub struct Rules {
     pub allow: Vec<Allow>,
     /// Severity per kind.
     pub severity: Severities,
+    /// What the files say that is not a rule (an enum table, an index of
+    /// tables), for the notes.
+    pub notes: Vec<String>,
 }
 
 impl Rules {
@@ -473,7 +476,7 @@ impl Rules {
             }
             rules.merge(parsed)?;
         }
-        if rules.types.is_empty() {
+        if rules.types.is_empty() && rules.notes.is_empty() {
             let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             return Err(Error::Usage(format!(
                 "no struct is annotated in the rules ({}): add a [TYPE] table with FIELD = \"CLASS\" lines",
@@ -496,6 +499,7 @@ impl Rules {
             self.cacheline = Some(line);
         }
         self.roots.extend(other.roots);
+        self.notes.extend(other.notes);
         for ty in other.types {
             match self.types.iter_mut().find(|t| t.name == ty.name) {
                 Some(mine) => {

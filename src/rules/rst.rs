@@ -25,52 +25,72 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
         line: line + 1,
         column: column + 1,
     };
-    let (header_line, columns) = lines
+    let header_line = lines
         .iter()
         .enumerate()
-        .find_map(|(i, l)| Columns::from_header(l).map(|c| (i, c)))
-        .ok_or_else(|| {
-            located(0, 0).error(
-                "no net_cachelines table here: expected a header row with the columns \
+        .find_map(|(i, l)| Columns::from_header(l).map(|c| (i, c)));
+    let Some((header_line, columns)) = header_line else {
+        if lines.iter().any(|l| l.trim() == ".. toctree::") {
+            // index.rst: the list of tables, given with them by a glob.
+            return Ok(Rules {
+                notes: vec![format!(
+                    "{}: an index of tables (a toctree), no table; nothing to check in it",
+                    file.display()
+                )],
+                ..Rules::default()
+            });
+        }
+        return Err(located(0, 0).error(
+            "no net_cachelines table here: expected a header row with the columns \
                  Type, Name, fastpath_tx_access and fastpath_rx_access",
-            )
-        })?;
+        ));
+    };
     let mut name = title_name(&lines[..header_line]);
     let mut fields = Vec::new();
     for (i, line) in lines.iter().enumerate().skip(header_line + 1) {
         if line.trim().is_empty() || is_border(line) {
             continue;
         }
-        let chars: Vec<char> = line.chars().collect();
-        let cell = |from: usize, to: Option<usize>| -> String {
-            let end = to.unwrap_or(chars.len()).min(chars.len());
-            chars
-                .get(from..end)
-                .map_or(String::new(), |c| c.iter().collect::<String>())
+        let Some(row) = Row::read(line, &columns) else {
+            continue;
         };
-        let member = cell(columns.name, Some(columns.tx));
-        let member = member.split_whitespace().next().unwrap_or("");
-        if cell(columns.ty, Some(columns.name)).trim() == "..struct" {
+        if row.ty == "..enum" {
+            // snmp.rst: MIB counters, an enum's values, not struct members.
+            return Ok(Rules {
+                notes: vec![format!(
+                    "{}: an enum table (..enum, at line {}): its rows are counters, not \
+                     struct members; nothing to check in it",
+                    file.display(),
+                    i + 1
+                )],
+                ..Rules::default()
+            });
+        }
+        if row.ty == "..struct" {
             // `..struct  ..tcp_sock`: the struct the table describes.
-            name = Some(member.trim_start_matches('.').to_owned());
+            name = Some(row.name.trim_start_matches('.').to_owned());
             continue;
         }
-        let tx = access(&cell(columns.tx, Some(columns.rx)))
-            .map_err(|v| located(i, columns.tx).error(bad_access(&v)))?;
-        let rx = access(&cell(columns.rx, columns.comments))
-            .map_err(|v| located(i, columns.rx).error(bad_access(&v)))?;
+        let access_of = |cell: Option<(usize, &str)>| match cell {
+            None => Ok(Access::None),
+            Some((at, value)) => access(value).map_err(|v| located(i, at).error(bad_access(&v))),
+        };
+        let tx = access_of(row.tx)?;
+        let rx = access_of(row.rx)?;
         let Some(class) = combine(tx, rx) else {
             continue;
         };
-        let path = member.split('[').next().unwrap_or("");
+        let path = row.name.split('[').next().unwrap_or("");
         if !valid_member_path(path) {
-            return Err(located(i, columns.name).error(format!("'{member}' is not a member name")));
+            return Err(
+                located(i, row.name_at).error(format!("'{}' is not a member name", row.name))
+            );
         }
         fields.push(FieldRule {
             path: path.to_owned(),
             class,
             lock: None,
-            at: located(i, columns.name),
+            at: located(i, row.name_at),
             source: Source::NetCachelines,
         });
     }
@@ -88,9 +108,82 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
     })
 }
 
+/// One row, read as whitespace-separated words placed by where each
+/// starts against the header's columns: a name that runs into the next
+/// column (`see_all_hwtstamp_requests` in 6.12's net_device.rst) is still
+/// one name, and an access word belongs to the access column it starts
+/// nearest to.
+struct Row<'l> {
+    /// The type: the words before the Name column, joined.
+    ty: String,
+    /// The member: the first word from the Name column on.
+    name: &'l str,
+    /// Character column of the name.
+    name_at: usize,
+    /// TX and RX access words, with their columns.
+    tx: Option<(usize, &'l str)>,
+    rx: Option<(usize, &'l str)>,
+}
+
+impl<'l> Row<'l> {
+    fn read(line: &'l str, c: &Columns) -> Option<Row<'l>> {
+        if line.trim().is_empty() {
+            return None;
+        }
+        let words = words(line);
+        let (before, rest): (Vec<_>, Vec<_>) = words.iter().partition(|(at, _)| *at < c.name);
+        let ty = before.iter().map(|(_, w)| *w).collect::<Vec<_>>().join(" ");
+        let (&(name_at, name), after) = rest.split_first().unwrap_or((&(c.name, ""), &[]));
+        let mut row = Row {
+            ty,
+            name,
+            name_at,
+            tx: None,
+            rx: None,
+        };
+        // Up to two access words follow the name, before the comments.
+        for &(at, word) in after.iter().take(2) {
+            let in_comments = c.comments.is_some_and(|com| at >= com);
+            if in_comments && access(word).is_err() {
+                break;
+            }
+            let nearer_tx = at.abs_diff(c.tx) <= at.abs_diff(c.rx);
+            match (nearer_tx && row.tx.is_none(), row.rx.is_none()) {
+                (true, _) => row.tx = Some((at, word)),
+                (false, true) => row.rx = Some((at, word)),
+                (false, false) => break,
+            }
+            if in_comments {
+                break;
+            }
+        }
+        Some(row)
+    }
+}
+
+/// The words of a line with the character column each starts at.
+fn words(line: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    let mut byte_start = 0;
+    for (col, (byte, ch)) in line.char_indices().chain([(line.len(), ' ')]).enumerate() {
+        match (ch.is_whitespace(), start) {
+            (false, None) => {
+                start = Some(col);
+                byte_start = byte;
+            }
+            (true, Some(s)) => {
+                out.push((s, &line[byte_start..byte]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Character columns where each cell starts.
 struct Columns {
-    ty: usize,
     name: usize,
     tx: usize,
     rx: usize,
@@ -112,8 +205,8 @@ impl Columns {
             }
         }
         let at = |name: &str| words.iter().find(|(_, w)| w == name).map(|(i, _)| *i);
+        at("Type")?;
         Some(Columns {
-            ty: at("Type")?,
             name: at("Name")?,
             tx: at("fastpath_tx_access")?,
             rx: at("fastpath_rx_access")?,
@@ -264,6 +357,60 @@ be16                    inet_sport            read_mostly         -             
                 ("ipv6_fl_list".into(), Class::HotRead, 5),
                 ("inet_sport".into(), Class::HotRead, 6),
             ]
+        );
+    }
+
+    #[test]
+    fn a_name_that_runs_into_the_next_column_is_still_one_name() {
+        // 6.12's net_device.rst, line 167, and a row whose access words
+        // are pushed right by a long name (read by the column they start
+        // nearest to).
+        let text = "\
+Type                                Name                    fastpath_tx_access  fastpath_rx_access  Comments
+..struct                            ..net_device
+unsigned_long:1                     see_all_hwtstamp_requests
+unsigned_long:1                     change_proto_down       read_mostly         -
+u8                                  an_even_longer_member_name_here read_mostly -                   xmit
+u8                                  rx_only                 -                   read_write          rcv
+";
+        let rules = parse_str("net_device.rst", text).unwrap();
+        assert_eq!(
+            classes(&rules),
+            [
+                ("change_proto_down".into(), Class::HotRead, 4),
+                ("an_even_longer_member_name_here".into(), Class::HotRead, 5),
+                ("rx_only".into(), Class::LocklessWrite, 6),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_enum_table_and_an_index_are_notes() {
+        // 6.12's snmp.rst (MIB counters) and index.rst (a toctree).
+        let text = "\
+netns_ipv4 enum fast path usage breakdown
+
+Type           Name                                  fastpath_tx_access  fastpath_rx_access  comment
+..enum
+unsigned_long  LINUX_MIB_TCPKEEPALIVE                write_mostly        -                   tcp_keepalive_timer
+";
+        let rules = parse_str("snmp.rst", text).unwrap();
+        assert!(rules.types.is_empty());
+        assert!(
+            rules.notes[0].contains("an enum table"),
+            "{:?}",
+            rules.notes
+        );
+        let index = parse_str(
+            "index.rst",
+            ".. toctree::\n   :maxdepth: 1\n\n   tcp_sock\n",
+        )
+        .unwrap();
+        assert!(index.types.is_empty());
+        assert!(
+            index.notes[0].contains("an index of tables"),
+            "{:?}",
+            index.notes
         );
     }
 
