@@ -136,21 +136,27 @@ fn pahole_blocks(text: &str) -> Vec<(String, String)> {
     blocks
 }
 
+/// Every struct name of `vmlinux` once, in `sizes` order.
+fn struct_names(vmlinux: &std::path::Path) -> Vec<String> {
+    let sizes = run::sizes(vmlinux, &Source::Auto).unwrap().stdout;
+    let mut seen = HashSet::new();
+    sizes
+        .lines()
+        .filter_map(|l| l.split('\t').next())
+        .filter(|n| seen.insert(*n))
+        .map(str::to_owned)
+        .collect()
+}
+
 #[test]
 #[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn member_offsets_equal_pahole_for_a_sample_of_structs() {
     let k = vmlinux();
-    let sizes = run::sizes(&k, &Source::Auto).unwrap().stdout;
-    let mut seen = HashSet::new();
-    let names: Vec<&str> = sizes
-        .lines()
-        .filter_map(|l| l.split('\t').next())
-        .filter(|n| seen.insert(*n))
-        .collect();
+    let names = struct_names(&k);
     let sample: Vec<&str> = names
         .iter()
         .step_by((names.len() / 250).max(1))
-        .copied()
+        .map(String::as_str)
         .collect();
     assert!(sample.len() >= 200);
     let mut compared_structs = 0;
@@ -573,19 +579,13 @@ fn aligned_attributes(block: &str) -> (Vec<(String, u64)>, Option<u64>, Option<S
 #[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn aligned_attributes_and_forced_alignments_equal_paholes_for_a_sample() {
     let k = vmlinux();
-    let sizes = run::sizes(&k, &Source::Auto).unwrap().stdout;
-    let mut seen = HashSet::new();
-    let names: Vec<&str> = sizes
-        .lines()
-        .filter_map(|l| l.split('\t').next())
-        .filter(|n| seen.insert(*n))
-        .collect();
+    let names = struct_names(&k);
     // Every struct pahole prints an attribute for would be too many for one
     // command line; a sample of 300, plus the structs the tool is about.
     let mut sample: Vec<&str> = names
         .iter()
         .step_by((names.len() / 300).max(1))
-        .copied()
+        .map(String::as_str)
         .collect();
     let mut theirs = pahole_blocks(&pahole(&[
         "-F",
