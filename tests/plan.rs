@@ -431,3 +431,26 @@ fn bitfield_runs_anonymous_members_and_flexible_arrays_move_by_their_rules() {
     assert_eq!(rows[7]["offset"], 8);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_move_can_be_placed_next_to_a_member_an_earlier_move_added() {
+    // fixtures/src/mm_lru.h, x86_64: lru_lock (4 bytes) at 80 leaves a
+    // 4-byte hole before anon_cost at 88. x (u32) fills it at 84; y, a
+    // pointer after x, goes at 88, and anon_cost moves to 96. By hand.
+    let dir = std::env::temp_dir().join(format!("cachelint-anchor-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("p.toml");
+    std::fs::write(
+        &file,
+        "[lruvec]\nmoves = [\n  { add = \"x\", type = \"u32\", after = \"lru_lock\" },\n  \
+         { add = \"y\", type = \"struct lruvec *\", after = \"x\" },\n]\n",
+    )
+    .unwrap();
+    let paths: Vec<String> = ["lruvec.x", "lruvec.y", "lruvec.anon_cost"]
+        .map(String::from)
+        .into();
+    let rows = run::offsetof_planned(&fixture("gcc-dwarf5-base"), &paths, &file).unwrap();
+    let offsets: Vec<u64> = rows.iter().map(|r| r["offset"].as_u64().unwrap()).collect();
+    assert_eq!(offsets, [84, 88, 96]);
+    std::fs::remove_dir_all(&dir).ok();
+}

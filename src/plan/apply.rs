@@ -338,7 +338,11 @@ impl Planner {
                 }),
             }
         }
-        let name = struct_name(&original);
+        // A typedef'd anonymous struct is known by the plan's name for it.
+        let name = match (plan, &original.name) {
+            (Some(p), None) => format!("{} {}", original.kind.keyword(), p.name),
+            _ => struct_name(&original),
+        };
         let old_size = original.size.unwrap_or(0);
         if let Type::Composite(c) = table.get_mut(id) {
             c.members = Some(new_members);
@@ -404,10 +408,17 @@ impl Planner {
                 for mv in moves {
                     let mut placed = Vec::new();
                     self.expand(table, &mv.item, &mut pick, recipe, members, &mut placed)?;
-                    let anchor = pick.part_of(&mv.anchor, &mv.anchor_at)?;
+                    // The anchor is a member, or one an earlier move added.
+                    let added = out.iter().position(
+                        |o| matches!(o, Entry::New(m) if m.name.as_deref() == Some(&mv.anchor)),
+                    );
+                    let anchor = match added {
+                        Some(_) => None,
+                        None => Some(pick.part_of(&mv.anchor, &mv.anchor_at)?),
+                    };
                     for e in &placed {
                         if let Entry::Part { part, .. } = e {
-                            if *part == anchor {
+                            if Some(*part) == anchor {
                                 return Err(mv.anchor_at.plan_error(format!(
                                     "'{}' is moved next to itself",
                                     mv.anchor
@@ -416,13 +427,18 @@ impl Planner {
                             out.retain(|o| !matches!(o, Entry::Part { part: p, .. } if p == part));
                         }
                     }
-                    let at = out
-                        .iter()
-                        .position(|o| matches!(o, Entry::Part { part, .. } if *part == anchor))
-                        .ok_or_else(|| {
-                            mv.anchor_at
-                                .plan_error(format!("'{}' is removed", mv.anchor))
-                        })?;
+                    let at = match anchor {
+                        None => out.iter().position(
+                            |o| matches!(o, Entry::New(m) if m.name.as_deref() == Some(&mv.anchor)),
+                        ),
+                        Some(anchor) => out
+                            .iter()
+                            .position(|o| matches!(o, Entry::Part { part, .. } if *part == anchor)),
+                    }
+                    .ok_or_else(|| {
+                        mv.anchor_at
+                            .plan_error(format!("'{}' is removed", mv.anchor))
+                    })?;
                     let at = if mv.after { at + 1 } else { at };
                     out.splice(at..at, placed);
                 }
