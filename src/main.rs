@@ -377,13 +377,12 @@ fn formats<R: Render>() -> impl TypedValueParser<Value = Format> {
         .map(|name| Format::from_str(&name, false).expect("a value clap offered"))
 }
 
-/// Splits `offsets` arguments into builds (existing files, plain or
-/// NAME=FILE) and the paths after them.
+/// Splits `offsets` arguments into builds (NAME=FILE, a path with a '/',
+/// or a bare name whose file is ELF or BTF) and the paths after them.
 fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), String> {
-    // NAME=FILE is always a build (paths have no '='); a bare argument is a
-    // build when it names a file.
-    // A '/' is in no member path either: such an argument is a file
-    // that is not there.
+    // NAME=FILE is always a build (paths have no '='), and so is an
+    // argument with a '/', which no member path holds: one whose file is
+    // not there is a missing file.
     if let Some(missing) = items.iter().find_map(|s| {
         let file = s.split_once('=').map_or(s.as_str(), |(_, f)| f);
         let named = s.contains('=') || s.contains('/');
@@ -391,7 +390,11 @@ fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), Stri
     }) {
         return Err(format!("{missing}: no such file"));
     }
-    let is_build = |s: &str| s.contains('=') || std::path::Path::new(s).is_file();
+    // A bare name is a build only when its file is ELF or BTF: a text file
+    // named `lruvec` in the current directory leaves `lruvec` a path.
+    let is_build = |s: &str| {
+        s.contains('=') || s.contains('/') || Build::is_debug_file(std::path::Path::new(s))
+    };
     let split = items
         .iter()
         .position(|s| !is_build(s))

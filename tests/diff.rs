@@ -301,3 +301,34 @@ fn offsets_and_diff_mistakes_exit_2() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// A text file that happens to share a path's name (`lruvec` in the
+/// current directory) is not a build: only `NAME=FILE` or a file starting
+/// with the ELF or BTF magic is.
+#[test]
+fn a_text_file_named_like_a_path_is_not_a_build() {
+    let dir = std::env::temp_dir().join(format!("cachelint-notbuild-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("lruvec"), "notes about lruvec\n").unwrap();
+    let base = fixture("gcc-dwarf5-base");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cachelint"))
+        .current_dir(&dir)
+        .args(["offsets", "--format", "json"])
+        .arg(&base)
+        .args(["mem_cgroup_per_node.lruvec", "lruvec"])
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let truth = truth(&base, true);
+    let (offset, size) = truth["mem_cgroup_per_node.lruvec"];
+    assert_eq!(rows[0]["path"], "mem_cgroup_per_node.lruvec");
+    assert_eq!(rows[0]["builds"][0]["offset"], offset);
+    assert_eq!(rows[1]["path"], "lruvec");
+    // `lruvec` from its own start: offset 0, and sizeof(struct lruvec),
+    // the size of the member holding one.
+    assert_eq!(rows[1]["builds"][0]["offset"], 0);
+    assert_eq!(rows[1]["builds"][0]["size"], size);
+}

@@ -94,6 +94,15 @@ impl Build {
         Build::file(Path::new(text))
     }
 
+    /// True when `path` is a file that starts with the ELF magic or a BTF
+    /// header: what a bare argument must be to be taken for a build where
+    /// builds and member paths mix (`offsets BUILD... PATH...`), so that a
+    /// text file named `lruvec` stays a path.
+    pub fn is_debug_file(path: &Path) -> bool {
+        crate::input::head(path, 4)
+            .is_ok_and(|start| start.starts_with(b"\x7fELF") || crate::btf::is_btf(&start))
+    }
+
     /// The build of a command that takes a FILE, never NAME=FILE:
     /// labelled with its file name.
     pub fn file(path: &Path) -> Build {
