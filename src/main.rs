@@ -415,7 +415,10 @@ fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), Stri
         ));
     }
     Ok((
-        builds.iter().map(|b| Build::parse(b)).collect(),
+        builds
+            .iter()
+            .map(|b| Build::parse(b).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?,
         paths.to_vec(),
     ))
 }
@@ -473,8 +476,14 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
         } => {
             let report = commands::check(&CheckOptions {
                 rules,
-                builds: builds.iter().map(|b| Build::parse(b)).collect(),
-                baseline: baseline.iter().map(|b| Build::parse(b)).collect(),
+                builds: builds
+                    .iter()
+                    .map(|b| Build::parse(b))
+                    .collect::<Result<_, _>>()?,
+                baseline: baseline
+                    .iter()
+                    .map(|b| Build::parse(b))
+                    .collect::<Result<_, _>>()?,
                 fail_on,
                 cacheline: input.cacheline,
                 reading: input.reading()?,
@@ -501,8 +510,8 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             input,
         } => {
             let report = commands::diff(&DiffOptions {
-                old: Build::parse(&old),
-                new: Build::parse(&new),
+                old: Build::parse(&old)?,
+                new: Build::parse(&new)?,
                 types,
                 rules,
                 cacheline: input.cacheline,
@@ -524,7 +533,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
         } => {
             let report = commands::diagram(&DiagramOptions {
                 rules,
-                build: Build::parse(&build),
+                build: Build::parse(&build)?,
                 ty,
                 selection: match (lines, around.is_empty()) {
                     (Some((a, b)), _) => Selection::Lines(a, b),
@@ -533,7 +542,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 },
                 width: width as usize,
                 style,
-                compare: compare.as_deref().map(Build::parse),
+                compare: compare.as_deref().map(Build::parse).transpose()?,
                 cacheline: input.cacheline,
                 reading: input.reading()?,
             })?;

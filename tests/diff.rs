@@ -332,3 +332,27 @@ fn a_text_file_named_like_a_path_is_not_a_build() {
     assert_eq!(rows[1]["builds"][0]["offset"], 0);
     assert_eq!(rows[1]["builds"][0]["size"], size);
 }
+
+/// A label holding a character labels may not hold is said to be one,
+/// not read as a file named `a b=FILE`.
+#[test]
+fn a_label_with_a_forbidden_character_says_so() {
+    let base = fixture("gcc-dwarf5-base");
+    let base = base.display();
+    for (label, bad) in [("a b", "' '"), ("rt]", "']'")] {
+        let arg = format!("{label}={base}");
+        for args in [
+            vec!["offsets", "--", arg.as_str(), "lruvec"],
+            vec!["diff", "--", arg.as_str(), arg.as_str(), "lruvec"],
+        ] {
+            let (code, out, err) = cachelint(&args);
+            assert_eq!(code, 2, "{args:?}: {out}{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(
+                err.contains(&format!("label '{label}' holds {bad}")),
+                "{args:?}: {err}"
+            );
+            assert!(err.contains("letters, digits"), "{err}");
+        }
+    }
+}
