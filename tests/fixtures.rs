@@ -425,6 +425,42 @@ fn every_truncation_of_a_fixture_is_an_error_not_a_panic() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A corrupt abbreviation table is located in `.debug_abbrev`, not at a
+/// `.debug_info` offset that happens to have the same number.
+#[test]
+fn a_corrupt_abbreviation_is_located_in_debug_abbrev() {
+    use object::{Object, ObjectSection};
+    let mut data = std::fs::read(fixture("gcc-dwarf5-base")).unwrap();
+    let start = {
+        let elf = object::File::parse(&*data).unwrap();
+        let s = elf.section_by_name(".debug_abbrev").unwrap();
+        s.file_range().unwrap().0 as usize
+    };
+    // The unit's table starts at .debug_abbrev offset 0 (`readelf
+    // --debug-dump=info`: "Abbrev Offset: 0"): abbreviation 1 is its code
+    // (byte 0), its tag DW_TAG_member (0x0d, byte 1) and DW_CHILDREN at
+    // byte 2, which may only be 0 or 1.
+    assert_eq!(&data[start..start + 3], &[1, 0x0d, 0]);
+    data[start + 2] = 7;
+    let dir = std::env::temp_dir().join(format!("cachelint-abbrev-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("corrupt-abbrev");
+    std::fs::write(&path, &data).unwrap();
+    for args in [
+        vec!["sizes", path.to_str().unwrap()],
+        vec!["layout", path.to_str().unwrap(), "lruvec"],
+    ] {
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {out}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("corrupt DWARF at .debug_abbrev offset 0x2:"),
+            "{args:?}: {err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A `.debug_str` whose NULs are all overwritten cannot hold a name: an
 /// error naming the section, not an empty `sizes` with exit code 0.
 #[test]

@@ -282,7 +282,12 @@ fn machine_abi(bytes: &[u8]) -> Abi {
 /// DWARF errors name an offset; this adds the file.
 fn in_file(e: Error, path: &Path) -> Error {
     match e {
-        Error::Dwarf { offset, reason } => Error::Dwarf {
+        Error::Dwarf {
+            section,
+            offset,
+            reason,
+        } => Error::Dwarf {
+            section,
             offset,
             reason: format!("{reason} (in {})", path.display()),
         },
