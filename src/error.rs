@@ -22,6 +22,19 @@ pub enum Error {
         /// What the ELF parser said.
         reason: String,
     },
+    /// The file ends before its ELF header, a header table or a section's
+    /// data does: a download or copy cut short.
+    #[error("{path}: truncated: {what} runs past the end of the file ({have} of {need} bytes)")]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// What is cut: "the ELF header", "section .debug_info", ...
+        what: String,
+        /// The bytes of it the file holds.
+        have: u64,
+        /// The bytes it should have.
+        need: u64,
+    },
     /// The ELF file has no `.debug_info` section.
     #[error(
         "{path}: no DWARF debug info (.debug_info section missing); use the unstripped vmlinux \
