@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use cachelint::commands::{
     self, Build, CheckOptions, DiagramOptions, DiffOptions, Reading, Selection, Source,
 };
+use cachelint::diff::ListDepth;
 use cachelint::plan::Plan;
 use cachelint::render::{self, Format, Output, Render};
 use cachelint::report::Checked;
@@ -160,6 +161,12 @@ enum Command {
         /// Rules file(s), as for `check`.
         #[arg(long)]
         rules: Vec<PathBuf>,
+        /// How deep changed members are listed: 1 for the type's own
+        /// members, 2 for those and the members of one they hold; deeper
+        /// changes are counted under their ancestor at that depth. `all`
+        /// lists every one.
+        #[arg(long, value_name = "N|all", default_value = "2")]
+        depth: ListDepth,
         /// Output format.
         #[arg(long, default_value = "text", value_parser = formats::<DiffReport>())]
         format: Format,
@@ -506,6 +513,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             new,
             types,
             rules,
+            depth,
             format,
             input,
         } => {
@@ -514,6 +522,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 new: Build::parse(&new)?,
                 types,
                 rules,
+                depth,
                 cacheline: input.cacheline,
                 reading: input.reading()?,
             })?;

@@ -356,3 +356,71 @@ fn a_label_with_a_forbidden_character_says_so() {
         }
     }
 }
+
+/// `diff` lists members down to `--depth` (2 by default: a member and
+/// the members of one it holds) and counts deeper changes under their
+/// ancestor at that depth; `--depth all` lists every one. Counted by hand
+/// from fixtures/src/mm_lru.h for lruvec, base -> rt (spinlock_t becomes
+/// `struct rt_mutex_base lock` and everything after it moves):
+/// - lru_lock.lock: wait_lock, .raw_lock, and the qspinlock's val,
+///   val.counter, locked, pending, locked_pending, tail (8), waiters,
+///   waiters.rb_node, waiters.rb_leftmost (3), owner (1): 12 added;
+/// - lru_lock.rlock: raw_lock and its 6 as above: 7 removed;
+/// - lrugen.list: next, pprev: 2 moved;
+/// - with depth 1, lrugen: its 14 members and list's 2: 16 moved;
+/// - all: lru_lock, lock + 12, rlock + 7, anon_cost, file_cost,
+///   nonresident_age, nonresident_age.counter, refaults, flags, lrugen +
+///   14 + 2, pgdat: 46 members.
+#[test]
+fn diff_depth_lists_a_reviewers_depth_and_counts_the_rest() {
+    let nested = |report: &Value| -> Vec<(String, u64, u64, u64)> {
+        report["types"][0]["diff"]["nested"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                (
+                    n["parent"].as_str().unwrap().to_owned(),
+                    n["added"].as_u64().unwrap(),
+                    n["removed"].as_u64().unwrap(),
+                    n["moved"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let members = |report: &Value| -> Vec<String> {
+        report["types"][0]["diff"]["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (code, two) = diff_json("base", "rt", &["lruvec"], &[]);
+    assert_eq!(code, 1);
+    assert!(members(&two).iter().all(|p| p.split('.').count() <= 2));
+    assert!(members(&two).contains(&"lru_lock.lock".to_owned()));
+    assert_eq!(
+        nested(&two),
+        [
+            ("lru_lock.lock".to_owned(), 12, 0, 0),
+            ("lrugen.list".to_owned(), 0, 0, 2),
+            ("lru_lock.rlock".to_owned(), 0, 7, 0),
+        ]
+    );
+    let (_, one) = diff_json("base", "rt", &["lruvec"], &["--depth", "1"]);
+    assert!(nested(&one).contains(&("lrugen".to_owned(), 0, 0, 16)));
+    let (_, all) = diff_json("base", "rt", &["lruvec"], &["--depth", "all"]);
+    assert_eq!(members(&all).len(), 46);
+    assert!(nested(&all).is_empty());
+    let (code, _, err) = cachelint(&[
+        "diff",
+        "--depth",
+        "0",
+        &build("base"),
+        &build("rt"),
+        "lruvec",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--depth"), "{err}");
+}
