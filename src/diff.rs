@@ -4,6 +4,8 @@
 //! alignment opened or closed, tail padding added or absorbed. The
 //! explanation adds up to the size change exactly, by construction.
 
+use std::num::NonZeroUsize;
+
 use crate::lines::Lines;
 use serde::Serialize;
 
@@ -98,6 +100,66 @@ pub struct Reason {
     pub text: String,
 }
 
+/// How deep `diff` lists changed members.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListDepth {
+    /// Members at most this many levels down (1: the type's own members);
+    /// deeper ones are counted under their ancestor at that depth.
+    Levels(NonZeroUsize),
+    /// Every member at every depth.
+    All,
+}
+
+impl std::str::FromStr for ListDepth {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        if text == "all" {
+            return Ok(ListDepth::All);
+        }
+        text.parse()
+            .map(ListDepth::Levels)
+            .map_err(|_| format!("'{text}' is not a depth: write a number from 1, or all"))
+    }
+}
+
+/// The changes below the listed depth inside one member at that depth,
+/// counted by kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NestedChanges {
+    /// Dotted path of the member at the listed depth.
+    pub parent: String,
+    /// Members below it only in the new build.
+    pub added: usize,
+    /// Members below it only in the old build.
+    pub removed: usize,
+    /// Moved.
+    pub moved: usize,
+    /// Resized.
+    pub resized: usize,
+    /// Moved and resized.
+    #[serde(rename = "moved+resized")]
+    pub moved_resized: usize,
+}
+
+impl NestedChanges {
+    /// The counts that are not zero, with the words of [`Change::word`],
+    /// in the order of [`Change`].
+    pub fn counts(&self) -> Vec<(usize, &'static str)> {
+        [
+            (self.added, Change::Added),
+            (self.removed, Change::Removed),
+            (self.moved, Change::Moved),
+            (self.resized, Change::Resized),
+            (self.moved_resized, Change::MovedResized),
+        ]
+        .into_iter()
+        .filter(|&(n, _)| n > 0)
+        .map(|(n, c)| (n, c.word()))
+        .collect()
+    }
+}
+
 /// The difference of one type between two builds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TypeDiff {
@@ -109,6 +171,9 @@ pub struct TypeDiff {
     pub alignment: (u64, u64),
     /// Members that changed, in new-layout order (removed ones last).
     pub members: Vec<MemberChange>,
+    /// Changes below the listed depth, one entry per member at that depth
+    /// holding some, in the order of their first change.
+    pub nested: Vec<NestedChanges>,
     /// Kernel cacheline groups added, removed or moved.
     pub groups: Vec<GroupChange>,
     /// Where the size change comes from (empty when the size is the same).
@@ -121,7 +186,44 @@ impl TypeDiff {
         self.size.0 == self.size.1
             && self.alignment.0 == self.alignment.1
             && self.members.is_empty()
+            && self.nested.is_empty()
             && self.groups.is_empty()
+    }
+
+    /// Keeps the members at most `depth` levels down and counts each
+    /// deeper one under its ancestor at that depth.
+    pub fn limit_depth(&mut self, depth: ListDepth) {
+        let ListDepth::Levels(levels) = depth else {
+            return;
+        };
+        let mut kept = Vec::new();
+        for m in std::mem::take(&mut self.members) {
+            // A path of more than `levels` names has a `levels`-th dot.
+            let Some((cut, _)) = m.path.match_indices('.').nth(levels.get() - 1) else {
+                kept.push(m);
+                continue;
+            };
+            let parent = &m.path[..cut];
+            let i = match self.nested.iter().position(|n| n.parent == parent) {
+                Some(i) => i,
+                None => {
+                    self.nested.push(NestedChanges {
+                        parent: parent.to_owned(),
+                        ..NestedChanges::default()
+                    });
+                    self.nested.len() - 1
+                }
+            };
+            let n = &mut self.nested[i];
+            *match m.change {
+                Change::Added => &mut n.added,
+                Change::Removed => &mut n.removed,
+                Change::Moved => &mut n.moved,
+                Change::Resized => &mut n.resized,
+                Change::MovedResized => &mut n.moved_resized,
+            } += 1;
+        }
+        self.members = kept;
     }
 }
 
@@ -212,6 +314,7 @@ pub fn diff(name: &str, old: Side<'_>, new: Side<'_>, cacheline: u64) -> Result<
             new.table.alignment_of(new.id),
         ),
         members,
+        nested: Vec::new(),
         groups,
         reasons,
     })

@@ -22,6 +22,19 @@ pub enum Error {
         /// What the ELF parser said.
         reason: String,
     },
+    /// The file ends before its ELF header, a header table or a section's
+    /// data does: a download or copy cut short.
+    #[error("{path}: truncated: {what} runs past the end of the file ({have} of {need} bytes)")]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// What is cut: "the ELF header", "section .debug_info", ...
+        what: String,
+        /// The bytes of it the file holds.
+        have: u64,
+        /// The bytes it should have.
+        need: u64,
+    },
     /// The ELF file has no `.debug_info` section.
     #[error(
         "{path}: no DWARF debug info (.debug_info section missing); use the unstripped vmlinux \
@@ -43,9 +56,11 @@ pub enum Error {
         reason: String,
     },
     /// The DWARF data is malformed (truncated, bad references, unknown forms).
-    #[error("corrupt DWARF at .debug_info offset {offset:#x}: {reason}")]
+    #[error("corrupt DWARF at {section} offset {offset:#x}: {reason}")]
     Dwarf {
-        /// Offset in `.debug_info` closest to the problem.
+        /// The section `offset` is in (`.debug_info`, `.debug_abbrev`).
+        section: &'static str,
+        /// Offset in `section` closest to the problem.
         offset: u64,
         /// What gimli or the decoder said.
         reason: String,
@@ -105,6 +120,16 @@ impl Error {
     /// Wraps a gimli error found near `offset` of `.debug_info`.
     pub fn dwarf(offset: u64, err: impl std::fmt::Display) -> Self {
         Error::Dwarf {
+            section: ".debug_info",
+            offset,
+            reason: err.to_string(),
+        }
+    }
+
+    /// A corrupt abbreviation table, near `offset` of `.debug_abbrev`.
+    pub(crate) fn abbrev(offset: u64, err: impl std::fmt::Display) -> Self {
+        Error::Dwarf {
+            section: ".debug_abbrev",
             offset,
             reason: err.to_string(),
         }

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use cachelint::commands::{
     self, Build, CheckOptions, DiagramOptions, DiffOptions, Reading, Selection, Source,
 };
+use cachelint::diff::ListDepth;
 use cachelint::plan::Plan;
 use cachelint::render::{self, Format, Output, Render};
 use cachelint::report::Checked;
@@ -160,6 +161,12 @@ enum Command {
         /// Rules file(s), as for `check`.
         #[arg(long)]
         rules: Vec<PathBuf>,
+        /// How deep changed members are listed: 1 for the type's own
+        /// members, 2 for those and the members of one they hold; deeper
+        /// changes are counted under their ancestor at that depth. `all`
+        /// lists every one.
+        #[arg(long, value_name = "N|all", default_value = "2")]
+        depth: ListDepth,
         /// Output format.
         #[arg(long, default_value = "text", value_parser = formats::<DiffReport>())]
         format: Format,
@@ -377,13 +384,12 @@ fn formats<R: Render>() -> impl TypedValueParser<Value = Format> {
         .map(|name| Format::from_str(&name, false).expect("a value clap offered"))
 }
 
-/// Splits `offsets` arguments into builds (existing files, plain or
-/// NAME=FILE) and the paths after them.
+/// Splits `offsets` arguments into builds (NAME=FILE, a path with a '/',
+/// or a bare name whose file is ELF or BTF) and the paths after them.
 fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), String> {
-    // NAME=FILE is always a build (paths have no '='); a bare argument is a
-    // build when it names a file.
-    // A '/' is in no member path either: such an argument is a file
-    // that is not there.
+    // NAME=FILE is always a build (paths have no '='), and so is an
+    // argument with a '/', which no member path holds: one whose file is
+    // not there is a missing file.
     if let Some(missing) = items.iter().find_map(|s| {
         let file = s.split_once('=').map_or(s.as_str(), |(_, f)| f);
         let named = s.contains('=') || s.contains('/');
@@ -391,7 +397,11 @@ fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), Stri
     }) {
         return Err(format!("{missing}: no such file"));
     }
-    let is_build = |s: &str| s.contains('=') || std::path::Path::new(s).is_file();
+    // A bare name is a build only when its file is ELF or BTF: a text file
+    // named `lruvec` in the current directory leaves `lruvec` a path.
+    let is_build = |s: &str| {
+        s.contains('=') || s.contains('/') || Build::is_debug_file(std::path::Path::new(s))
+    };
     let split = items
         .iter()
         .position(|s| !is_build(s))
@@ -412,7 +422,10 @@ fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), Stri
         ));
     }
     Ok((
-        builds.iter().map(|b| Build::parse(b)).collect(),
+        builds
+            .iter()
+            .map(|b| Build::parse(b).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?,
         paths.to_vec(),
     ))
 }
@@ -470,8 +483,14 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
         } => {
             let report = commands::check(&CheckOptions {
                 rules,
-                builds: builds.iter().map(|b| Build::parse(b)).collect(),
-                baseline: baseline.iter().map(|b| Build::parse(b)).collect(),
+                builds: builds
+                    .iter()
+                    .map(|b| Build::parse(b))
+                    .collect::<Result<_, _>>()?,
+                baseline: baseline
+                    .iter()
+                    .map(|b| Build::parse(b))
+                    .collect::<Result<_, _>>()?,
                 fail_on,
                 cacheline: input.cacheline,
                 reading: input.reading()?,
@@ -494,14 +513,16 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             new,
             types,
             rules,
+            depth,
             format,
             input,
         } => {
             let report = commands::diff(&DiffOptions {
-                old: Build::parse(&old),
-                new: Build::parse(&new),
+                old: Build::parse(&old)?,
+                new: Build::parse(&new)?,
                 types,
                 rules,
+                depth,
                 cacheline: input.cacheline,
                 reading: input.reading()?,
             })?;
@@ -521,7 +542,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
         } => {
             let report = commands::diagram(&DiagramOptions {
                 rules,
-                build: Build::parse(&build),
+                build: Build::parse(&build)?,
                 ty,
                 selection: match (lines, around.is_empty()) {
                     (Some((a, b)), _) => Selection::Lines(a, b),
@@ -530,7 +551,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 },
                 width: width as usize,
                 style,
-                compare: compare.as_deref().map(Build::parse),
+                compare: compare.as_deref().map(Build::parse).transpose()?,
                 cacheline: input.cacheline,
                 reading: input.reading()?,
             })?;

@@ -149,6 +149,26 @@ fn every_truncation_of_raw_btf_is_an_error_or_a_result() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// `.BTF` in an ELF file cut anywhere: the section headers end the file
+/// (`readelf -h`: 31 of 64 bytes from 18200, the file's 20184 bytes), so
+/// every cut says the file is truncated.
+#[test]
+fn every_truncation_of_an_elf_with_btf_says_truncated() {
+    let data = std::fs::read(fixture("gcc-btf-base")).unwrap();
+    let dir = std::env::temp_dir().join(format!("cachelint-btf-elf-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cut");
+    for cut in (1..data.len()).step_by(61) {
+        std::fs::write(&path, &data[..cut]).unwrap();
+        let err = run::sizes(&path, &Source::Btf { base: None })
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains(": truncated: "), "cut at {cut}: {err}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn check_from_btf_finds_what_check_from_dwarf_finds() {
     // The BTF was encoded from the DWARF of the same build; with the

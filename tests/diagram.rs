@@ -399,3 +399,30 @@ fn bitfields_sharing_a_byte_are_all_drawn_in_every_style() {
         assert_eq!(&cells[9..14], "RRRRR", "{build}: e alone\n{strip}");
     }
 }
+
+/// A markdown table is pasted into a review: no cell may be wrapped into
+/// continuation rows, however narrow `--width` (text tables still wrap).
+/// `lruvec_stats_percpu` (19 characters, `fixtures/src/mm_lru.h`) does not
+/// fit a four-column table 40 wide.
+#[test]
+fn markdown_tables_keep_every_cell_on_one_line() {
+    let base = fixture("gcc-dwarf5-base");
+    let out = diagram(
+        base.to_str().unwrap(),
+        "mem_cgroup_per_node",
+        &[
+            "--style", "table", "--format", "markdown", "--width", "40", "--lines", "0-0",
+        ],
+    );
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.starts_with('|') && !l.starts_with("|-"))
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(rows[0], ["field", "bytes", "line", "class"], "{out}");
+    // Line 0 of the struct: every row is on it, none a continuation.
+    for row in &rows[1..] {
+        assert_eq!(row[2], "0", "{out}");
+    }
+    assert!(rows.iter().any(|r| r[0] == "lruvec_stats_percpu"), "{out}");
+}

@@ -301,3 +301,126 @@ fn offsets_and_diff_mistakes_exit_2() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// A text file that happens to share a path's name (`lruvec` in the
+/// current directory) is not a build: only `NAME=FILE` or a file starting
+/// with the ELF or BTF magic is.
+#[test]
+fn a_text_file_named_like_a_path_is_not_a_build() {
+    let dir = std::env::temp_dir().join(format!("cachelint-notbuild-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("lruvec"), "notes about lruvec\n").unwrap();
+    let base = fixture("gcc-dwarf5-base");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cachelint"))
+        .current_dir(&dir)
+        .args(["offsets", "--format", "json"])
+        .arg(&base)
+        .args(["mem_cgroup_per_node.lruvec", "lruvec"])
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let truth = truth(&base, true);
+    let (offset, size) = truth["mem_cgroup_per_node.lruvec"];
+    assert_eq!(rows[0]["path"], "mem_cgroup_per_node.lruvec");
+    assert_eq!(rows[0]["builds"][0]["offset"], offset);
+    assert_eq!(rows[1]["path"], "lruvec");
+    // `lruvec` from its own start: offset 0, and sizeof(struct lruvec),
+    // the size of the member holding one.
+    assert_eq!(rows[1]["builds"][0]["offset"], 0);
+    assert_eq!(rows[1]["builds"][0]["size"], size);
+}
+
+/// A label holding a character labels may not hold is said to be one,
+/// not read as a file named `a b=FILE`.
+#[test]
+fn a_label_with_a_forbidden_character_says_so() {
+    let base = fixture("gcc-dwarf5-base");
+    let base = base.display();
+    for (label, bad) in [("a b", "' '"), ("rt]", "']'")] {
+        let arg = format!("{label}={base}");
+        for args in [
+            vec!["offsets", "--", arg.as_str(), "lruvec"],
+            vec!["diff", "--", arg.as_str(), arg.as_str(), "lruvec"],
+        ] {
+            let (code, out, err) = cachelint(&args);
+            assert_eq!(code, 2, "{args:?}: {out}{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(
+                err.contains(&format!("label '{label}' holds {bad}")),
+                "{args:?}: {err}"
+            );
+            assert!(err.contains("letters, digits"), "{err}");
+        }
+    }
+}
+
+/// `diff` lists members down to `--depth` (2 by default: a member and
+/// the members of one it holds) and counts deeper changes under their
+/// ancestor at that depth; `--depth all` lists every one. Counted by hand
+/// from fixtures/src/mm_lru.h for lruvec, base -> rt (spinlock_t becomes
+/// `struct rt_mutex_base lock` and everything after it moves):
+/// - lru_lock.lock: wait_lock, .raw_lock, and the qspinlock's val,
+///   val.counter, locked, pending, locked_pending, tail (8), waiters,
+///   waiters.rb_node, waiters.rb_leftmost (3), owner (1): 12 added;
+/// - lru_lock.rlock: raw_lock and its 6 as above: 7 removed;
+/// - lrugen.list: next, pprev: 2 moved;
+/// - with depth 1, lrugen: its 14 members and list's 2: 16 moved;
+/// - all: lru_lock, lock + 12, rlock + 7, anon_cost, file_cost,
+///   nonresident_age, nonresident_age.counter, refaults, flags, lrugen +
+///   14 + 2, pgdat: 46 members.
+#[test]
+fn diff_depth_lists_a_reviewers_depth_and_counts_the_rest() {
+    let nested = |report: &Value| -> Vec<(String, u64, u64, u64)> {
+        report["types"][0]["diff"]["nested"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                (
+                    n["parent"].as_str().unwrap().to_owned(),
+                    n["added"].as_u64().unwrap(),
+                    n["removed"].as_u64().unwrap(),
+                    n["moved"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let members = |report: &Value| -> Vec<String> {
+        report["types"][0]["diff"]["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (code, two) = diff_json("base", "rt", &["lruvec"], &[]);
+    assert_eq!(code, 1);
+    assert!(members(&two).iter().all(|p| p.split('.').count() <= 2));
+    assert!(members(&two).contains(&"lru_lock.lock".to_owned()));
+    assert_eq!(
+        nested(&two),
+        [
+            ("lru_lock.lock".to_owned(), 12, 0, 0),
+            ("lrugen.list".to_owned(), 0, 0, 2),
+            ("lru_lock.rlock".to_owned(), 0, 7, 0),
+        ]
+    );
+    let (_, one) = diff_json("base", "rt", &["lruvec"], &["--depth", "1"]);
+    assert!(nested(&one).contains(&("lrugen".to_owned(), 0, 0, 16)));
+    let (_, all) = diff_json("base", "rt", &["lruvec"], &["--depth", "all"]);
+    assert_eq!(members(&all).len(), 46);
+    assert!(nested(&all).is_empty());
+    let (code, _, err) = cachelint(&[
+        "diff",
+        "--depth",
+        "0",
+        &build("base"),
+        &build("rt"),
+        "lruvec",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--depth"), "{err}");
+}

@@ -406,11 +406,13 @@ fn every_truncation_of_a_fixture_is_an_error_not_a_panic() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("truncated.o");
     let step = (data.len() / 400).max(1);
-    for len in (0..data.len()).step_by(step) {
+    for len in (1..data.len()).step_by(step) {
         std::fs::write(&path, &data[..len]).unwrap();
-        // Any outcome but a panic is acceptable; a truncated file must not
-        // produce output claiming success for the full type.
-        let _ = run::layout(
+        // The section headers are the last bytes of the file (`readelf -h`:
+        // 22 of 64 bytes from 10832, the file's 12240 bytes), so every cut
+        // loses some of them, or the ELF header itself: each one an error
+        // that says the file is truncated.
+        let layout = run::layout(
             &path,
             &["mem_cgroup_per_node".into()],
             true,
@@ -418,10 +420,98 @@ fn every_truncation_of_a_fixture_is_an_error_not_a_panic() {
             None,
             &Source::Auto,
         );
-        let _ = run::sizes(&path, &Source::Auto);
+        let sizes = run::sizes(&path, &Source::Auto);
+        for err in [layout.err(), sizes.err()] {
+            let err = err.map(|e| e.to_string()).unwrap_or_default();
+            assert!(err.contains(": truncated: "), "cut at {len}: {err}");
+        }
     }
     std::fs::write(&path, &data[..data.len() / 2]).unwrap();
     assert!(run::sizes(&path, &Source::Auto).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A file cut inside `.debug_info` whose section headers survived (put
+/// back at the cut) says which section was cut and by how much.
+#[test]
+fn a_section_cut_short_is_truncated_naming_it() {
+    use object::{Object, ObjectSection};
+    let data = std::fs::read(fixture("gcc-dwarf5-base")).unwrap();
+    let elf = object::File::parse(&*data).unwrap();
+    let (info_at, info_size) = elf
+        .section_by_name(".debug_info")
+        .unwrap()
+        .file_range()
+        .unwrap();
+    // ELF64 little endian: e_shoff at byte 0x28, e_shnum at 0x3c,
+    // e_shstrndx at 0x3e; a section header is 64 bytes, sh_offset at +0x18.
+    // The section headers are the file's last bytes, after .shstrtab.
+    let word = |at: usize| u64::from_le_bytes(data[at..at + 8].try_into().unwrap()) as usize;
+    let half = |at: usize| usize::from(u16::from_le_bytes([data[at], data[at + 1]]));
+    let shoff = word(0x28);
+    let mut headers = data[shoff..].to_vec();
+    assert_eq!(headers.len(), 64 * half(0x3c));
+    let names = elf.section_by_name(".shstrtab").unwrap().data().unwrap();
+    // Cut 16 bytes into .debug_info, then put back the section names and
+    // the headers, pointing at their new places.
+    let cut = info_at as usize + 16;
+    let mut cut_file = data[..cut].to_vec();
+    let names_at = 64 * half(0x3e) + 0x18;
+    headers[names_at..names_at + 8].copy_from_slice(&(cut as u64).to_le_bytes());
+    cut_file.extend(names);
+    let new_shoff = cut_file.len() as u64;
+    cut_file[0x28..0x30].copy_from_slice(&new_shoff.to_le_bytes());
+    cut_file.extend(&headers);
+    // What is left of .debug_info: from its start to the end of the file.
+    let have = cut_file.len() as u64 - info_at;
+    assert!(have < info_size);
+    let dir = std::env::temp_dir().join(format!("cachelint-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cut");
+    std::fs::write(&path, &cut_file).unwrap();
+    let (code, out, err) = run(&["sizes", path.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let want = format!(
+        "truncated: section .debug_info runs past the end of the file ({have} of {info_size} bytes)"
+    );
+    assert!(err.contains(&want), "{err}");
+}
+
+/// A corrupt abbreviation table is located in `.debug_abbrev`, not at a
+/// `.debug_info` offset that happens to have the same number.
+#[test]
+fn a_corrupt_abbreviation_is_located_in_debug_abbrev() {
+    use object::{Object, ObjectSection};
+    let mut data = std::fs::read(fixture("gcc-dwarf5-base")).unwrap();
+    let start = {
+        let elf = object::File::parse(&*data).unwrap();
+        let s = elf.section_by_name(".debug_abbrev").unwrap();
+        s.file_range().unwrap().0 as usize
+    };
+    // The unit's table starts at .debug_abbrev offset 0 (`readelf
+    // --debug-dump=info`: "Abbrev Offset: 0"): abbreviation 1 is its code
+    // (byte 0), its tag DW_TAG_member (0x0d, byte 1) and DW_CHILDREN at
+    // byte 2, which may only be 0 or 1.
+    assert_eq!(&data[start..start + 3], &[1, 0x0d, 0]);
+    data[start + 2] = 7;
+    let dir = std::env::temp_dir().join(format!("cachelint-abbrev-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("corrupt-abbrev");
+    std::fs::write(&path, &data).unwrap();
+    for args in [
+        vec!["sizes", path.to_str().unwrap()],
+        vec!["layout", path.to_str().unwrap(), "lruvec"],
+    ] {
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {out}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("corrupt DWARF at .debug_abbrev offset 0x2:"),
+            "{args:?}: {err}"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -262,7 +262,7 @@ fn check_finds_the_threads_false_sharing_where_pahole_puts_the_fields() {
     let out = run::check(
         &commands::CheckOptions {
             rules: vec![rules],
-            builds: vec![commands::Build::parse(ks)],
+            builds: vec![commands::Build::parse(ks).unwrap()],
             baseline: Vec::new(),
             fail_on: cachelint::rules::Severity::Error,
             cacheline: None,

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use super::analyze::{Roots, analyze_loaded};
 use super::check::rules_fit;
 use crate::analysis::compare::compare;
-use crate::diff::{self, Side};
+use crate::diff::{self, ListDepth, Side};
 use crate::error::Result;
 use crate::kconfig;
 use crate::load::{self, Build, Loaded, Reading, tagged};
@@ -27,6 +27,8 @@ pub struct DiffOptions {
     pub types: Vec<String>,
     /// Rules files (optional).
     pub rules: Vec<PathBuf>,
+    /// How deep changed members are listed.
+    pub depth: ListDepth,
     /// Cacheline size override.
     pub cacheline: Option<u64>,
     /// DWARF, BTF, or whichever the files have (the same for both).
@@ -70,7 +72,7 @@ pub fn diff(opts: &DiffOptions) -> Result<DiffReport> {
             for name in &opts.types {
                 let (diff, present) = match (old_found.get(name), new_found.get(name)) {
                     (Some(o), Some(n)) => {
-                        let d = diff::diff(
+                        let mut d = diff::diff(
                             name,
                             Side {
                                 table: old.table(),
@@ -82,6 +84,7 @@ pub fn diff(opts: &DiffOptions) -> Result<DiffReport> {
                             },
                             line,
                         )?;
+                        d.limit_depth(opts.depth);
                         (Some(d), "both".to_owned())
                     }
                     (None, None) => return Err(old.unknown_type(name)),

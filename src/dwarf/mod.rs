@@ -76,7 +76,10 @@ impl<'a> DwarfFile<'a> {
         let base = unit_start(&header) as u64;
         let abbrevs = header
             .abbreviations(&self.dwarf.debug_abbrev)
-            .map_err(|e| Error::dwarf(base, format!("abbreviations: {e}")))?;
+            .map_err(|e| {
+                let at = header.debug_abbrev_offset().0 as u64;
+                Error::abbrev(at, format!("the table of the unit at {base:#x}: {e}"))
+            })?;
         let mut ctx = UnitCtx {
             index,
             header,

@@ -677,7 +677,11 @@ impl Plans {
             let has_children = match cursor.take(1)?[0] {
                 0 => false,
                 1 => true,
-                _ => return Err("bad DW_CHILDREN value"),
+                _ => {
+                    // The error is located at the byte, not past it.
+                    cursor.pos -= 1;
+                    return Err("bad DW_CHILDREN value");
+                }
             };
             let mut wanted = wants(tag);
             if UNIT_TAGS.contains(&tag) {
@@ -813,10 +817,10 @@ impl<'a> UnitScan<'a> {
         let table = gimli::Section::reader(&file.dwarf.debug_abbrev).slice();
         let start = header.debug_abbrev_offset().0;
         let at_unit = |offset: usize, reason: &str| {
-            Error::dwarf(
+            Error::abbrev(
                 offset as u64,
                 format!(
-                    "abbreviations of the unit at {:#x}: {reason}",
+                    "abbreviations of the unit at .debug_info offset {:#x}: {reason}",
                     unit_start(&header)
                 ),
             )

@@ -77,21 +77,42 @@ pub struct Build {
 
 impl Build {
     /// Parses `NAME=FILE` (NAME made of letters, digits, `-`, `_`, `.`, `+`) or `FILE`,
-    /// whose label is then the file name ([`Build::file`]).
-    pub fn parse(text: &str) -> Build {
+    /// whose label is then the file name ([`Build::file`]). Text before an
+    /// `=` that holds a `/` is part of a path (`out/a=b/vmlinux`); any other
+    /// character a label may not hold is an error, unless the whole text
+    /// names a file.
+    pub fn parse(text: &str) -> Result<Build> {
         if let Some((name, file)) = text.split_once('=')
             && !name.is_empty()
             && !file.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+'))
+            && !name.contains('/')
         {
-            return Build {
-                config: name.to_owned(),
-                path: PathBuf::from(file),
-            };
+            match name.chars().find(|&c| !is_label_char(c)) {
+                None => {
+                    return Ok(Build {
+                        config: name.to_owned(),
+                        path: PathBuf::from(file),
+                    });
+                }
+                Some(c) if !Path::new(text).exists() => {
+                    return Err(Error::Usage(format!(
+                        "label '{name}' holds {c:?}, a character a label may not hold: \
+                         a label is letters, digits, '-', '_', '.' and '+'"
+                    )));
+                }
+                Some(_) => {}
+            }
         }
-        Build::file(Path::new(text))
+        Ok(Build::file(Path::new(text)))
+    }
+
+    /// True when `path` is a file that starts with the ELF magic or a BTF
+    /// header: what a bare argument must be to be taken for a build where
+    /// builds and member paths mix (`offsets BUILD... PATH...`), so that a
+    /// text file named `lruvec` stays a path.
+    pub fn is_debug_file(path: &Path) -> bool {
+        crate::input::head(path, 4)
+            .is_ok_and(|start| start.starts_with(b"\x7fELF") || crate::btf::is_btf(&start))
     }
 
     /// The build of a command that takes a FILE, never NAME=FILE:
@@ -105,6 +126,11 @@ impl Build {
             path: path.to_owned(),
         }
     }
+}
+
+/// A character a build's label may hold.
+fn is_label_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+')
 }
 
 /// `notes` of the build labelled `config`, each as `[config] note`, as
@@ -256,7 +282,12 @@ fn machine_abi(bytes: &[u8]) -> Abi {
 /// DWARF errors name an offset; this adds the file.
 fn in_file(e: Error, path: &Path) -> Error {
     match e {
-        Error::Dwarf { offset, reason } => Error::Dwarf {
+        Error::Dwarf {
+            section,
+            offset,
+            reason,
+        } => Error::Dwarf {
+            section,
             offset,
             reason: format!("{reason} (in {})", path.display()),
         },
@@ -466,17 +497,20 @@ mod tests {
     #[test]
     fn builds_parse_with_and_without_labels() {
         assert_eq!(
-            Build::parse("rt=out/vmlinux"),
+            Build::parse("rt=out/vmlinux").unwrap(),
             Build {
                 config: "rt".into(),
                 path: "out/vmlinux".into()
             }
         );
-        assert_eq!(Build::parse("out/vmlinux").config, "vmlinux");
-        assert_eq!(Build::parse("out/a=b/vmlinux").config, "vmlinux");
+        assert_eq!(Build::parse("out/vmlinux").unwrap().config, "vmlinux");
+        assert_eq!(Build::parse("out/a=b/vmlinux").unwrap().config, "vmlinux");
+        assert!(Build::parse("a b=out/vmlinux").is_err());
         // Debian's labels hold a '+' (their default label is the file name).
         assert_eq!(
-            Build::parse("vmlinux-6.12.117+deb12-amd64=k/vmlinux").config,
+            Build::parse("vmlinux-6.12.117+deb12-amd64=k/vmlinux")
+                .unwrap()
+                .config,
             "vmlinux-6.12.117+deb12-amd64"
         );
     }

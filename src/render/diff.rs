@@ -92,6 +92,22 @@ fn text(r: &DiffReport) -> String {
                 );
             }
         }
+        if !d.nested.is_empty() {
+            let _ = writeln!(out, "  deeper members (--depth all lists them):");
+            for n in &d.nested {
+                let counts: Vec<String> = n
+                    .counts()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(count, word))| match (i, count) {
+                        (0, 1) => format!("1 nested member {word}"),
+                        (0, _) => format!("{count} nested members {word}"),
+                        _ => format!("{count} {word}"),
+                    })
+                    .collect();
+                let _ = writeln!(out, "    {}: {}", n.parent, counts.join(", "));
+            }
+        }
         for g in &d.groups {
             let at = |x: Option<(u64, Option<u64>)>| {
                 x.map_or("-".to_owned(), |(b, e)| {

@@ -6,20 +6,23 @@ use comfy_table::{ContentArrangement, Table, presets};
 use super::{Drawing, Piece, labels, wrap};
 use crate::analysis::ranges;
 
-/// Draws the selected lines as a table; `markdown` for a markdown table.
+/// Draws the selected lines as a table, wrapped to the width; `markdown`
+/// for a markdown table, whose cells are never wrapped.
 pub fn draw(d: &Drawing<'_>, markdown: bool) -> String {
     let drawn = super::boxes::drawn_spans(d);
     let (names, legend) = labels(&drawn);
     let mut table = Table::new();
-    table
-        .load_style(if markdown {
-            presets::ASCII_MARKDOWN
-        } else {
-            presets::ASCII_FULL_CONDENSED
-        })
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(u16::try_from(d.width).unwrap_or(u16::MAX))
-        .set_header(["field", "bytes", "line", "class"]);
+    if markdown {
+        // A wrapped cell would become rows of its own in markdown: its
+        // cells stay whole, whatever the width.
+        table.load_style(presets::ASCII_MARKDOWN);
+    } else {
+        table
+            .load_style(presets::ASCII_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(u16::try_from(d.width).unwrap_or(u16::MAX));
+    }
+    table.set_header(["field", "bytes", "line", "class"]);
     for &line in &d.lines {
         for seg in d.segments(line) {
             let bytes = |first: u64, last: u64| {

@@ -14,6 +14,8 @@ use object::{Object, ObjectSection, ObjectSymbol, RelocationKind, RelocationTarg
 
 use crate::error::{Error, Result};
 
+mod truncated;
+
 /// The DWARF sections cachelint reads. Everything else is ignored.
 pub const DWARF_SECTIONS: &[&str] = &[
     ".debug_info",
@@ -135,6 +137,7 @@ impl<'data> DebugSections<'data> {
             path: path.to_owned(),
             reason,
         };
+        truncated::check(path, data)?;
         if data.len() < 4 || &data[..4] != b"\x7fELF" {
             return Err(not_elf("no ELF magic at the start of the file".into()));
         }
@@ -155,7 +158,7 @@ impl<'data> DebugSections<'data> {
                 section: name.to_owned(),
                 reason,
             };
-            let mut bytes = section_bytes(&section, data.len()).map_err(section_err)?;
+            let mut bytes = section_bytes(&section).map_err(section_err)?;
             if relocatable {
                 apply_relocations(&file, &section, &mut bytes, byte_order).map_err(section_err)?;
             }
@@ -203,6 +206,7 @@ pub fn btf_of<'data>(path: &Path, data: &'data [u8]) -> Result<(Cow<'data, [u8]>
         path: path.to_owned(),
         reason,
     };
+    truncated::check(path, data)?;
     if data.len() < 4 || &data[..4] != b"\x7fELF" {
         return Err(not_elf("neither ELF nor raw BTF (no 0xeB9F magic)".into()));
     }
@@ -212,7 +216,7 @@ pub fn btf_of<'data>(path: &Path, data: &'data [u8]) -> Result<(Cow<'data, [u8]>
         section: ".BTF".into(),
         reason: "no .BTF section (build with CONFIG_DEBUG_INFO_BTF=y, or use its DWARF)".into(),
     })?;
-    let bytes = section_bytes(&section, data.len()).map_err(|reason| Error::Section {
+    let bytes = section_bytes(&section).map_err(|reason| Error::Section {
         path: path.to_owned(),
         section: ".BTF".into(),
         reason,
@@ -236,7 +240,6 @@ fn find_section<'data, 'file>(
 /// real file has (a compressed header claiming terabytes is hostile input).
 fn section_bytes<'data>(
     section: &object::Section<'data, '_>,
-    file_len: usize,
 ) -> std::result::Result<Cow<'data, [u8]>, String> {
     let compressed = section.compressed_data().map_err(|e| e.to_string())?;
     if compressed.format != object::CompressionFormat::None {
@@ -250,8 +253,6 @@ fn section_bytes<'data>(
                 compressed.data.len()
             ));
         }
-    } else if compressed.data.len() > file_len {
-        return Err("section extends past the end of the file".into());
     }
     compressed.decompress().map_err(|e| e.to_string())
 }
