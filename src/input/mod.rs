@@ -133,15 +133,7 @@ pub struct DebugSections<'data> {
 impl<'data> DebugSections<'data> {
     /// Reads the DWARF sections of the ELF image `data` (from `path`).
     pub fn load(path: &Path, data: &'data [u8]) -> Result<Self> {
-        let not_elf = |reason: String| Error::NotElf {
-            path: path.to_owned(),
-            reason,
-        };
-        truncated::check(path, data)?;
-        if data.len() < 4 || &data[..4] != b"\x7fELF" {
-            return Err(not_elf("no ELF magic at the start of the file".into()));
-        }
-        let file = object::File::parse(data).map_err(|e| not_elf(e.to_string()))?;
+        let file = parse_elf(path, data, "no ELF magic at the start of the file")?;
         let relocatable = file.kind() == object::ObjectKind::Relocatable;
         let byte_order = if file.is_little_endian() {
             ByteOrder::Little
@@ -202,15 +194,7 @@ pub fn btf_of<'data>(path: &Path, data: &'data [u8]) -> Result<(Cow<'data, [u8]>
     if crate::btf::is_btf(data) {
         return Ok((Cow::Borrowed(data), 8, 64));
     }
-    let not_elf = |reason: String| Error::NotElf {
-        path: path.to_owned(),
-        reason,
-    };
-    truncated::check(path, data)?;
-    if data.len() < 4 || &data[..4] != b"\x7fELF" {
-        return Err(not_elf("neither ELF nor raw BTF (no 0xeB9F magic)".into()));
-    }
-    let file = object::File::parse(data).map_err(|e| not_elf(e.to_string()))?;
+    let file = parse_elf(path, data, "neither ELF nor raw BTF (no 0xeB9F magic)")?;
     let section = file.section_by_name(".BTF").ok_or_else(|| Error::Section {
         path: path.to_owned(),
         section: ".BTF".into(),
@@ -223,6 +207,20 @@ pub fn btf_of<'data>(path: &Path, data: &'data [u8]) -> Result<(Cow<'data, [u8]>
     })?;
     let pointer = if file.is_64() { 8 } else { 4 };
     Ok((bytes, pointer, cacheline_for(file.architecture())))
+}
+
+/// The ELF file `data` (from `path`): first whole (else "truncated"), then
+/// with the ELF magic (else `no_magic`), then as the parser reads it.
+fn parse_elf<'data>(path: &Path, data: &'data [u8], no_magic: &str) -> Result<object::File<'data>> {
+    let not_elf = |reason: String| Error::NotElf {
+        path: path.to_owned(),
+        reason,
+    };
+    truncated::check(path, data)?;
+    if data.len() < 4 || &data[..4] != b"\x7fELF" {
+        return Err(not_elf(no_magic.into()));
+    }
+    object::File::parse(data).map_err(|e| not_elf(e.to_string()))
 }
 
 /// Finds `.debug_X`, or its GNU-compressed spelling `.zdebug_X`.
