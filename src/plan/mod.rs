@@ -2,7 +2,7 @@
 //!
 //! A plan file says, per struct type, a new member order, member and
 //! struct alignments, kernel cacheline groups, and members added or
-//! removed ([`parse`] reads it; the format is in the README). Applying it
+//! removed ([`parse`] reads it; the format is in docs/plans.md). Applying it
 //! ([`apply`]) is a transformation of the type model: the planned structs
 //! are re-laid out by the target's C ABI ([`abi`]) from the sizes and
 //! alignments the build's own debug info gives, then every struct that

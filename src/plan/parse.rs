@@ -25,6 +25,7 @@ use toml::de::{DeArray, DeTable, DeValue};
 use super::{Item, Move, NewType, Shape, TypePlan};
 use crate::error::Result;
 use crate::rules::Location;
+use crate::rules::toml::{cacheline_size, unsigned};
 
 type Value<'i> = Spanned<DeValue<'i>>;
 
@@ -50,18 +51,11 @@ pub(super) fn parse(file: &Arc<Path>, text: &str) -> Result<(Vec<TypePlan>, Opti
         let name: &str = key.get_ref();
         let at = p.at(key);
         if name == "smp_cache_bytes" {
-            let n = match value.get_ref() {
-                DeValue::Integer(i) => u64::from_str_radix(i.as_str(), i.radix()).ok(),
-                _ => None,
-            };
-            match n {
-                Some(n) if crate::lines::is_cacheline_size(n) => smp_cache_bytes = Some(n),
-                _ => {
-                    return Err(p.at(value).plan_error(
-                        "'smp_cache_bytes' must be a power of two between 16 and 4096 (bytes)",
-                    ));
-                }
-            }
+            smp_cache_bytes = Some(cacheline_size(value.get_ref()).ok_or_else(|| {
+                p.at(value).plan_error(
+                    "'smp_cache_bytes' must be a power of two between 16 and 4096 (bytes)",
+                )
+            })?);
             continue;
         }
         let DeValue::Table(table) = value.get_ref() else {
@@ -176,11 +170,7 @@ impl Parser<'_> {
     }
 
     fn alignment(&self, value: &Value<'_>) -> Result<u64> {
-        let n = match value.get_ref() {
-            DeValue::Integer(i) => u64::from_str_radix(i.as_str(), i.radix()).ok(),
-            _ => None,
-        };
-        match n {
+        match unsigned(value.get_ref()) {
             Some(n) if n.is_power_of_two() && n <= MAX_ALIGN => Ok(n),
             _ => Err(self.at(value).plan_error(format!(
                 "an alignment must be a power of two from 1 to {MAX_ALIGN} (bytes)"
@@ -189,18 +179,12 @@ impl Parser<'_> {
     }
 
     fn size(&self, value: &Value<'_>) -> Result<u64> {
-        match value.get_ref() {
-            DeValue::Integer(i) => u64::from_str_radix(i.as_str(), i.radix())
-                .ok()
-                .filter(|&n| n <= 1 << 32)
-                .ok_or_else(|| {
-                    self.at(value)
-                        .plan_error("'size' must be a byte count from 0 to 2^32")
-                }),
-            _ => Err(self
-                .at(value)
-                .plan_error("'size' must be a number of bytes")),
-        }
+        unsigned(value.get_ref())
+            .filter(|&n| n <= 1 << 32)
+            .ok_or_else(|| {
+                self.at(value)
+                    .plan_error("'size' must be a byte count from 0 to 2^32")
+            })
     }
 
     fn items(&self, array: &DeArray<'_>, depth: usize) -> Result<Vec<Item>> {

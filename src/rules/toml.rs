@@ -54,6 +54,20 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
 type Key<'i> = Spanned<DeString<'i>>;
 type Value<'i> = Spanned<DeValue<'i>>;
 
+/// A TOML value as an unsigned integer: `None` for anything else, or a
+/// negative one. (Shared with the plan file's parser.)
+pub(crate) fn unsigned(value: &DeValue<'_>) -> Option<u64> {
+    match value {
+        DeValue::Integer(i) => u64::from_str_radix(i.as_str(), i.radix()).ok(),
+        _ => None,
+    }
+}
+
+/// A TOML value as a cacheline size: a power of two from 16 to 4096.
+pub(crate) fn cacheline_size(value: &DeValue<'_>) -> Option<u64> {
+    unsigned(value).filter(|&l| crate::lines::is_cacheline_size(l))
+}
+
 struct Parser<'a> {
     file: &'a Arc<Path>,
     text: &'a str,
@@ -65,12 +79,8 @@ impl Parser<'_> {
     }
 
     fn cacheline(&self, value: &Value<'_>) -> Result<u64> {
-        let line = match value.get_ref() {
-            DeValue::Integer(i) => u64::from_str_radix(i.as_str(), i.radix()).ok(),
-            _ => None,
-        };
-        match line {
-            Some(l) if crate::lines::is_cacheline_size(l) => Ok(l),
+        match cacheline_size(value.get_ref()) {
+            Some(l) => Ok(l),
             _ => Err(self
                 .at(value)
                 .error("'cacheline' must be a power of two between 16 and 4096 (bytes)")),
