@@ -163,7 +163,7 @@ impl Capabilities {
         }
         if !self.alignment_attributes {
             missing.push(format!(
-                "alignment inferred from the members ({format} records no alignment attributes)"
+                "alignment attributes inferred from the offsets ({format} records no alignment attributes)"
             ));
         }
         (!missing.is_empty()).then(|| format!("types from {format}: {}", missing.join(", ")))
@@ -239,9 +239,7 @@ fn with_btf<T>(
     base: Option<&Path>,
     f: impl FnOnce(&mut Loaded<'_, '_>) -> Result<T>,
 ) -> Result<T> {
-    let mut btf = btf::BtfBuild::load(&build.path, own, base)?;
-    // BTF records no alignment attributes: the offsets tell them.
-    crate::plan::infer::fill_alignments(&mut btf.types.table, machine_abi(bytes));
+    let btf = btf::BtfBuild::load(&build.path, own, base)?;
     let mut loaded = Loaded {
         build: build.clone(),
         cacheline: btf.cacheline,
@@ -372,9 +370,14 @@ impl Loaded<'_, '_> {
         Ok(present)
     }
 
-    /// Re-lays out what the plan changes in the types `used` (what the
-    /// command reads).
-    fn apply_plan(&mut self, used: &[TypeId]) -> Result<()> {
+    /// What a lookup of `used` (the types a command reads) needs before
+    /// the command reads them: from BTF, the alignment attributes its
+    /// offsets imply (BTF records none); with a plan, the planned layout.
+    fn after_lookup(&mut self, used: &[TypeId]) -> Result<()> {
+        if let Backend::Btf(b) = &mut self.backend {
+            let abi = machine_abi(self.bytes);
+            crate::plan::infer::fill_alignments(&mut b.types.table, abi, used);
+        }
         let Some(mut planner) = self.planner.take() else {
             return Ok(());
         };
@@ -414,7 +417,7 @@ impl Loaded<'_, '_> {
             Backend::Btf(b) => crate::lookup::find_in_btf(&b.types, specs, &path),
         }?;
         let used: Vec<TypeId> = found.iter().map(|f| f.id).collect();
-        self.apply_plan(&used)?;
+        self.after_lookup(&used)?;
         Ok(found)
     }
 
@@ -423,7 +426,7 @@ impl Loaded<'_, '_> {
     pub fn find_present(&mut self, names: &HashSet<&str>) -> Result<Present> {
         let present = self.present_with_plan(names)?;
         let used: Vec<TypeId> = present.types.values().map(|f| f.id).collect();
-        self.apply_plan(&used)?;
+        self.after_lookup(&used)?;
         Ok(present)
     }
 
@@ -451,7 +454,7 @@ impl Loaded<'_, '_> {
             Backend::Btf(b) => Ok(b.discover_roots(present, annotated)),
         }?;
         let used: Vec<TypeId> = present.types.values().map(|f| f.id).collect();
-        self.apply_plan(&used)?;
+        self.after_lookup(&used)?;
         Ok(roots)
     }
 

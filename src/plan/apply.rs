@@ -732,7 +732,7 @@ fn children(table: &TypeTable, c: &Composite) -> Vec<TypeId> {
 }
 
 /// The structs `used` are or hold by value, directly or through others.
-fn reachable(table: &TypeTable, used: &[TypeId]) -> HashSet<TypeId> {
+pub(crate) fn reachable(table: &TypeTable, used: &[TypeId]) -> HashSet<TypeId> {
     let mut seen = HashSet::new();
     let mut stack: Vec<TypeId> = used.iter().filter_map(|&id| by_value(table, id)).collect();
     while let Some(id) = stack.pop() {

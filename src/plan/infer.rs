@@ -208,13 +208,16 @@ const BEYOND_SCALARS: u64 = 16;
 /// further than its type's alignment explains, and on every struct whose
 /// size its members' alignments do not explain. Structs whose layout the
 /// ABI rules cannot give back are left as they are.
-pub fn fill_alignments(table: &mut TypeTable, abi: Abi) {
+/// Only the structs `used` are or hold by value are read: what a command
+/// reads (BTF holds every type of the kernel).
+pub fn fill_alignments(table: &mut TypeTable, abi: Abi, used: &[TypeId]) {
     let compiled = Compiled::new(abi);
     // (struct, its own attribute, (member index, attribute) of members)
     type Found = (TypeId, Option<u64>, Vec<(usize, u64)>);
     let mut found: Vec<Found> = Vec::new();
-    for i in 0..table.len() {
-        let id = TypeId(i);
+    let mut reach: Vec<TypeId> = super::apply::reachable(table, used).into_iter().collect();
+    reach.sort();
+    for id in reach {
         let Some(c) = table.composite(id) else {
             continue;
         };
