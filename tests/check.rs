@@ -257,25 +257,6 @@ fn allow_entries_silence_a_pair_and_list_it() {
 }
 
 #[test]
-fn net_cachelines_tables_give_the_same_false_sharing_as_toml() {
-    // The sample table says what tests/rules/lru.toml says about the
-    // read-mostly fields and the lockless counters (rst has no locks).
-    for build in ["gcc-dwarf5-base", "clang-dwarf4-rt"] {
-        let from_rst = check_one("lru_gen_folio.rst", build);
-        let from_toml = check_one("lru.toml", build);
-        let pairs = |r: &Report| -> HashSet<(String, String, String)> {
-            r.findings
-                .iter()
-                .filter(|f| f.kind == Kind::FalseSharing)
-                .map(|f| (f.root.clone(), f.a.path.clone(), f.b.path.clone()))
-                .collect()
-        };
-        assert!(!pairs(&from_rst).is_empty());
-        assert_eq!(pairs(&from_rst), pairs(&from_toml), "{build}");
-    }
-}
-
-#[test]
 fn every_element_of_an_array_of_structs_is_an_instance() {
     // struct counter_table { int id; struct counter_pair pairs[6]; },
     // 64-byte aligned; counter_pair is { hits (hot-read), misses (lockless-write) }.
@@ -632,7 +613,7 @@ fn a_net_cachelines_row_that_names_no_member_is_a_note_not_an_error() {
         &path,
         "Type  Name        fastpath_tx_access  fastpath_rx_access\n\
          bool  enabled     read_mostly\n\
-         long  refaulted   read_write\n\
+         long  refaulted   -                   read_write\n\
          long  nr_refault  read_write\n",
     )
     .unwrap();
@@ -640,8 +621,13 @@ fn a_net_cachelines_row_that_names_no_member_is_a_note_not_an_error() {
         std::slice::from_ref(&path),
         &[("base", fixture("gcc-dwarf5-base"))],
     ));
-    assert!(failed, "the real rows still find refaulted/enabled");
-    assert!(false_sharing(&report, "mem_cgroup_per_node", "refaulted", "enabled").is_some());
+    // The real rows still find refaulted (written in rx) on enabled's
+    // line (read in tx): a warning, as the table's writers are owners.
+    assert!(!failed);
+    assert!(report.findings.iter().any(|f| f.kind == Kind::CrossContext
+        && f.root == "mem_cgroup_per_node"
+        && f.a.name == "refaulted"
+        && f.b.name == "enabled"));
     assert!(
         report
             .notes

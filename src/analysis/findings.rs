@@ -5,9 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::annotate::{Span, same_lock};
+use super::contexts::{self, Ctx, Usage};
 use super::ranges;
 use crate::lines::Lines;
-use crate::rules::{Allow, Class, FieldRef, Kind, Rules, Severity};
+use crate::rules::{Allow, Class, FieldRef, Kind, Rules, Severity, Writers};
 
 /// One side of a pair, as it sits on the line shown.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,6 +46,22 @@ pub struct Finding {
     pub placements: usize,
     /// The `[[allow]]` reason, when the pair is accepted.
     pub allowed: Option<String>,
+    /// For a pair with a context rule: who writes, and which contexts meet.
+    pub meeting: Option<Meeting>,
+}
+
+/// Contexts meeting on a line: `writes_in` write the first side, and
+/// `others` use the line through the second side without touching the
+/// first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Meeting {
+    /// The contexts writing the first side (`tx`, or `the holders of L`
+    /// and `the users of F` for shorthand fields).
+    pub writes_in: Vec<String>,
+    /// Who writes.
+    pub writers: Writers,
+    /// The contexts whose line it is through the second side only.
+    pub others: Vec<String>,
 }
 
 /// Lines listed per finding, at most (two huge arrays that overlap, as
@@ -82,27 +99,124 @@ pub fn placements(alignment: u64, cacheline: u64) -> Vec<u64> {
 }
 
 /// Finds every flagged pair among `spans` of a root of `size` bytes, up to
-/// [`MAX_COMPARED`] pairs compared and [`MAX_FINDINGS`] found.
+/// [`MAX_COMPARED`] pairs compared and [`MAX_FINDINGS`] found; with
+/// `rules.adjacent_lines`, also the pairs that share a 128-byte aligned
+/// pair of lines but no line ([`Kind::AdjacentLines`]).
 pub fn find(spans: &[Span], size: u64, alignment: u64, cacheline: u64, rules: &Rules) -> Found {
-    let starts = placements(alignment, cacheline);
+    let usages: Option<Vec<Usage<'_>>> = spans.iter().any(|s| s.access.is_some()).then(|| {
+        (0..spans.len())
+            .map(|i| Usage::of(spans, i, rules))
+            .collect()
+    });
+    let judge = |i: usize, j: usize| classify(spans, usages.as_deref(), i, j);
+    let mut limits = Limits::default();
+    let by_line = sweep(spans, alignment, cacheline, &judge, &mut limits);
+    let mut findings = Vec::new();
+    let mut flagged_pairs = std::collections::HashSet::new();
+    for ((a, b, kind), shared) in by_line.acc {
+        flagged_pairs.insert((a, b));
+        let Some(severity) = rules.severity.of(kind) else {
+            continue;
+        };
+        findings.push(finding(
+            spans,
+            usages.as_deref(),
+            (a, b, kind),
+            severity,
+            shared,
+            Unit {
+                size: cacheline,
+                lines: 1,
+            },
+            by_line.placements,
+            &rules.allow,
+            size,
+        ));
+    }
+    let severity = rules.severity.of(Kind::AdjacentLines);
+    if let (true, Some(severity), None) = (rules.adjacent_lines, severity, &limits.stopped) {
+        let by_pair = sweep(spans, alignment, 2 * cacheline, &judge, &mut limits);
+        for ((a, b, _), shared) in by_pair.acc {
+            if flagged_pairs.contains(&(a, b)) || !flagged_pairs.insert((a, b)) {
+                continue;
+            }
+            findings.push(finding(
+                spans,
+                usages.as_deref(),
+                (a, b, Kind::AdjacentLines),
+                severity,
+                shared,
+                Unit {
+                    size: 2 * cacheline,
+                    lines: 2,
+                },
+                by_pair.placements,
+                &rules.allow,
+                size,
+            ));
+        }
+    }
+    findings.sort_by(|x, y| {
+        y.severity
+            .cmp(&x.severity)
+            .then(x.line.cmp(&y.line))
+            .then(spans[x.a.span].offset.cmp(&spans[y.a.span].offset))
+            .then(x.kind.cmp(&y.kind))
+            .then(spans[x.b.span].offset.cmp(&spans[y.b.span].offset))
+    });
+    Found {
+        findings,
+        stopped: limits.stopped,
+    }
+}
+
+/// The granularity of a sweep: a line, or a 128-byte pair of lines.
+#[derive(Clone, Copy)]
+struct Unit {
+    /// Bytes per unit.
+    size: u64,
+    /// Cachelines per unit.
+    lines: u64,
+}
+
+/// What the sweeps have used of the limits.
+#[derive(Default)]
+struct Limits {
+    compared: usize,
+    distinct: usize,
+    stopped: Option<String>,
+}
+
+/// The flagged pairs of one sweep.
+struct Swept {
+    acc: BTreeMap<(usize, usize, Kind), Shared>,
+    placements: usize,
+}
+
+/// Every flagged pair of spans on one unit of `unit` bytes, over every
+/// placement of the root.
+fn sweep(
+    spans: &[Span],
+    alignment: u64,
+    unit: u64,
+    judge: &dyn Fn(usize, usize) -> Option<(usize, usize, Kind)>,
+    limits: &mut Limits,
+) -> Swept {
+    let starts = placements(alignment, unit);
     let mut acc: BTreeMap<(usize, usize, Kind), Shared> = BTreeMap::new();
-    let mut compared = 0usize;
-    // Distinct pairs flagged so far: the keys of `acc` and new ones of `here`.
-    let mut distinct = 0usize;
-    let mut stopped = None;
     let flagged: Vec<usize> = (0..spans.len())
         .filter(|&i| spans[i].size > 0 && spans[i].class.is_some_and(|c| c != Class::Cold))
         .collect();
     'placements: for &p in &starts {
-        // Line range of each span, swept in order: two spans share lines
+        // Unit range of each span, swept in order: two spans share units
         // exactly when their ranges intersect. Work is bounded by the pairs
-        // that share lines (and by the limits), never by how many lines a
+        // that share units (and by the limits), never by how many units a
         // (possibly absurd) span claims.
         let mut ranges: Vec<(u64, u64, usize)> = flagged
             .iter()
             .map(|&i| {
                 let s = &spans[i];
-                let l = Lines::of(s.offset.saturating_add(p), s.size, cacheline);
+                let l = Lines::of(s.offset.saturating_add(p), s.size, unit);
                 (l.first, l.last, i)
             })
             .collect();
@@ -113,20 +227,20 @@ pub fn find(spans: &[Span], size: u64, alignment: u64, cacheline: u64, rules: &R
                 if first_y > last_x {
                     break;
                 }
-                compared += 1;
-                if compared > MAX_COMPARED {
-                    stopped = Some(cut_short(compared - 1, distinct));
+                limits.compared += 1;
+                if limits.compared > MAX_COMPARED {
+                    limits.stopped = Some(cut_short(limits.compared - 1, limits.distinct));
                     break 'sweep;
                 }
-                let Some(key) = classify(spans, i, j) else {
+                let Some(key) = judge(i, j) else {
                     continue;
                 };
                 let new = !acc.contains_key(&key) && !here.contains_key(&key);
-                if new && distinct == MAX_FINDINGS {
-                    stopped = Some(cut_short(compared - 1, distinct));
+                if new && limits.distinct == MAX_FINDINGS {
+                    limits.stopped = Some(cut_short(limits.compared - 1, limits.distinct));
                     break 'sweep;
                 }
-                distinct += usize::from(new);
+                limits.distinct += usize::from(new);
                 let shared = first_y..=last_x.min(last_y);
                 here.insert(key, shared.take(MAX_LINES).collect());
             }
@@ -140,57 +254,81 @@ pub fn find(spans: &[Span], size: u64, alignment: u64, cacheline: u64, rules: &R
                 })
                 .placements += 1;
         }
-        if stopped.is_some() {
+        if limits.stopped.is_some() {
             break 'placements;
         }
     }
-    let mut findings = Vec::new();
-    for ((a, b, kind), shared) in acc {
-        let Shared {
-            placements: count,
-            first: p,
-            lines,
-        } = shared;
-        let Some(severity) = rules.severity.of(kind) else {
-            continue;
-        };
-        let line = lines[0];
-        let start = (line * cacheline).saturating_sub(p);
-        let end = ((line + 1) * cacheline - p).min(size).saturating_sub(1);
-        let side = |i: usize| {
-            let s = &spans[i];
-            // A member past the end of a corrupt root still gets a range.
-            let first = s.offset.max(start);
-            let last = (s.end() - 1).min(end).max(first);
-            Side {
-                span: i,
-                part: ranges::part_on_line(s, first, last),
-                bytes: (first, last),
-            }
-        };
-        findings.push(Finding {
-            kind,
-            severity,
-            a: side(a),
-            b: side(b),
-            line,
-            line_bytes: (start, end),
-            lines,
-            placement: p,
-            sharing_placements: count,
-            placements: starts.len(),
-            allowed: allowed(&rules.allow, &spans[a], &spans[b]),
-        });
+    Swept {
+        acc,
+        placements: starts.len(),
     }
-    findings.sort_by(|x, y| {
-        y.severity
-            .cmp(&x.severity)
-            .then(x.line.cmp(&y.line))
-            .then(spans[x.a.span].offset.cmp(&spans[y.a.span].offset))
-            .then(x.kind.cmp(&y.kind))
-            .then(spans[x.b.span].offset.cmp(&spans[y.b.span].offset))
-    });
-    Found { findings, stopped }
+}
+
+/// The finding of one flagged pair, its lines shown in units of `unit`.
+#[allow(clippy::too_many_arguments)]
+fn finding(
+    spans: &[Span],
+    usages: Option<&[Usage<'_>]>,
+    (a, b, kind): (usize, usize, Kind),
+    severity: Severity,
+    shared: Shared,
+    unit: Unit,
+    placements: usize,
+    allow: &[Allow],
+    size: u64,
+) -> Finding {
+    let Shared {
+        placements: count,
+        first: p,
+        lines,
+    } = shared;
+    let start = (lines[0] * unit.size).saturating_sub(p);
+    let end = ((lines[0] + 1) * unit.size - p).min(size).saturating_sub(1);
+    let side = |i: usize| {
+        let s = &spans[i];
+        // A member past the end of a corrupt root still gets a range.
+        let first = s.offset.max(start);
+        let last = (s.end() - 1).min(end).max(first);
+        Side {
+            span: i,
+            part: ranges::part_on_line(s, first, last),
+            bytes: (first, last),
+        }
+    };
+    let lines: Vec<u64> = lines
+        .iter()
+        .flat_map(|&l| (l * unit.lines)..((l + 1) * unit.lines))
+        .take(MAX_LINES)
+        .collect();
+    Finding {
+        kind,
+        severity,
+        a: side(a),
+        b: side(b),
+        line: lines[0],
+        line_bytes: (start, end),
+        lines,
+        placement: p,
+        sharing_placements: count,
+        placements,
+        allowed: allowed(allow, &spans[a], &spans[b]),
+        meeting: usages.and_then(|u| meeting(spans, &u[a], &u[b])),
+    }
+}
+
+/// Who writes and which contexts meet, for a pair with a context rule.
+fn meeting(spans: &[Span], a: &Usage<'_>, b: &Usage<'_>) -> Option<Meeting> {
+    let harm = contexts::judge(a, b).ok()?;
+    let name = |c: &Ctx<'_>| match c {
+        Ctx::Named(n) => (*n).to_owned(),
+        Ctx::Own(i) => format!("the users of {}", spans[*i].path),
+        Ctx::Lock(l) => format!("the holders of {l}"),
+    };
+    Some(Meeting {
+        writes_in: harm.writes_in.iter().map(name).collect(),
+        writers: harm.writers,
+        others: harm.others.iter().map(name).collect(),
+    })
 }
 
 /// The note of a search stopped at a limit.
@@ -211,9 +349,22 @@ struct Shared {
     lines: Vec<u64>,
 }
 
-/// How disruptive a class is: writers first, readers last.
-/// The kind of a pair, ordered so that the more disruptive side comes first.
-fn classify(spans: &[Span], i: usize, j: usize) -> Option<(usize, usize, Kind)> {
+/// The kind of a pair, ordered so that the more disruptive side (the
+/// writer) comes first: by the severity matrix for two shorthand fields,
+/// on the context scale ([`contexts`]) when either has a context rule.
+fn classify(
+    spans: &[Span],
+    usages: Option<&[Usage<'_>]>,
+    i: usize,
+    j: usize,
+) -> Option<(usize, usize, Kind)> {
+    if let Some(u) = usages
+        && (spans[i].access.is_some() || spans[j].access.is_some())
+    {
+        let harm = contexts::judge(&u[i], &u[j]).ok()?;
+        let (a, b) = if harm.first_writes { (i, j) } else { (j, i) };
+        return Some((a, b, harm.kind));
+    }
     let (ci, cj) = (spans[i].class?, spans[j].class?);
     let (a, b) = if (ci.disruption(), spans[i].offset) <= (cj.disruption(), spans[j].offset) {
         (i, j)
@@ -259,6 +410,7 @@ mod tests {
             offset,
             size,
             class,
+            access: None,
             lock: lock.map(str::to_owned),
             origin: Origin::None,
             owners: vec![("root".into(), path.into())],

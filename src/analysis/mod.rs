@@ -4,6 +4,7 @@
 
 mod annotate;
 pub mod compare;
+pub(crate) mod contexts;
 pub mod findings;
 pub(crate) mod ranges;
 pub(crate) mod validate;
@@ -12,7 +13,7 @@ use crate::model::{TypeId, TypeTable};
 use crate::rules::Rules;
 
 pub use annotate::{Annotated, Origin, Span};
-pub use findings::{Finding, Side};
+pub use findings::{Finding, Meeting, Side};
 
 /// One root analysed.
 #[derive(Clone, Debug)]

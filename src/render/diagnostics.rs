@@ -85,6 +85,9 @@ pub fn diagnostic(group: &[ReportFinding]) -> String {
         if let Some(group) = &side.group {
             let _ = write!(out, ", group {group}");
         }
+        if let Some(contexts) = &side.contexts {
+            let _ = write!(out, ", {contexts}");
+        }
         match location(side) {
             Some(at) => {
                 let _ = writeln!(out, ", {at})");

@@ -190,6 +190,9 @@ pub struct ReportSide {
     pub decl_line: Option<u64>,
     /// Kernel cacheline group it sits in.
     pub group: Option<String>,
+    /// The contexts that use it, for a context rule (`tx: write, rx: read`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contexts: Option<String>,
     /// Why it has its class: the rule (`FILE:LINE:COL` in the rules file),
     /// a kernel lock type, being named as a lock, or an enclosing member's rule.
     #[serde(default)]
@@ -213,6 +216,7 @@ impl ReportFinding {
                 decl_file: span.decl.as_ref().map(|d| d.file.clone()),
                 decl_line: span.decl.as_ref().map(|d| d.line),
                 group: span.group.clone(),
+                contexts: span.access.as_ref().map(|a| a.describe()),
                 why: why(&span.origin),
             }
         };
@@ -221,7 +225,7 @@ impl ReportFinding {
             root: a.root.clone(),
             kind: f.kind,
             severity: f.severity,
-            description: f.kind.description().to_owned(),
+            description: description(a, f),
             cacheline: f.line,
             cacheline_bytes: [f.line_bytes.0, f.line_bytes.1],
             cachelines: f.lines.clone(),
@@ -250,6 +254,7 @@ impl ReportFinding {
                 f.cacheline,
                 f.b.class.clone(),
                 f.allowed.clone(),
+                f.description.clone(),
             )
         };
         key(self) == key(other)
@@ -270,6 +275,23 @@ impl ReportFinding {
             },
         }
     }
+}
+
+/// What goes wrong, in words; for a pair with a context rule, which
+/// contexts meet on the line and who writes.
+fn description(a: &Analysis, f: &Finding) -> String {
+    let kind = f.kind.description();
+    let Some(m) = &f.meeting else {
+        return kind.to_owned();
+    };
+    let writer = a.span(&f.a).name();
+    let verb = if m.others.len() == 1 { "uses" } else { "use" };
+    format!(
+        "{kind}: {} writes {writer} ({}); {} {verb} the line and not {writer}",
+        m.writes_in.join(" and "),
+        m.writers.words(),
+        m.others.join(" and ")
+    )
 }
 
 /// Words for a span's [`Origin`].

@@ -82,6 +82,7 @@ mod tests {
             decl_file: None,
             decl_line: None,
             group: None,
+            contexts: None,
         };
         ReportFinding {
             root: root.into(),

@@ -28,16 +28,32 @@ pub enum Class {
     Lock,
     /// Explicitly not hot; never flagged.
     Cold,
+    /// Written in a context whose writers are one CPU at a time (the
+    /// owner of the object, or a lock holder): how a context rule's field
+    /// is shown. Not a shorthand of its own: see [`Access`].
+    OwnerWrite,
 }
 
 impl Class {
-    /// Every class, in the order the rules file documents them.
-    pub const ALL: [Class; 5] = [
+    /// The classes a rules file may write as shorthands, in the order it
+    /// documents them.
+    pub const SHORTHANDS: [Class; 5] = [
         Class::HotRead,
         Class::LocklessWrite,
         Class::LockProtected,
         Class::Lock,
         Class::Cold,
+    ];
+
+    /// Every class a field can be shown with: the shorthands, then the
+    /// class of a context rule's owner-written field.
+    pub const ALL: [Class; 6] = [
+        Class::HotRead,
+        Class::LocklessWrite,
+        Class::LockProtected,
+        Class::Lock,
+        Class::Cold,
+        Class::OwnerWrite,
     ];
 
     /// The name used in rules files and output.
@@ -48,12 +64,13 @@ impl Class {
             Class::LockProtected => "lock-protected",
             Class::Lock => "lock",
             Class::Cold => "cold",
+            Class::OwnerWrite => "owner-write",
         }
     }
 
-    /// Parses a class name.
+    /// Parses a shorthand class name.
     pub fn parse(text: &str) -> Option<Class> {
-        Class::ALL.into_iter().find(|c| c.name() == text)
+        Class::SHORTHANDS.into_iter().find(|c| c.name() == text)
     }
 
     /// How disruptive the class is on a shared line, 0 = most (writers
@@ -64,9 +81,10 @@ impl Class {
         match self {
             Class::LocklessWrite => 0,
             Class::Lock => 1,
-            Class::LockProtected => 2,
-            Class::HotRead => 3,
-            Class::Cold => 4,
+            Class::OwnerWrite => 2,
+            Class::LockProtected => 3,
+            Class::HotRead => 4,
+            Class::Cold => 5,
         }
     }
 
@@ -78,6 +96,7 @@ impl Class {
             Class::LockProtected => 'P',
             Class::Lock => 'L',
             Class::Cold => 'C',
+            Class::OwnerWrite => 'O',
         }
     }
 
@@ -165,13 +184,82 @@ pub struct LockRef {
     pub at: Location,
 }
 
+/// Who writes a field in a context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Writers {
+    /// One CPU at a time: the owner of the object (the socket's, the
+    /// device's) or the holder of a lock.
+    Serialized,
+    /// Many CPUs at once, without a lock.
+    Lockless,
+}
+
+impl Writers {
+    /// The name used in rules files and output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Writers::Serialized => "serialized",
+            Writers::Lockless => "lockless",
+        }
+    }
+
+    /// Words for output: who the writers are.
+    pub fn words(self) -> &'static str {
+        match self {
+            Writers::Serialized => "one CPU at a time",
+            Writers::Lockless => "many CPUs at once",
+        }
+    }
+}
+
+/// A path of execution (`tx`, `rx`, `refault`, `reclaim`), named in
+/// `[contexts]` or implied by a net_cachelines table's columns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Context {
+    /// Its name.
+    pub name: String,
+    /// Who writes in it.
+    pub writers: Writers,
+    /// Where it is declared (or the table that implies it).
+    pub at: Location,
+    /// True when a net_cachelines table implies it: a declaration in a
+    /// rules file then overrides it.
+    pub implied: bool,
+}
+
+/// Which contexts read a field and which write it: a context rule.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Access {
+    /// Contexts that read it (and do not write it).
+    pub reads: Vec<String>,
+    /// Contexts that write it (and may read it).
+    pub writes: Vec<String>,
+}
+
+impl Access {
+    /// Every context that uses the field, readers first.
+    pub fn uses(&self) -> impl Iterator<Item = &str> {
+        self.reads.iter().chain(&self.writes).map(String::as_str)
+    }
+
+    /// `tx: write, rx: read`, in the order of `contexts`.
+    pub fn describe(&self) -> String {
+        let mut parts: Vec<String> = self.writes.iter().map(|c| format!("{c}: write")).collect();
+        parts.extend(self.reads.iter().map(|c| format!("{c}: read")));
+        parts.join(", ")
+    }
+}
+
 /// One field annotation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldRule {
     /// Dotted member path inside the struct (`refaulted`, `lrugen.max_seq`).
     pub path: String,
-    /// Its class.
+    /// Its class: the shorthand written, or for a context rule the class
+    /// it is shown with ([`Rules::class_of`]).
     pub class: Class,
+    /// The contexts that read and write it, for a context rule.
+    pub access: Option<Arc<Access>>,
     /// The protecting lock, for [`Class::LockProtected`].
     pub lock: Option<LockRef>,
     /// Where the rule is written.
@@ -296,11 +384,17 @@ pub enum Kind {
     LockedVsOtherLock,
     /// lock × lock.
     TwoLocks,
+    /// Written in one context by one CPU at a time, and the line used in
+    /// another context that does not touch the written field.
+    CrossContext,
+    /// Two fields that would be flagged on one line, on the two lines of
+    /// one 128-byte aligned pair (the spatial prefetcher pulls both).
+    AdjacentLines,
 }
 
 impl Kind {
     /// Every kind, in the order of the severity matrix.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 11] = [
         Kind::FalseSharing,
         Kind::ReadVsLocked,
         Kind::ReadVsLock,
@@ -310,6 +404,8 @@ impl Kind {
         Kind::LocksMixed,
         Kind::LockedVsOtherLock,
         Kind::TwoLocks,
+        Kind::CrossContext,
+        Kind::AdjacentLines,
     ];
 
     /// The name used in `[severity]`, JSON and SARIF rule ids.
@@ -324,6 +420,8 @@ impl Kind {
             Kind::LocksMixed => "locks-mixed",
             Kind::LockedVsOtherLock => "locked-vs-other-lock",
             Kind::TwoLocks => "two-locks",
+            Kind::CrossContext => "cross-context",
+            Kind::AdjacentLines => "adjacent-lines",
         }
     }
 
@@ -339,6 +437,12 @@ impl Kind {
             Kind::LocksMixed => "data under different locks on one line",
             Kind::LockedVsOtherLock => "data under one lock next to another lock",
             Kind::TwoLocks => "two locks on one line",
+            Kind::CrossContext => {
+                "writes in one context invalidate the line for another that does not need them"
+            }
+            Kind::AdjacentLines => {
+                "on the two lines of one 128-byte pair, which the spatial prefetcher pulls together"
+            }
         }
     }
 
@@ -355,6 +459,8 @@ impl Kind {
             Kind::LocksMixed => ("lock-protected X", "lock-protected Y"),
             Kind::LockedVsOtherLock => ("lock-protected X", "lock Y"),
             Kind::TwoLocks => ("lock", "lock"),
+            Kind::CrossContext => ("written in context A", "used in context B"),
+            Kind::AdjacentLines => ("any flagged pair", "on adjacent lines of a pair"),
         };
         format!("{a} x {b}")
     }
@@ -363,7 +469,7 @@ impl Kind {
     pub fn default_severity(self) -> Severity {
         match self {
             Kind::FalseSharing | Kind::WriteVsLocked | Kind::WriteVsLock => Severity::Error,
-            Kind::WriteVsWrite => Severity::Note,
+            Kind::WriteVsWrite | Kind::AdjacentLines => Severity::Note,
             _ => Severity::Warning,
         }
     }
@@ -427,6 +533,11 @@ pub struct Rules {
     pub allow: Vec<Allow>,
     /// Severity per kind.
     pub severity: Severities,
+    /// Contexts declared or implied, in file order.
+    pub contexts: Vec<Context>,
+    /// Opt-in: also report pairs on the two lines of one 128-byte
+    /// aligned pair (`adjacent-lines = true`, or `--adjacent-lines`).
+    pub adjacent_lines: bool,
     /// What the files say that is not a rule (an enum table, an index of
     /// tables), for the notes.
     pub notes: Vec<String>,
@@ -476,6 +587,7 @@ impl Rules {
             }
             rules.merge(parsed)?;
         }
+        rules.resolve_contexts()?;
         if rules.types.is_empty() && rules.notes.is_empty() {
             let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             return Err(Error::Usage(format!(
@@ -500,6 +612,30 @@ impl Rules {
         }
         self.roots.extend(other.roots);
         self.notes.extend(other.notes);
+        self.adjacent_lines |= other.adjacent_lines;
+        for context in other.contexts {
+            match self.contexts.iter_mut().find(|c| c.name == context.name) {
+                None => self.contexts.push(context),
+                Some(mine) if context.implied => {
+                    if mine.implied && mine.writers != context.writers {
+                        return Err(context.at.error(format!(
+                            "context '{}' is {} here and {} at {}",
+                            context.name,
+                            context.writers.name(),
+                            mine.writers.name(),
+                            mine.at
+                        )));
+                    }
+                }
+                Some(mine) if mine.implied => *mine = context,
+                Some(mine) => {
+                    return Err(context.at.error(format!(
+                        "context '{}' is already declared at {}",
+                        context.name, mine.at
+                    )));
+                }
+            }
+        }
         for ty in other.types {
             match self.types.iter_mut().find(|t| t.name == ty.name) {
                 Some(mine) => {
@@ -540,9 +676,78 @@ impl Rules {
             .collect()
     }
 
+    /// Checks that every context a rule names is declared, and gives each
+    /// context rule the class it is shown with.
+    pub(crate) fn resolve_contexts(&mut self) -> Result<()> {
+        let names: Vec<String> = self.contexts.iter().map(|c| c.name.clone()).collect();
+        for ty in &mut self.types {
+            for field in &mut ty.fields {
+                let Some(access) = &field.access else {
+                    continue;
+                };
+                if let Some(unknown) = access.uses().find(|u| !names.iter().any(|n| n == u)) {
+                    let hint =
+                        crate::suggest::did_you_mean(unknown, names.iter().map(String::as_str));
+                    let known = if names.is_empty() {
+                        "; declare it under [contexts], e.g. tx = \"serialized\"".to_owned()
+                    } else if hint.is_empty() {
+                        format!("; the contexts are {}", names.join(", "))
+                    } else {
+                        hint
+                    };
+                    return Err(field.at.error(format!(
+                        "'{}' names context '{unknown}', which is not declared{known}",
+                        field.path
+                    )));
+                }
+            }
+        }
+        for ty in &mut self.types {
+            for field in &mut ty.fields {
+                if let Some(access) = &field.access {
+                    field.class = class_of(&self.contexts, access);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The writers of context `name` (serialized when undeclared).
+    pub fn writers(&self, name: &str) -> Writers {
+        self.contexts
+            .iter()
+            .find(|c| c.name == name)
+            .map_or(Writers::Serialized, |c| c.writers)
+    }
+
     /// The rules of type `name`.
     pub fn type_rules(&self, name: &str) -> Option<&TypeRules> {
         self.types.iter().find(|t| t.name == name)
+    }
+}
+
+/// The class a context rule is shown with: lockless-write when a context
+/// that writes it writes locklessly, owner-write when it is written one
+/// CPU at a time, hot-read when only read.
+fn class_of(contexts: &[Context], access: &Access) -> Class {
+    let writers = |name: &String| {
+        contexts
+            .iter()
+            .find(|c| &c.name == name)
+            .map_or(Writers::Serialized, |c| c.writers)
+    };
+    if access
+        .writes
+        .iter()
+        .any(|w| writers(w) == Writers::Lockless)
+    {
+        Class::LocklessWrite
+    } else if !access.writes.is_empty() {
+        Class::OwnerWrite
+    } else if access.reads.is_empty() {
+        Class::Cold
+    } else {
+        Class::HotRead
     }
 }
 
@@ -584,9 +789,11 @@ mod tests {
         for k in Kind::ALL {
             assert_eq!(Kind::parse(k.name()), Some(k));
         }
-        for c in Class::ALL {
+        for c in Class::SHORTHANDS {
             assert_eq!(Class::parse(c.name()), Some(c));
         }
+        // A context rule's owner-written field is shown, never written.
+        assert_eq!(Class::parse(Class::OwnerWrite.name()), None);
     }
 
     #[test]

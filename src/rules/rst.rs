@@ -6,15 +6,20 @@
 //! rows. Columns are found from the header row's word positions, which is
 //! how RST itself aligns them.
 //!
-//! `read_mostly` in either direction makes a field hot-read; `read_write` or
-//! `write_mostly` in either direction makes it lockless-write (the tables do
-//! not say which lock, if any, a writer holds). Rows with no access are
+//! The two access columns are two contexts, `tx` and `rx`, as their
+//! authors mean them: `read_mostly` is a read in that context, and
+//! `read_write` or `write_mostly` a write in it by the path that owns the
+//! socket or device at that moment, one CPU at a time (a rules file can
+//! declare `tx` or `rx` lockless instead). Rows with no access are
 //! documentation only.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Class, FieldRule, Location, Rules, Source, TypeRules, valid_member_path};
+use super::{
+    Access, Class, Context, FieldRule, Location, Rules, Source, TypeRules, Writers,
+    valid_member_path,
+};
 use crate::error::Result;
 
 /// Parses the text of a net_cachelines table read from `file`.
@@ -72,12 +77,12 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
             continue;
         }
         let access_of = |cell: Option<(usize, &str)>| match cell {
-            None => Ok(Access::None),
+            None => Ok(Cell::None),
             Some((at, value)) => access(value).map_err(|v| located(i, at).error(bad_access(&v))),
         };
         let tx = access_of(row.tx)?;
         let rx = access_of(row.rx)?;
-        let Some(class) = combine(tx, rx) else {
+        let Some(access) = combine(tx, rx) else {
             continue;
         };
         let path = row.name.split('[').next().unwrap_or("");
@@ -88,7 +93,12 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
         }
         fields.push(FieldRule {
             path: path.to_owned(),
-            class,
+            class: if access.writes.is_empty() {
+                Class::HotRead
+            } else {
+                Class::OwnerWrite
+            },
+            access: Some(std::sync::Arc::new(access)),
             lock: None,
             at: located(i, row.name_at),
             source: Source::NetCachelines,
@@ -98,12 +108,22 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
         .or_else(|| Some(file.file_stem()?.to_str()?.to_owned()))
         .filter(|n| valid_member_path(n) && !n.contains('.'))
         .ok_or_else(|| located(0, 0).error("cannot tell which struct this table describes"))?;
+    let contexts = [TX, RX]
+        .into_iter()
+        .map(|name| Context {
+            name: name.to_owned(),
+            writers: Writers::Serialized,
+            at: located(header_line, 0),
+            implied: true,
+        })
+        .collect();
     Ok(Rules {
         types: vec![TypeRules {
             name,
             at: located(header_line, 0),
             fields,
         }],
+        contexts,
         ..Rules::default()
     })
 }
@@ -235,7 +255,7 @@ fn title_name(lines: &[&str]) -> Option<String> {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Access {
+enum Cell {
     None,
     Read,
     Write,
@@ -243,11 +263,11 @@ enum Access {
 
 /// The access in a cell; only its first word counts, so a comment that
 /// runs into the column (or a header without a Comments column) is harmless.
-fn access(cell: &str) -> std::result::Result<Access, String> {
+fn access(cell: &str) -> std::result::Result<Cell, String> {
     match cell.split_whitespace().next().unwrap_or("") {
-        "" | "-" => Ok(Access::None),
-        "read_mostly" => Ok(Access::Read),
-        "read_write" | "write_mostly" => Ok(Access::Write),
+        "" | "-" => Ok(Cell::None),
+        "read_mostly" => Ok(Cell::Read),
+        "read_write" | "write_mostly" => Ok(Cell::Write),
         other => Err(other.to_owned()),
     }
 }
@@ -256,14 +276,22 @@ fn bad_access(value: &str) -> String {
     format!("unknown access '{value}'; use read_mostly, read_write, write_mostly, - or nothing")
 }
 
-fn combine(tx: Access, rx: Access) -> Option<Class> {
-    if tx == Access::Write || rx == Access::Write {
-        Some(Class::LocklessWrite)
-    } else if tx == Access::Read || rx == Access::Read {
-        Some(Class::HotRead)
-    } else {
-        None
+/// The contexts of the two access columns.
+pub(crate) const TX: &str = "tx";
+/// See [`TX`].
+pub(crate) const RX: &str = "rx";
+
+/// The contexts of a row; `None` for a row with no access.
+fn combine(tx: Cell, rx: Cell) -> Option<Access> {
+    let mut access = Access::default();
+    for (cell, context) in [(tx, TX), (rx, RX)] {
+        match cell {
+            Cell::None => {}
+            Cell::Read => access.reads.push(context.to_owned()),
+            Cell::Write => access.writes.push(context.to_owned()),
+        }
     }
+    (!access.reads.is_empty() || !access.writes.is_empty()).then_some(access)
 }
 
 #[cfg(test)]
@@ -274,11 +302,16 @@ mod tests {
         parse(&Arc::from(Path::new(name)), text)
     }
 
-    fn classes(rules: &Rules) -> Vec<(String, Class, usize)> {
+    /// Each row's member, contexts and line.
+    fn classes(rules: &Rules) -> Vec<(String, &'static str, usize)> {
         rules.types[0]
             .fields
             .iter()
-            .map(|f| (f.path.clone(), f.class, f.at.line))
+            .map(|f| {
+                let access = f.access.as_ref().expect("a context rule").describe();
+                let words: &'static str = Box::leak(access.into_boxed_str());
+                (f.path.clone(), words, f.at.line)
+            })
             .collect()
     }
 
@@ -303,10 +336,10 @@ struct_list_head              tsq_node                -                   -
         assert_eq!(
             classes(&rules),
             [
-                ("header_len".into(), Class::HotRead, 7),
-                ("bytes_received".into(), Class::LocklessWrite, 8),
-                ("clean_acked".into(), Class::HotRead, 9),
-                ("chrono_stat".into(), Class::LocklessWrite, 10),
+                ("header_len".into(), "tx: read, rx: read", 7),
+                ("bytes_received".into(), "rx: write", 8),
+                ("clean_acked".into(), "rx: read", 9),
+                ("chrono_stat".into(), "tx: write", 10),
             ]
         );
     }
@@ -331,8 +364,8 @@ atomic_t    drops                           read_write
         assert_eq!(
             classes(&rules),
             [
-                ("flags".into(), Class::HotRead, 8),
-                ("drops".into(), Class::LocklessWrite, 10),
+                ("flags".into(), "tx: read, rx: read", 8),
+                ("drops".into(), "rx: write", 10),
             ]
         );
     }
@@ -354,8 +387,8 @@ be16                    inet_sport            read_mostly         -             
         assert_eq!(
             classes(&rules),
             [
-                ("ipv6_fl_list".into(), Class::HotRead, 5),
-                ("inet_sport".into(), Class::HotRead, 6),
+                ("ipv6_fl_list".into(), "tx: read", 5),
+                ("inet_sport".into(), "tx: read", 6),
             ]
         );
     }
@@ -377,9 +410,9 @@ u8                                  rx_only                 -                   
         assert_eq!(
             classes(&rules),
             [
-                ("change_proto_down".into(), Class::HotRead, 4),
-                ("an_even_longer_member_name_here".into(), Class::HotRead, 5),
-                ("rx_only".into(), Class::LocklessWrite, 6),
+                ("change_proto_down".into(), "tx: read", 4),
+                ("an_even_longer_member_name_here".into(), "tx: read", 5),
+                ("rx_only".into(), "rx: write", 6),
             ]
         );
     }

@@ -16,6 +16,13 @@
 //!
 //! [severity]
 //! write-vs-write = "warning"     # or "error", "note", "off"
+//!
+//! [contexts]                     # paths of execution, and who writes in them
+//! refault = "lockless"           # many CPUs at once
+//! reclaim = "serialized"         # one CPU at a time (an owner, or a lock holder)
+//!
+//! [lruvec]
+//! "lrugen.refaulted" = { read = ["reclaim"], write = ["refault"] }
 //! ```
 
 use std::path::Path;
@@ -25,8 +32,8 @@ use toml::Spanned;
 use toml::de::{DeString, DeTable, DeValue};
 
 use super::{
-    Allow, Class, FieldRef, FieldRule, Kind, Location, LockRef, Rules, Severity, Source, TypeRules,
-    valid_member_path,
+    Access, Allow, Class, Context, FieldRef, FieldRule, Kind, Location, LockRef, Rules, Severity,
+    Source, TypeRules, Writers, valid_member_path,
 };
 use crate::error::Result;
 
@@ -45,6 +52,16 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
             "roots" => rules.roots = p.roots(value)?,
             "allow" => rules.allow = p.allows(value)?,
             "severity" => p.severities(value, &mut rules)?,
+            "contexts" => rules.contexts = p.contexts(value)?,
+            "adjacent-lines" => match value.get_ref() {
+                DeValue::Boolean(on) => rules.adjacent_lines = *on,
+                other => {
+                    return Err(p.at(value).error(format!(
+                        "'adjacent-lines' must be true or false, not {}",
+                        other.type_str()
+                    )));
+                }
+            },
             _ => rules.types.push(p.type_rules(key, value)?),
         }
     }
@@ -225,7 +242,8 @@ impl Parser<'_> {
         let name: &str = key.get_ref();
         let DeValue::Table(table) = value.get_ref() else {
             return Err(self.at(key).error(format!(
-                "unknown setting '{name}'; the settings are cacheline, roots, allow and severity, \
+                "unknown setting '{name}'; the settings are cacheline, roots, adjacent-lines, allow, \
+                 severity and contexts, \
                  and a struct's rules are a table: [{name}]"
             )));
         };
@@ -278,6 +296,7 @@ impl Parser<'_> {
                     out.push(FieldRule {
                         path,
                         class,
+                        access: None,
                         lock: None,
                         at: self.at(key),
                         source: Source::Rules,
@@ -285,6 +304,9 @@ impl Parser<'_> {
                 }
                 DeValue::Table(inner) if inner.contains_key("class") => {
                     out.push(self.full_rule(key, path, inner)?);
+                }
+                DeValue::Table(inner) if is_context_rule(inner) => {
+                    out.push(self.context_rule(key, path, inner)?);
                 }
                 DeValue::Table(inner) => self.field_rules(inner, &format!("{path}."), out)?,
                 other => {
@@ -334,6 +356,7 @@ impl Parser<'_> {
             _ => Ok(FieldRule {
                 path,
                 class,
+                access: None,
                 lock,
                 at: self.at(key),
                 source: Source::Rules,
@@ -341,9 +364,88 @@ impl Parser<'_> {
         }
     }
 
+    /// `{ read = ["rx"], write = ["tx"] }`.
+    fn context_rule(&self, key: &Key<'_>, path: String, inner: &DeTable<'_>) -> Result<FieldRule> {
+        let mut access = Access::default();
+        for (k, v) in inner {
+            let list = match &**k.get_ref() {
+                "read" => &mut access.reads,
+                "write" => &mut access.writes,
+                other => {
+                    return Err(self.at(k).error(format!(
+                        "unknown key '{other}' in the rule for '{path}'; a context rule takes 'read' and 'write'"
+                    )));
+                }
+            };
+            let DeValue::Array(items) = v.get_ref() else {
+                return Err(self.at(v).error(format!(
+                    "'{}' must be an array of context names, e.g. [\"tx\"]",
+                    k.get_ref()
+                )));
+            };
+            for item in items {
+                let name = self.string(item, "a context")?;
+                if !list.iter().any(|n| n == name) {
+                    list.push(name.to_owned());
+                }
+            }
+        }
+        // A context that writes a field uses it: it is not also a reader.
+        let writes = access.writes.clone();
+        access.reads.retain(|r| !writes.contains(r));
+        if access.reads.is_empty() && access.writes.is_empty() {
+            return Err(self.at(key).error(format!(
+                "the rule for '{path}' names no context: give read = [...] or write = [...]"
+            )));
+        }
+        Ok(FieldRule {
+            path,
+            // Until the contexts are resolved (Rules::resolve_contexts).
+            class: if access.writes.is_empty() {
+                Class::HotRead
+            } else {
+                Class::OwnerWrite
+            },
+            access: Some(Arc::new(access)),
+            lock: None,
+            at: self.at(key),
+            source: Source::Rules,
+        })
+    }
+
+    /// `[contexts]`: `NAME = "serialized" | "lockless"`.
+    fn contexts(&self, value: &Value<'_>) -> Result<Vec<Context>> {
+        let mut out = Vec::new();
+        for (key, writers) in self.table(value, "'contexts'")? {
+            let name: &str = key.get_ref();
+            if !valid_context_name(name) {
+                return Err(self.at(key).error(format!(
+                    "'{name}' is not a context name: use letters, digits, '-' and '_'"
+                )));
+            }
+            let writers = match self.string(writers, "a context's writers")? {
+                "serialized" => Writers::Serialized,
+                "lockless" => Writers::Lockless,
+                other => {
+                    return Err(self.at(writers).error(format!(
+                        "unknown writers '{other}' for context '{name}'; use \"serialized\" \
+                         (one CPU at a time: an owner or a lock holder) or \"lockless\" (many CPUs at once)"
+                    )));
+                }
+            };
+            out.push(Context {
+                name: name.to_owned(),
+                writers,
+                at: self.at(key),
+                implied: false,
+            });
+        }
+        Ok(out)
+    }
+
     fn class(&self, value: &Value<'_>, text: &str) -> Result<Class> {
         Class::parse(text).ok_or_else(|| {
-            let names: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
+            let names: Vec<&str> = Class::SHORTHANDS.iter().map(|c| c.name()).collect();
             let hint = crate::suggest::did_you_mean(text, names.iter().copied());
             self.at(value).error(format!(
                 "unknown class '{text}'{}",
@@ -355,6 +457,25 @@ impl Parser<'_> {
             ))
         })
     }
+}
+
+/// True for `{ read = [...], write = [...] }`: a table whose `read` or
+/// `write` is an array (a member named `read` under a sub-table takes a
+/// class string instead).
+fn is_context_rule(inner: &DeTable<'_>) -> bool {
+    ["read", "write"].iter().any(|k| {
+        inner
+            .get(*k)
+            .is_some_and(|v| matches!(v.get_ref(), DeValue::Array(_)))
+    })
+}
+
+/// A context name: letters, digits, `-` and `_`, starting with a letter.
+fn valid_context_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ mod walk;
 
 use crate::layout::{Group, pair_group_markers};
 use crate::model::{SourceLoc, TypeId, TypeTable};
-use crate::rules::{Class, Location, Rules};
+use crate::rules::{Access, Class, Location, Rules};
 
 pub(crate) use locks::LOCK_TYPES;
 pub use locks::same_lock;
@@ -81,6 +81,8 @@ pub struct Span {
     pub size: u64,
     /// The class (`None` for unannotated members).
     pub class: Option<Class>,
+    /// The contexts that read and write it, for a context rule.
+    pub access: Option<std::sync::Arc<Access>>,
     /// Lock identity: for a lock-protected field, its lock; for a lock, itself.
     pub lock: Option<String>,
     /// Why it has its class.

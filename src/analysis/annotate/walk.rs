@@ -5,12 +5,13 @@
 //! annotated member to what it holds.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use super::locks::{ATOMIC_TYPES, LOCK_TYPES};
 use super::{MAX_BYTES, MAX_ELEMENTS, MAX_MARKERS, MAX_NOTES, MAX_SPANS, MAX_VISITS, Origin, Span};
 use crate::layout::{GROUP_BEGIN, GROUP_END, PADDING_TYPE};
 use crate::model::{Type, TypeId, TypeTable, element_count};
-use crate::rules::{Class, FieldRule, Rules};
+use crate::rules::{Access, Class, FieldRule, Rules};
 
 /// What the walk found, before locks are marked and groups paired.
 pub(super) struct Walked {
@@ -307,6 +308,7 @@ impl Walker<'_, '_> {
         let here = match rule {
             Some((frame, r)) => Some(Inherit {
                 class: r.class,
+                access: r.access.clone(),
                 lock: r
                     .lock
                     .as_ref()
@@ -376,14 +378,15 @@ impl Walker<'_, '_> {
             return;
         }
         let inside_annotated = frames.iter().any(|f| self.index.annotated(&f.ty));
-        let (class, lock, origin) = match here {
-            Some(h) => (Some(h.class), h.lock, h.origin),
+        let (class, access, lock, origin) = match here {
+            Some(h) => (Some(h.class), h.access, h.lock, h.origin),
             None if is_lock && inside_annotated => (
                 Some(Class::Lock),
                 None,
+                None,
                 Origin::LockType(shape.names[0].clone()),
             ),
-            None => (None, None, Origin::None),
+            None => (None, None, None, Origin::None),
         };
         if class.is_none()
             && let Some(frame) = frames.last()
@@ -423,6 +426,7 @@ impl Walker<'_, '_> {
             offset,
             size,
             class,
+            access,
             lock,
             origin,
             array,
@@ -457,6 +461,7 @@ impl Walker<'_, '_> {
 #[derive(Clone, Debug)]
 struct Inherit {
     class: Class,
+    access: Option<Arc<Access>>,
     lock: Option<String>,
     origin: Origin,
     path: String,

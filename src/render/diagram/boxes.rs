@@ -413,6 +413,24 @@ fn story(
             format!("takes {nb}"),
             bounce,
         ),
+        Kind::CrossContext => {
+            let (writes_in, others) = f.meeting.as_ref().map_or_else(
+                || (String::new(), String::new()),
+                |m| (m.writes_in.join("/"), m.others.join("/")),
+            );
+            (
+                format!("in {writes_in}, writes {na}"),
+                inval,
+                format!("in {others}, uses {nb}"),
+                miss,
+            )
+        }
+        Kind::AdjacentLines => (
+            format!("writes {na}"),
+            format!("line {line} and its pair invalidated"),
+            format!("uses {nb}"),
+            "misses the prefetched pair".into(),
+        ),
     };
     let pad = act_a.len().max(act_b.len());
     let aligned = |act: &str, eff: &str, cpu: &str| format!("CPU {cpu}: {act:<pad$} -> {eff}");

@@ -1,0 +1,291 @@
+//! Context rules (`[contexts]`, `{ read = [...], write = [...] }`, and the
+//! tx/rx columns of net_cachelines tables) on the fixtures. The expected
+//! findings are computed here from the compiler's offsets
+//! (`cachelint_truth[]`) and the written contexts, by the rule of the
+//! design (a line written in context A and used in context B that does
+//! not use the written field is flagged), never pasted from cachelint.
+
+mod common;
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use cachelint::commands::{self, Build, CheckOptions};
+use cachelint::report::Report;
+use cachelint::rules::{Kind, Severity};
+use common::run::{self as cli, Format};
+use common::{fixture, truth};
+
+const LINE: u64 = 64;
+const BUILDS: [&str; 4] = [
+    "gcc-dwarf5-base",
+    "gcc-dwarf5-after",
+    "clang-dwarf4-rt",
+    "gcc-dwarf4-stats",
+];
+
+fn rules(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/rules")
+        .join(name)
+}
+
+fn check(rules_files: &[PathBuf], build: &str) -> (Report, bool) {
+    let opts = CheckOptions {
+        rules: rules_files.to_vec(),
+        builds: vec![Build {
+            config: build.to_owned(),
+            path: fixture(build),
+        }],
+        baseline: Vec::new(),
+        fail_on: Severity::Error,
+        cacheline: None,
+        reading: commands::Source::Auto.into(),
+    };
+    let out = cli::check(&opts, Format::Json).unwrap_or_else(|e| panic!("{e}"));
+    (serde_json::from_str(&out.stdout).unwrap(), out.failed)
+}
+
+/// One field's contexts: `(name, reads, writes)`.
+type Field = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+/// What tests/rules/lru-contexts.toml says, for the members the
+/// compiler's truth has offsets of (min_seq has none and is left out).
+const TOML_FIELDS: &[Field] = &[
+    ("max_seq", &["refault", "reclaim", "add"], &[]),
+    ("enabled", &["add", "reclaim"], &[]),
+    ("gen", &["add"], &[]),
+    ("seg", &["add"], &[]),
+    ("list", &["reclaim"], &[]),
+    ("folios", &["reclaim"], &["add"]),
+    ("nr_pages", &[], &["add", "reclaim"]),
+    ("evicted", &[], &["reclaim"]),
+    ("refaulted", &["reclaim"], &["refault"]),
+];
+
+/// What tests/rules/lru-contexts.rst says (tx and rx), likewise.
+const RST_FIELDS: &[Field] = &[
+    ("max_seq", &["tx", "rx"], &[]),
+    ("evicted", &[], &["tx"]),
+    ("refaulted", &[], &["rx"]),
+    ("enabled", &["tx", "rx"], &[]),
+    ("gen", &["tx"], &[]),
+    ("seg", &["rx"], &[]),
+];
+
+/// The flagged pairs of lru_gen_folio in root mem_cgroup_per_node (a
+/// 64-byte aligned root: one placement), as unordered names with the kind.
+fn expected(
+    build: &str,
+    fields: &[Field],
+    lockless: &[&str],
+) -> BTreeSet<(&'static str, &'static str, Kind)> {
+    let t = truth(&fixture(build), !build.contains("nolrugen"));
+    let base = t["mem_cgroup_per_node.lruvec.lrugen"].0;
+    let lines: HashMap<&str, (u64, u64)> = fields
+        .iter()
+        .map(|(name, _, _)| {
+            let (offset, size) = t[format!("lru_gen_folio.{name}").as_str()];
+            let start = base + offset;
+            (*name, (start / LINE, (start + size - 1) / LINE))
+        })
+        .collect();
+    let uses = |f: &Field, c: &str| f.1.contains(&c) || f.2.contains(&c);
+    // Who writes A and which of B's contexts suffer: the worst writer.
+    let harm = |a: &Field, b: &Field| -> Option<bool> {
+        let mut worst = None;
+        for w in a.2 {
+            let hurt = b.1.iter().chain(b.2.iter()).any(|d| d != w && !uses(a, d));
+            if hurt {
+                let many = lockless.contains(w);
+                worst = Some(worst.unwrap_or(false) || many);
+            }
+        }
+        worst
+    };
+    let mut out = BTreeSet::new();
+    for (i, a) in fields.iter().enumerate() {
+        for b in &fields[i + 1..] {
+            let (la, lb) = (lines[a.0], lines[b.0]);
+            if la.1 < lb.0 || lb.1 < la.0 {
+                continue;
+            }
+            let kind = |o: &Field, many: bool| {
+                if !many {
+                    Kind::CrossContext
+                } else if o.2.iter().any(|c| lockless.contains(c)) {
+                    Kind::WriteVsWrite
+                } else if o.2.is_empty() {
+                    Kind::FalseSharing
+                } else {
+                    Kind::WriteVsLocked
+                }
+            };
+            let found = match (harm(a, b), harm(b, a)) {
+                (None, None) => continue,
+                (Some(ma), Some(mb)) if mb && !ma => kind(a, true),
+                (Some(ma), _) => kind(b, ma),
+                (None, Some(mb)) => kind(a, mb),
+            };
+            let (x, y) = if a.0 < b.0 { (a.0, b.0) } else { (b.0, a.0) };
+            out.insert((x, y, found));
+        }
+    }
+    out
+}
+
+fn found(report: &Report, fields: &[Field]) -> BTreeSet<(String, String, Kind)> {
+    let known = |n: &str| fields.iter().any(|f| f.0 == n);
+    report
+        .findings
+        .iter()
+        .chain(&report.allowed)
+        .filter(|f| f.root == "mem_cgroup_per_node" && known(&f.a.name) && known(&f.b.name))
+        .map(|f| {
+            let (x, y) = if f.a.name < f.b.name {
+                (f.a.name.clone(), f.b.name.clone())
+            } else {
+                (f.b.name.clone(), f.a.name.clone())
+            };
+            (x, y, f.kind)
+        })
+        .collect()
+}
+
+fn owned(set: BTreeSet<(&str, &str, Kind)>) -> BTreeSet<(String, String, Kind)> {
+    set.into_iter()
+        .map(|(a, b, k)| (a.to_owned(), b.to_owned(), k))
+        .collect()
+}
+
+#[test]
+fn context_rules_flag_what_the_contexts_say_on_every_config() {
+    let mut flagged = 0;
+    for build in BUILDS {
+        let (report, _) = check(&[rules("lru-contexts.toml")], build);
+        let want = expected(build, TOML_FIELDS, &["refault"]);
+        flagged += want.len();
+        assert_eq!(found(&report, TOML_FIELDS), owned(want), "{build}");
+    }
+    // The oracle is not vacuous: the fixtures put several pairs on lines.
+    assert!(flagged >= 8, "{flagged}");
+}
+
+#[test]
+fn one_context_on_a_line_is_true_sharing() {
+    // gen and seg are read only in add, and folios is written in add:
+    // when they share a line, nothing between them is flagged.
+    for build in BUILDS {
+        let (report, _) = check(&[rules("lru-contexts.toml")], build);
+        let pair = |x: &str, y: &str| {
+            report
+                .findings
+                .iter()
+                .any(|f| (f.a.name == x && f.b.name == y) || (f.a.name == y && f.b.name == x))
+        };
+        assert!(!pair("gen", "folios"), "{build}");
+        assert!(!pair("seg", "folios"), "{build}");
+    }
+}
+
+#[test]
+fn net_cachelines_writes_are_their_owners_unless_a_context_is_declared_lockless() {
+    let dir = std::env::temp_dir().join(format!("cachelint-ctx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lockless = dir.join("rx-lockless.toml");
+    std::fs::write(&lockless, "[contexts]\nrx = \"lockless\"\n").unwrap();
+    for build in BUILDS {
+        // As the tables mean them: every write is its context's owner's.
+        let (report, failed) = check(&[rules("lru-contexts.rst")], build);
+        let want = expected(build, RST_FIELDS, &[]);
+        assert_eq!(found(&report, RST_FIELDS), owned(want), "{build}");
+        assert!(!failed, "{build}: no error from serialized writers");
+        assert!(
+            report.findings.iter().all(|f| f.severity < Severity::Error),
+            "{build}"
+        );
+        // A rules file that says rx writes locklessly turns rx's writes
+        // into false sharing (and the table's contexts stay).
+        let (report, _) = check(&[rules("lru-contexts.rst"), lockless.clone()], build);
+        let want = expected(build, RST_FIELDS, &["rx"]);
+        assert_eq!(found(&report, RST_FIELDS), owned(want), "{build}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_cross_context_diagnostic_says_who_writes_and_which_contexts_meet() {
+    let (report, _) = check(&[rules("lru-contexts.rst")], "gcc-dwarf5-base");
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.kind == Kind::CrossContext && f.a.name == "refaulted")
+        .expect("refaulted (rx writes) shares a line with a tx reader");
+    assert!(
+        f.description
+            .contains("rx writes refaulted (one CPU at a time)"),
+        "{}",
+        f.description
+    );
+    assert!(
+        f.description.contains("tx uses the line"),
+        "{}",
+        f.description
+    );
+    assert_eq!(f.a.contexts.as_deref(), Some("rx: write"));
+    assert_eq!(f.severity, Severity::Warning);
+}
+
+#[test]
+fn context_rule_mistakes_are_located() {
+    let dir = std::env::temp_dir().join(format!("cachelint-ctxerr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "[contexts]\ntx = \"serialized\"\n[lru_gen_folio]\nmax_seq = { read = [\"xt\"] }\n",
+            ":4:1: 'max_seq' names context 'xt', which is not declared; the contexts are tx",
+        ),
+        (
+            "[lru_gen_folio]\nmax_seq = { read = [\"tx\"] }\n",
+            ":2:1: 'max_seq' names context 'tx', which is not declared; declare it under [contexts]",
+        ),
+        (
+            "[contexts]\ntx = \"owner\"\n",
+            ":2:6: unknown writers 'owner' for context 'tx'",
+        ),
+        (
+            "[contexts]\ntx = \"serialized\"\n[lru_gen_folio]\nmax_seq = { read = [\"tx\"], wirte = [\"tx\"] }\n",
+            ":4:28: unknown key 'wirte' in the rule for 'max_seq'",
+        ),
+        (
+            "[contexts]\ntx = \"serialized\"\n[lru_gen_folio]\nmax_seq = { read = [] }\n",
+            ":4:1: the rule for 'max_seq' names no context",
+        ),
+        (
+            "adjacent-lines = 1\n[a]\nx = \"hot-read\"\n",
+            ":1:18: 'adjacent-lines' must be true or false",
+        ),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let path = dir.join(format!("bad{i}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let opts = CheckOptions {
+            rules: vec![path.clone()],
+            builds: vec![Build {
+                config: "base".into(),
+                path: fixture("gcc-dwarf5-base"),
+            }],
+            baseline: Vec::new(),
+            fail_on: Severity::Error,
+            cacheline: None,
+            reading: commands::Source::Auto.into(),
+        };
+        let err = cli::check(&opts, Format::Text).unwrap_err().to_string();
+        assert!(err.contains(want), "{text}\n{err}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
