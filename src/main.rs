@@ -17,6 +17,7 @@ use cachelint::render::{self, Format, Output, Render};
 use cachelint::report::Checked;
 use cachelint::report::diagram::{DiagramReport, Style};
 use cachelint::report::diff::DiffReport;
+use cachelint::report::footprint::FootprintReport;
 use cachelint::report::layout::{LayoutReport, OffsetofReport};
 use cachelint::report::offsets::OffsetsReport;
 use cachelint::rules::{Class, Kind, Severity};
@@ -129,6 +130,33 @@ enum Command {
         #[command(flatten)]
         input: InputArgs,
     },
+    /// The cachelines each context (path of execution: tx, rx, ...)
+    /// touches in a struct, against the fewest its fields fit in.
+    ///
+    /// Per build, struct and context: the fields the context uses, their
+    /// bytes, the lines they occupy (counted from the struct's start) and
+    /// the optimum ceil(bytes / line), with the union of the contexts last,
+    /// the columns of the netdev analysis behind the 6.8 reorganisation.
+    /// Contexts come from net_cachelines tables (tx, rx) or from context
+    /// rules (FIELD = { read = [...], write = [...] }). Members a rule
+    /// names that a build lacks are counted and listed.
+    #[command(after_help = FOOTPRINT_EXAMPLES)]
+    Footprint {
+        /// Rules file(s), as for `check`.
+        #[arg(long, required = true)]
+        rules: Vec<PathBuf>,
+        /// Builds: FILE or NAME=FILE.
+        #[arg(required = true, value_name = "BUILD")]
+        builds: Vec<String>,
+        /// Structs to count (default: every struct with context rules).
+        #[arg(long = "type", value_name = "TYPE")]
+        types: Vec<String>,
+        /// Output format.
+        #[arg(long, default_value = "text", value_parser = formats::<FootprintReport>())]
+        format: Format,
+        #[command(flatten)]
+        input: InputArgs,
+    },
     /// Offsets, sizes and cachelines of paths, one column per build
     /// (config), with the rows whose lines differ marked.
     ///
@@ -224,6 +252,11 @@ const OFFSETS_EXAMPLES: &str = "Examples:
 
 Arguments that name existing files (FILE or NAME=FILE) are builds; the rest
 are paths. Rows whose cachelines differ between builds say 'differ'.";
+
+const FOOTPRINT_EXAMPLES: &str = "Examples:
+  cachelint footprint --rules Documentation/networking/net_cachelines/tcp_sock.rst vmlinux
+  cachelint footprint --rules net_cachelines/tcp_sock.rst --rules net_cachelines/net_device.rst \\
+      v6.1=vmlinux-6.1 v6.12=vmlinux-6.12 --type tcp_sock --format markdown";
 
 const DIFF_EXAMPLES: &str = "Examples:
   cachelint diff old/vmlinux new/vmlinux mem_cgroup_per_node lruvec lru_gen_folio
@@ -496,6 +529,22 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 reading: input.reading()?,
             })?;
             render::output(&report, format, "check")
+        }
+        Command::Footprint {
+            rules,
+            builds,
+            types,
+            format,
+            input,
+        } => {
+            let builds: Vec<Build> = builds
+                .iter()
+                .map(|b| Build::parse(b))
+                .collect::<Result<_, _>>()?;
+            let cacheline = input.cacheline;
+            let report =
+                commands::footprint_report(&rules, &builds, &types, cacheline, &input.reading()?)?;
+            render::output(&report, format, "footprint")
         }
         Command::Offsets {
             items,

@@ -289,3 +289,89 @@ fn context_rule_mistakes_are_located() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn footprint_counts_lines_and_bytes_from_the_compilers_offsets() {
+    // Contexts whose fields all have compiler offsets: add and refault.
+    let wanted: [(&str, &[&str]); 2] = [
+        (
+            "add",
+            &["max_seq", "enabled", "gen", "seg", "folios", "nr_pages"],
+        ),
+        ("refault", &["max_seq", "refaulted"]),
+    ];
+    for build in BUILDS {
+        let file = fixture(build);
+        let t = truth(&file, true);
+        let rules_file = rules("lru-contexts.toml");
+        let (code, out, err) = common::cachelint(&[
+            "footprint",
+            "--rules",
+            rules_file.to_str().unwrap(),
+            file.to_str().unwrap(),
+            "--type",
+            "lru_gen_folio",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let ty = &json["builds"][0]["types"][0];
+        let size = t["lru_gen_folio"].1;
+        assert_eq!(ty["size"], size);
+        assert_eq!(ty["size_lines"], size.div_ceil(LINE));
+        for (context, fields) in wanted {
+            let row = ty["contexts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["context"] == context)
+                .unwrap_or_else(|| panic!("{build}: no row for {context}"));
+            let mut ranges: Vec<(u64, u64)> = fields
+                .iter()
+                .map(|f| {
+                    let (o, s) = t[format!("lru_gen_folio.{f}").as_str()];
+                    (o, o + s)
+                })
+                .collect();
+            ranges.sort();
+            let mut bytes = 0;
+            let mut to = 0;
+            let mut lines = BTreeSet::new();
+            for (a, b) in ranges {
+                bytes += b.saturating_sub(a.max(to));
+                to = to.max(b);
+                lines.extend(a / LINE..=(b - 1) / LINE);
+            }
+            assert_eq!(row["bytes"], bytes, "{build} {context}");
+            let got: Vec<u64> = row["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l.as_u64().unwrap())
+                .collect();
+            assert_eq!(
+                got,
+                lines.into_iter().collect::<Vec<_>>(),
+                "{build} {context}"
+            );
+            assert_eq!(row["optimum"], bytes.div_ceil(LINE), "{build} {context}");
+            assert_eq!(row["fields"].as_array().unwrap().len(), fields.len());
+        }
+        // The union of the three contexts comes last.
+        let last = ty["contexts"].as_array().unwrap().last().unwrap();
+        assert_eq!(last["context"], "refault+reclaim+add");
+    }
+}
+
+#[test]
+fn footprint_needs_context_rules() {
+    let (code, _, err) = common::cachelint(&[
+        "footprint",
+        "--rules",
+        rules("lru.toml").to_str().unwrap(),
+        fixture("gcc-dwarf5-base").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("the rules give no field a context"), "{err}");
+}

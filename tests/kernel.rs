@@ -713,7 +713,152 @@ fn every_net_cachelines_table_of_the_source_tree_loads_on_its_kernel() {
         args.extend(["--rules".to_owned(), table.display().to_string()]);
     }
     args.push(vmlinux().display().to_string());
+    args.extend(["--format".to_owned(), "json".to_owned()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, _, err) = common::cachelint(&args);
-    assert!(code == 0 || code == 1, "all tables: {err}");
+    let (code, out, err) = common::cachelint(&args);
+    // No table states lockless writes by many CPUs: no error.
+    assert_eq!(code, 0, "all tables: {err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["summary"]["errors"], 0);
+    eprintln!(
+        "all tables: {} errors, {} warnings (cross-context), {} notes",
+        report["summary"]["errors"], report["summary"]["warnings"], report["summary"]["notes"]
+    );
+}
+
+/// The members of one struct from `pahole -C` that C names directly:
+/// its own, and those of anonymous structs and unions in it (pahole prints
+/// those offsets from the start of the struct, as their own). Name →
+/// (offset, bytes touched); a
+/// bitfield touches the bytes its bits fall in.
+fn pahole_extents(block: &str) -> std::collections::HashMap<String, (u64, u64)> {
+    // One member list per open brace; the struct itself is the first.
+    let mut open: Vec<Vec<(String, u64, u64)>> = vec![Vec::new()];
+    let mut depth0 = true;
+    for line in block.lines() {
+        let trimmed = line.trim();
+        if depth0 {
+            // The `struct NAME {` line.
+            depth0 = !trimmed.ends_with('{');
+            continue;
+        }
+        if trimmed.ends_with('{') {
+            open.push(Vec::new());
+            continue;
+        }
+        let Some((decl, comment)) = trimmed.split_once("/*") else {
+            continue;
+        };
+        let Some(decl) = decl.trim().strip_suffix(';') else {
+            continue;
+        };
+        let decl = strip_attributes(decl);
+        let decl = decl.trim();
+        // `/* 0: 0  8 */` and `/* 0:32  8 */` alike.
+        let comment = comment.trim_end_matches("*/").replace(':', ": ");
+        let words: Vec<&str> = comment.split_whitespace().collect();
+        if let Some(rest) = decl.strip_prefix('}') {
+            // The end of a nested type: `};` anonymous, `} name;` named.
+            let inner = open.pop().unwrap_or_default();
+            let offset: u64 = words.first().and_then(|w| w.parse().ok()).unwrap_or(0);
+            let size: u64 = words.get(1).and_then(|w| w.parse().ok()).unwrap_or(0);
+            let parent = open.last_mut().expect("balanced braces");
+            match rest.trim() {
+                "" => parent.extend(inner),
+                name => parent.push((name.split('[').next().unwrap().to_owned(), offset, size)),
+            }
+            continue;
+        }
+        let last = decl.rsplit([' ', '*']).next().unwrap_or("");
+        let (name, bits) = match last.split_once(':') {
+            Some((n, b)) => (n.split('[').next().unwrap_or(n), b.parse::<u64>().ok()),
+            None => (last.split('[').next().unwrap_or(last), None),
+        };
+        let extent = match (words.as_slice(), bits) {
+            ([byte, bit, _], Some(bits)) if byte.ends_with(':') => {
+                let byte: u64 = byte.trim_end_matches(':').parse().unwrap();
+                let bit: u64 = bit.parse().unwrap();
+                (byte + bit / 8, (bit % 8 + bits).div_ceil(8))
+            }
+            ([offset, size], None) => match (offset.parse(), size.parse()) {
+                (Ok(o), Ok(s)) => (o, s),
+                _ => continue,
+            },
+            _ => continue,
+        };
+        if let Some(list) = open.last_mut() {
+            list.push((name.to_owned(), extent.0, extent.1));
+        }
+    }
+    open.swap_remove(0)
+        .into_iter()
+        .map(|(n, o, s)| (n, (o, s)))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a real kernel and its source tree: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn footprint_per_context_equals_a_count_from_paholes_offsets() {
+    let dir = kernel_source().join("Documentation/networking/net_cachelines");
+    let k = vmlinux();
+    for (table, ty) in [
+        ("tcp_sock.rst", "tcp_sock"),
+        ("net_device.rst", "net_device"),
+        ("netns_ipv4_sysctl.rst", "netns_ipv4"),
+    ] {
+        let (code, out, err) = common::cachelint(&[
+            "footprint",
+            "--rules",
+            dir.join(table).to_str().unwrap(),
+            k.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{table}: {err}");
+        let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let row = &json["builds"][0]["types"][0];
+        assert_eq!(row["name"], ty);
+        let extents = pahole_extents(&pahole(&["-C", ty, k.to_str().unwrap()]));
+        for c in row["contexts"].as_array().unwrap() {
+            let mut ranges: Vec<(u64, u64)> = c["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| {
+                    let f = f.as_str().unwrap();
+                    let (o, s) = *extents
+                        .get(f)
+                        .unwrap_or_else(|| panic!("{ty}: pahole has no member '{f}'"));
+                    (o, o + s)
+                })
+                .collect();
+            ranges.sort();
+            let (mut bytes, mut to, mut lines) = (0, 0, std::collections::BTreeSet::new());
+            for (a, b) in ranges {
+                bytes += b.saturating_sub(a.max(to));
+                to = to.max(b);
+                lines.extend(a / 64..=(b - 1) / 64);
+            }
+            let context = c["context"].as_str().unwrap();
+            assert_eq!(c["bytes"], bytes, "{ty} {context}");
+            let ours: Vec<u64> = c["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l.as_u64().unwrap())
+                .collect();
+            assert_eq!(
+                ours,
+                lines.iter().copied().collect::<Vec<_>>(),
+                "{ty} {context}"
+            );
+            assert_eq!(c["optimum"], bytes.div_ceil(64), "{ty} {context}");
+            eprintln!(
+                "{ty} {context}: {} fields, {bytes} bytes, {} lines, optimum {}, as pahole's offsets give",
+                c["fields"].as_array().unwrap().len(),
+                lines.len(),
+                bytes.div_ceil(64)
+            );
+        }
+    }
 }

@@ -6,6 +6,7 @@ mod annotate;
 pub mod compare;
 pub(crate) mod contexts;
 pub mod findings;
+pub mod footprint;
 pub(crate) mod ranges;
 pub(crate) mod validate;
 

@@ -20,6 +20,9 @@ pub(crate) enum Roots<'a> {
     FromRules,
     /// Exactly this type, which must exist.
     Only(&'a str),
+    /// Each of these types, as its own root; those the build lacks are
+    /// left out with a note.
+    Types(&'a [String]),
 }
 
 /// One root analysed.
@@ -70,8 +73,12 @@ pub(crate) fn analyze_loaded(
     roots: Roots<'_>,
 ) -> Result<Analyzed> {
     let mut names = needed_names(rules);
-    if let Roots::Only(name) = roots {
-        names.insert(name);
+    match roots {
+        Roots::Only(name) => {
+            names.insert(name);
+        }
+        Roots::Types(types) => names.extend(types.iter().map(String::as_str)),
+        Roots::FromRules => {}
     }
     let line = cacheline.or(rules.cacheline).unwrap_or(loaded.cacheline);
     let mut present = loaded.find_present(&names)?;
@@ -82,6 +89,11 @@ pub(crate) fn analyze_loaded(
             }
             vec![name.to_owned()]
         }
+        Roots::Types(types) => types
+            .iter()
+            .filter(|t| present.types.contains_key(t.as_str()))
+            .cloned()
+            .collect(),
         Roots::FromRules => {
             let mut names = rules_roots(rules, &present.types);
             let discover = discovered_present(rules, &present.types);

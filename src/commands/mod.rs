@@ -13,12 +13,14 @@ mod builds;
 mod check;
 mod diagram;
 mod diff;
+mod footprint;
 mod offsets;
 
 pub use crate::load::{Build, Reading, Source};
 pub use check::{CheckOptions, check};
 pub use diagram::{DiagramOptions, MIN_WIDTH, Selection, diagram};
 pub use diff::{DiffOptions, diff};
+pub use footprint::footprint_report;
 pub use offsets::offsets;
 
 use std::path::Path;

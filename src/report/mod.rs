@@ -12,6 +12,7 @@ pub use elements::Elements;
 pub mod diagram;
 pub mod diff;
 pub(crate) mod elements;
+pub mod footprint;
 pub mod layout;
 pub mod offsets;
 pub(crate) mod stands_for;

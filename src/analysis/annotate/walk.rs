@@ -388,9 +388,14 @@ impl Walker<'_, '_> {
             ),
             None => (None, None, None, Origin::None),
         };
+        // A net_cachelines table documents what it documents: its missing
+        // rows are the table's lint, not a suggestion to write one.
         if class.is_none()
             && let Some(frame) = frames.last()
             && self.index.annotated(&frame.ty)
+            && self.index.rules[frame.ty.as_str()]
+                .values()
+                .any(|r| r.source == crate::rules::Source::Rules)
             && let Some(atomic) = shape
                 .names
                 .iter()
