@@ -10,7 +10,10 @@ use crate::model::{Composite, CompositeKind, Member, SourceLoc, Type, TypeId, Ty
 pub const GROUP_BEGIN: &str = "__cacheline_group_begin__";
 /// Prefix of the kernel's `__cacheline_group_end(GROUP)` marker members.
 pub const GROUP_END: &str = "__cacheline_group_end__";
-/// The kernel's `CACHELINE_PADDING()` member type.
+/// The name prefix of the empty struct that pads an aligned group's end
+/// (`__cacheline_group_end_aligned`).
+pub const GROUP_PAD: &str = "__cacheline_group_pad__";
+/// The type of `CACHELINE_PADDING()` members.
 pub const PADDING_TYPE: &str = "cacheline_padding";
 
 /// A data member placed in the root type.

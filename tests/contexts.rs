@@ -375,3 +375,47 @@ fn footprint_needs_context_rules() {
     assert_eq!(code, 2);
     assert!(err.contains("the rules give no field a context"), "{err}");
 }
+
+#[test]
+fn a_table_is_linted_against_the_binary() {
+    // tests/rules/lru-contexts.rst on the fixture's RFC 3/3 layout, where
+    // evicted[] and refaulted[] sit in the aligned group lrugen_stats and
+    // nothing else is in a group. By hand from fixtures/src/mm_lru.h:
+    // lru_gen_folio has 14 members besides the group's markers and pad;
+    // the table has rows for 8 (list's without an access), so 6 have none.
+    let dir = std::env::temp_dir().join(format!("cachelint-lint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let table = dir.join("lru_gen_folio.rst");
+    let text = std::fs::read_to_string(rules("lru-contexts.rst")).unwrap()
+        + "u8                  gen                     read_mostly\n";
+    std::fs::write(&table, &text).unwrap();
+    let duplicate_line = text.lines().count();
+    let (report, _) = check(std::slice::from_ref(&table), "gcc-dwarf5-after");
+    let notes = report.notes.join("\n");
+    assert!(
+        notes.contains(
+            "6 of the 14 members of struct lru_gen_folio have no row: timestamps, folios, \
+             nr_pages, avg_refaulted, avg_total, protected"
+        ),
+        "{notes}"
+    );
+    assert!(
+        notes.contains(&format!(
+            ":{duplicate_line}:21: duplicate row for 'gen' (first at line 15)"
+        )),
+        "{notes}"
+    );
+    for outside in ["max_seq", "min_seq", "enabled", "gen", "seg"] {
+        assert!(
+            notes.contains(&format!("'{outside}' is on the fast path")),
+            "{outside}: {notes}"
+        );
+    }
+    for inside in ["evicted", "refaulted"] {
+        assert!(
+            !notes.contains(&format!("'{inside}' is on the fast path")),
+            "{notes}"
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

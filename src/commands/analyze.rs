@@ -175,6 +175,11 @@ fn analyze_roots(
     let types: HashMap<String, TypeId> = found.iter().map(|(n, f)| (n.clone(), f.id)).collect();
     let checks = analysis::validate::validate(table, &types, rules);
     let tag = |text: &str| format!("[{}] {text}", build.config);
+    notes.extend(
+        analysis::validate::lint_tables(table, &types, rules)
+            .iter()
+            .map(|n| tag(n)),
+    );
     notes.extend(found.values().filter_map(|f| f.note.as_deref()).map(tag));
     let mut analysed = Vec::new();
     for root in root_names {

@@ -13,11 +13,10 @@ use super::abi::{self, Abi, Laid, Piece, Recipe, Types};
 use super::infer::{Compiled, View};
 use super::{Item, NewType, Plan, Shape, TypePlan};
 use crate::error::{Error, Result};
-use crate::layout::{GROUP_BEGIN, GROUP_END};
+use crate::layout::{GROUP_BEGIN, GROUP_END, GROUP_PAD};
 use crate::model::{Composite, CompositeKind, MAX_TYPE_DEPTH, Member, Type, TypeId, TypeTable};
 
 /// Prefix of the padding member `__cacheline_group_end_aligned()` adds.
-const GROUP_PAD: &str = "__cacheline_group_pad__";
 
 /// What was re-laid out, for the notes.
 #[derive(Clone, Debug, PartialEq, Eq)]

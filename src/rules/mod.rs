@@ -288,6 +288,9 @@ pub struct TypeRules {
     pub at: Location,
     /// Field annotations, in file order.
     pub fields: Vec<FieldRule>,
+    /// For a net_cachelines table: the member every row names, with or
+    /// without an access (a row without one documents the member).
+    pub rows: Vec<String>,
 }
 
 /// A member named as `TYPE.path` (in `[[allow]]`).
@@ -648,6 +651,7 @@ impl Rules {
                         }
                         mine.fields.push(rule);
                     }
+                    mine.rows.extend(ty.rows);
                 }
                 None => self.types.push(ty),
             }

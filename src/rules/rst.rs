@@ -51,7 +51,9 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
         ));
     };
     let mut name = title_name(&lines[..header_line]);
-    let mut fields = Vec::new();
+    let mut fields: Vec<FieldRule> = Vec::new();
+    let mut rows: Vec<(String, usize)> = Vec::new();
+    let mut notes = Vec::new();
     for (i, line) in lines.iter().enumerate().skip(header_line + 1) {
         if line.trim().is_empty() || is_border(line) {
             continue;
@@ -82,15 +84,23 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
         };
         let tx = access_of(row.tx)?;
         let rx = access_of(row.rx)?;
-        let Some(access) = combine(tx, rx) else {
-            continue;
-        };
         let path = row.name.split('[').next().unwrap_or("");
         if !valid_member_path(path) {
             return Err(
                 located(i, row.name_at).error(format!("'{}' is not a member name", row.name))
             );
         }
+        if let Some((_, first)) = rows.iter().find(|(r, _)| r == path) {
+            notes.push(format!(
+                "{}: duplicate row for '{path}' (first at line {first}); this row is skipped",
+                located(i, row.name_at)
+            ));
+            continue;
+        }
+        rows.push((path.to_owned(), i + 1));
+        let Some(access) = combine(tx, rx) else {
+            continue;
+        };
         fields.push(FieldRule {
             path: path.to_owned(),
             class: if access.writes.is_empty() {
@@ -122,8 +132,10 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
             name,
             at: located(header_line, 0),
             fields,
+            rows: rows.into_iter().map(|(r, _)| r).collect(),
         }],
         contexts,
+        notes,
         ..Rules::default()
     })
 }

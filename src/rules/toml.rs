@@ -262,6 +262,7 @@ impl Parser<'_> {
             name: ty_name.to_owned(),
             at: self.at(key),
             fields,
+            rows: Vec::new(),
         })
     }
 

@@ -3,6 +3,9 @@
 //! is an error (it fits no build) and what is a note (absent in one config).
 
 mod lock;
+mod table;
+
+pub(crate) use table::lint as lint_tables;
 
 use std::collections::HashMap;
 
