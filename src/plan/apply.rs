@@ -16,8 +16,6 @@ use crate::error::{Error, Result};
 use crate::layout::{GROUP_BEGIN, GROUP_END, GROUP_PAD};
 use crate::model::{Composite, CompositeKind, MAX_TYPE_DEPTH, Member, Type, TypeId, TypeTable};
 
-/// Prefix of the padding member `__cacheline_group_end_aligned()` adds.
-
 /// What was re-laid out, for the notes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Change {
