@@ -127,6 +127,16 @@ enum Command {
         /// Lowest severity that makes the exit code 1.
         #[arg(long, value_enum, default_value_t = Severity::Error)]
         fail_on: Severity,
+        /// For every line FIELD occupies (a name, a path from the root, or
+        /// TYPE.member), list each annotated neighbour and the verdict on
+        /// the pair, flagged or not, with its reason.
+        #[arg(long, value_name = "FIELD")]
+        explain: Option<String>,
+        /// Also report pairs on the two lines of one 128-byte aligned pair
+        /// (the spatial prefetcher pulls both), as adjacent-lines notes;
+        /// the rules setting is adjacent-lines = true.
+        #[arg(long)]
+        adjacent_lines: bool,
         #[command(flatten)]
         input: InputArgs,
     },
@@ -512,9 +522,13 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             baseline,
             format,
             fail_on,
+            explain,
+            adjacent_lines,
             input,
         } => {
             let report = commands::check(&CheckOptions {
+                explain,
+                adjacent_lines,
                 rules,
                 builds: builds
                     .iter()

@@ -187,6 +187,8 @@ fn check_from_btf_finds_what_check_from_dwarf_finds() {
                 fail_on: cachelint::rules::Severity::Error,
                 cacheline: None,
                 reading: source.into(),
+                explain: None,
+                adjacent_lines: false,
             },
             Format::Json,
         )

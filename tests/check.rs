@@ -36,6 +36,8 @@ fn options(rules_files: &[PathBuf], builds: &[(&str, PathBuf)]) -> CheckOptions 
         fail_on: Severity::Error,
         cacheline: None,
         reading: commands::Source::Auto.into(),
+        explain: None,
+        adjacent_lines: false,
     }
 }
 

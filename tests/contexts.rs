@@ -41,6 +41,8 @@ fn check(rules_files: &[PathBuf], build: &str) -> (Report, bool) {
         fail_on: Severity::Error,
         cacheline: None,
         reading: commands::Source::Auto.into(),
+        explain: None,
+        adjacent_lines: false,
     };
     let out = cli::check(&opts, Format::Json).unwrap_or_else(|e| panic!("{e}"));
     (serde_json::from_str(&out.stdout).unwrap(), out.failed)
@@ -283,6 +285,8 @@ fn context_rule_mistakes_are_located() {
             fail_on: Severity::Error,
             cacheline: None,
             reading: commands::Source::Auto.into(),
+            explain: None,
+            adjacent_lines: false,
         };
         let err = cli::check(&opts, Format::Text).unwrap_err().to_string();
         assert!(err.contains(want), "{text}\n{err}");
@@ -418,4 +422,132 @@ fn a_table_is_linted_against_the_binary() {
         );
     }
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn adjacent_line_pairs_are_their_own_kind_and_only_when_asked() {
+    // tests/rules/lru.toml: evicted[] and refaulted[] are lockless-write,
+    // and every other field below is one they are flagged with on a line
+    // (hot-read, lock-protected, or each other). Root mem_cgroup_per_node
+    // is 64-byte aligned, so it sits at either half of a 128-byte pair:
+    // two fields are on one pair but no line exactly when their nearest
+    // lines are neighbours.
+    let writers = ["evicted", "refaulted"];
+    let others = [
+        "max_seq",
+        "enabled",
+        "gen",
+        "seg",
+        "list",
+        "folios",
+        "nr_pages",
+        "protected",
+        "evicted",
+        "refaulted",
+    ];
+    let dir = std::env::temp_dir().join(format!("cachelint-adj-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let on = dir.join("on.toml");
+    std::fs::write(&on, "adjacent-lines = true\n").unwrap();
+    let mut seen = 0;
+    for build in BUILDS {
+        let t = truth(&fixture(build), true);
+        let base = t["mem_cgroup_per_node.lruvec.lrugen"].0;
+        let lines = |f: &str| {
+            let (o, s) = t[format!("lru_gen_folio.{f}").as_str()];
+            ((base + o) / LINE, (base + o + s - 1) / LINE)
+        };
+        let mut want = BTreeSet::new();
+        for w in writers {
+            for o in others.iter().filter(|o| **o != w) {
+                let (a, b) = (lines(w), lines(o));
+                let gap = b.0.saturating_sub(a.1).max(a.0.saturating_sub(b.1));
+                if gap == 1 {
+                    let (x, y) = if w < *o { (w, *o) } else { (*o, w) };
+                    want.insert((x.to_owned(), y.to_owned()));
+                }
+            }
+        }
+        let pairs = |report: &Report| -> BTreeSet<(String, String)> {
+            report
+                .findings
+                .iter()
+                .filter(|f| f.kind == Kind::AdjacentLines && f.root == "mem_cgroup_per_node")
+                .filter(|f| {
+                    let known = |n: &str| others.contains(&n);
+                    known(&f.a.name)
+                        && known(&f.b.name)
+                        && (writers.contains(&f.a.name.as_str())
+                            || writers.contains(&f.b.name.as_str()))
+                })
+                .map(|f| {
+                    let (a, b) = (f.a.name.clone(), f.b.name.clone());
+                    if a < b { (a, b) } else { (b, a) }
+                })
+                .collect()
+        };
+        let (plain, _) = check(&[rules("lru.toml")], build);
+        assert!(pairs(&plain).is_empty(), "{build}: only when asked");
+        let (report, _) = check(&[rules("lru.toml"), on.clone()], build);
+        assert_eq!(pairs(&report), want, "{build}");
+        assert!(
+            report
+                .findings
+                .iter()
+                .filter(|f| f.kind == Kind::AdjacentLines)
+                .all(|f| f.severity == Severity::Note)
+        );
+        seen += want.len();
+    }
+    assert!(seen > 0, "the fixtures have adjacent pairs");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn explain_gives_every_neighbour_a_verdict_and_a_reason() {
+    // nr_pages is written only under lru_lock, like folios next to it:
+    // not flagged, with the lock as the reason; every line it occupies
+    // (from the compiler's offsets) is explained.
+    let build = "gcc-dwarf5-base";
+    let t = truth(&fixture(build), true);
+    let base = t["mem_cgroup_per_node.lruvec.lrugen"].0;
+    let (o, s) = t["lru_gen_folio.nr_pages"];
+    let (first, last) = ((base + o) / LINE, (base + o + s - 1) / LINE);
+    let opts = CheckOptions {
+        rules: vec![rules("lru.toml")],
+        builds: vec![Build {
+            config: build.to_owned(),
+            path: fixture(build),
+        }],
+        baseline: Vec::new(),
+        fail_on: Severity::Error,
+        cacheline: None,
+        reading: commands::Source::Auto.into(),
+        explain: Some("mem_cgroup_per_node.lruvec.lrugen.nr_pages".into()),
+        adjacent_lines: false,
+    };
+    let out = cli::check(&opts, Format::Json).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let lines: Vec<u64> = report["explained"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, (first..=last).collect::<Vec<_>>());
+    for l in report["explained"].as_array().unwrap() {
+        for n in l["neighbours"].as_array().unwrap() {
+            assert!(!n["reason"].as_str().unwrap().is_empty());
+            if n["path"].as_str().unwrap().ends_with("lrugen.folios") {
+                assert!(n["kind"].is_null());
+                assert!(n["reason"].as_str().unwrap().contains("lru_lock"), "{n}");
+            }
+        }
+    }
+    let opts = CheckOptions {
+        explain: Some("no_such_field".into()),
+        ..opts
+    };
+    let err = cli::check(&opts, Format::Text).unwrap_err().to_string();
+    assert!(err.contains("--explain 'no_such_field'"), "{err}");
 }

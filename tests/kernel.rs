@@ -267,6 +267,8 @@ fn check_finds_the_threads_false_sharing_where_pahole_puts_the_fields() {
             fail_on: cachelint::rules::Severity::Error,
             cacheline: None,
             reading: commands::Source::Auto.into(),
+            explain: None,
+            adjacent_lines: false,
         },
         Format::Json,
     )

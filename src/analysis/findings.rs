@@ -352,7 +352,7 @@ struct Shared {
 /// The kind of a pair, ordered so that the more disruptive side (the
 /// writer) comes first: by the severity matrix for two shorthand fields,
 /// on the context scale ([`contexts`]) when either has a context rule.
-fn classify(
+pub(crate) fn classify(
     spans: &[Span],
     usages: Option<&[Usage<'_>]>,
     i: usize,

@@ -5,6 +5,7 @@
 mod annotate;
 pub mod compare;
 pub(crate) mod contexts;
+pub mod explain;
 pub mod findings;
 pub mod footprint;
 pub(crate) mod ranges;

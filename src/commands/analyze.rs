@@ -218,3 +218,24 @@ fn analyze_roots(
         type_sizes,
     })
 }
+
+/// `--explain FIELD` on every root of a build analysed.
+pub(crate) fn explained(
+    analyzed: &Analyzed,
+    field: &str,
+    rules: &Rules,
+) -> Vec<crate::report::explain::ExplainedLine> {
+    let mut out = Vec::new();
+    for root in &analyzed.roots {
+        let a = &root.analysis;
+        let spans = analysis::explain::matching(a, field);
+        for line in analysis::explain::explain(a, &spans, rules) {
+            out.push(crate::report::explain::ExplainedLine::new(
+                &analyzed.config,
+                a,
+                &line,
+            ));
+        }
+    }
+    out
+}

@@ -10,6 +10,7 @@ use super::builds;
 use crate::analysis::validate::Check;
 use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
+use crate::report::explain::ExplainedLine;
 use crate::report::{
     BuildInfo, Checked, Identity, PairKey, REPORT_VERSION, Report, ReportFinding, RootInfo, Summary,
 };
@@ -31,11 +32,16 @@ pub struct CheckOptions {
     pub cacheline: Option<u64>,
     /// DWARF, BTF, or whichever the files have.
     pub reading: Reading,
+    /// `--explain FIELD`: the field whose lines to explain.
+    pub explain: Option<String>,
+    /// `--adjacent-lines`: also report pairs on one 128-byte pair of lines.
+    pub adjacent_lines: bool,
 }
 
 /// Runs `check`.
 pub fn check(opts: &CheckOptions) -> Result<Checked> {
-    let rules = Rules::load(&opts.rules)?;
+    let mut rules = Rules::load(&opts.rules)?;
+    rules.adjacent_lines |= opts.adjacent_lines;
     let mut labels = HashSet::new();
     for b in &opts.builds {
         if !labels.insert(&b.config) {
@@ -46,7 +52,13 @@ pub fn check(opts: &CheckOptions) -> Result<Checked> {
         }
     }
     let results = builds::in_order(&opts.builds, |build| {
-        run_build(build, &rules, opts.cacheline, &opts.reading)
+        run_build(
+            build,
+            &rules,
+            opts.cacheline,
+            &opts.reading,
+            opts.explain.as_deref(),
+        )
     })?;
     let checks: Vec<&[(Location, Check)]> = results.iter().map(|r| r.checks.as_slice()).collect();
     let mut notes = rules_fit(&rules, &opts.builds, &opts.reading, &checks)?;
@@ -57,6 +69,7 @@ pub fn check(opts: &CheckOptions) -> Result<Checked> {
     };
     let mut in_baseline = 0;
     for r in results {
+        report.explained.extend(r.explained);
         report.builds.push(r.info);
         notes.extend(r.notes);
         report.allowed.extend(r.allowed);
@@ -77,6 +90,14 @@ pub fn check(opts: &CheckOptions) -> Result<Checked> {
     report
         .allowed
         .sort_by_key(|f| std::cmp::Reverse(f.severity));
+    if let Some(field) = &opts.explain
+        && report.explained.is_empty()
+    {
+        return Err(Error::Usage(format!(
+            "--explain '{field}': no field of that name in any root analysed; \
+             name it as a path from the root, a member name, or TYPE.member"
+        )));
+    }
     let mut seen = HashSet::new();
     notes.retain(|n| seen.insert(n.clone()));
     report.notes = notes;
@@ -97,6 +118,7 @@ struct BuildResult {
     allowed: Vec<ReportFinding>,
     checks: Vec<(Location, Check)>,
     notes: Vec<String>,
+    explained: Vec<ExplainedLine>,
 }
 
 fn run_build(
@@ -104,8 +126,13 @@ fn run_build(
     rules: &Rules,
     cacheline: Option<u64>,
     reading: &Reading,
+    explain: Option<&str>,
 ) -> Result<BuildResult> {
     let analyzed = analyze_build(build, rules, cacheline, Roots::FromRules, reading)?;
+    let explained = match explain {
+        Some(field) => super::analyze::explained(&analyzed, field, rules),
+        None => Vec::new(),
+    };
     let mut info = BuildInfo {
         config: analyzed.config.clone(),
         file: analyzed.file.clone(),
@@ -171,6 +198,7 @@ fn run_build(
         allowed,
         checks: analyzed.checks,
         notes,
+        explained,
     })
 }
 
@@ -286,7 +314,7 @@ impl Baseline {
                 Ok((configs, [report.findings, report.allowed].concat()))
             }
             None => {
-                let r = run_build(item, rules, cacheline, reading)?;
+                let r = run_build(item, rules, cacheline, reading, None)?;
                 Ok((vec![item.config.clone()], [r.findings, r.allowed].concat()))
             }
         })?;

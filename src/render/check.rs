@@ -1,6 +1,6 @@
 //! `check`: compiler-style diagnostics, the JSON report, or SARIF.
 
-use super::{Format, Output, Render, diagnostics, sarif, to_json};
+use super::{Format, Output, Render, diagnostics, explain, sarif, to_json};
 use crate::report::Checked;
 
 impl Render for Checked {
@@ -10,7 +10,7 @@ impl Render for Checked {
         let stdout = match format {
             Format::Json => to_json(&self.report),
             Format::Sarif => to_json(&sarif::report(&self.report)),
-            _ => diagnostics::report(&self.report),
+            _ => diagnostics::report(&self.report) + &explain::text(&self.report.explained),
         };
         // JSON and SARIF carry the notes inside.
         let notes = match format {

@@ -13,6 +13,7 @@ mod check;
 mod diagnostics;
 mod diagram;
 mod diff;
+mod explain;
 mod footprint;
 mod json;
 mod layout;

@@ -12,6 +12,7 @@ pub use elements::Elements;
 pub mod diagram;
 pub mod diff;
 pub(crate) mod elements;
+pub mod explain;
 pub mod footprint;
 pub mod layout;
 pub mod offsets;
@@ -45,6 +46,10 @@ pub struct Report {
     pub allowed: Vec<ReportFinding>,
     /// Notes: absent types per config, suggestions, locks outside roots.
     pub notes: Vec<String>,
+    /// `--explain FIELD`: every line of the field, its neighbours and the
+    /// verdicts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explained: Vec<explain::ExplainedLine>,
     /// Counts.
     pub summary: Summary,
 }
