@@ -107,9 +107,12 @@ pub fn asserts(opts: &AssertsOptions) -> Result<AssertsReport> {
                 .iter()
                 .map(|o| o.member.name.as_str())
                 .collect();
+            let (count, lie) = match names.len() {
+                1 => ("1 tabled member".to_owned(), "lies"),
+                n => (format!("{n} tabled members"), "lie"),
+            };
             report.notes.push(format!(
-                "{} tabled members of {} lie in no group whole, not asserted: {}",
-                names.len(),
+                "{count} of {} {lie} in no group whole, not asserted: {}",
                 report.c_type,
                 names.join(", ")
             ));
@@ -126,7 +129,7 @@ pub fn asserts(opts: &AssertsOptions) -> Result<AssertsReport> {
 
 /// A group with both markers, as the macros measure it.
 #[derive(Clone, Debug)]
-pub(crate) struct Closed {
+struct Closed {
     name: String,
     begin: u64,
     end: u64,
