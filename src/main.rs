@@ -217,11 +217,11 @@ enum Command {
         #[command(flatten)]
         input: InputArgs,
     },
-    /// Print the kernel-style check function of a struct: a
-    /// CACHELINE_ASSERT_GROUP_MEMBER for every tabled member a cacheline
-    /// group holds, a CACHELINE_ASSERT_GROUP_SIZE per group.
+    /// Print the kernel-style check function of a struct's cacheline
+    /// groups, or compare the kernel's own.
     ///
-    /// Members come from the rules (a net_cachelines table or TOML) and
+    /// A CACHELINE_ASSERT_GROUP_MEMBER for every tabled member a group
+    /// holds, a CACHELINE_ASSERT_GROUP_SIZE per group. Members come from the rules (a net_cachelines table or TOML) and
     /// groups from the build's __cacheline_group_begin/end markers; the
     /// sizes are those measured in the build, not budgets. --against
     /// compares the kernel's own function (in a C file) instead of
