@@ -9,12 +9,14 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use cachelint::commands::{
-    self, Build, CheckOptions, DiagramOptions, DiffOptions, Reading, Selection, Source,
+    self, AssertsOptions, Build, CheckOptions, DiagramOptions, DiffOptions, Reading, Selection,
+    Source,
 };
 use cachelint::diff::ListDepth;
 use cachelint::plan::Plan;
 use cachelint::render::{self, Format, Output, Render};
 use cachelint::report::Checked;
+use cachelint::report::asserts::AssertsReport;
 use cachelint::report::diagram::{DiagramReport, Style};
 use cachelint::report::diff::DiffReport;
 use cachelint::report::footprint::FootprintReport;
@@ -253,7 +255,46 @@ enum Command {
         #[command(flatten)]
         input: InputArgs,
     },
+    /// Print the kernel-style check function of a struct's cacheline
+    /// groups, or compare the kernel's own.
+    ///
+    /// A CACHELINE_ASSERT_GROUP_MEMBER for every tabled member a group
+    /// holds, a CACHELINE_ASSERT_GROUP_SIZE per group. Members come from the rules (a net_cachelines table or TOML) and
+    /// groups from the build's __cacheline_group_begin/end markers; the
+    /// sizes are those measured in the build, not budgets. --against
+    /// compares the kernel's own function (in a C file) instead of
+    /// printing one.
+    #[command(after_help = ASSERTS_EXAMPLES)]
+    Asserts {
+        /// Rules file(s), as for `check`.
+        #[arg(long, required = true)]
+        rules: Vec<PathBuf>,
+        /// The build: FILE or NAME=FILE.
+        #[arg(value_name = "BUILD")]
+        build: String,
+        /// The struct.
+        #[arg(value_name = "TYPE")]
+        ty: String,
+        /// A C file with the kernel's CACHELINE_ASSERT_GROUP_* of TYPE
+        /// (net/ipv4/tcp.c): print how it differs from the table and
+        /// the build.
+        #[arg(long, value_name = "FILE.c")]
+        against: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, default_value = "text", value_parser = formats::<AssertsReport>())]
+        format: Format,
+        #[command(flatten)]
+        input: InputArgs,
+    },
 }
+
+const ASSERTS_EXAMPLES: &str = "Examples:
+  cachelint asserts --rules net_cachelines/tcp_sock.rst vmlinux tcp_sock
+  cachelint asserts --rules net_cachelines/tcp_sock.rst vmlinux tcp_sock --against net/ipv4/tcp.c
+
+Exit codes: 0 no difference (or no --against), 1 --against found a failing
+assert or drift between the table and the kernel's function, 2 usage or
+input error.";
 
 const OFFSETS_EXAMPLES: &str = "Examples:
   cachelint offsets base=vmlinux rt=vmlinux-rt mem_cgroup_per_node.lruvec.lru_lock
@@ -619,6 +660,24 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 reading: input.reading()?,
             })?;
             render::output(&report, format, "diagram")
+        }
+        Command::Asserts {
+            rules,
+            build,
+            ty,
+            against,
+            format,
+            input,
+        } => {
+            let report = commands::asserts(&AssertsOptions {
+                rules,
+                build: Build::parse(&build)?,
+                ty,
+                against,
+                cacheline: input.cacheline,
+                reading: input.reading()?,
+            })?;
+            render::output(&report, format, "asserts")
         }
     }
 }

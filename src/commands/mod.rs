@@ -9,6 +9,7 @@
 //! [`crate::render`]; a variant of `Command` in `main.rs`.
 
 mod analyze;
+mod asserts;
 mod builds;
 mod check;
 mod diagram;
@@ -17,6 +18,7 @@ mod footprint;
 mod offsets;
 
 pub use crate::load::{Build, Reading, Source};
+pub use asserts::{AssertsOptions, asserts};
 pub use check::{CheckOptions, check};
 pub use diagram::{DiagramOptions, MIN_WIDTH, Selection, diagram};
 pub use diff::{DiffOptions, diff};

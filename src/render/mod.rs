@@ -8,6 +8,7 @@
 //! each report that can be written in it (listing it in that report's
 //! [`Render::FORMATS`]); the command line offers it from there.
 
+mod asserts;
 pub(crate) mod cdecl;
 mod check;
 mod diagnostics;

@@ -9,6 +9,7 @@ use crate::analysis::{Analysis, Finding, Origin, Side};
 use crate::rules::{Kind, Severity};
 pub use elements::Elements;
 
+pub mod asserts;
 pub mod diagram;
 pub mod diff;
 pub(crate) mod elements;

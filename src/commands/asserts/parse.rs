@@ -1,0 +1,346 @@
+//! Reads the kernel's own check functions: every
+//! `CACHELINE_ASSERT_GROUP_MEMBER(TYPE, GROUP, MEMBER)` and
+//! `CACHELINE_ASSERT_GROUP_SIZE(TYPE, GROUP, SIZE)` of one type in a C
+//! file, wherever the arguments break lines, with the `#if` conditions
+//! around each. Comments and strings are blanked first (keeping line
+//! numbers), so a commented-out assert is not read, and the macros'
+//! own `#define`s (whose TYPE is a parameter) name no type.
+
+/// One assert of the type asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct KernelAssert {
+    /// 1-based line of the macro's name.
+    pub line: usize,
+    /// The group (second argument).
+    pub group: String,
+    /// What it asserts.
+    pub what: Asserted,
+    /// The `#if`/`#ifdef` lines it sits under, outermost first.
+    pub conditions: Vec<String>,
+}
+
+/// The third argument.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Asserted {
+    /// `CACHELINE_ASSERT_GROUP_MEMBER`: the member designator, without
+    /// whitespace.
+    Member(String),
+    /// `CACHELINE_ASSERT_GROUP_SIZE`: the budget as written (whitespace
+    /// collapsed) and its value when it is integer arithmetic.
+    Size { text: String, value: Option<u64> },
+}
+
+const MEMBER: &str = "CACHELINE_ASSERT_GROUP_MEMBER";
+const SIZE: &str = "CACHELINE_ASSERT_GROUP_SIZE";
+
+/// The asserts of `c_type` (`struct tcp_sock`) in C source `text`, in
+/// file order.
+pub(crate) fn kernel_asserts(text: &str, c_type: &str) -> Vec<KernelAssert> {
+    let code = blank_comments(text);
+    let conditions = line_conditions(&code);
+    let wanted = squash(c_type);
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(found) = code[at..].find("CACHELINE_ASSERT_GROUP_") {
+        let start = at + found;
+        at = start + 1;
+        let rest = &code[start..];
+        let (name, is_member) = if rest.starts_with(MEMBER) {
+            (MEMBER, true)
+        } else if rest.starts_with(SIZE) {
+            (SIZE, false)
+        } else {
+            continue;
+        };
+        let before = code[..start].chars().next_back();
+        let after = rest[name.len()..].chars().next();
+        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
+            continue;
+        }
+        let Some(args) = arguments(&rest[name.len()..]) else {
+            continue;
+        };
+        let [ty, group, third] = args.as_slice() else {
+            continue;
+        };
+        if squash(ty) != wanted {
+            continue;
+        }
+        let line = code[..start].matches('\n').count() + 1;
+        let what = if is_member {
+            Asserted::Member(third.split_whitespace().collect())
+        } else {
+            let text = third.split_whitespace().collect::<Vec<_>>().join(" ");
+            let value = evaluate(&text);
+            Asserted::Size { text, value }
+        };
+        out.push(KernelAssert {
+            line,
+            group: group.trim().to_owned(),
+            what,
+            conditions: conditions.get(line - 1).cloned().unwrap_or_default(),
+        });
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// `struct   tcp_sock` as `struct tcp_sock`.
+fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The comma-separated arguments of the call whose `(` starts `text`
+/// (after whitespace), split at top-level commas; `None` when there is no
+/// call or it is not closed.
+fn arguments(text: &str) -> Option<Vec<String>> {
+    let text = text.trim_start();
+    let body = text.strip_prefix('(')?;
+    let mut depth = 0usize;
+    let mut args = vec![String::new()];
+    for c in body.chars() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' if depth > 0 => depth -= 1,
+            ')' => return Some(args),
+            ',' if depth == 0 => {
+                args.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        args.last_mut()?.push(c);
+    }
+    None
+}
+
+/// `text` with every comment and string or character literal replaced by
+/// spaces, newlines kept.
+fn blank_comments(text: &str) -> String {
+    #[derive(PartialEq)]
+    enum State {
+        Code,
+        Line,
+        Block,
+        Quote(char),
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut state = State::Code;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let keep = |c: char| if c == '\n' { '\n' } else { ' ' };
+        match state {
+            State::Code => match (c, chars.peek()) {
+                ('/', Some('/')) => state = State::Line,
+                ('/', Some('*')) => {
+                    chars.next();
+                    out.push(' ');
+                    state = State::Block;
+                }
+                ('"' | '\'', _) => state = State::Quote(c),
+                _ => {
+                    out.push(c);
+                    continue;
+                }
+            },
+            State::Line if c == '\n' => state = State::Code,
+            State::Block if c == '*' && chars.peek() == Some(&'/') => {
+                chars.next();
+                out.push(' ');
+                state = State::Code;
+            }
+            State::Quote(q) if c == q => state = State::Code,
+            State::Quote(_) if c == '\\' => {
+                if let Some(next) = chars.next() {
+                    out.push(keep(c));
+                    out.push(keep(next));
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        out.push(keep(c));
+    }
+    out
+}
+
+/// For each line, the conditional directives open around it.
+fn line_conditions(code: &str) -> Vec<Vec<String>> {
+    let mut open: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for line in code.lines() {
+        let directive = line.trim_start().strip_prefix('#').map(str::trim_start);
+        match directive {
+            Some(d) if d.starts_with("if") => open.push(format!("#{}", squash(d))),
+            Some(d) if d.starts_with("el") => {
+                if let Some(last) = open.last_mut() {
+                    *last = format!("{last} (#{})", squash(d));
+                }
+            }
+            Some(d) if d.starts_with("endif") => {
+                open.pop();
+            }
+            _ => {}
+        }
+        out.push(open.clone());
+    }
+    out
+}
+
+/// The value of integer arithmetic (`91 + 4`, `(8 * 3)`, `0x40UL`):
+/// literals, `+ - *` and parentheses; `None` for anything else
+/// (`sizeof(long)`, macros).
+fn evaluate(text: &str) -> Option<u64> {
+    let tokens = tokens(text)?;
+    let mut pos = 0;
+    let value = sum(&tokens, &mut pos)?;
+    (pos == tokens.len()).then_some(value)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Token {
+    Number(u64),
+    Op(char),
+}
+
+fn tokens(text: &str) -> Option<Vec<Token>> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if "+-*()".contains(c) {
+            out.push(Token::Op(c));
+            chars.next();
+        } else if c.is_ascii_digit() {
+            let mut word = String::new();
+            while let Some(&d) = chars.peek().filter(|d| d.is_ascii_alphanumeric()) {
+                word.push(d);
+                chars.next();
+            }
+            let digits = word.trim_end_matches(['u', 'U', 'l', 'L']);
+            let value = match digits.strip_prefix("0x").or(digits.strip_prefix("0X")) {
+                Some(hex) => u64::from_str_radix(hex, 16).ok()?,
+                None => digits.parse().ok()?,
+            };
+            out.push(Token::Number(value));
+        } else {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+fn sum(t: &[Token], pos: &mut usize) -> Option<u64> {
+    let mut value = product(t, pos)?;
+    while let Some(Token::Op(op @ ('+' | '-'))) = t.get(*pos).copied() {
+        *pos += 1;
+        let rhs = product(t, pos)?;
+        value = if op == '+' {
+            value.checked_add(rhs)?
+        } else {
+            value.checked_sub(rhs)?
+        };
+    }
+    Some(value)
+}
+
+fn product(t: &[Token], pos: &mut usize) -> Option<u64> {
+    let mut value = atom(t, pos)?;
+    while t.get(*pos) == Some(&Token::Op('*')) {
+        *pos += 1;
+        value = value.checked_mul(atom(t, pos)?)?;
+    }
+    Some(value)
+}
+
+fn atom(t: &[Token], pos: &mut usize) -> Option<u64> {
+    let token = t.get(*pos).copied()?;
+    *pos += 1;
+    match token {
+        Token::Number(n) => Some(n),
+        Token::Op('(') => {
+            let value = sum(t, pos)?;
+            (t.get(*pos) == Some(&Token::Op(')'))).then(|| *pos += 1)?;
+            Some(value)
+        }
+        Token::Op(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SOURCE: &str = r#"
+#define CACHELINE_ASSERT_GROUP_MEMBER(TYPE, GROUP, MEMBER) BUILD_BUG_ON(0)
+static void __init t_struct_check(void)
+{
+	/* CACHELINE_ASSERT_GROUP_MEMBER(struct t, g, commented); */
+	CACHELINE_ASSERT_GROUP_MEMBER(struct t, g, a);
+	CACHELINE_ASSERT_GROUP_MEMBER(struct t, g,
+				      b);
+	// CACHELINE_ASSERT_GROUP_MEMBER(struct t, g, line_comment);
+#ifdef CONFIG_X
+	CACHELINE_ASSERT_GROUP_MEMBER( struct
+		t ,  h , c . d [ 1 ] );
+#endif
+	CACHELINE_ASSERT_GROUP_MEMBER(struct other, g, a);
+	MY_CACHELINE_ASSERT_GROUP_MEMBER(struct t, g, prefixed);
+	pr_info("CACHELINE_ASSERT_GROUP_SIZE(struct t, g, 1)");
+	CACHELINE_ASSERT_GROUP_SIZE(struct t, g, 91 + 4);
+	CACHELINE_ASSERT_GROUP_SIZE(struct t, h, sizeof(long) * 2);
+}
+"#;
+
+    #[test]
+    fn asserts_of_one_type_across_lines_comments_and_conditions() {
+        let got = kernel_asserts(SOURCE, "struct t");
+        let brief: Vec<(usize, &str, String, usize)> = got
+            .iter()
+            .map(|a| {
+                let what = match &a.what {
+                    Asserted::Member(m) => m.clone(),
+                    Asserted::Size { text, value } => format!("{text}={value:?}"),
+                };
+                (a.line, a.group.as_str(), what, a.conditions.len())
+            })
+            .collect();
+        assert_eq!(
+            brief,
+            vec![
+                (6, "g", "a".to_owned(), 0),
+                (7, "g", "b".to_owned(), 0),
+                (11, "h", "c.d[1]".to_owned(), 1),
+                (17, "g", "91 + 4=Some(95)".to_owned(), 0),
+                (18, "h", "sizeof(long) * 2=None".to_owned(), 0),
+            ]
+        );
+        assert_eq!(got[2].conditions, vec!["#ifdef CONFIG_X".to_owned()]);
+        assert!(kernel_asserts(SOURCE, "struct absent").is_empty());
+    }
+
+    #[test]
+    fn budgets_are_integer_arithmetic_only() {
+        assert_eq!(evaluate("160"), Some(160));
+        assert_eq!(evaluate("0x40UL"), Some(64));
+        assert_eq!(evaluate("(8 + 4) * 2 - 1"), Some(23));
+        assert_eq!(evaluate("PAGE_POOL_FRAG_GROUP_ALIGN"), None);
+        assert_eq!(evaluate("1 - 2"), None);
+        assert_eq!(evaluate("(1 + 2"), None);
+        assert_eq!(evaluate(""), None);
+    }
+
+    #[test]
+    fn an_unclosed_call_is_not_an_assert() {
+        assert!(
+            kernel_asserts("CACHELINE_ASSERT_GROUP_MEMBER(struct t, g, a", "struct t").is_empty()
+        );
+        assert!(
+            kernel_asserts("CACHELINE_ASSERT_GROUP_MEMBER(struct t, g)", "struct t").is_empty()
+        );
+    }
+}
