@@ -252,6 +252,10 @@ enum Command {
         /// sum up the lines, findings and sizes that changed.
         #[arg(long, value_name = "OTHER_BUILD")]
         compare: Option<String>,
+        /// Under the drawing, list for every line FIELD occupies each
+        /// annotated neighbour and the verdict on the pair, with its reason.
+        #[arg(long, value_name = "FIELD")]
+        explain: Option<String>,
         #[command(flatten)]
         input: InputArgs,
     },
@@ -642,9 +646,11 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             style,
             format,
             compare,
+            explain,
             input,
         } => {
             let report = commands::diagram(&DiagramOptions {
+                explain,
                 rules,
                 build: Build::parse(&build)?,
                 ty,

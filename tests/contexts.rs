@@ -551,3 +551,27 @@ fn explain_gives_every_neighbour_a_verdict_and_a_reason() {
     let err = cli::check(&opts, Format::Text).unwrap_err().to_string();
     assert!(err.contains("--explain 'no_such_field'"), "{err}");
 }
+
+#[test]
+fn diagram_explains_under_the_drawing() {
+    let build = fixture("gcc-dwarf5-base");
+    let t = truth(&build, true);
+    let (o, s) = t["lru_gen_folio.refaulted"];
+    let (code, out, err) = common::cachelint(&[
+        "diagram",
+        "--rules",
+        rules("lru.toml").to_str().unwrap(),
+        build.to_str().unwrap(),
+        "lru_gen_folio",
+        "--explain",
+        "refaulted",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let explained: Vec<&str> = out.lines().filter(|l| l.starts_with("explain: ")).collect();
+    assert_eq!(
+        explained.len() as u64,
+        (o + s - 1) / LINE - o / LINE + 1,
+        "{out}"
+    );
+    assert!(explained[0].contains(&format!("line {} of lru_gen_folio", o / LINE)));
+}

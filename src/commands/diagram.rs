@@ -45,6 +45,8 @@ pub struct DiagramOptions {
     pub cacheline: Option<u64>,
     /// DWARF, BTF, or whichever the files have.
     pub reading: Reading,
+    /// `--explain FIELD`: the field whose lines to explain under the drawing.
+    pub explain: Option<String>,
 }
 
 /// Narrowest width a diagram can be drawn in.
@@ -83,7 +85,11 @@ pub fn diagram(opts: &DiagramOptions) -> Result<DiagramReport> {
     let mut notes = rules_fit(&rules, &builds, &opts.reading, &checks)?;
     let mut focus = Vec::new();
     let mut parts = Vec::new();
+    let mut explained = Vec::new();
     for a in analyzed {
+        if let Some(field) = &opts.explain {
+            explained.extend(super::analyze::explained(&a, field, &rules));
+        }
         notes.extend(a.notes.iter().cloned());
         let Some(root) = a.roots.into_iter().next() else {
             continue;
@@ -126,6 +132,14 @@ pub fn diagram(opts: &DiagramOptions) -> Result<DiagramReport> {
         }),
         _ => None,
     };
+    if let Some(field) = &opts.explain
+        && explained.is_empty()
+    {
+        return Err(Error::Usage(format!(
+            "--explain '{field}': no field of that name in {}",
+            opts.ty
+        )));
+    }
     let mut seen = std::collections::HashSet::new();
     notes.retain(|n| seen.insert(n.clone()));
     Ok(DiagramReport {
@@ -133,6 +147,7 @@ pub fn diagram(opts: &DiagramOptions) -> Result<DiagramReport> {
         comparison,
         width: opts.width,
         notes,
+        explained,
     })
 }
 

@@ -14,7 +14,7 @@ mod check;
 mod diagnostics;
 mod diagram;
 mod diff;
-mod explain;
+pub(crate) mod explain;
 mod footprint;
 mod json;
 mod layout;

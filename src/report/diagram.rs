@@ -54,4 +54,6 @@ pub struct DiagramReport {
     pub width: usize,
     /// Notes for standard error.
     pub notes: Vec<String>,
+    /// `--explain FIELD`: its lines, neighbours and verdicts.
+    pub explained: Vec<super::explain::ExplainedLine>,
 }

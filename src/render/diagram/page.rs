@@ -26,6 +26,10 @@ impl Render for DiagramReport {
                 self.width,
             ));
         }
+        if !self.explained.is_empty() {
+            out.push('\n');
+            out.push_str(&crate::render::explain::text(&self.explained));
+        }
         Output {
             stdout: ascii(&out),
             notes: self.notes.clone(),
