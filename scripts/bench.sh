@@ -122,4 +122,24 @@ if [[ -n $flavours ]]; then
     cost=$(awk -v a="$w1" -v b="$w2" 'BEGIN { if (a > 0) printf "%+.0f%%", 100 * (b - a) / a; else print "-" }')
     printf '%-24s %9ss %9ss %12s %12s %8s\n' "$n1" "$w1" "$w2" "$r1" "$r2" "$cost"
   done
+
+  # Contexts: the seven net_cachelines tables of the 6.12 source tree and
+  # examples/mm-lru.toml in one check of the three configs (goal: 1.5 s on
+  # two cores), and footprint of the three netdev structs.
+  source_tree=${CACHELINT_KERNEL_SOURCE:-$(scripts/fetch-source.sh)}
+  tables=()
+  for t in "$source_tree"/Documentation/networking/net_cachelines/*.rst; do
+    tables+=(--rules "$t")
+  done
+  {
+    measure "check mm-lru" $cachelint check --rules examples/mm-lru.toml "${builds[@]}"
+    measure "+ 7 tables" $cachelint check "${tables[@]}" --rules examples/mm-lru.toml "${builds[@]}"
+    measure "footprint 3 structs" $cachelint footprint "${tables[@]}" "${builds[@]}" \
+      --type tcp_sock --type net_device --type netns_ipv4
+  } > "$results"
+  echo
+  printf '%-24s %10s %12s\n' "${#builds[@]} configs" wall MB
+  while IFS=$'\t' read -r n w r; do
+    printf '%-24s %9ss %12s\n' "$n" "$w" "$r"
+  done < "$results"
 fi
