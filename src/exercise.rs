@@ -126,7 +126,9 @@ pub fn rules_toml(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     if let Ok(parsed) = rules::toml::parse(&Arc::from(Path::new("r.toml")), &text) {
         let mut merged = Rules::default();
-        let _ = merged.merge(parsed);
+        if merged.merge(parsed).is_ok() {
+            let _ = merged.resolve_contexts();
+        }
     }
 }
 

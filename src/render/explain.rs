@@ -7,7 +7,29 @@ use crate::report::explain::ExplainedLine;
 /// The explanation, or nothing when none was asked for.
 pub(crate) fn text(lines: &[ExplainedLine]) -> String {
     let mut out = String::new();
-    for l in lines {
+    let mut i = 0;
+    while i < lines.len() {
+        let l = &lines[i];
+        // A run of lines with no neighbour is told once.
+        let run = lines[i..]
+            .iter()
+            .take_while(|n| {
+                n.neighbours.is_empty()
+                    && (n.config.as_str(), n.root.as_str(), n.field.as_str())
+                        == (l.config.as_str(), l.root.as_str(), l.field.as_str())
+            })
+            .count();
+        if run > 1 {
+            let last = &lines[i + run - 1];
+            let _ = writeln!(
+                out,
+                "explain: [{}] {} on lines {}-{} of {} (bytes {}-{}): no annotated field shares them",
+                l.config, l.field, l.line, last.line, l.root, l.bytes[0], last.bytes[1]
+            );
+            i += run;
+            continue;
+        }
+        i += 1;
         let _ = writeln!(
             out,
             "explain: [{}] {} on line {} of {} (bytes {}-{}):",
