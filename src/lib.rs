@@ -4,7 +4,9 @@
 //! Data flows one way: [`input`] (ELF, sections) → loaders ([`dwarf`],
 //! [`btf`]) → [`model`] (types) → [`layout`] (flattened members, holes,
 //! lines) → [`analysis`] (rules × layout → findings, from [`rules`]) →
-//! [`render`] (text, JSON, diagnostics, SARIF, diagrams). [`commands`]
+//! [`render`] (text, JSON, diagnostics, SARIF, diagrams); `search` tries
+//! plans (member orders) through the plan engine and the analysis for
+//! `suggest`. [`commands`]
 //! wires one command each; the command line in `main.rs` only parses
 //! arguments and maps errors to exit codes.
 
@@ -30,5 +32,6 @@ pub mod plan;
 pub mod render;
 pub mod report;
 pub mod rules;
+pub(crate) mod search;
 pub mod sizes;
 pub(crate) mod suggest;

@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use cachelint::commands::{
     self, AssertsOptions, Build, CheckOptions, DiagramOptions, DiffOptions, Reading, Selection,
-    Source,
+    Source, SuggestOptions,
 };
 use cachelint::diff::ListDepth;
 use cachelint::plan::Plan;
@@ -22,6 +22,7 @@ use cachelint::report::diff::DiffReport;
 use cachelint::report::footprint::FootprintReport;
 use cachelint::report::layout::{LayoutReport, OffsetofReport};
 use cachelint::report::offsets::OffsetsReport;
+use cachelint::report::suggest::SuggestReport;
 use cachelint::rules::{Class, Kind, Severity};
 
 /// Exact struct layouts and cachelines from the DWARF of a vmlinux, module or
@@ -169,6 +170,39 @@ enum Command {
         #[command(flatten)]
         input: InputArgs,
     },
+    /// Suggest a member order for TYPE that the rules like better on every
+    /// build, and write it as a plan file.
+    ///
+    /// Each candidate is laid out by the plan engine on every build (a
+    /// layout the compiler gives) and scored, in order: errors over every
+    /// root of every build, then warnings, then the roots' worst growth in
+    /// lines and bytes, then the members moved. The search is a hill climb
+    /// from the compiled order (a local optimum; the output says how many
+    /// layouts it tried). Check, draw or diff the result with --plan.
+    #[command(after_help = SUGGEST_EXAMPLES)]
+    Suggest {
+        /// Rules file(s), as for `check`.
+        #[arg(long, required = true)]
+        rules: Vec<PathBuf>,
+        /// Builds (FILE or NAME=FILE), then the struct to reorder.
+        #[arg(required = true, value_name = "BUILD... TYPE", num_args = 2..)]
+        items: Vec<String>,
+        /// Write the suggested plan to this file.
+        #[arg(long, value_name = "FILE")]
+        plan_out: Option<PathBuf>,
+        /// Let no root grow by more than LINES cachelines in any build
+        /// (ranked before the findings).
+        #[arg(long, value_name = "LINES", conflicts_with = "no_grow")]
+        max_growth: Option<u64>,
+        /// Let no root grow at all: --max-growth 0.
+        #[arg(long)]
+        no_grow: bool,
+        /// Output format.
+        #[arg(long, default_value = "text", value_parser = formats::<SuggestReport>())]
+        format: Format,
+        #[command(flatten)]
+        input: InputArgs,
+    },
     /// Offsets, sizes and cachelines of paths, one column per build
     /// (config), with the rows whose lines differ marked.
     ///
@@ -312,6 +346,11 @@ const FOOTPRINT_EXAMPLES: &str = "Examples:
   cachelint footprint --rules Documentation/networking/net_cachelines/tcp_sock.rst vmlinux
   cachelint footprint --rules net_cachelines/tcp_sock.rst --rules net_cachelines/net_device.rst \\
       v6.1=vmlinux-6.1 v6.12=vmlinux-6.12 --type tcp_sock --format markdown";
+
+const SUGGEST_EXAMPLES: &str = "Examples:
+  cachelint suggest --rules examples/mm-lru.toml amd64=vmlinux rt=vmlinux-rt lru_gen_folio
+  cachelint suggest --rules mm-lru.toml amd64=vmlinux lru_gen_folio --plan-out p.toml
+  cachelint diagram --rules mm-lru.toml --plan p.toml amd64=vmlinux mem_cgroup_per_node";
 
 const DIFF_EXAMPLES: &str = "Examples:
   cachelint diff old/vmlinux new/vmlinux mem_cgroup_per_node lruvec lru_gen_folio
@@ -604,6 +643,31 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             let report =
                 commands::footprint_report(&rules, &builds, &types, cacheline, &input.reading()?)?;
             render::output(&report, format, "footprint")
+        }
+        Command::Suggest {
+            rules,
+            items,
+            plan_out,
+            max_growth,
+            no_grow,
+            format,
+            input,
+        } => {
+            let (ty, builds) = items.split_last().expect("clap requires two");
+            let max_growth = if no_grow { Some(0) } else { max_growth };
+            let report = commands::suggest(&SuggestOptions {
+                rules,
+                builds: builds
+                    .iter()
+                    .map(|b| Build::parse(b))
+                    .collect::<Result<_, _>>()?,
+                ty: ty.clone(),
+                plan_out,
+                max_growth,
+                cacheline: input.cacheline,
+                reading: input.reading()?,
+            })?;
+            render::output(&report, format, "suggest")
         }
         Command::Offsets {
             items,

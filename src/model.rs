@@ -204,6 +204,12 @@ impl TypeTable {
         id
     }
 
+    /// Drops the types pushed after the first `len` (a what-if layout's
+    /// own types, when it is undone).
+    pub(crate) fn truncate(&mut self, len: u32) {
+        self.types.truncate((len as usize).max(1));
+    }
+
     /// Replaces a type (loaders reserve an id before decoding, to break cycles).
     pub fn set(&mut self, id: TypeId, ty: Type) {
         self.types[id.0 as usize] = ty;

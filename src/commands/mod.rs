@@ -16,6 +16,7 @@ mod diagram;
 mod diff;
 mod footprint;
 mod offsets;
+mod suggest;
 
 pub use crate::load::{Build, Reading, Source};
 pub use asserts::{AssertsOptions, asserts};
@@ -24,6 +25,7 @@ pub use diagram::{DiagramOptions, MIN_WIDTH, Selection, diagram};
 pub use diff::{DiffOptions, diff};
 pub use footprint::footprint_report;
 pub use offsets::offsets;
+pub use suggest::{SuggestOptions, suggest};
 
 use std::path::Path;
 

@@ -269,7 +269,7 @@ fn with_dwarf<T>(
 
 /// The C ABI facts of the file's machine; raw BTF names none and gets the
 /// 64-bit default.
-fn machine_abi(bytes: &[u8]) -> Abi {
+pub(crate) fn machine_abi(bytes: &[u8]) -> Abi {
     use object::Object;
     match object::File::parse(bytes) {
         Ok(file) => Abi::new(file.architecture(), if file.is_64() { 8 } else { 4 }),
@@ -384,6 +384,11 @@ impl Loaded<'_, '_> {
         let applied = planner.apply(self.table_mut(), used);
         self.planner = Some(planner);
         applied
+    }
+
+    /// The C ABI facts of the build's machine, for re-layouts.
+    pub(crate) fn abi(&self) -> Abi {
+        machine_abi(self.bytes)
     }
 
     /// The type model: every type found so far (DWARF decodes lazily, BTF

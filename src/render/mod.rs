@@ -20,6 +20,7 @@ mod json;
 mod layout;
 mod offsets;
 mod sarif;
+mod suggest;
 mod text;
 
 use serde::Serialize;

@@ -18,6 +18,7 @@ pub mod footprint;
 pub mod layout;
 pub mod offsets;
 pub(crate) mod stands_for;
+pub mod suggest;
 
 /// `check`'s result: the report and its verdict under `--fail-on`.
 #[derive(Clone, Debug)]

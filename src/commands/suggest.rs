@@ -1,0 +1,184 @@
+//! `cachelint suggest --rules R BUILD... TYPE`: a member order for TYPE
+//! that the rules like better on every build, found by
+//! [`crate::search`] and laid out by the plan engine.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use super::builds;
+use crate::error::{Error, Result};
+use crate::load::{self, Build, Reading};
+use crate::report::suggest::{SuggestBuild, SuggestReport};
+use crate::rules::Rules;
+use crate::search::{self, Entry, Snapshot};
+
+/// Everything `suggest` needs.
+#[derive(Clone, Debug)]
+pub struct SuggestOptions {
+    /// Rules files.
+    pub rules: Vec<PathBuf>,
+    /// Builds (configs) the suggestion must hold on.
+    pub builds: Vec<Build>,
+    /// The struct to reorder.
+    pub ty: String,
+    /// Where to write the plan file.
+    pub plan_out: Option<PathBuf>,
+    /// Lines a root may grow by, at most (`--no-grow` is 0).
+    pub max_growth: Option<u64>,
+    /// Cacheline size override.
+    pub cacheline: Option<u64>,
+    /// DWARF, BTF, or whichever the files have.
+    pub reading: Reading,
+}
+
+/// Runs `suggest`.
+pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
+    if opts.reading.plan.is_some() {
+        return Err(Error::Usage(
+            "suggest starts from the compiled layout: it takes no --plan \
+             (check its suggestion with --plan afterwards)"
+                .into(),
+        ));
+    }
+    let rules = Rules::load(&opts.rules)?;
+    if rules.type_rules(&opts.ty).is_none() {
+        return Err(Error::Usage(format!(
+            "the rules annotate no field of '{}': suggest reorders an annotated struct",
+            opts.ty
+        )));
+    }
+    let mut snaps = builds::in_order(&opts.builds, |build| {
+        snapshot(build, &rules, &opts.ty, opts.cacheline, &opts.reading)
+    })?;
+    // One order for every build: the builds must have the same members
+    // (a member under an #ifdef some config lacks is not handled yet).
+    let first = &snaps[0];
+    let units = search::units(&first.table, first.target, &opts.ty, &rules);
+    if units.len() > search::MAX_UNITS {
+        return Err(Error::Usage(format!(
+            "struct {} has {} members to order: suggest's search handles up to {} so far \
+             (its neighbourhood grows with the square of the members)",
+            opts.ty,
+            units.len(),
+            search::MAX_UNITS
+        )));
+    }
+    for snap in &snaps[1..] {
+        let other = search::units(&snap.table, snap.target, &opts.ty, &rules);
+        let names = |u: &[search::Unit]| u.iter().map(|u| u.name.clone()).collect::<Vec<_>>();
+        if names(&other) != names(&units) {
+            return Err(Error::Usage(format!(
+                "struct {} has other members in {} than in {}: suggest needs one member \
+                 list on every build (members under a config option are not handled yet)",
+                opts.ty, snap.config, first.config
+            )));
+        }
+    }
+    let max_growth = opts.max_growth.map(|l| l.min(i64::MAX as u64) as i64);
+    let found = search::search(&opts.ty, &units, &mut snaps, &rules, max_growth)?;
+    let mut notes = Vec::new();
+    if found.score.over > 0 {
+        notes.push(format!(
+            "no order found within --max-growth {}: the best grows a root by {} lines",
+            opts.max_growth.unwrap_or(0),
+            found.score.growth_lines
+        ));
+    }
+    let mut report = SuggestReport {
+        name: opts.ty.clone(),
+        method: format!(
+            "hill climb from the compiled order: each round tries every move of a block of \
+             one to three members, every swap of two, and the lockless writers gathered into \
+             one cacheline-aligned group, and keeps the best; every layout is the plan \
+             engine's, as the compiler gives it; {} layouts on {} builds in {} rounds: a local \
+             optimum, not proven best",
+            found.tried,
+            snaps.len(),
+            found.rounds
+        ),
+        tried: found.tried,
+        rounds: found.rounds,
+        order: found
+            .order
+            .iter()
+            .map(|e| match e {
+                Entry::Unit(u) => units[*u].name.clone(),
+                Entry::Group(g) => format!(
+                    "{}_lockless (aligned): {}",
+                    opts.ty,
+                    g.iter()
+                        .map(|u| units[*u].name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+            .collect(),
+        moved: found.score.moved,
+        plan: found.plan_text.clone(),
+        plan_out: None,
+        builds: Vec::new(),
+        notes,
+    };
+    for (before, after) in found.before.1.iter().zip(&found.outcomes) {
+        report.builds.push(SuggestBuild {
+            config: after.config.clone(),
+            errors: [before.errors, after.errors],
+            warnings: [before.warnings, after.warnings],
+            roots: after.roots.clone(),
+        });
+    }
+    if let Some(path) = &opts.plan_out {
+        std::fs::write(path, &found.plan_text).map_err(|e| {
+            Error::Usage(format!("--plan-out {}: cannot write: {e}", path.display()))
+        })?;
+        report.plan_out = Some(path.display().to_string());
+    }
+    Ok(report)
+}
+
+/// One build loaded: the roots of the rules' types, decoded, with TYPE.
+fn snapshot(
+    build: &Build,
+    rules: &Rules,
+    ty: &str,
+    cacheline: Option<u64>,
+    reading: &Reading,
+) -> Result<Snapshot> {
+    load::open(build, reading, |loaded| {
+        let mut names: HashSet<&str> = rules.types.iter().map(|t| t.name.as_str()).collect();
+        names.extend(rules.roots.iter().map(|(n, _)| n.as_str()));
+        names.insert(ty);
+        let mut present = loaded.find_present(&names)?;
+        let Some(target) = present.types.get(ty).map(|f| f.id) else {
+            return Err(loaded.unknown_type(ty));
+        };
+        let discover: Vec<&str> = rules
+            .discovered_types()
+            .into_iter()
+            .filter(|n| present.types.contains_key(*n))
+            .collect();
+        let mut roots: Vec<String> = rules
+            .roots
+            .iter()
+            .map(|(n, _)| n.clone())
+            .filter(|n| present.types.contains_key(n))
+            .collect();
+        for r in loaded.discover_roots(&mut present, &discover)? {
+            if !roots.contains(&r) {
+                roots.push(r);
+            }
+        }
+        let roots = roots
+            .into_iter()
+            .filter_map(|r| Some((r.clone(), present.types.get(&r)?.id)))
+            .collect();
+        Ok(Snapshot::new(
+            build.config.clone(),
+            loaded.table().clone(),
+            roots,
+            target,
+            loaded.abi(),
+            cacheline.or(rules.cacheline).unwrap_or(loaded.cacheline),
+        ))
+    })
+}

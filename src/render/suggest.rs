@@ -1,0 +1,69 @@
+//! `suggest`: the per-build table, the order and the plan file.
+
+use std::fmt::Write;
+
+use comfy_table::{Table, presets};
+
+use super::{Format, Output, Render, to_json};
+use crate::report::suggest::SuggestReport;
+
+impl Render for SuggestReport {
+    const FORMATS: &'static [Format] = &[Format::Text, Format::Json];
+
+    fn render(&self, format: Format) -> Output {
+        let stdout = match format {
+            Format::Json => to_json(self),
+            _ => text(self),
+        };
+        Output {
+            stdout,
+            notes: self.notes.clone(),
+            failed: false,
+        }
+    }
+}
+
+fn text(r: &SuggestReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "suggest struct {}: {}\n", r.name, r.method);
+    let mut table = Table::new();
+    table.load_style(presets::ASCII_FULL_CONDENSED);
+    table.set_header([
+        "config",
+        "root",
+        "compiled",
+        "suggested",
+        "errors",
+        "warnings",
+    ]);
+    for b in &r.builds {
+        for (i, (root, old, new)) in b.roots.iter().enumerate() {
+            let (errors, warnings) = if i == 0 {
+                (
+                    format!("{} -> {}", b.errors[0], b.errors[1]),
+                    format!("{} -> {}", b.warnings[0], b.warnings[1]),
+                )
+            } else {
+                (String::new(), String::new())
+            };
+            table.add_row([
+                b.config.clone(),
+                root.clone(),
+                old.to_string(),
+                format!("{new} ({:+})", *new as i64 - *old as i64),
+                errors,
+                warnings,
+            ]);
+        }
+    }
+    let _ = writeln!(out, "{table}");
+    let _ = writeln!(out, "\norder ({} moved): {}\n", r.moved, r.order.join(", "));
+    match &r.plan_out {
+        Some(p) => {
+            let _ = writeln!(out, "plan written to {p}; check it with --plan {p}:");
+        }
+        None => out.push_str("plan (--plan-out FILE writes it; check it with --plan FILE):\n"),
+    }
+    out.push_str(&r.plan);
+    out
+}

@@ -1,0 +1,41 @@
+//! `suggest`'s result, as plain data.
+
+use serde::Serialize;
+
+/// A whole `suggest` run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SuggestReport {
+    /// The struct searched.
+    pub name: String,
+    /// How the search went, in words.
+    pub method: String,
+    /// Layouts tried.
+    pub tried: usize,
+    /// Rounds of the climb.
+    pub rounds: usize,
+    /// The suggested member order (group members as `G: a, b`).
+    pub order: Vec<String>,
+    /// Units moved from the compiled order.
+    pub moved: usize,
+    /// The plan file of the suggestion.
+    pub plan: String,
+    /// Where `--plan-out` wrote it.
+    pub plan_out: Option<String>,
+    /// Per build.
+    pub builds: Vec<SuggestBuild>,
+    /// Notes.
+    pub notes: Vec<String>,
+}
+
+/// One build, as compiled and as suggested.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SuggestBuild {
+    /// Config label.
+    pub config: String,
+    /// Errors over the roots: compiled, suggested.
+    pub errors: [usize; 2],
+    /// Warnings: compiled, suggested.
+    pub warnings: [usize; 2],
+    /// Per root: name, compiled size, suggested size.
+    pub roots: Vec<(String, u64, u64)>,
+}

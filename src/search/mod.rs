@@ -1,0 +1,469 @@
+//! The search behind `suggest`: member orders of one struct, each laid out
+//! by the plan engine on every build (so every candidate is a layout the
+//! compiler would give), scored by the findings of every root and the
+//! growth of the roots, best first. A hill climb from the compiled order:
+//! each round tries every move of one member whose fields are in a finding
+//! to every position, and the struct's lockless writers gathered into one
+//! cacheline-aligned kernel group at every position, and keeps the best
+//! while it improves.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::analysis;
+use crate::error::Result;
+use crate::model::{TypeId, TypeTable};
+use crate::plan::Plan;
+use crate::plan::abi::Abi;
+use crate::plan::apply::Planner;
+use crate::rules::{Class, Rules, Severity};
+
+/// Members (units) of a struct the search orders, at most: a round tries
+/// about 4 n^2 layouts on every build.
+pub(crate) const MAX_UNITS: usize = 40;
+
+/// Rounds of the climb, at most.
+const MAX_ROUNDS: usize = 8;
+
+/// One build as loaded: the model holding the struct and its roots.
+pub(crate) struct Snapshot {
+    /// Config label.
+    pub(crate) config: String,
+    /// The types decoded for the roots; a candidate is laid out in place
+    /// and undone from `compiled`.
+    pub(crate) table: TypeTable,
+    /// The compiled structs a plan can change (those the roots hold by
+    /// value), and the table's length, to undo a candidate.
+    pub(crate) compiled: Vec<(TypeId, crate::model::Type)>,
+    /// The table's length as compiled.
+    pub(crate) len: u32,
+    /// The roots: name and id.
+    pub(crate) roots: Vec<(String, TypeId)>,
+    /// The struct searched.
+    pub(crate) target: TypeId,
+    /// The machine's C ABI.
+    pub(crate) abi: Abi,
+    /// Line size.
+    pub(crate) line: u64,
+}
+
+impl Snapshot {
+    /// A snapshot of `table` for roots `roots`: what a candidate changes
+    /// is kept to undo it.
+    pub(crate) fn new(
+        config: String,
+        table: TypeTable,
+        roots: Vec<(String, TypeId)>,
+        target: TypeId,
+        abi: Abi,
+        line: u64,
+    ) -> Snapshot {
+        let ids: Vec<TypeId> = roots.iter().map(|(_, id)| *id).collect();
+        let compiled = crate::plan::apply::reachable(&table, &ids)
+            .into_iter()
+            .map(|id| (id, table.get(id).clone()))
+            .collect();
+        Snapshot {
+            config,
+            len: table.len(),
+            table,
+            compiled,
+            roots,
+            target,
+            abi,
+            line,
+        }
+    }
+
+    /// Undoes a candidate: the compiled structs back, its own types gone.
+    fn undo(&mut self) {
+        self.table.truncate(self.len);
+        for (id, ty) in &self.compiled {
+            self.table.set(*id, ty.clone());
+        }
+    }
+}
+
+/// A unit of the order: one member, an anonymous struct or union (named by
+/// its first member), or a run of bitfields (named by the first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Unit {
+    /// The name a plan calls it by.
+    pub(crate) name: String,
+    /// True when it is written locklessly (gathered in the group).
+    pub(crate) lockless: bool,
+}
+
+/// An entry of a candidate order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// A unit, by index.
+    Unit(usize),
+    /// An aligned kernel cacheline group of units.
+    Group(Vec<usize>),
+}
+
+/// How good a candidate is, compared field by field in this order.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Score {
+    /// Lines some root grows by beyond the limit (`--max-growth`), worst
+    /// build: 0 when within it.
+    pub(crate) over: i64,
+    /// Error findings over every root of every build.
+    pub(crate) errors: usize,
+    /// Warning findings.
+    pub(crate) warnings: usize,
+    /// Growth of the roots in lines, worst build.
+    pub(crate) growth_lines: i64,
+    /// Growth of the roots in bytes, worst build.
+    pub(crate) growth_bytes: i64,
+    /// Units moved (not in the longest run kept in order).
+    pub(crate) moved: usize,
+}
+
+/// Per build, what a candidate gives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    /// Config label.
+    pub(crate) config: String,
+    /// Per root: name, size as compiled, size as planned.
+    pub(crate) roots: Vec<(String, u64, u64)>,
+    /// Errors and warnings over the roots.
+    pub(crate) errors: usize,
+    /// Warnings.
+    pub(crate) warnings: usize,
+}
+
+/// The best candidate found.
+pub(crate) struct Found {
+    /// Its order.
+    pub(crate) order: Vec<Entry>,
+    /// Its plan file text.
+    pub(crate) plan_text: String,
+    /// Its score.
+    pub(crate) score: Score,
+    /// Per build.
+    pub(crate) outcomes: Vec<Outcome>,
+    /// The compiled order's score and outcomes.
+    pub(crate) before: (Score, Vec<Outcome>),
+    /// Candidates laid out and scored.
+    pub(crate) tried: usize,
+    /// Rounds of the climb.
+    pub(crate) rounds: usize,
+}
+
+/// Searches orders of struct `name`, whose units are `units`, over every
+/// build in `snaps`.
+pub(crate) fn search(
+    name: &str,
+    units: &[Unit],
+    snaps: &mut [Snapshot],
+    rules: &Rules,
+    max_growth: Option<i64>,
+) -> Result<Found> {
+    let original: Vec<Entry> = (0..units.len()).map(Entry::Unit).collect();
+    let group = format!("{name}_lockless");
+    let evaluate = |snaps: &mut [Snapshot], orders: &[Vec<Entry>]| {
+        let texts: Vec<String> = orders
+            .iter()
+            .map(|o| plan_text(name, &group, units, o))
+            .collect();
+        let plans: Vec<Option<Arc<Plan>>> = texts
+            .iter()
+            .map(|t| {
+                Plan::parse(std::path::Path::new("suggested.plan.toml"), t)
+                    .ok()
+                    .map(Arc::new)
+            })
+            .collect();
+        // Each build lays every candidate out in its own model: the builds
+        // run in parallel.
+        let per_build: Vec<Vec<Option<Laid>>> = snaps
+            .par_iter_mut()
+            .map(|snap| {
+                plans
+                    .iter()
+                    .map(|p| p.as_ref().and_then(|p| snap.lay_out(p, rules).ok()))
+                    .collect()
+            })
+            .collect();
+        let mut out = Vec::with_capacity(orders.len());
+        for (i, (order, text)) in orders.iter().zip(texts).enumerate() {
+            // A candidate the engine refuses on some build (a flexible
+            // array not last) is simply not a layout.
+            let laid: Option<Vec<&Laid>> = per_build.iter().map(|b| b[i].as_ref()).collect();
+            out.push(laid.map(|laid| {
+                let mut score = combine(&laid, moved(order));
+                if let Some(max) = max_growth {
+                    score.over = (score.growth_lines - max).max(0);
+                }
+                let outcomes = laid.iter().map(|l| l.outcome.clone()).collect();
+                (score, outcomes, text)
+            }));
+        }
+        out
+    };
+    let before = evaluate(snaps, std::slice::from_ref(&original))
+        .pop()
+        .flatten()
+        .ok_or_else(|| {
+            crate::error::Error::Usage(format!(
+                "struct {name} cannot be laid out again in its own order on every build"
+            ))
+        })?;
+    let mut best = (original.clone(), before.clone());
+    let mut tried = 1;
+    let mut rounds = 0;
+    while rounds < MAX_ROUNDS {
+        rounds += 1;
+        let candidates = neighbours(&best.0, units);
+        tried += candidates.len();
+        let results = evaluate(snaps, &candidates);
+        let winner = candidates
+            .into_iter()
+            .zip(results)
+            .filter_map(|(c, r)| Some((c, r?)))
+            .min_by(|x, y| x.1.0.cmp(&y.1.0));
+        match winner {
+            Some(w) if w.1.0 < best.1.0 => best = w,
+            _ => break,
+        }
+    }
+    let (order, (score, outcomes, plan_text)) = best;
+    Ok(Found {
+        order,
+        plan_text,
+        score,
+        outcomes,
+        before: (before.0, before.1),
+        tried,
+        rounds,
+    })
+}
+
+/// Every order one step from `order`: a block of one to three entries
+/// moved to another place, two entries swapped, and the lockless writers
+/// gathered into one aligned group at every place.
+fn neighbours(order: &[Entry], units: &[Unit]) -> Vec<Vec<Entry>> {
+    let mut out = Vec::new();
+    let n = order.len();
+    // Every unit moves, flagged or not: an unflagged one shifts the
+    // offsets of the rest, which is what puts an array on lines of its own.
+    for len in 1..=3.min(n) {
+        for i in 0..=n - len {
+            let mut rest = order.to_vec();
+            let block: Vec<Entry> = rest.drain(i..i + len).collect();
+            for pos in 0..=rest.len() {
+                if pos == i {
+                    continue;
+                }
+                let mut c = rest.clone();
+                c.splice(pos..pos, block.iter().cloned());
+                out.push(c);
+            }
+        }
+    }
+    for i in 0..n {
+        for j in i + 2..n {
+            let mut c = order.to_vec();
+            c.swap(i, j);
+            out.push(c);
+        }
+    }
+    let writers: Vec<usize> = order
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Unit(u) if units[*u].lockless => Some(*u),
+            _ => None,
+        })
+        .collect();
+    let has_group = order.iter().any(|e| matches!(e, Entry::Group(_)));
+    if !writers.is_empty() && !has_group {
+        let rest: Vec<Entry> = order
+            .iter()
+            .filter(|e| !matches!(e, Entry::Unit(u) if writers.contains(u)))
+            .cloned()
+            .collect();
+        for pos in 0..=rest.len() {
+            let mut c = rest.clone();
+            c.insert(pos, Entry::Group(writers.clone()));
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Units not in the longest subsequence kept in the compiled order.
+fn moved(order: &[Entry]) -> usize {
+    let flat: Vec<usize> = order
+        .iter()
+        .flat_map(|e| match e {
+            Entry::Unit(u) => vec![*u],
+            Entry::Group(g) => g.clone(),
+        })
+        .collect();
+    // Longest increasing subsequence of the original indexes.
+    let mut tails: Vec<usize> = Vec::new();
+    for &x in &flat {
+        match tails.binary_search(&x) {
+            Ok(_) => {}
+            Err(p) if p == tails.len() => tails.push(x),
+            Err(p) => tails[p] = x,
+        }
+    }
+    let groups = order
+        .iter()
+        .filter(|e| matches!(e, Entry::Group(_)))
+        .count();
+    flat.len() - tails.len() + groups
+}
+
+/// One candidate laid out on one build.
+struct Laid {
+    outcome: Outcome,
+    /// Worst growth of a root, in lines and in bytes.
+    growth_lines: i64,
+    growth_bytes: i64,
+}
+
+impl Snapshot {
+    /// Lays `plan` out on this build, analyses every root, and undoes it.
+    fn lay_out(&mut self, plan: &Arc<Plan>, rules: &Rules) -> Result<Laid> {
+        let ids: Vec<TypeId> = self.roots.iter().map(|(_, id)| *id).collect();
+        let mut planner = Planner::new(plan.clone(), self.abi, self.line);
+        let applied = planner.apply(&mut self.table, &ids);
+        let analyses = applied.map(|()| {
+            self.roots
+                .iter()
+                .map(|(name, id)| analysis::analyze(&self.table, *id, name, self.line, rules))
+                .collect::<Vec<_>>()
+        });
+        self.undo();
+        let analyses = analyses?;
+        let mut laid = Laid {
+            outcome: Outcome {
+                config: self.config.clone(),
+                roots: Vec::new(),
+                errors: 0,
+                warnings: 0,
+            },
+            growth_lines: i64::MIN,
+            growth_bytes: i64::MIN,
+        };
+        for ((name, id), a) in self.roots.iter().zip(&analyses) {
+            for f in a.findings.iter().filter(|f| f.allowed.is_none()) {
+                match f.severity {
+                    Severity::Error => laid.outcome.errors += 1,
+                    Severity::Warning => laid.outcome.warnings += 1,
+                    Severity::Note => {}
+                }
+            }
+            let old = self.table.size_of(*id).unwrap_or(0);
+            let grow = a.size as i64 - old as i64;
+            let lines = a.size.div_ceil(self.line) as i64 - old.div_ceil(self.line) as i64;
+            laid.growth_bytes = laid.growth_bytes.max(grow);
+            laid.growth_lines = laid.growth_lines.max(lines);
+            laid.outcome.roots.push((name.clone(), old, a.size));
+        }
+        Ok(laid)
+    }
+}
+
+/// The score of a candidate from its layouts on every build.
+fn combine(laid: &[&Laid], moved: usize) -> Score {
+    Score {
+        over: 0,
+        errors: laid.iter().map(|l| l.outcome.errors).sum(),
+        warnings: laid.iter().map(|l| l.outcome.warnings).sum(),
+        growth_lines: laid.iter().map(|l| l.growth_lines).max().unwrap_or(0),
+        growth_bytes: laid.iter().map(|l| l.growth_bytes).max().unwrap_or(0),
+        moved,
+    }
+}
+
+/// The plan file of an order.
+pub(crate) fn plan_text(name: &str, group: &str, units: &[Unit], order: &[Entry]) -> String {
+    let quoted = |u: &usize| format!("\"{}\"", units[*u].name);
+    let items: Vec<String> = order
+        .iter()
+        .map(|e| match e {
+            Entry::Unit(u) => quoted(u),
+            Entry::Group(g) => format!(
+                "{{ group = \"{group}\", aligned = true, members = [{}] }}",
+                g.iter().map(quoted).collect::<Vec<_>>().join(", ")
+            ),
+        })
+        .collect();
+    format!("[{name}]\norder = [\n  {},\n]\n", items.join(",\n  "))
+}
+
+/// The units of struct `id` in `table`, those the rules say are written
+/// locklessly marked.
+pub(crate) fn units(table: &TypeTable, id: TypeId, name: &str, rules: &Rules) -> Vec<Unit> {
+    let mut out: Vec<Unit> = Vec::new();
+    let Some(members) = table.composite(id).and_then(|c| c.members.as_ref()) else {
+        return out;
+    };
+    let type_rules = rules.type_rules(name);
+    let class_of = |m: &str| {
+        type_rules
+            .and_then(|t| {
+                t.fields
+                    .iter()
+                    .find(|f| f.path == m || f.path.starts_with(&format!("{m}.")))
+            })
+            .map(|f| f.class)
+    };
+    let mut previous_bitfield = false;
+    for m in members {
+        let bitfield = m.bit_size.is_some();
+        if bitfield && previous_bitfield {
+            continue;
+        }
+        previous_bitfield = bitfield;
+        let name = match &m.name {
+            Some(n) => n.clone(),
+            None => match first_name(table, m.ty, 0) {
+                Some(n) => n,
+                None => continue,
+            },
+        };
+        out.push(Unit {
+            lockless: class_of(&name) == Some(Class::LocklessWrite),
+            name,
+        });
+    }
+    out
+}
+
+/// The first named member inside an anonymous struct or union.
+fn first_name(table: &TypeTable, ty: TypeId, depth: usize) -> Option<String> {
+    let members = table.composite(table.strip(ty))?.members.as_ref()?;
+    for m in members {
+        match &m.name {
+            Some(n) => return Some(n.clone()),
+            None if depth < 8 => {
+                if let Some(n) = first_name(table, m.ty, depth + 1) {
+                    return Some(n);
+                }
+            }
+            None => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moved_counts_what_leaves_the_compiled_order() {
+        use Entry::*;
+        assert_eq!(moved(&[Unit(0), Unit(1), Unit(2)]), 0);
+        assert_eq!(moved(&[Unit(2), Unit(0), Unit(1)]), 1);
+        // A group counts once besides its members' moves.
+        assert_eq!(moved(&[Unit(0), Group(vec![1, 2])]), 1);
+    }
+}
