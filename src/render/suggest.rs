@@ -33,8 +33,8 @@ fn text(r: &SuggestReport) -> String {
         "root",
         "compiled",
         "suggested",
-        "errors",
-        "warnings",
+        "error pairs",
+        "warning pairs",
     ]);
     for b in &r.builds {
         for (i, (root, old, new)) in b.roots.iter().enumerate() {
