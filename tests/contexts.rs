@@ -331,22 +331,14 @@ fn footprint_counts_lines_and_bytes_from_the_compilers_offsets() {
                 .iter()
                 .find(|c| c["context"] == context)
                 .unwrap_or_else(|| panic!("{build}: no row for {context}"));
-            let mut ranges: Vec<(u64, u64)> = fields
+            let ranges: Vec<(u64, u64)> = fields
                 .iter()
                 .map(|f| {
                     let (o, s) = t[format!("lru_gen_folio.{f}").as_str()];
                     (o, o + s)
                 })
                 .collect();
-            ranges.sort();
-            let mut bytes = 0;
-            let mut to = 0;
-            let mut lines = BTreeSet::new();
-            for (a, b) in ranges {
-                bytes += b.saturating_sub(a.max(to));
-                to = to.max(b);
-                lines.extend(a / LINE..=(b - 1) / LINE);
-            }
+            let (bytes, lines) = common::bytes_and_lines(ranges, LINE);
             assert_eq!(row["bytes"], bytes, "{build} {context}");
             let got: Vec<u64> = row["lines"]
                 .as_array()
@@ -354,11 +346,7 @@ fn footprint_counts_lines_and_bytes_from_the_compilers_offsets() {
                 .iter()
                 .map(|l| l.as_u64().unwrap())
                 .collect();
-            assert_eq!(
-                got,
-                lines.into_iter().collect::<Vec<_>>(),
-                "{build} {context}"
-            );
+            assert_eq!(got, lines, "{build} {context}");
             assert_eq!(row["optimum"], bytes.div_ceil(LINE), "{build} {context}");
             assert_eq!(row["fields"].as_array().unwrap().len(), fields.len());
         }

@@ -826,7 +826,7 @@ fn footprint_per_context_equals_a_count_from_paholes_offsets() {
             assert_eq!(row["name"], ty);
             let extents = pahole_extents(&pahole(&["-C", ty, k.to_str().unwrap()]));
             for c in row["contexts"].as_array().unwrap() {
-                let mut ranges: Vec<(u64, u64)> = c["fields"]
+                let ranges: Vec<(u64, u64)> = c["fields"]
                     .as_array()
                     .unwrap()
                     .iter()
@@ -838,13 +838,7 @@ fn footprint_per_context_equals_a_count_from_paholes_offsets() {
                         (o, o + s)
                     })
                     .collect();
-                ranges.sort();
-                let (mut bytes, mut to, mut lines) = (0, 0, std::collections::BTreeSet::new());
-                for (a, b) in ranges {
-                    bytes += b.saturating_sub(a.max(to));
-                    to = to.max(b);
-                    lines.extend(a / 64..=(b - 1) / 64);
-                }
+                let (bytes, lines) = common::bytes_and_lines(ranges, 64);
                 let context = c["context"].as_str().unwrap();
                 assert_eq!(c["bytes"], bytes, "{ty} {context}");
                 let ours: Vec<u64> = c["lines"]
@@ -853,11 +847,7 @@ fn footprint_per_context_equals_a_count_from_paholes_offsets() {
                     .iter()
                     .map(|l| l.as_u64().unwrap())
                     .collect();
-                assert_eq!(
-                    ours,
-                    lines.iter().copied().collect::<Vec<_>>(),
-                    "{ty} {context}"
-                );
+                assert_eq!(ours, lines, "{ty} {context}");
                 assert_eq!(c["optimum"], bytes.div_ceil(64), "{ty} {context}");
                 eprintln!(
                     "{}: {ty} {context}: {} fields, {bytes} bytes, {} lines, optimum {}, as pahole's offsets give",

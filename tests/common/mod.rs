@@ -218,3 +218,16 @@ pub mod run {
         render::output(&commands::check(opts)?, format, "check")
     }
 }
+
+/// The bytes (each once) and the lines of `line` bytes that the byte
+/// ranges `[start, end)` cover: how a footprint counts, from offsets.
+pub fn bytes_and_lines(mut ranges: Vec<(u64, u64)>, line: u64) -> (u64, Vec<u64>) {
+    ranges.sort();
+    let (mut bytes, mut to, mut lines) = (0, 0, std::collections::BTreeSet::new());
+    for (a, b) in ranges {
+        bytes += b.saturating_sub(a.max(to));
+        to = to.max(b);
+        lines.extend(a / line..=(b - 1) / line);
+    }
+    (bytes, lines.into_iter().collect())
+}
