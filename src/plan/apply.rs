@@ -6,7 +6,9 @@
 //! Types are decoded lazily, so a [`Planner`] is applied after every
 //! lookup; each struct is re-laid out once, from its compiled layout.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::sync::Arc;
 
 use super::abi::{self, Abi, Laid, Piece, Recipe, Types};
@@ -131,11 +133,7 @@ impl Planner {
     /// the copies a command reads are worth re-laying out.)
     pub fn apply(&mut self, table: &mut TypeTable, used: &[TypeId]) -> Result<()> {
         let reach = reachable(table, used);
-        let planned: Vec<(TypeId, usize)> = self
-            .planned_ids(table)
-            .into_iter()
-            .filter(|(id, _)| reach.contains(id))
-            .collect();
+        let planned = self.planned_ids(table, &reach);
         let mut roots: Vec<TypeId> = planned.iter().map(|(id, _)| *id).collect();
         roots.extend(self.compiled.kept());
         let affected = affected(table, &reach, &roots, &self.compiled);
@@ -159,8 +157,11 @@ impl Planner {
         Ok(())
     }
 
-    /// Planned structs not re-laid out yet: (id, index of its plan).
-    fn planned_ids(&self, table: &TypeTable) -> Vec<(TypeId, usize)> {
+    /// Planned structs among `reach` not re-laid out yet: (id, index of
+    /// its plan). Structs are found by tag in `reach`; only a plan name no
+    /// tag there matches is looked for as a typedef of an anonymous struct
+    /// (`typedef struct { ... } name_t;`), over the whole table.
+    fn planned_ids(&self, table: &TypeTable, reach: &HashSet<TypeId>) -> Vec<(TypeId, usize)> {
         let index: HashMap<&str, usize> = self
             .plan
             .types
@@ -169,30 +170,38 @@ impl Planner {
             .map(|(i, t)| (t.name.as_str(), i))
             .collect();
         let mut out = Vec::new();
-        for i in 0..table.len() {
-            let id = TypeId(i);
-            if self.compiled.is_kept(id) {
+        let mut tagged = HashSet::new();
+        for &id in reach {
+            let Some(c) = table.composite(id).filter(|c| c.members.is_some()) else {
                 continue;
-            }
-            let name = match table.get(id) {
-                Type::Composite(c) if c.members.is_some() => c.name.as_deref(),
-                Type::Typedef { name, target } => {
-                    // typedef struct { ... } name_t;
-                    let t = table.strip(*target);
-                    match table.composite(t) {
-                        Some(c) if c.name.is_none() && c.members.is_some() => {
-                            if let Some(&p) = index.get(name.as_str()) {
-                                out.push((t, p));
-                            }
-                        }
-                        _ => {}
-                    }
-                    None
-                }
-                _ => None,
             };
-            if let Some(p) = name.and_then(|n| index.get(n)) {
-                out.push((id, *p));
+            if let Some(&p) = c.name.as_deref().and_then(|n| index.get(n)) {
+                tagged.insert(p);
+                if !self.compiled.is_kept(id) {
+                    out.push((id, p));
+                }
+            }
+        }
+        if tagged.len() < index.len() {
+            for i in 0..table.len() {
+                let Type::Typedef { name, target } = table.get(TypeId(i)) else {
+                    continue;
+                };
+                let Some(&p) = index.get(name.as_str()).filter(|p| !tagged.contains(*p)) else {
+                    continue;
+                };
+                let t = table.strip(*target);
+                match table.composite(t) {
+                    Some(c)
+                        if c.name.is_none()
+                            && c.members.is_some()
+                            && reach.contains(&t)
+                            && !self.compiled.is_kept(t) =>
+                    {
+                        out.push((t, p));
+                    }
+                    _ => {}
+                }
             }
         }
         out.sort();

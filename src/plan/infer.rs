@@ -5,7 +5,7 @@
 //! attributes (BTF) reads them to fill the attributes in.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet};
 
 use super::abi::{self, Abi, Recipe, Types};
 use crate::model::{Composite, MAX_TYPE_DEPTH, Member, Type, TypeId, TypeTable};
