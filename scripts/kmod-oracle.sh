@@ -9,8 +9,12 @@
 # decoded values too (oracle-*.truth: "label value" lines).
 #
 # Usage: scripts/kmod-oracle.sh [FLAVOUR]     (cloud-amd64, amd64, rt-amd64)
+#        scripts/kmod-oracle.sh FLAVOUR NAME PATCH
 #
-# Prints the paths of the two modules, then of the two rows files.
+# Prints the paths of the two modules, then of the two rows files. With
+# NAME and PATCH (a patch of the kernel tree, -p1, such as `suggest
+# --source-tree` prints), builds oracle-NAME.ko (and .rows, .truth) against
+# the headers with PATCH applied instead, and prints its module and rows.
 #
 # Everything is cached outside the repo, under
 # ${CACHELINT_CACHE:-$HOME/.cache/cachelint}, and reused when present:
@@ -177,6 +181,28 @@ EOF
   echo "$stamp" > "$out/oracle-$name.stamp"
   rm -rf "$b"
 }
+
+if [[ $# -ge 3 ]]; then
+  name=$2 patchfile=$(realpath "$3")
+  proot=$cache/kroot-$name-$flavour
+  log "making the $name copy of the headers"
+  rm -rf "$proot"
+  mkdir -p "$proot/usr/src"
+  ln -s ../../kroot/usr/lib "$proot/usr/lib"
+  cp -al "$kroot/usr/src/$headers" "$kroot/usr/src/$common" "$proot/usr/src/"
+  # The files the patch changes are copied, never written through a link.
+  for f in $(sed -nE 's|^\+\+\+ b/||p' "$patchfile"); do
+    t=$proot/usr/src/$common/$f
+    cp "$t" "$t.tmp" && rm -f "$t" && mv "$t.tmp" "$t"
+  done
+  patch -p1 --no-backup-if-mismatch -d "$proot/usr/src/$common" < "$patchfile" >&2
+  fix_makefile "$proot" "$common"
+  stamp=$stamp-$(sha256sum "$patchfile" | cut -c1-16)
+  build "$name" "$proot" ""
+  echo "$out/oracle-$name.ko"
+  echo "$out/oracle-$name.rows"
+  exit 0
+fi
 
 build shipped "$kroot" ""
 build rfc3 "$rroot" "-DCACHELINT_RFC3"

@@ -34,4 +34,5 @@ pub mod report;
 pub mod rules;
 pub(crate) mod search;
 pub mod sizes;
+pub(crate) mod source_patch;
 pub(crate) mod suggest;

@@ -197,6 +197,10 @@ enum Command {
         /// Let no root grow at all: --max-growth 0.
         #[arg(long)]
         no_grow: bool,
+        /// The kernel source tree the builds come from: also print the
+        /// header patch that makes the order (a unified diff for git apply).
+        #[arg(long, value_name = "DIR")]
+        source_tree: Option<PathBuf>,
         /// Output format.
         #[arg(long, default_value = "text", value_parser = formats::<SuggestReport>())]
         format: Format,
@@ -650,6 +654,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             plan_out,
             max_growth,
             no_grow,
+            source_tree,
             format,
             input,
         } => {
@@ -664,6 +669,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 ty: ty.clone(),
                 plan_out,
                 max_growth,
+                source_tree,
                 cacheline: input.cacheline,
                 reading: input.reading()?,
             })?;

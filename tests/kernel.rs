@@ -942,3 +942,95 @@ fn asserts_compare_with_the_kernels_own_check_functions() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs real kernels, modules and the source tree: .ci/run sets CACHELINT_PLAN_ORACLE and CACHELINT_KERNEL_SOURCE"]
+fn the_suggested_order_equals_the_module_built_with_its_header_patch() {
+    // suggest on the oracle's kernels, its patch applied to the headers
+    // those kernels were built with, and the module built against them:
+    // the compiler's offsets must be the ones suggest laid out.
+    let oracles = plan_oracles();
+    let dir = std::env::temp_dir().join(format!("cachelint-suggest-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("suggested.plan.toml");
+    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
+    let source = kernel_source();
+    let mut args: Vec<String> = vec![
+        "suggest".into(),
+        "--rules".into(),
+        rules.display().to_string(),
+    ];
+    args.extend(oracles.iter().map(|(v, _)| v.display().to_string()));
+    args.extend(
+        [
+            "lru_gen_folio",
+            "--max-growth",
+            "2",
+            "--source-tree",
+            source.to_str().unwrap(),
+            "--plan-out",
+            plan.to_str().unwrap(),
+            "--format",
+            "json",
+        ]
+        .map(String::from),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out, err) = common::cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let patch = dir.join("suggested.patch");
+    std::fs::write(&patch, report["patch"].as_str().expect("a patch")).unwrap();
+    for ((vmlinux, kmod), build) in oracles.iter().zip(report["builds"].as_array().unwrap()) {
+        assert_eq!(build["errors"][1], 0, "{}", vmlinux.display());
+        let flavour = vmlinux
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .rsplit_once("deb12-")
+            .expect("a Debian 6.12 vmlinux")
+            .1;
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kmod-oracle.sh");
+        let built = Command::new(script)
+            .args([flavour, "suggested", patch.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let module = PathBuf::from(
+            String::from_utf8(built.stdout)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap(),
+        );
+        let rows = assert_module_truth(vmlinux, &module, Some(&plan));
+        // No more growth than RFC 3/3's, by the compiler's sizeof.
+        let size_of = |m: &std::path::Path| {
+            let labels = std::fs::read_to_string(m.with_extension("rows")).unwrap();
+            let i = labels
+                .lines()
+                .position(|l| l == "mem_cgroup_per_node#size")
+                .unwrap();
+            common::truth_values(m)[i]
+        };
+        let ours = size_of(&module);
+        let rfc3 = size_of(&kmod.join("oracle-rfc3.ko"));
+        assert!(
+            ours <= rfc3,
+            "{}: {ours} > RFC 3/3's {rfc3}",
+            vmlinux.display()
+        );
+        println!(
+            "{}: suggested order, {rows} rows equal to the module built with its patch; \
+             mem_cgroup_per_node {ours} bytes (RFC 3/3: {rfc3})",
+            vmlinux.display()
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

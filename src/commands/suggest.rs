@@ -25,6 +25,8 @@ pub struct SuggestOptions {
     pub plan_out: Option<PathBuf>,
     /// Lines a root may grow by, at most (`--no-grow` is 0).
     pub max_growth: Option<u64>,
+    /// The kernel source tree the build comes from: write the header patch.
+    pub source_tree: Option<PathBuf>,
     /// Cacheline size override.
     pub cacheline: Option<u64>,
     /// DWARF, BTF, or whichever the files have.
@@ -116,6 +118,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         moved: found.score.moved,
         plan: found.plan_text.clone(),
         plan_out: None,
+        patch: None,
         builds: Vec::new(),
         notes,
     };
@@ -126,6 +129,15 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             warnings: [before.warnings, after.warnings],
             roots: after.roots.clone(),
         });
+    }
+    if let Some(tree) = &opts.source_tree {
+        report.patch = Some(header_patch(
+            tree,
+            &snaps[0],
+            &units,
+            &found.order,
+            &opts.ty,
+        )?);
     }
     if let Some(path) = &opts.plan_out {
         std::fs::write(path, &found.plan_text).map_err(|e| {
@@ -181,4 +193,68 @@ fn snapshot(
             cacheline.or(rules.cacheline).unwrap_or(loaded.cacheline),
         ))
     })
+}
+
+/// The unified diff of TYPE's header in `tree` for `order`.
+fn header_patch(
+    tree: &std::path::Path,
+    snap: &Snapshot,
+    units: &[search::Unit],
+    order: &[Entry],
+    ty: &str,
+) -> Result<String> {
+    let refuse = |why: String| Error::Usage(format!("--source-tree: {why}"));
+    let c = snap
+        .table
+        .composite(snap.target)
+        .expect("the target is a struct");
+    let decl = c.decl.as_ref().ok_or_else(|| {
+        refuse(format!(
+            "the debug info gives no declaration line for struct {ty}"
+        ))
+    })?;
+    let members = c.members.as_deref().unwrap_or_default();
+    let line_of = |u: usize| -> Result<u64> {
+        let name = &units[u].name;
+        let i = members
+            .iter()
+            .position(|m| m.name.as_deref() == Some(name.as_str()))
+            .ok_or_else(|| {
+                refuse(format!(
+                    "'{name}' is inside an anonymous struct or union of {ty}: moving those in \
+                     the header is not handled yet"
+                ))
+            })?;
+        if members[i].bit_size.is_some() && members.get(i + 1).is_some_and(|m| m.bit_size.is_some())
+        {
+            return Err(refuse(format!(
+                "'{name}' starts a run of bitfields: moving those in the header is not handled yet"
+            )));
+        }
+        members[i]
+            .decl
+            .as_ref()
+            .map(|d| d.line)
+            .ok_or_else(|| refuse(format!("the debug info gives no line for '{name}'")))
+    };
+    let pieces = order
+        .iter()
+        .map(|e| match e {
+            Entry::Unit(u) => Ok(crate::source_patch::Piece::Member(line_of(*u)?)),
+            Entry::Group(g) => Ok(crate::source_patch::Piece::AlignedGroup(
+                format!("{ty}_lockless"),
+                g.iter().map(|u| line_of(*u)).collect::<Result<_>>()?,
+            )),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let relative = decl.file.trim_start_matches("./");
+    let path = tree.join(relative);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        refuse(format!(
+            "{}: {e} (struct {ty} is declared in {}; give the tree the build comes from)",
+            path.display(),
+            decl.file
+        ))
+    })?;
+    crate::source_patch::reorder(relative, &text, decl.line, &pieces)
 }

@@ -4,8 +4,8 @@
 //! compiled copies here); a loader whose format records no alignment
 //! attributes (BTF) reads them to fill the attributes in.
 
-use std::cell::RefCell;
 use foldhash::{HashMap, HashMapExt, HashSet};
+use std::cell::RefCell;
 
 use super::abi::{self, Abi, Recipe, Types};
 use crate::model::{Composite, MAX_TYPE_DEPTH, Member, Type, TypeId, TypeTable};

@@ -65,5 +65,9 @@ fn text(r: &SuggestReport) -> String {
         None => out.push_str("plan (--plan-out FILE writes it; check it with --plan FILE):\n"),
     }
     out.push_str(&r.plan);
+    if let Some(patch) = &r.patch {
+        out.push_str("\nheader patch (git apply takes it in the source tree):\n");
+        out.push_str(patch);
+    }
     out
 }

@@ -21,6 +21,8 @@ pub struct SuggestReport {
     pub plan: String,
     /// Where `--plan-out` wrote it.
     pub plan_out: Option<String>,
+    /// With `--source-tree`: the header patch, a unified diff.
+    pub patch: Option<String>,
     /// Per build.
     pub builds: Vec<SuggestBuild>,
     /// Notes.
