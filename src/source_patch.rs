@@ -15,11 +15,21 @@ pub(crate) enum Piece {
     /// `__cacheline_group_begin_aligned(G)` ... `_end_aligned(G)` around
     /// members.
     AlignedGroup(String, Vec<u64>),
+    /// `__cacheline_group_begin(G)` ... `__cacheline_group_end(G)`.
+    Group(String, Vec<u64>),
 }
 
 /// The unified diff that reorders the struct declared at `struct_line` of
-/// `text` (the file `path`, relative to the tree) as `order` says.
-pub(crate) fn reorder(path: &str, text: &str, struct_line: u64, order: &[Piece]) -> Result<String> {
+/// `text` (the file `path`, relative to the tree) as `order` says, the
+/// members declared at `removed` (old group markers) dropped with their
+/// comments.
+pub(crate) fn reorder(
+    path: &str,
+    text: &str,
+    struct_line: u64,
+    order: &[Piece],
+    removed: &[u64],
+) -> Result<String> {
     let lines: Vec<&str> = text.lines().collect();
     let open = struct_line as usize - 1;
     let refuse = |line: usize, why: &str| {
@@ -52,11 +62,12 @@ pub(crate) fn reorder(path: &str, text: &str, struct_line: u64, order: &[Piece])
         .iter()
         .flat_map(|p| match p {
             Piece::Member(l) => vec![*l],
-            Piece::AlignedGroup(_, m) => m.clone(),
+            Piece::AlignedGroup(_, m) | Piece::Group(_, m) => m.clone(),
         })
         .map(|l| l as usize - 1)
         .collect();
     let mut starts = members.clone();
+    starts.extend(removed.iter().map(|l| *l as usize - 1));
     starts.sort_unstable();
     if starts.windows(2).any(|w| w[0] == w[1]) {
         return Err(refuse(open, "two members are declared on one line"));
@@ -116,6 +127,13 @@ pub(crate) fn reorder(path: &str, text: &str, struct_line: u64, order: &[Piece])
                 }
                 new_body.push(format!("{indent}__cacheline_group_end_aligned({g});"));
             }
+            Piece::Group(g, members) => {
+                new_body.push(format!("{indent}__cacheline_group_begin({g});"));
+                for l in members {
+                    block(l, &mut new_body);
+                }
+                new_body.push(format!("{indent}__cacheline_group_end({g});"));
+            }
         }
     }
     let old_body = &lines[open + 1..close];
@@ -167,7 +185,7 @@ struct s {
             Piece::AlignedGroup("g".into(), vec![4]),
             Piece::Member(7),
         ];
-        let diff = reorder("x.h", HEADER, 2, &order).unwrap();
+        let diff = reorder("x.h", HEADER, 2, &order, &[]).unwrap();
         let new: Vec<&str> = diff
             .lines()
             .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
@@ -190,9 +208,33 @@ struct s {
     }
 
     #[test]
+    fn removed_members_go_with_their_comments() {
+        let diff = reorder(
+            "x.h",
+            HEADER,
+            2,
+            &[Piece::Member(9), Piece::Member(4)],
+            &[7],
+        )
+        .unwrap();
+        assert!(
+            !diff
+                .lines()
+                .any(|l| l.starts_with('+') && l.contains("long b")),
+            "{diff}"
+        );
+        assert!(
+            !diff
+                .lines()
+                .any(|l| l.starts_with('+') && l.contains("two lines")),
+            "{diff}"
+        );
+    }
+
+    #[test]
     fn a_conditional_in_the_body_is_refused() {
         let text = "struct s {\n\tint a;\n#ifdef X\n\tint b;\n#endif\n};\n";
-        let err = reorder("x.h", text, 1, &[Piece::Member(4), Piece::Member(2)])
+        let err = reorder("x.h", text, 1, &[Piece::Member(4), Piece::Member(2)], &[])
             .unwrap_err()
             .to_string();
         assert!(err.contains("x.h:3: a preprocessor line"), "{err}");

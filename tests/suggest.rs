@@ -141,3 +141,71 @@ fn suggest_refuses_what_it_cannot_do() {
         assert!(err.contains(want), "{err}");
     }
 }
+
+#[test]
+fn the_footprint_suggest_reports_is_the_one_footprint_finds_in_its_plan() {
+    // Context rules: suggest scores the struct's footprint as it lays the
+    // candidates out in place; footprint --plan lays the written plan out
+    // through the loader. The two must agree, build by build.
+    let plan = temp("contexts.plan.toml");
+    let r = rules("lru-contexts.toml");
+    let b = builds();
+    let mut args = vec![
+        "suggest",
+        "--rules",
+        r.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend(b.iter().map(String::as_str));
+    args.extend(["lru_gen_folio", "--plan-out", plan.to_str().unwrap()]);
+    let (code, out, err) = cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut args = vec![
+        "footprint",
+        "--rules",
+        r.to_str().unwrap(),
+        "--plan",
+        plan.to_str().unwrap(),
+        "--type",
+        "lru_gen_folio",
+        "--format",
+        "json",
+    ];
+    args.extend(b.iter().map(String::as_str));
+    let (code, out, err) = cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    let footprint: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for (s, f) in report["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(footprint["builds"].as_array().unwrap())
+    {
+        let ours: Vec<(String, u64)> = s["footprint"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| {
+                (
+                    row[0].as_str().unwrap().to_owned(),
+                    row[2].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let theirs: Vec<(String, u64)> = f["types"][0]["contexts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["context"].as_str().unwrap().to_owned(),
+                    c["lines"].as_array().unwrap().len() as u64,
+                )
+            })
+            .collect();
+        assert!(!ours.is_empty());
+        assert_eq!(ours, theirs, "{}", s["config"]);
+    }
+}

@@ -56,10 +56,11 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
     // (a member under an #ifdef some config lacks is not handled yet).
     let first = &snaps[0];
     let units = search::units(&first.table, first.target, &opts.ty, &rules);
-    if units.len() > search::MAX_UNITS {
+    if units.len() > search::MAX_UNITS && rules.contexts.is_empty() {
         return Err(Error::Usage(format!(
-            "struct {} has {} members to order: suggest's search handles up to {} so far \
-             (its neighbourhood grows with the square of the members)",
+            "struct {} has {} members to order: suggest climbs up to {} so far (its \
+             neighbourhood grows with the square of the members); with context rules it \
+             compares a context order instead",
             opts.ty,
             units.len(),
             search::MAX_UNITS
@@ -88,16 +89,28 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
     }
     let mut report = SuggestReport {
         name: opts.ty.clone(),
-        method: format!(
-            "hill climb from the compiled order: each round tries every move of a block of \
-             one to three members, every swap of two, and the lockless writers gathered into \
-             one cacheline-aligned group, and keeps the best; every layout is the plan \
-             engine's, as the compiler gives it; {} layouts on {} builds in {} rounds: a local \
-             optimum, not proven best",
-            found.tried,
-            snaps.len(),
-            found.rounds
-        ),
+        method: if found.rounds == 0 {
+            format!(
+                "{} members, too many to climb: the compiled order against a context order \
+                 (members grouped by the contexts that use them, kernel groups named as netdev \
+                 names them, each packed by alignment); every layout is the plan engine's, as \
+                 the compiler gives it; {} layouts on {} builds",
+                units.len(),
+                found.tried,
+                snaps.len()
+            )
+        } else {
+            format!(
+                "hill climb from the compiled order (and from a context order, with context \
+                 rules): each round tries every move of a block of one to three members, every \
+                 swap of two, and the lockless writers gathered into one cacheline-aligned \
+                 group, and keeps the best; every layout is the plan engine's, as the compiler \
+                 gives it; {} layouts on {} builds in {} rounds: a local optimum, not proven best",
+                found.tried,
+                snaps.len(),
+                found.rounds
+            )
+        },
         tried: found.tried,
         rounds: found.rounds,
         order: found
@@ -105,6 +118,13 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             .iter()
             .map(|e| match e {
                 Entry::Unit(u) => units[*u].name.clone(),
+                Entry::Named(n, g) => format!(
+                    "{n}: {}",
+                    g.iter()
+                        .map(|u| units[*u].name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
                 Entry::Group(g) => format!(
                     "{}_lockless (aligned): {}",
                     opts.ty,
@@ -116,6 +136,11 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             })
             .collect(),
         moved: found.score.moved,
+        removed: found
+            .removed
+            .iter()
+            .map(|u| units[*u].name.clone())
+            .collect(),
         plan: found.plan_text.clone(),
         plan_out: None,
         patch: None,
@@ -128,6 +153,12 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             errors: [before.errors, after.errors],
             warnings: [before.warnings, after.warnings],
             roots: after.roots.clone(),
+            footprint: before
+                .footprint
+                .iter()
+                .zip(&after.footprint)
+                .map(|(b, a)| (a.0.clone(), b.1, a.1, a.2))
+                .collect(),
         });
     }
     if let Some(tree) = &opts.source_tree {
@@ -136,6 +167,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             &snaps[0],
             &units,
             &found.order,
+            &found.removed,
             &opts.ty,
         )?);
     }
@@ -201,6 +233,7 @@ fn header_patch(
     snap: &Snapshot,
     units: &[search::Unit],
     order: &[Entry],
+    removed: &[usize],
     ty: &str,
 ) -> Result<String> {
     let refuse = |why: String| Error::Usage(format!("--source-tree: {why}"));
@@ -245,6 +278,10 @@ fn header_patch(
                 format!("{ty}_lockless"),
                 g.iter().map(|u| line_of(*u)).collect::<Result<_>>()?,
             )),
+            Entry::Named(n, g) => Ok(crate::source_patch::Piece::Group(
+                n.clone(),
+                g.iter().map(|u| line_of(*u)).collect::<Result<_>>()?,
+            )),
         })
         .collect::<Result<Vec<_>>>()?;
     let relative = decl.file.trim_start_matches("./");
@@ -256,5 +293,9 @@ fn header_patch(
             decl.file
         ))
     })?;
-    crate::source_patch::reorder(relative, &text, decl.line, &pieces)
+    let removed = removed
+        .iter()
+        .map(|u| line_of(*u))
+        .collect::<Result<Vec<_>>>()?;
+    crate::source_patch::reorder(relative, &text, decl.line, &pieces, &removed)
 }

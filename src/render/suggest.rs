@@ -57,6 +57,36 @@ fn text(r: &SuggestReport) -> String {
         }
     }
     let _ = writeln!(out, "{table}");
+    if r.builds.iter().any(|b| !b.footprint.is_empty()) {
+        let mut table = Table::new();
+        table.load_style(presets::ASCII_FULL_CONDENSED);
+        table.set_header([
+            "config",
+            "context",
+            "lines compiled",
+            "suggested",
+            "optimum",
+        ]);
+        for b in &r.builds {
+            for (context, before, after, optimum) in &b.footprint {
+                table.add_row([
+                    b.config.clone(),
+                    context.clone(),
+                    before.to_string(),
+                    after.to_string(),
+                    optimum.to_string(),
+                ]);
+            }
+        }
+        let _ = writeln!(
+            out,
+            "\nlines of struct {} each context touches:\n{table}",
+            r.name
+        );
+    }
+    if !r.removed.is_empty() {
+        let _ = writeln!(out, "\nremoved: {}", r.removed.join(", "));
+    }
     let _ = writeln!(out, "\norder ({} moved): {}\n", r.moved, r.order.join(", "));
     match &r.plan_out {
         Some(p) => {

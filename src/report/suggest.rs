@@ -15,8 +15,10 @@ pub struct SuggestReport {
     pub rounds: usize,
     /// The suggested member order (group members as `G: a, b`).
     pub order: Vec<String>,
-    /// Units moved from the compiled order.
+    /// Units moved from the compiled order (and removed).
     pub moved: usize,
+    /// Old group markers the suggestion removes.
+    pub removed: Vec<String>,
     /// The plan file of the suggestion.
     pub plan: String,
     /// Where `--plan-out` wrote it.
@@ -40,4 +42,7 @@ pub struct SuggestBuild {
     pub warnings: [usize; 2],
     /// Per root: name, compiled size, suggested size.
     pub roots: Vec<(String, u64, u64)>,
+    /// With context rules, the struct's footprint per context: name, lines
+    /// touched as compiled and as suggested, and the optimum.
+    pub footprint: Vec<(String, usize, usize, u64)>,
 }

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use crate::analysis;
 use crate::error::Result;
+use crate::layout::{GROUP_BEGIN, GROUP_END, GROUP_PAD};
 use crate::model::{TypeId, TypeTable};
 use crate::plan::Plan;
 use crate::plan::abi::Abi;
@@ -59,7 +60,13 @@ impl Snapshot {
         abi: Abi,
         line: u64,
     ) -> Snapshot {
-        let ids: Vec<TypeId> = roots.iter().map(|(_, id)| *id).collect();
+        // The struct itself is laid out too (its footprint): a lookup's
+        // copy of it may not be the one a root holds.
+        let ids: Vec<TypeId> = roots
+            .iter()
+            .map(|(_, id)| *id)
+            .chain(std::iter::once(target))
+            .collect();
         let compiled = crate::plan::apply::reachable(&table, &ids)
             .into_iter()
             .map(|id| (id, table.get(id).clone()))
@@ -91,6 +98,18 @@ impl Snapshot {
 pub(crate) struct Unit {
     /// The name a plan calls it by.
     pub(crate) name: String,
+    /// The contexts that read it and write it, from its rules (and those of
+    /// the members inside it), sorted; empty for a field without them.
+    pub(crate) reads: Vec<String>,
+    /// See `reads`.
+    pub(crate) writes: Vec<String>,
+    /// A kernel group marker or pad: dropped by a context order, which
+    /// makes no groups of its own.
+    pub(crate) marker: bool,
+    /// Alignment and size, for packing.
+    pub(crate) align: u64,
+    /// See `align`.
+    pub(crate) size: u64,
     /// True when it is written locklessly (gathered in the group).
     pub(crate) lockless: bool,
 }
@@ -102,6 +121,8 @@ pub(crate) enum Entry {
     Unit(usize),
     /// An aligned kernel cacheline group of units.
     Group(Vec<usize>),
+    /// A kernel cacheline group (not aligned) of units, by name.
+    Named(String, Vec<usize>),
 }
 
 /// How good a candidate is, compared field by field in this order.
@@ -118,6 +139,9 @@ pub(crate) struct Score {
     pub(crate) growth_lines: i64,
     /// Growth of the roots in bytes, worst build.
     pub(crate) growth_bytes: i64,
+    /// Lines the contexts touch in the struct, summed over contexts (their
+    /// union included) and builds.
+    pub(crate) footprint: usize,
     /// Units moved (not in the longest run kept in order).
     pub(crate) moved: usize,
 }
@@ -133,7 +157,13 @@ pub(crate) struct Outcome {
     pub(crate) errors: usize,
     /// Warnings.
     pub(crate) warnings: usize,
+    /// The struct's footprint: per context, the lines it touches and the
+    /// fewest its bytes fit in (see [`crate::analysis::footprint`]).
+    pub(crate) footprint: Vec<(String, usize, u64)>,
 }
+
+/// A candidate: the order, and the units it removes (old group markers).
+type Candidate = (Vec<Entry>, Vec<usize>);
 
 /// The best candidate found.
 pub(crate) struct Found {
@@ -149,8 +179,11 @@ pub(crate) struct Found {
     pub(crate) before: (Score, Vec<Outcome>),
     /// Candidates laid out and scored.
     pub(crate) tried: usize,
-    /// Rounds of the climb.
+    /// Rounds of the climb (0: too many members to climb; the compiled
+    /// order and the context order were compared).
     pub(crate) rounds: usize,
+    /// The units the suggestion removes.
+    pub(crate) removed: Vec<usize>,
 }
 
 /// Searches orders of struct `name`, whose units are `units`, over every
@@ -162,12 +195,13 @@ pub(crate) fn search(
     rules: &Rules,
     max_growth: Option<i64>,
 ) -> Result<Found> {
-    let original: Vec<Entry> = (0..units.len()).map(Entry::Unit).collect();
+    let original: Candidate = ((0..units.len()).map(Entry::Unit).collect(), Vec::new());
     let group = format!("{name}_lockless");
-    let evaluate = |snaps: &mut [Snapshot], orders: &[Vec<Entry>]| {
+    let contexts: Vec<String> = rules.contexts.iter().map(|c| c.name.clone()).collect();
+    let evaluate = |snaps: &mut [Snapshot], orders: &[Candidate]| {
         let texts: Vec<String> = orders
             .iter()
-            .map(|o| plan_text(name, &group, units, o))
+            .map(|(o, r)| plan_text(name, &group, units, o, r))
             .collect();
         let plans: Vec<Option<Arc<Plan>>> = texts
             .iter()
@@ -184,17 +218,20 @@ pub(crate) fn search(
             .map(|snap| {
                 plans
                     .iter()
-                    .map(|p| p.as_ref().and_then(|p| snap.lay_out(p, rules).ok()))
+                    .map(|p| {
+                        p.as_ref()
+                            .and_then(|p| snap.lay_out(p, rules, name, &contexts).ok())
+                    })
                     .collect()
             })
             .collect();
         let mut out = Vec::with_capacity(orders.len());
-        for (i, (order, text)) in orders.iter().zip(texts).enumerate() {
+        for (i, ((order, removed), text)) in orders.iter().zip(texts).enumerate() {
             // A candidate the engine refuses on some build (a flexible
             // array not last) is simply not a layout.
             let laid: Option<Vec<&Laid>> = per_build.iter().map(|b| b[i].as_ref()).collect();
             out.push(laid.map(|laid| {
-                let mut score = combine(&laid, moved(order));
+                let mut score = combine(&laid, moved(order) + removed.len());
                 if let Some(max) = max_growth {
                     score.over = (score.growth_lines - max).max(0);
                 }
@@ -214,10 +251,24 @@ pub(crate) fn search(
         })?;
     let mut best = (original.clone(), before.clone());
     let mut tried = 1;
+    // The context order: the only candidate beside the compiled order for
+    // a struct too large to climb, the climb's other seed otherwise.
+    if !contexts.is_empty() {
+        let seed = by_context(name, units, &contexts);
+        tried += 1;
+        if let Some(r) = evaluate(snaps, std::slice::from_ref(&seed)).pop().flatten()
+            && r.0 < best.1.0
+        {
+            best = (seed, r);
+        }
+    }
     let mut rounds = 0;
-    while rounds < MAX_ROUNDS {
+    while units.len() <= MAX_UNITS && rounds < MAX_ROUNDS {
         rounds += 1;
-        let candidates = neighbours(&best.0, units);
+        let candidates: Vec<Candidate> = neighbours(&best.0.0, units)
+            .into_iter()
+            .map(|o| (o, best.0.1.clone()))
+            .collect();
         tried += candidates.len();
         let results = evaluate(snaps, &candidates);
         let winner = candidates
@@ -230,9 +281,10 @@ pub(crate) fn search(
             _ => break,
         }
     }
-    let (order, (score, outcomes, plan_text)) = best;
+    let ((order, removed), (score, outcomes, plan_text)) = best;
     Ok(Found {
         order,
+        removed,
         plan_text,
         score,
         outcomes,
@@ -300,7 +352,7 @@ fn moved(order: &[Entry]) -> usize {
         .iter()
         .flat_map(|e| match e {
             Entry::Unit(u) => vec![*u],
-            Entry::Group(g) => g.clone(),
+            Entry::Group(g) | Entry::Named(_, g) => g.clone(),
         })
         .collect();
     // Longest increasing subsequence of the original indexes.
@@ -314,7 +366,7 @@ fn moved(order: &[Entry]) -> usize {
     }
     let groups = order
         .iter()
-        .filter(|e| matches!(e, Entry::Group(_)))
+        .filter(|e| matches!(e, Entry::Group(_) | Entry::Named(..)))
         .count();
     flat.len() - tails.len() + groups
 }
@@ -328,25 +380,51 @@ struct Laid {
 }
 
 impl Snapshot {
-    /// Lays `plan` out on this build, analyses every root, and undoes it.
-    fn lay_out(&mut self, plan: &Arc<Plan>, rules: &Rules) -> Result<Laid> {
-        let ids: Vec<TypeId> = self.roots.iter().map(|(_, id)| *id).collect();
+    /// Lays `plan` out on this build, analyses every root and the struct
+    /// `name` itself (its footprint in `contexts`), and undoes it.
+    fn lay_out(
+        &mut self,
+        plan: &Arc<Plan>,
+        rules: &Rules,
+        name: &str,
+        contexts: &[String],
+    ) -> Result<Laid> {
+        let ids: Vec<TypeId> = self
+            .roots
+            .iter()
+            .map(|(_, id)| *id)
+            .chain(std::iter::once(self.target))
+            .collect();
         let mut planner = Planner::new(plan.clone(), self.abi, self.line);
         let applied = planner.apply(&mut self.table, &ids);
         let analyses = applied.map(|()| {
-            self.roots
+            let roots = self
+                .roots
                 .iter()
                 .map(|(name, id)| analysis::analyze(&self.table, *id, name, self.line, rules))
-                .collect::<Vec<_>>()
+                .collect::<Vec<_>>();
+            let footprint = (!contexts.is_empty()).then(|| {
+                let own = analysis::analyze(&self.table, self.target, name, self.line, rules);
+                analysis::footprint::footprint(&own, contexts)
+            });
+            (roots, footprint)
         });
         self.undo();
-        let analyses = analyses?;
+        let (analyses, footprint) = analyses?;
         let mut laid = Laid {
             outcome: Outcome {
                 config: self.config.clone(),
                 roots: Vec::new(),
                 errors: 0,
                 warnings: 0,
+                footprint: footprint
+                    .map(|f| {
+                        f.contexts
+                            .into_iter()
+                            .map(|c| (c.context, c.lines.len(), c.optimum))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             },
             growth_lines: i64::MIN,
             growth_bytes: i64::MIN,
@@ -378,12 +456,22 @@ fn combine(laid: &[&Laid], moved: usize) -> Score {
         warnings: laid.iter().map(|l| l.outcome.warnings).sum(),
         growth_lines: laid.iter().map(|l| l.growth_lines).max().unwrap_or(0),
         growth_bytes: laid.iter().map(|l| l.growth_bytes).max().unwrap_or(0),
+        footprint: laid
+            .iter()
+            .flat_map(|l| l.outcome.footprint.iter().map(|f| f.1))
+            .sum(),
         moved,
     }
 }
 
 /// The plan file of an order.
-pub(crate) fn plan_text(name: &str, group: &str, units: &[Unit], order: &[Entry]) -> String {
+pub(crate) fn plan_text(
+    name: &str,
+    group: &str,
+    units: &[Unit],
+    order: &[Entry],
+    removed: &[usize],
+) -> String {
     let quoted = |u: &usize| format!("\"{}\"", units[*u].name);
     let items: Vec<String> = order
         .iter()
@@ -393,9 +481,22 @@ pub(crate) fn plan_text(name: &str, group: &str, units: &[Unit], order: &[Entry]
                 "{{ group = \"{group}\", aligned = true, members = [{}] }}",
                 g.iter().map(quoted).collect::<Vec<_>>().join(", ")
             ),
+            Entry::Named(n, g) => format!(
+                "{{ group = \"{n}\", members = [{}] }}",
+                g.iter().map(quoted).collect::<Vec<_>>().join(", ")
+            ),
         })
         .collect();
-    format!("[{name}]\norder = [\n  {},\n]\n", items.join(",\n  "))
+    let remove = if removed.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<String> = removed.iter().map(quoted).collect();
+        format!("remove = [{}]\n", names.join(", "))
+    };
+    format!(
+        "[{name}]\n{remove}order = [\n  {},\n]\n",
+        items.join(",\n  ")
+    )
 }
 
 /// The units of struct `id` in `table`, those the rules say are written
@@ -418,45 +519,176 @@ pub(crate) fn units(table: &TypeTable, id: TypeId, name: &str, rules: &Rules) ->
     let mut previous_bitfield = false;
     for m in members {
         let bitfield = m.bit_size.is_some();
+        let mut names = Vec::new();
+        match &m.name {
+            Some(n) => names.push(n.clone()),
+            None => inner_names(table, m.ty, 0, &mut names),
+        }
         if bitfield && previous_bitfield {
+            // The same run: its contexts join the run's unit.
+            if let Some(last) = out.last_mut() {
+                add_contexts(last, type_rules, &names);
+            }
             continue;
         }
         previous_bitfield = bitfield;
-        let name = match &m.name {
-            Some(n) => n.clone(),
-            None => match first_name(table, m.ty, 0) {
-                Some(n) => n,
-                None => continue,
-            },
+        let Some(name) = names.first().cloned() else {
+            continue;
         };
-        out.push(Unit {
+        let marker = [GROUP_BEGIN, GROUP_END, GROUP_PAD]
+            .iter()
+            .any(|p| name.starts_with(p));
+        let mut unit = Unit {
             lockless: class_of(&name) == Some(Class::LocklessWrite),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            marker,
+            align: table.alignment_of(m.ty).max(1),
+            size: table.size_of(m.ty).unwrap_or(0),
             name,
-        });
+        };
+        add_contexts(&mut unit, type_rules, &names);
+        out.push(unit);
     }
     out
 }
 
-/// The first named member inside an anonymous struct or union.
-fn first_name(table: &TypeTable, ty: TypeId, depth: usize) -> Option<String> {
-    let members = table.composite(table.strip(ty))?.members.as_ref()?;
+/// The named members inside an anonymous struct or union, in order.
+fn inner_names(table: &TypeTable, ty: TypeId, depth: usize, out: &mut Vec<String>) {
+    let Some(members) = table
+        .composite(table.strip(ty))
+        .and_then(|c| c.members.as_ref())
+    else {
+        return;
+    };
     for m in members {
         match &m.name {
-            Some(n) => return Some(n.clone()),
-            None if depth < 8 => {
-                if let Some(n) = first_name(table, m.ty, depth + 1) {
-                    return Some(n);
-                }
-            }
+            Some(n) => out.push(n.clone()),
+            None if depth < 8 => inner_names(table, m.ty, depth + 1, out),
             None => {}
         }
     }
-    None
+}
+
+/// Adds the contexts of the rules on `names` (and paths inside them).
+fn add_contexts(unit: &mut Unit, rules: Option<&crate::rules::TypeRules>, names: &[String]) {
+    let Some(rules) = rules else {
+        return;
+    };
+    for f in &rules.fields {
+        let head = f.path.split('.').next().unwrap_or(&f.path);
+        if !names.iter().any(|n| n == head) {
+            continue;
+        }
+        if let Some(access) = &f.access {
+            unit.reads.extend(access.reads.iter().cloned());
+            unit.writes.extend(access.writes.iter().cloned());
+        }
+    }
+    for list in [&mut unit.reads, &mut unit.writes] {
+        list.sort();
+        list.dedup();
+    }
+    let writes = unit.writes.clone();
+    unit.reads.retain(|r| !writes.contains(r));
+}
+
+/// A candidate made, not searched: the members grouped by the contexts
+/// that use them, in kernel cacheline groups named as netdev names them
+/// (`TYPE_read_tx`, `TYPE_read_txrx`, `TYPE_read_rx`, then the `write`
+/// groups: a member written in a context goes to a write group named by
+/// every context that uses it), each sorted by alignment and size so that
+/// it packs; the members no context uses after them in their order; the
+/// struct's first member kept first (the kernel's "base struct" idiom:
+/// `tcp_sock` starts with its `inet_connection_sock`); the old group
+/// markers dropped. Returns the order and the markers to remove.
+pub(crate) fn by_context(ty: &str, units: &[Unit], contexts: &[String]) -> Candidate {
+    let removed: Vec<usize> = (0..units.len()).filter(|&u| units[u].marker).collect();
+    let kept: Vec<usize> = (0..units.len()).filter(|&u| !units[u].marker).collect();
+    let Some((&first, rest)) = kept.split_first() else {
+        return (Vec::new(), removed);
+    };
+    // (written, first context, last context) → the group's members.
+    let mut groups: std::collections::BTreeMap<(bool, usize, usize), Vec<usize>> =
+        Default::default();
+    let mut unused = Vec::new();
+    for &u in rest {
+        let x = &units[u];
+        let used: Vec<usize> = x
+            .reads
+            .iter()
+            .chain(&x.writes)
+            .filter_map(|c| contexts.iter().position(|k| k == c))
+            .collect();
+        match (used.iter().min(), used.iter().max()) {
+            (Some(&lo), Some(&hi)) => groups
+                .entry((!x.writes.is_empty(), lo, hi))
+                .or_default()
+                .push(u),
+            _ => unused.push(u),
+        }
+    }
+    let mut order = vec![Entry::Unit(first)];
+    for ((written, lo, hi), mut members) in groups {
+        members.sort_by_key(|&u| {
+            (
+                std::cmp::Reverse(units[u].align),
+                std::cmp::Reverse(units[u].size),
+                u,
+            )
+        });
+        let names: String = contexts[lo..=hi].concat();
+        let kind = if written { "write" } else { "read" };
+        order.push(Entry::Named(format!("{ty}_{kind}_{names}"), members));
+    }
+    order.extend(unused.into_iter().map(Entry::Unit));
+    (order, removed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn unit(name: &str, reads: &[&str], writes: &[&str], align: u64) -> Unit {
+        Unit {
+            name: name.into(),
+            reads: reads.iter().map(|s| s.to_string()).collect(),
+            writes: writes.iter().map(|s| s.to_string()).collect(),
+            marker: name.starts_with("__cacheline_group_"),
+            align,
+            size: align,
+            lockless: false,
+        }
+    }
+
+    #[test]
+    fn a_context_order_groups_by_context_as_netdev_names_them() {
+        let units = [
+            unit("base", &[], &[], 8),
+            unit("__cacheline_group_begin__old", &[], &[], 1),
+            unit("a", &["rx"], &[], 4),
+            unit("b", &["tx", "rx"], &[], 2),
+            unit("c", &["tx"], &[], 4),
+            unit("d", &["tx"], &[], 8),
+            unit("e", &["rx"], &["tx"], 8),
+            unit("cold", &[], &[], 8),
+        ];
+        let contexts = ["tx".to_owned(), "rx".to_owned()];
+        let (order, removed) = by_context("s", &units, &contexts);
+        use Entry::*;
+        assert_eq!(removed, [1]);
+        assert_eq!(
+            order,
+            [
+                Unit(0),
+                Named("s_read_tx".into(), vec![5, 4]),
+                Named("s_read_txrx".into(), vec![3]),
+                Named("s_read_rx".into(), vec![2]),
+                Named("s_write_txrx".into(), vec![6]),
+                Unit(7),
+            ]
+        );
+    }
 
     #[test]
     fn moved_counts_what_leaves_the_compiled_order() {
