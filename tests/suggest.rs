@@ -112,6 +112,7 @@ fn no_grow_keeps_every_root_at_the_compilers_size() {
 fn suggest_refuses_what_it_cannot_do() {
     let r = rules("lru.toml");
     let base = format!("base={}", fixture("gcc-dwarf5-base").display());
+    let rt = fixture("gcc-dwarf5-rt").display().to_string();
     for (args, want) in [
         (
             vec![
@@ -134,6 +135,10 @@ fn suggest_refuses_what_it_cannot_do() {
                 "lru_gen_folio",
             ],
             "suggest starts from the compiled layout",
+        ),
+        (
+            vec!["suggest", "--rules", r.to_str().unwrap(), &base, &rt],
+            "the last argument is the struct to reorder",
         ),
     ] {
         let (code, _, err) = cachelint(&args);

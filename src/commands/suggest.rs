@@ -43,6 +43,13 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         ));
     }
     let rules = Rules::load(&opts.rules)?;
+    if std::path::Path::new(&opts.ty).is_file() {
+        return Err(Error::Usage(format!(
+            "the last argument is the struct to reorder, and '{}' is a file (a build?): \
+             give BUILD... TYPE",
+            opts.ty
+        )));
+    }
     if rules.type_rules(&opts.ty).is_none() {
         return Err(Error::Usage(format!(
             "the rules annotate no field of '{}': suggest reorders an annotated struct",
@@ -94,10 +101,10 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
                 "{} members, too many to climb: the compiled order against a context order \
                  (members grouped by the contexts that use them, kernel groups named as netdev \
                  names them, each packed by alignment); every layout is the plan engine's, as \
-                 the compiler gives it; {} layouts on {} builds",
+                 the compiler gives it; {} layouts on {}",
                 units.len(),
                 found.tried,
-                snaps.len()
+                builds_word(snaps.len())
             )
         } else {
             format!(
@@ -105,9 +112,9 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
                  rules): each round tries every move of a block of one to three members, every \
                  swap of two, and the lockless writers gathered into one cacheline-aligned \
                  group, and keeps the best; every layout is the plan engine's, as the compiler \
-                 gives it; {} layouts on {} builds in {} rounds: a local optimum, not proven best",
+                 gives it; {} layouts on {} in {} rounds: a local optimum, not proven best",
                 found.tried,
-                snaps.len(),
+                builds_word(snaps.len()),
                 found.rounds
             )
         },
@@ -298,4 +305,13 @@ fn header_patch(
         .map(|u| line_of(*u))
         .collect::<Result<Vec<_>>>()?;
     crate::source_patch::reorder(relative, &text, decl.line, &pieces, &removed)
+}
+
+/// `1 build`, `3 builds`.
+fn builds_word(n: usize) -> String {
+    if n == 1 {
+        "1 build".into()
+    } else {
+        format!("{n} builds")
+    }
 }
