@@ -62,6 +62,14 @@ impl Planner {
         }
     }
 
+    /// Puts back every struct this planner changed, as compiled (the
+    /// types it added stay: the caller truncates the table).
+    pub(crate) fn undo(self, table: &mut TypeTable) {
+        for (id, c) in self.compiled.into_originals() {
+            table.set(id, Type::Composite(c));
+        }
+    }
+
     /// The plan.
     pub fn plan(&self) -> &Plan {
         &self.plan

@@ -53,6 +53,11 @@ impl Compiled {
         self.originals.keys().copied()
     }
 
+    /// The changed structs as compiled, handed back.
+    pub fn into_originals(self) -> impl Iterator<Item = (TypeId, Composite)> {
+        self.originals.into_iter()
+    }
+
     /// Struct `id` as compiled.
     pub fn original<'t>(&'t self, table: &'t TypeTable, id: TypeId) -> Option<&'t Composite> {
         self.originals.get(&id).or_else(|| table.composite(id))

@@ -32,12 +32,9 @@ pub(crate) struct Snapshot {
     /// Config label.
     pub(crate) config: String,
     /// The types decoded for the roots; a candidate is laid out in place
-    /// and undone from `compiled`.
+    /// and undone (the planner hands back the structs it changed).
     pub(crate) table: TypeTable,
-    /// The compiled structs a plan can change (those the roots hold by
-    /// value), and the table's length, to undo a candidate.
-    pub(crate) compiled: Vec<(TypeId, crate::model::Type)>,
-    /// The table's length as compiled.
+    /// The table's length as compiled: the types a candidate adds go.
     pub(crate) len: u32,
     /// The roots: name and id.
     pub(crate) roots: Vec<(String, TypeId)>,
@@ -50,8 +47,7 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
-    /// A snapshot of `table` for roots `roots`: what a candidate changes
-    /// is kept to undo it.
+    /// A snapshot of `table` for roots `roots` and the struct `target`.
     pub(crate) fn new(
         config: String,
         table: TypeTable,
@@ -60,34 +56,14 @@ impl Snapshot {
         abi: Abi,
         line: u64,
     ) -> Snapshot {
-        // The struct itself is laid out too (its footprint): a lookup's
-        // copy of it may not be the one a root holds.
-        let ids: Vec<TypeId> = roots
-            .iter()
-            .map(|(_, id)| *id)
-            .chain(std::iter::once(target))
-            .collect();
-        let compiled = crate::plan::apply::reachable(&table, &ids)
-            .into_iter()
-            .map(|id| (id, table.get(id).clone()))
-            .collect();
         Snapshot {
             config,
             len: table.len(),
             table,
-            compiled,
             roots,
             target,
             abi,
             line,
-        }
-    }
-
-    /// Undoes a candidate: the compiled structs back, its own types gone.
-    fn undo(&mut self) {
-        self.table.truncate(self.len);
-        for (id, ty) in &self.compiled {
-            self.table.set(*id, ty.clone());
         }
     }
 }
@@ -395,6 +371,8 @@ impl Snapshot {
             .map(|(_, id)| *id)
             .chain(std::iter::once(self.target))
             .collect();
+        // The struct itself is laid out too (its footprint): a lookup's
+        // copy of it may not be the one a root holds.
         let mut planner = Planner::new(plan.clone(), self.abi, self.line);
         let applied = planner.apply(&mut self.table, &ids);
         let analyses = applied.map(|()| {
@@ -409,7 +387,8 @@ impl Snapshot {
             });
             (roots, footprint)
         });
-        self.undo();
+        planner.undo(&mut self.table);
+        self.table.truncate(self.len);
         let (analyses, footprint) = analyses?;
         let mut laid = Laid {
             outcome: Outcome {
