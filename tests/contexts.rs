@@ -30,9 +30,10 @@ fn rules(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn check(rules_files: &[PathBuf], build: &str) -> (Report, bool) {
-    let opts = CheckOptions {
-        rules: rules_files.to_vec(),
+/// `check`'s options for one fixture build, labelled by its name.
+fn options(rules: Vec<PathBuf>, build: &str) -> CheckOptions {
+    CheckOptions {
+        rules,
         builds: vec![Build {
             config: build.to_owned(),
             path: fixture(build),
@@ -43,7 +44,11 @@ fn check(rules_files: &[PathBuf], build: &str) -> (Report, bool) {
         reading: commands::Source::Auto.into(),
         explain: None,
         adjacent_lines: false,
-    };
+    }
+}
+
+fn check(rules_files: &[PathBuf], build: &str) -> (Report, bool) {
+    let opts = options(rules_files.to_vec(), build);
     let out = cli::check(&opts, Format::Json).unwrap_or_else(|e| panic!("{e}"));
     (serde_json::from_str(&out.stdout).unwrap(), out.failed)
 }
@@ -275,19 +280,7 @@ fn context_rule_mistakes_are_located() {
     for (i, (text, want)) in cases.iter().enumerate() {
         let path = dir.join(format!("bad{i}.toml"));
         std::fs::write(&path, text).unwrap();
-        let opts = CheckOptions {
-            rules: vec![path.clone()],
-            builds: vec![Build {
-                config: "base".into(),
-                path: fixture("gcc-dwarf5-base"),
-            }],
-            baseline: Vec::new(),
-            fail_on: Severity::Error,
-            cacheline: None,
-            reading: commands::Source::Auto.into(),
-            explain: None,
-            adjacent_lines: false,
-        };
+        let opts = options(vec![path.clone()], "gcc-dwarf5-base");
         let err = cli::check(&opts, Format::Text).unwrap_err().to_string();
         assert!(err.contains(want), "{text}\n{err}");
     }
@@ -502,17 +495,8 @@ fn explain_gives_every_neighbour_a_verdict_and_a_reason() {
     let (o, s) = t["lru_gen_folio.nr_pages"];
     let (first, last) = ((base + o) / LINE, (base + o + s - 1) / LINE);
     let opts = CheckOptions {
-        rules: vec![rules("lru.toml")],
-        builds: vec![Build {
-            config: build.to_owned(),
-            path: fixture(build),
-        }],
-        baseline: Vec::new(),
-        fail_on: Severity::Error,
-        cacheline: None,
-        reading: commands::Source::Auto.into(),
         explain: Some("mem_cgroup_per_node.lruvec.lrugen.nr_pages".into()),
-        adjacent_lines: false,
+        ..options(vec![rules("lru.toml")], build)
     };
     let out = cli::check(&opts, Format::Json).unwrap();
     let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();

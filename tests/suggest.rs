@@ -27,41 +27,41 @@ fn builds() -> Vec<String> {
         .collect()
 }
 
-fn suggest(extra: &[&str]) -> (serde_json::Value, String) {
-    let r = rules("lru.toml");
-    let mut args = vec![
-        "suggest",
-        "--rules",
-        r.to_str().unwrap(),
-        "--format",
-        "json",
-    ];
+/// `cachelint COMMAND --rules RULES --format json OPTIONS BUILDS... LAST...`
+/// on the fixture builds, its exit code one of `codes`: the JSON.
+fn json(
+    command: &str,
+    rules_file: &str,
+    options: &[&str],
+    last: &[&str],
+    codes: &[i32],
+) -> serde_json::Value {
+    let r = rules(rules_file);
     let b = builds();
+    let mut args = vec![command, "--rules", r.to_str().unwrap(), "--format", "json"];
+    args.extend(options);
     args.extend(b.iter().map(String::as_str));
-    args.push("lru_gen_folio");
-    args.extend(extra);
+    args.extend(last);
     let (code, out, err) = cachelint(&args);
-    assert_eq!(code, 0, "{err}");
-    (serde_json::from_str(&out).unwrap(), err)
+    assert!(codes.contains(&code), "{command}: exit code {code}: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn suggest(extra: &[&str]) -> serde_json::Value {
+    let mut last = vec!["lru_gen_folio"];
+    last.extend(extra);
+    json("suggest", "lru.toml", &[], &last, &[0])
 }
 
 /// `check --plan PLAN` on the builds: (errors, warnings).
 fn check_planned(plan: &Path) -> (u64, u64) {
-    let r = rules("lru.toml");
-    let mut args = vec![
+    let report = json(
         "check",
-        "--rules",
-        r.to_str().unwrap(),
-        "--plan",
-        plan.to_str().unwrap(),
-        "--format",
-        "json",
-    ];
-    let b = builds();
-    args.extend(b.iter().map(String::as_str));
-    let (code, out, err) = cachelint(&args);
-    assert!(code == 0 || code == 1, "{err}");
-    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        "lru.toml",
+        &["--plan", plan.to_str().unwrap()],
+        &[],
+        &[0, 1],
+    );
     let count = |s: &str| {
         report["findings"]
             .as_array()
@@ -76,7 +76,7 @@ fn check_planned(plan: &Path) -> (u64, u64) {
 #[test]
 fn the_suggestion_clears_the_errors_and_check_agrees() {
     let plan = temp("lru.plan.toml");
-    let (report, _) = suggest(&["--plan-out", plan.to_str().unwrap()]);
+    let report = suggest(&["--plan-out", plan.to_str().unwrap()]);
     let sum = |key: &str, i: usize| -> u64 {
         report["builds"]
             .as_array()
@@ -95,7 +95,7 @@ fn the_suggestion_clears_the_errors_and_check_agrees() {
 
 #[test]
 fn no_grow_keeps_every_root_at_the_compilers_size() {
-    let (report, _) = suggest(&["--no-grow"]);
+    let report = suggest(&["--no-grow"]);
     for b in report["builds"].as_array().unwrap() {
         let config = b["config"].as_str().unwrap();
         let t = truth(&fixture(config), true);
@@ -153,35 +153,21 @@ fn the_footprint_suggest_reports_is_the_one_footprint_finds_in_its_plan() {
     // candidates out in place; footprint --plan lays the written plan out
     // through the loader. The two must agree, build by build.
     let plan = temp("contexts.plan.toml");
-    let r = rules("lru-contexts.toml");
-    let b = builds();
-    let mut args = vec![
+    let p = plan.to_str().unwrap();
+    let report = json(
         "suggest",
-        "--rules",
-        r.to_str().unwrap(),
-        "--format",
-        "json",
-    ];
-    args.extend(b.iter().map(String::as_str));
-    args.extend(["lru_gen_folio", "--plan-out", plan.to_str().unwrap()]);
-    let (code, out, err) = cachelint(&args);
-    assert_eq!(code, 0, "{err}");
-    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let mut args = vec![
+        "lru-contexts.toml",
+        &[],
+        &["lru_gen_folio", "--plan-out", p],
+        &[0],
+    );
+    let footprint = json(
         "footprint",
-        "--rules",
-        r.to_str().unwrap(),
-        "--plan",
-        plan.to_str().unwrap(),
-        "--type",
-        "lru_gen_folio",
-        "--format",
-        "json",
-    ];
-    args.extend(b.iter().map(String::as_str));
-    let (code, out, err) = cachelint(&args);
-    assert_eq!(code, 0, "{err}");
-    let footprint: serde_json::Value = serde_json::from_str(&out).unwrap();
+        "lru-contexts.toml",
+        &["--plan", p, "--type", "lru_gen_folio"],
+        &[],
+        &[0],
+    );
     for (s, f) in report["builds"]
         .as_array()
         .unwrap()

@@ -96,28 +96,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
     }
     let mut report = SuggestReport {
         name: opts.ty.clone(),
-        method: if found.rounds == 0 {
-            format!(
-                "{} members, too many to climb: the compiled order against a context order \
-                 (members grouped by the contexts that use them, kernel groups named as netdev \
-                 names them, each packed by alignment); every layout is the plan engine's, as \
-                 the compiler gives it; {} layouts on {}",
-                units.len(),
-                found.tried,
-                builds_word(snaps.len())
-            )
-        } else {
-            format!(
-                "hill climb from the compiled order (and from a context order, with context \
-                 rules): each round tries every move of a block of one to three members, every \
-                 swap of two, and the lockless writers gathered into one cacheline-aligned \
-                 group, and keeps the best; every layout is the plan engine's, as the compiler \
-                 gives it; {} layouts on {} in {} rounds: a local optimum, not proven best",
-                found.tried,
-                builds_word(snaps.len()),
-                found.rounds
-            )
-        },
+        members: units.len(),
         tried: found.tried,
         rounds: found.rounds,
         order: found
@@ -305,15 +284,6 @@ fn header_patch(
         .map(|u| line_of(*u))
         .collect::<Result<Vec<_>>>()?;
     crate::source_patch::reorder(relative, &text, decl.line, &pieces, &removed)
-}
-
-/// `1 build`, `3 builds`.
-fn builds_word(n: usize) -> String {
-    if n == 1 {
-        "1 build".into()
-    } else {
-        format!("{n} builds")
-    }
 }
 
 /// The path of `file` under `tree`: as recorded, or with its leading

@@ -7,11 +7,13 @@ use serde::Serialize;
 pub struct SuggestReport {
     /// The struct searched.
     pub name: String,
-    /// How the search went, in words.
-    pub method: String,
+    /// Members (units: an anonymous struct or a bitfield run counts once)
+    /// ordered.
+    pub members: usize,
     /// Layouts tried.
     pub tried: usize,
-    /// Rounds of the climb.
+    /// Rounds of the climb; 0 when the struct had too many members to
+    /// climb, and the compiled order was compared with a context order.
     pub rounds: usize,
     /// The suggested member order (group members as `G: a, b`).
     pub order: Vec<String>,

@@ -718,10 +718,7 @@ impl Rules {
 
     /// The writers of context `name` (serialized when undeclared).
     pub fn writers(&self, name: &str) -> Writers {
-        self.contexts
-            .iter()
-            .find(|c| c.name == name)
-            .map_or(Writers::Serialized, |c| c.writers)
+        writers_in(&self.contexts, name)
     }
 
     /// The rules of type `name`.
@@ -730,20 +727,23 @@ impl Rules {
     }
 }
 
+/// The writers of context `name` among `contexts` (serialized when it is
+/// not declared).
+fn writers_in(contexts: &[Context], name: &str) -> Writers {
+    contexts
+        .iter()
+        .find(|c| c.name == name)
+        .map_or(Writers::Serialized, |c| c.writers)
+}
+
 /// The class a context rule is shown with: lockless-write when a context
 /// that writes it writes locklessly, owner-write when it is written one
 /// CPU at a time, hot-read when only read.
 fn class_of(contexts: &[Context], access: &Access) -> Class {
-    let writers = |name: &String| {
-        contexts
-            .iter()
-            .find(|c| &c.name == name)
-            .map_or(Writers::Serialized, |c| c.writers)
-    };
     if access
         .writes
         .iter()
-        .any(|w| writers(w) == Writers::Lockless)
+        .any(|w| writers_in(contexts, w) == Writers::Lockless)
     {
         Class::LocklessWrite
     } else if !access.writes.is_empty() {
