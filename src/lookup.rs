@@ -217,8 +217,13 @@ fn resolve_one(
             }
         }
     } else {
+        // One definition of each fingerprint: the hundreds of copies a
+        // header leaves in a vmlinux are one layout, decoded once.
+        let mut seen = foldhash::HashSet::default();
         for d in composites {
-            candidates.push(decoder.type_at(d.unit, d.offset)?);
+            if d.fingerprint.is_none_or(|f| seen.insert(f)) {
+                candidates.push(decoder.type_at(d.unit, d.offset)?);
+            }
         }
     }
     if candidates.is_empty() {
@@ -354,5 +359,46 @@ mod tests {
         assert!(TypeSpec::parse("dup#0").is_err());
         assert!(TypeSpec::parse("a.b").is_err());
         assert!(TypeSpec::parse("").is_err());
+    }
+
+    /// Decoding one definition per fingerprint is sound only if equal
+    /// fingerprints mean equal layouts: checked against the decoded layout
+    /// of every definition of every struct, where same-named structs of
+    /// different layouts exist (`dup`) and where the copies are many.
+    #[test]
+    fn equal_fingerprints_are_equal_layouts() {
+        use crate::input::{DebugSections, MappedFile};
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bin");
+        for name in [
+            "dup",
+            "gcc-dwarf5-rt",
+            "clang-dwarf4-base",
+            "gcc-dwarf5-base.o",
+        ] {
+            let mapped = MappedFile::open(&dir.join(name)).unwrap();
+            let sections = DebugSections::load(mapped.path(), mapped.bytes()).unwrap();
+            let file = DwarfFile::new(&sections).unwrap();
+            let mut decoder = Decoder::new(&file);
+            let defs = index::scan(&file, &Filter::Composites).unwrap();
+            let mut by_print: HashMap<(&str, u64), LayoutKey> = HashMap::new();
+            let mut layouts: HashMap<&str, HashSet<u64>> = HashMap::new();
+            for d in &defs {
+                let print = d.fingerprint.expect("a struct's fingerprint");
+                let id = decoder.type_at(d.unit, d.offset).unwrap();
+                decoder.load_members(id).unwrap();
+                let key = layout_key(&decoder.table, id);
+                layouts.entry(d.name).or_default().insert(print);
+                match by_print.get(&(d.name, print)) {
+                    Some(first) => assert_eq!(first, &key, "{name}: {}", d.name),
+                    None => {
+                        by_print.insert((d.name, print), key);
+                    }
+                }
+            }
+            if name == "dup" {
+                let several = layouts.values().filter(|p| p.len() > 1).count();
+                assert!(several > 0, "dup defines same-named structs of two layouts");
+            }
+        }
     }
 }

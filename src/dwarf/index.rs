@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use gimli::UnitOffset;
 use rayon::prelude::*;
 
+use super::fingerprint;
 use super::raw_dies::{UnitScan, Values, Walk, Want, Wants};
 use super::{DwarfFile, NameRef};
 use crate::error::Result;
@@ -44,6 +45,10 @@ pub struct Definition<'a> {
     pub unit: usize,
     /// Its offset inside the unit.
     pub offset: UnitOffset<usize>,
+    /// A struct's or union's layout [`fingerprint`](super::fingerprint):
+    /// definitions with the same one have the same layout, so only one of
+    /// them needs decoding. `None` for typedefs and enums.
+    pub fingerprint: Option<u64>,
 }
 
 /// Which definitions a scan keeps.
@@ -237,12 +242,15 @@ fn scan_unit<'a>(
     collect_names: bool,
 ) -> Result<Found<'a>> {
     let mut found = Found::default();
-    let mut scan = UnitScan::open(file, unit, index_wants)?;
+    // The member attributes are read only inside a kept struct: every
+    // other subtree is jumped over.
+    let mut scan = UnitScan::open(file, unit, fingerprint::layout_wants)?;
     let Some(mut cursor) = scan.top_level()? else {
         return Ok(found);
     };
     let mut walk = Walk::top_level();
     let mut die = Values::default();
+    let mut member = Values::default();
     while let Some(entry) = walk.next(&scan, &mut cursor, &mut die)? {
         if walk.depth() == 1
             && let Some(kind) = def_kind(entry.tag)
@@ -253,12 +261,31 @@ fn scan_unit<'a>(
                 found.names.insert(name);
             }
             if let Some(name) = matcher.keep(file, name, kind) {
+                let fingerprint = if kind.is_composite() {
+                    // Reads the members; the cursor ends up after the struct.
+                    let print = fingerprint::composite(
+                        file,
+                        &scan,
+                        &mut cursor,
+                        &entry,
+                        kind,
+                        &die,
+                        &mut member,
+                    )?;
+                    Some(print)
+                } else {
+                    None
+                };
                 found.defs.push(Definition {
                     name,
                     kind,
                     unit,
                     offset: entry.offset,
+                    fingerprint,
                 });
+                if fingerprint.is_some() {
+                    continue;
+                }
             }
         }
         walk.children(&scan, &mut cursor, &entry, &die, true)?;

@@ -5,6 +5,7 @@
 
 pub mod contains;
 pub mod decode;
+pub(crate) mod fingerprint;
 pub mod index;
 pub mod layouts;
 pub mod raw_dies;
