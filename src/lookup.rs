@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::dwarf::DwarfFile;
 use crate::dwarf::decode::Decoder;
 use crate::dwarf::index::{self, DefKind, Definition, Filter};
+use crate::dwarf::name_index::NameIndex;
 use crate::error::{Error, Result};
 use crate::model::{Type, TypeId, TypeTable};
 
@@ -81,9 +82,7 @@ pub fn find_types(
     path: &Path,
 ) -> Result<Vec<Found>> {
     let names: HashSet<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-    // NAME#1 asks for the first definition only: stop scanning once every
-    // name has one, as pahole does. Anything else needs every definition.
-    let first_only = specs.iter().all(|s| s.pick == Pick::Index(1));
+    let first_only = first_only(specs);
     let (defs, known_names) = if first_only {
         (index::scan_until_found(file, &names)?, None)
     } else {
@@ -107,6 +106,32 @@ pub fn find_types(
         }
     }
     Ok(found)
+}
+
+/// NAME#1 asks for the first definition only: a scan stops once every name
+/// has one, as pahole does. Anything else needs every definition.
+pub(crate) fn first_only(specs: &[TypeSpec]) -> bool {
+    specs.iter().all(|s| s.pick == Pick::Index(1))
+}
+
+/// [`find_types`] from a whole-file name index instead of a scan: the
+/// index holds one definition per name and layout, so only those are
+/// decoded.
+pub(crate) fn find_indexed(
+    decoder: &mut Decoder<'_, '_>,
+    index: &NameIndex,
+    specs: &[TypeSpec],
+    path: &Path,
+) -> Result<Vec<Found>> {
+    specs
+        .iter()
+        .map(|spec| {
+            let defs = index.definitions(&spec.name);
+            let mine: Vec<&Definition<'_>> = defs.iter().collect();
+            resolve_one(decoder, spec, &mine)?
+                .ok_or_else(|| unknown_type(&spec.name, path, index.names()))
+        })
+        .collect()
 }
 
 /// Resolves each spec among the types of a BTF file (at `path`); an

@@ -9,8 +9,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use cachelint::commands::{
-    self, AssertsOptions, Build, CheckOptions, DiagramOptions, DiffOptions, Reading, Selection,
-    Source, SuggestOptions,
+    self, AssertsOptions, Build, CheckOptions, DiagramOptions, DiffOptions, IndexCache, Reading,
+    Selection, Source, SuggestOptions,
 };
 use cachelint::diff::ListDepth;
 use cachelint::plan::Plan;
@@ -486,6 +486,15 @@ struct InputArgs {
     /// plan changes. See the README's "Plans".
     #[arg(long, value_name = "PLAN")]
     plan: Option<PathBuf>,
+    /// Neither read nor write the on-disk name index. A lookup of a type
+    /// in a file with over 8 MiB of DWARF keeps an index of the file's
+    /// type names (about 1 MB for a vmlinux) in $CACHELINT_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/cachelint/index, else ~/.cache/cachelint/index:
+    /// the next lookup in the same file decodes only the type it asks for.
+    /// An index is trusted only while the file's build-id, size and
+    /// modification time are those it was made from.
+    #[arg(long)]
+    no_cache: bool,
 }
 
 impl InputArgs {
@@ -497,6 +506,11 @@ impl InputArgs {
         Ok(Reading {
             source: self.source.source()?,
             plan,
+            index: if self.no_cache {
+                IndexCache::Off
+            } else {
+                IndexCache::from_env()
+            },
         })
     }
 }

@@ -8,6 +8,7 @@ pub mod decode;
 pub(crate) mod fingerprint;
 pub mod index;
 pub mod layouts;
+pub(crate) mod name_index;
 pub mod raw_dies;
 
 use std::sync::Arc;

@@ -2,12 +2,14 @@
 //! over the mapped (or decompressed) sections.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::Capabilities;
+use super::index_cache::{self, IndexCache};
 use crate::dwarf::DwarfFile;
 use crate::dwarf::contains::Contains;
 use crate::dwarf::decode::Decoder;
+use crate::dwarf::name_index::NameIndex;
 use crate::error::Result;
 use crate::lookup::{self, Found, Present, TypeSpec};
 
@@ -17,22 +19,51 @@ pub(super) const CAPABILITIES: Capabilities = Capabilities {
     alignment_attributes: true,
 };
 
+/// Where a file's name index may be kept, and the file it indexes.
+pub(super) struct Indexing<'a> {
+    pub(super) cache: IndexCache,
+    pub(super) path: PathBuf,
+    pub(super) bytes: &'a [u8],
+}
+
 /// A file's DWARF and the types decoded from it so far.
 pub(super) struct DwarfTypes<'f, 'a> {
     pub(super) file: &'f DwarfFile<'a>,
     pub(super) decoder: Decoder<'f, 'a>,
+    indexing: Indexing<'a>,
+    /// The name index, once a lookup has asked for it (`None` inside when
+    /// the cache is off or the file too small).
+    index: Option<Option<NameIndex>>,
 }
 
 impl<'f, 'a> DwarfTypes<'f, 'a> {
-    pub(super) fn new(file: &'f DwarfFile<'a>) -> Self {
+    pub(super) fn new(file: &'f DwarfFile<'a>, indexing: Indexing<'a>) -> Self {
         DwarfTypes {
             file,
             decoder: Decoder::new(file),
+            indexing,
+            index: None,
         }
     }
 
+    /// Resolves `specs`: from the on-disk name index when the cache keeps
+    /// one for this file (built on the first lookup), else by a scan for
+    /// their names. `NAME#1` alone never needs the index: its scan stops
+    /// at the first definition.
     pub(super) fn find(&mut self, specs: &[TypeSpec], path: &Path) -> Result<Vec<Found>> {
-        lookup::find_types(self.file, &mut self.decoder, specs, path)
+        if lookup::first_only(specs) || self.indexing.cache == IndexCache::Off {
+            return lookup::find_types(self.file, &mut self.decoder, specs, path);
+        }
+        if self.index.is_none() {
+            let i = &self.indexing;
+            self.index = Some(index_cache::load_or_build(
+                &i.cache, &i.path, i.bytes, self.file,
+            )?);
+        }
+        match self.index.as_ref().and_then(Option::as_ref) {
+            Some(index) => lookup::find_indexed(&mut self.decoder, index, specs, path),
+            None => lookup::find_types(self.file, &mut self.decoder, specs, path),
+        }
     }
 
     pub(super) fn find_present(&mut self, names: &HashSet<&str>) -> Result<Present> {
@@ -67,6 +98,9 @@ impl<'f, 'a> DwarfTypes<'f, 'a> {
     }
 
     pub(super) fn did_you_mean(&self, name: &str) -> String {
+        if let Some(Some(index)) = &self.index {
+            return crate::suggest::did_you_mean(name, index.names());
+        }
         let names = crate::dwarf::index::all_names(self.file).unwrap_or_default();
         crate::suggest::did_you_mean(name, names.iter().copied())
     }

@@ -9,6 +9,9 @@
 
 mod btf;
 mod dwarf;
+mod index_cache;
+
+pub use index_cache::IndexCache;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -48,11 +51,16 @@ pub struct Reading {
     pub source: Source,
     /// `--plan`: lay the builds out as planned instead of as compiled.
     pub plan: Option<Arc<Plan>>,
+    /// Whether DWARF lookups keep their name index on disk.
+    pub index: IndexCache,
 }
 
 impl From<Source> for Reading {
     fn from(source: Source) -> Self {
-        Reading { source, plan: None }
+        Reading {
+            source,
+            ..Reading::default()
+        }
     }
 }
 
@@ -62,6 +70,7 @@ impl Reading {
         Reading {
             source: self.source.clone(),
             plan: None,
+            index: self.index.clone(),
         }
     }
 }
@@ -212,12 +221,12 @@ pub fn open<T>(
         Source::Btf { base } => base.as_deref(),
         Source::Dwarf => {
             let sections = DebugSections::load(path, bytes)?;
-            return with_dwarf(build, bytes, &sections, f);
+            return with_dwarf(build, bytes, &sections, &reading.index, f);
         }
         // The sections are loaded (decompressed, relocated) once: the
         // DWARF reader takes them as they are.
         Source::Auto => match DebugSections::load(path, bytes) {
-            Ok(sections) => return with_dwarf(build, bytes, &sections, f),
+            Ok(sections) => return with_dwarf(build, bytes, &sections, &reading.index, f),
             Err(no_dwarf @ (Error::NoDebugInfo { .. } | Error::NotElf { .. })) => {
                 // Neither DWARF nor BTF: the DWARF error says what to do.
                 let Ok((own, pointer, line)) = crate::input::btf_of(path, bytes) else {
@@ -254,14 +263,21 @@ fn with_dwarf<T>(
     build: &Build,
     bytes: &[u8],
     sections: &DebugSections<'_>,
+    index: &IndexCache,
     f: impl FnOnce(&mut Loaded<'_, '_>) -> Result<T>,
 ) -> Result<T> {
     let file = crate::dwarf::DwarfFile::new(sections).map_err(|e| in_file(e, &build.path))?;
+    let indexing = dwarf::Indexing {
+        cache: index.clone(),
+        path: build.path.clone(),
+        bytes,
+    };
+    let types = dwarf::DwarfTypes::new(&file, indexing);
     let mut loaded = Loaded {
         build: build.clone(),
         cacheline: sections.cacheline,
         bytes,
-        backend: Backend::Dwarf(dwarf::DwarfTypes::new(&file)),
+        backend: Backend::Dwarf(types),
         planner: None,
     };
     f(&mut loaded).map_err(|e| in_file(e, &build.path))
