@@ -90,6 +90,39 @@ paste - - < "$results" | while IFS=$'\t' read -r n1 w1 r1 _ w2 r2; do
   printf '%-24s %9ss %9ss %12s %12s %8s\n' "$case_name" "$w1" "$w2" "$r1" "$r2" "$ratio"
 done
 
+# Single-type lookups (issue 17, item 15) over the 30 largest and most
+# duplicated structs: cold (--no-cache: a scan of every unit) against the
+# whole-kernel sizes of this run (goal: at most 1.0x, peak RSS under 350
+# MB), and warm (the on-disk name index of a private cache directory,
+# primed by one lookup; goal: at most 0.15x). pahole -C, one run each,
+# for scale: it stops at the first unit that defines the struct.
+single_types=${SINGLE_TYPES-$($cachelint sizes "$nobtf" | sort -t$'\t' -k2,2 -n -r | head -n 15 | cut -f1 | tr '\n' ' ') task_struct mm_struct inode file dentry super_block page folio sk_buff sock net_device device module tcp_sock lruvec}
+if [[ -n $single_types ]]; then
+  sizes_wall=$(measure sizes $cachelint sizes "$nobtf" | cut -f2)
+  cache_dir=$(mktemp -d)
+  trap 'rm -rf "$results" "$timing" "$cache_dir"' EXIT
+  CACHELINT_CACHE_DIR=$cache_dir $cachelint layout "$nobtf" list_head >/dev/null
+  echo
+  echo "single-type lookups; whole-kernel sizes in this run: ${sizes_wall}s"
+  printf '%-24s %8s %8s %9s %8s %8s %8s\n' struct layout expand offsetof "max MB" warm "pahole"
+  worst_cold=0 worst_warm=0 worst_rss=0
+  for t in $single_types; do
+    l=$(measure l $cachelint layout --no-cache "$nobtf" "$t")
+    e=$(measure e $cachelint layout --no-cache --expand "$nobtf" "$t")
+    o=$(measure o $cachelint offsetof --no-cache "$nobtf" "$t")
+    w=$(CACHELINT_CACHE_DIR=$cache_dir measure w $cachelint layout "$nobtf" "$t")
+    p=$(runs=1 measure p pahole -F dwarf "${jobs_flag[@]}" -C "$t" "$nobtf")
+    read -r lw ew ow ww pw < <(printf '%s\n' "$l" "$e" "$o" "$w" "$p" | cut -f2 | tr '\n' ' ')
+    rss=$(printf '%s\n' "$l" "$e" "$o" | cut -f3 | sort -n | tail -n 1)
+    printf '%-24s %7ss %7ss %8ss %8s %7ss %7ss\n' "$t" "$lw" "$ew" "$ow" "$rss" "$ww" "$pw"
+    worst_cold=$(printf '%s\n' "$worst_cold" "$lw" "$ew" "$ow" | sort -g | tail -n 1)
+    worst_warm=$(printf '%s\n' "$worst_warm" "$ww" | sort -g | tail -n 1)
+    ((rss > worst_rss)) && worst_rss=$rss
+  done
+  awk -v c="$worst_cold" -v w="$worst_warm" -v s="$sizes_wall" -v r="$worst_rss" 'BEGIN {
+    printf "worst cold %.2fx of sizes (goal <= 1.0x), peak %d MB (goal < 350); worst warm %.2fx (goal <= 0.15x)\n", c / s, r, w / s }'
+fi
+
 # A plan's cost: check on three configs, as compiled and with the RFC 3/3
 # plan (fixtures/kmod/rfc3.plan.toml). Goal: at most 10% more.
 flavours=${PLAN_FLAVOURS-amd64 rt-amd64 cloud-amd64}
