@@ -7,7 +7,7 @@ use std::path::Path;
 use super::Capabilities;
 use crate::dwarf::DwarfFile;
 use crate::dwarf::contains::Contains;
-use crate::dwarf::decode::Decoder;
+use crate::dwarf::decode::{Decoder, SourceRoot};
 use crate::error::Result;
 use crate::lookup::{self, Found, Present, TypeSpec};
 
@@ -24,10 +24,10 @@ pub(super) struct DwarfTypes<'f, 'a> {
 }
 
 impl<'f, 'a> DwarfTypes<'f, 'a> {
-    pub(super) fn new(file: &'f DwarfFile<'a>) -> Self {
+    pub(super) fn new(file: &'f DwarfFile<'a>, root: SourceRoot) -> Self {
         DwarfTypes {
             file,
-            decoder: Decoder::new(file),
+            decoder: Decoder::with_source_root(file, root),
         }
     }
 

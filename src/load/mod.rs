@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use crate::dwarf::decode::SourceRoot;
 use crate::error::{Error, Result};
 use crate::input::{DebugSections, MappedFile};
 use crate::kconfig::{self, KernelConfig};
@@ -48,11 +49,16 @@ pub struct Reading {
     pub source: Source,
     /// `--plan`: lay the builds out as planned instead of as compiled.
     pub plan: Option<Arc<Plan>>,
+    /// `--source-root`: what the source files printed are relative to.
+    pub source_root: SourceRoot,
 }
 
 impl From<Source> for Reading {
     fn from(source: Source) -> Self {
-        Reading { source, plan: None }
+        Reading {
+            source,
+            ..Reading::default()
+        }
     }
 }
 
@@ -62,6 +68,7 @@ impl Reading {
         Reading {
             source: self.source.clone(),
             plan: None,
+            source_root: self.source_root.clone(),
         }
     }
 }
@@ -212,12 +219,12 @@ pub fn open<T>(
         Source::Btf { base } => base.as_deref(),
         Source::Dwarf => {
             let sections = DebugSections::load(path, bytes)?;
-            return with_dwarf(build, bytes, &sections, f);
+            return with_dwarf(build, bytes, &sections, reading, f);
         }
         // The sections are loaded (decompressed, relocated) once: the
         // DWARF reader takes them as they are.
         Source::Auto => match DebugSections::load(path, bytes) {
-            Ok(sections) => return with_dwarf(build, bytes, &sections, f),
+            Ok(sections) => return with_dwarf(build, bytes, &sections, reading, f),
             Err(no_dwarf @ (Error::NoDebugInfo { .. } | Error::NotElf { .. })) => {
                 // Neither DWARF nor BTF: the DWARF error says what to do.
                 let Ok((own, pointer, line)) = crate::input::btf_of(path, bytes) else {
@@ -254,6 +261,7 @@ fn with_dwarf<T>(
     build: &Build,
     bytes: &[u8],
     sections: &DebugSections<'_>,
+    reading: &Reading,
     f: impl FnOnce(&mut Loaded<'_, '_>) -> Result<T>,
 ) -> Result<T> {
     let file = crate::dwarf::DwarfFile::new(sections).map_err(|e| in_file(e, &build.path))?;
@@ -261,7 +269,7 @@ fn with_dwarf<T>(
         build: build.clone(),
         cacheline: sections.cacheline,
         bytes,
-        backend: Backend::Dwarf(dwarf::DwarfTypes::new(&file)),
+        backend: Backend::Dwarf(dwarf::DwarfTypes::new(&file, reading.source_root.clone())),
         planner: None,
     };
     f(&mut loaded).map_err(|e| in_file(e, &build.path))

@@ -184,6 +184,7 @@ pub mod run {
         let reading = cachelint::commands::Reading {
             source: Source::Auto,
             plan: Some(std::sync::Arc::new(cachelint::plan::Plan::read(plan)?)),
+            ..Default::default()
         };
         let report = commands::offsetof(file, paths, None, &reading)?;
         let out = render::output(&report, Format::Json, "offsetof")?;
