@@ -66,8 +66,8 @@ impl<'f, 'a> DwarfTypes<'f, 'a> {
         Ok(roots)
     }
 
-    pub(super) fn did_you_mean(&self, name: &str) -> String {
+    pub(super) fn did_you_mean(&self, wanted: &[&str]) -> String {
         let names = crate::dwarf::index::all_names(self.file).unwrap_or_default();
-        crate::suggest::did_you_mean(name, names.iter().copied())
+        crate::suggest::did_you_mean_any(wanted, names.iter().copied())
     }
 }

@@ -368,7 +368,7 @@ impl Loaded<'_, '_> {
                         "no struct, union or typedef named '{}' in {}{}",
                         t.name,
                         self.build.path.display(),
-                        self.did_you_mean(&t.name)
+                        self.did_you_mean(&[&t.name])
                     )));
                 }
             }
@@ -477,16 +477,16 @@ impl Loaded<'_, '_> {
         Error::UnknownType {
             name: name.to_owned(),
             path: self.build.path.clone(),
-            hint: self.did_you_mean(name),
+            hint: self.did_you_mean(&[name]),
         }
     }
 
-    /// `"; did you mean 'a'?"` for a type name the build does not define,
-    /// or an empty string.
-    pub fn did_you_mean(&self, name: &str) -> String {
+    /// `"; did you mean 'a'?"` for a type the build does not define under
+    /// any of its `names` (a name and its aliases), or an empty string.
+    pub fn did_you_mean(&self, names: &[&str]) -> String {
         match &self.backend {
-            Backend::Dwarf(d) => d.did_you_mean(name),
-            Backend::Btf(b) => b.did_you_mean(name),
+            Backend::Dwarf(d) => d.did_you_mean(names),
+            Backend::Btf(b) => b.did_you_mean(names),
         }
     }
 
