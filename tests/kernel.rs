@@ -1173,3 +1173,77 @@ fn source_files_are_paths_in_the_kernel_tree_on_every_flavour() {
         files.len()
     );
 }
+
+#[test]
+#[ignore = "needs a 6.1 and a 6.12 kernel: .ci/run sets CACHELINT_VMLINUX and CACHELINT_VMLINUX_OLD"]
+fn the_rules_find_lru_gen_folio_under_its_6_1_name() {
+    let new = vmlinux();
+    let old = PathBuf::from(
+        std::env::var_os("CACHELINT_VMLINUX_OLD")
+            .expect("CACHELINT_VMLINUX_OLD must name a 6.1 kernel (.ci/run)"),
+    );
+    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
+    let out = run::check(
+        &commands::CheckOptions {
+            rules: vec![rules],
+            builds: vec![
+                commands::Build::parse(&format!("old={}", old.display())).unwrap(),
+                commands::Build::parse(&format!("new={}", new.display())).unwrap(),
+            ],
+            baseline: Vec::new(),
+            fail_on: cachelint::rules::Severity::Error,
+            cacheline: None,
+            reading: commands::Source::Auto.into(),
+            explain: None,
+            adjacent_lines: false,
+        },
+        Format::Json,
+    )
+    .unwrap();
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    for (config, k) in [("old", &old), ("new", &new)] {
+        let ks = k.to_str().unwrap();
+        // The name the kernel has, from pahole: one of the two.
+        let has = |ty: &str| {
+            let out = Command::new("pahole")
+                .args(["-F", "dwarf", "-C", ty, ks])
+                .output()
+                .expect("pahole (package dwarves) must be installed");
+            String::from_utf8_lossy(&out.stdout).contains(&format!("struct {ty} {{"))
+        };
+        let names: Vec<&str> = ["lru_gen_folio", "lru_gen_struct"]
+            .into_iter()
+            .filter(|n| has(n))
+            .collect();
+        assert_eq!(names.len(), 1, "{config}: {names:?}");
+        let ty = names[0];
+        // refaulted[] and enabled of that struct, where pahole puts them.
+        let base = pahole_offset(ks, "mem_cgroup_per_node", "lruvec")
+            + pahole_offset(ks, "lruvec", "lrugen");
+        let refaulted = base + pahole_offset(ks, ty, "refaulted");
+        let enabled = base + pahole_offset(ks, ty, "enabled");
+        let line = enabled / 64;
+        let found = report["findings"].as_array().unwrap().iter().find(|f| {
+            f["config"] == config
+                && f["root"] == "mem_cgroup_per_node"
+                && f["kind"] == "false-sharing"
+                && f["a"]["name"] == "refaulted"
+                && f["b"]["name"] == "enabled"
+        });
+        // enabled directly follows refaulted[] in both versions, and
+        // shares its last line (the rule is checked through that finding).
+        let shares = (refaulted / 64..enabled.div_ceil(64)).contains(&line);
+        assert!(shares, "{config}: refaulted {refaulted}, enabled {enabled}");
+        let f = found.unwrap_or_else(|| panic!("{config}: no refaulted/enabled finding"));
+        assert_eq!(f["a"]["offset"], refaulted);
+        assert_eq!(f["b"]["offset"], enabled);
+        let why = f["a"]["why"].as_str().unwrap();
+        assert!(
+            why.starts_with(&format!("rule of {ty} at ")),
+            "{config}: {why}"
+        );
+        eprintln!(
+            "{config}: {ty}.refaulted at {refaulted} shares line {line} with enabled at {enabled}"
+        );
+    }
+}
