@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use cachelint::commands::{
     self, AssertsOptions, Build, CheckOptions, DiagramOptions, DiffOptions, IndexCache, Reading,
-    Selection, Source, SuggestOptions,
+    Selection, Source, SourceRoot, SuggestOptions,
 };
 use cachelint::diff::ListDepth;
 use cachelint::plan::Plan;
@@ -495,6 +495,14 @@ struct InputArgs {
     /// modification time are those it was made from.
     #[arg(long)]
     no_cache: bool,
+    /// What the source files printed (diagnostics, SARIF, JSON decl_file)
+    /// are relative to: auto, the kernel source root found in each build
+    /// (Debian's rt kernel records debian/build/source_rt/include/...,
+    /// printed as include/...); a directory as the builds record it; or
+    /// none, the paths as recorded. DWARF only: BTF has no source files.
+    #[arg(long, value_name = "DIR|auto|none", default_value = "auto",
+          value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    source_root: String,
 }
 
 impl InputArgs {
@@ -502,6 +510,11 @@ impl InputArgs {
         let plan = match &self.plan {
             Some(path) => Some(std::sync::Arc::new(Plan::read(path)?)),
             None => None,
+        };
+        let source_root = match self.source_root.as_str() {
+            "auto" => SourceRoot::Detect,
+            "none" => SourceRoot::Keep,
+            dir => SourceRoot::Dir(dir.to_owned()),
         };
         Ok(Reading {
             source: self.source.source()?,
@@ -511,6 +524,7 @@ impl InputArgs {
             } else {
                 IndexCache::from_env()
             },
+            source_root,
         })
     }
 }

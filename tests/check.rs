@@ -464,11 +464,135 @@ fn rules_that_do_not_fit_the_binary_are_located_errors() {
             "[lruvec]\n\"lrugen.nope\" = \"cold\"",
             "r.toml:2:1: 'lruvec.lrugen.nope': struct lru_gen_folio has no member 'nope'",
         ),
+        // Neither name of a renamed type: both said, the hint from either.
+        (
+            "[zz_renamed]\nlru_lock = \"lock\"\naliases = [\"lruvc\"]",
+            "r.toml:1:2: no struct, union or typedef named 'zz_renamed' or 'lruvc'; did you mean 'lruvec'?",
+        ),
+        // Two of its names in one build, laid out differently.
+        (
+            "[lruvec]\nlru_lock = \"lock\"\naliases = [\"mem_cgroup_per_node\"]",
+            "r.toml:3:12: ",
+        ),
     ];
     for (text, want) in cases {
         let got = rules_error(text, base);
         assert!(got.starts_with(want), "{text:?}\n got: {got}\nwant: {want}");
     }
+    // Without the alias, nothing is close.
+    assert_eq!(
+        rules_error("[zz_renamed]\nlru_lock = \"lock\"", base),
+        "r.toml:1:2: no struct, union or typedef named 'zz_renamed'"
+    );
+    let got = rules_error(
+        "[lruvec]\nlru_lock = \"lock\"\naliases = [\"mem_cgroup_per_node\"]",
+        base,
+    );
+    assert!(
+        got.contains("defines both 'lruvec' and its alias 'mem_cgroup_per_node' of [lruvec], with different layouts"),
+        "{got}"
+    );
+}
+
+/// `tests/rules/lru.toml` with `lru_gen_folio` renamed to a name no build
+/// has and the build's name given as its alias, written to a file.
+fn renamed_rules(dir_name: &str) -> PathBuf {
+    let text = std::fs::read_to_string(rules("lru.toml")).unwrap();
+    let renamed = text.replace(
+        "[lru_gen_folio]\n",
+        "[lru_gen_folio_next]\naliases = [\"lru_gen_folio\"]\n",
+    );
+    assert_ne!(renamed, text);
+    let dir = std::env::temp_dir().join(format!("cachelint-{dir_name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("renamed.toml");
+    std::fs::write(&path, renamed).unwrap();
+    path
+}
+
+#[test]
+fn a_type_renamed_in_the_rules_is_found_under_its_alias() {
+    let path = renamed_rules("alias");
+    for cc in COMPILERS {
+        let build = format!("{cc}-base");
+        let file = fixture(&build);
+        let (report, _) = run(&options(
+            std::slice::from_ref(&path),
+            &[(&build, file.clone())],
+        ));
+        // The same finding as under the build's own name, from the
+        // compiler's offsets, told under the name the build has.
+        expect_refaulted_vs_enabled(&file, &report)
+            .unwrap_or_else(|| panic!("{build}: no refaulted/enabled sharing"));
+        let f = false_sharing(&report, "mem_cgroup_per_node", "refaulted", "enabled").unwrap();
+        assert!(
+            f.a.why.starts_with("rule of lru_gen_folio at "),
+            "{}",
+            f.a.why
+        );
+        assert!(
+            !report
+                .notes
+                .iter()
+                .any(|n| n.contains("lru_gen_folio_next")),
+            "{:?}",
+            report.notes
+        );
+    }
+    // A build with neither name (`dup`: two layouts of another struct):
+    // a note there, not an error.
+    let (report, _) = run(&options(
+        std::slice::from_ref(&path),
+        &[
+            ("base", fixture("gcc-dwarf5-base")),
+            ("dup", fixture("dup")),
+        ],
+    ));
+    assert!(
+        report.notes.iter().any(|n| n.starts_with("[dup] ")
+            && n.contains(
+                "no struct, union or typedef named 'lru_gen_folio_next' or 'lru_gen_folio'"
+            )),
+        "{:?}",
+        report.notes
+    );
+    // The same struct under two names (a typedef): no error, the rules'
+    // own name.
+    let dir = path.parent().unwrap();
+    let same = dir.join("same.toml");
+    std::fs::write(
+        &same,
+        "[spinlock_t]\nrlock = \"cold\"\naliases = [\"spinlock\"]\n",
+    )
+    .unwrap();
+    let (code, _, err) = common::cachelint(&[
+        "check",
+        "--rules",
+        same.to_str().unwrap(),
+        fixture("gcc-dwarf5-base").to_str().unwrap(),
+    ]);
+    assert!(code == 0 || code == 1, "{err}");
+    // On the command line, two layouts under one type's names: one line,
+    // exit code 2.
+    let two = dir.join("two.toml");
+    std::fs::write(
+        &two,
+        "[lruvec]\nlru_lock = \"lock\"\naliases = [\"mem_cgroup_per_node\"]\n",
+    )
+    .unwrap();
+    let (code, out, err) = common::cachelint(&[
+        "check",
+        "--rules",
+        two.to_str().unwrap(),
+        fixture("gcc-dwarf5-base").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("cachelint: error: {}:3:12: ", two.display())),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]

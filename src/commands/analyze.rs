@@ -73,6 +73,12 @@ pub(crate) fn analyze_loaded(
     roots: Roots<'_>,
 ) -> Result<Analyzed> {
     let mut names = needed_names(rules);
+    names.extend(
+        rules
+            .types
+            .iter()
+            .flat_map(|t| t.aliases.iter().map(|(a, _)| a.as_str())),
+    );
     match roots {
         Roots::Only(name) => {
             names.insert(name);
@@ -82,17 +88,32 @@ pub(crate) fn analyze_loaded(
     }
     let line = cacheline.or(rules.cacheline).unwrap_or(loaded.cacheline);
     let mut present = loaded.find_present(&names)?;
+    let renames = alias_renames(rules, &present.types, loaded.table(), &loaded.build)?;
+    let renamed;
+    let rules = if renames.is_empty() {
+        rules
+    } else {
+        renamed = rules.renamed(&renames);
+        &renamed
+    };
+    let as_built = |name: &str| {
+        renames
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| name.to_owned())
+    };
     let root_names: Vec<String> = match roots {
         Roots::Only(name) => {
-            if !present.types.contains_key(name) {
-                return Err(loaded.unknown_type(name));
+            let name = as_built(name);
+            if !present.types.contains_key(&name) {
+                return Err(loaded.unknown_type(&name));
             }
-            vec![name.to_owned()]
+            vec![name]
         }
         Roots::Types(types) => types
             .iter()
-            .filter(|t| present.types.contains_key(t.as_str()))
-            .cloned()
+            .map(|t| as_built(t))
+            .filter(|t| present.types.contains_key(t))
             .collect(),
         Roots::FromRules => {
             let mut names = rules_roots(rules, &present.types);
@@ -107,6 +128,15 @@ pub(crate) fn analyze_loaded(
             names
         }
     };
+    // The other names of a type the build has under one name are no
+    // types of the rules here.
+    for ty in &rules.types {
+        for (alias, _) in &ty.aliases {
+            if *alias != ty.name && !root_names.contains(alias) {
+                present.types.remove(alias);
+            }
+        }
+    }
     let notes = tagged(&loaded.build.config, loaded.notes());
     analyze_roots(
         &loaded.build,
@@ -117,6 +147,48 @@ pub(crate) fn analyze_loaded(
         line,
         notes,
     )
+}
+
+/// For each type of the rules with aliases, the alias `build` defines it
+/// under when it lacks the type's own name. A build that defines two of
+/// its names with different layouts is an error at the second alias: the
+/// rules cannot tell which one they describe. The same layout under two
+/// names (a typedef, a copy) is the type's own name.
+fn alias_renames(
+    rules: &Rules,
+    found: &HashMap<String, lookup::Found>,
+    table: &TypeTable,
+    build: &Build,
+) -> Result<HashMap<String, String>> {
+    let mut renames = HashMap::new();
+    for ty in rules.types.iter().filter(|t| !t.aliases.is_empty()) {
+        let mut first: Option<(&str, TypeId)> =
+            found.get(&ty.name).map(|f| (ty.name.as_str(), f.id));
+        for (alias, at) in &ty.aliases {
+            let Some(f) = found.get(alias) else {
+                continue;
+            };
+            match first {
+                None => first = Some((alias, f.id)),
+                Some((name, id)) => {
+                    if lookup::layout_key(table, id) != lookup::layout_key(table, f.id) {
+                        return Err(at.error(format!(
+                            "{} defines both '{name}' and its alias '{alias}' of [{}], with different layouts: \
+                             the rules cannot tell which one they describe (drop the alias, or annotate each in a table of its own)",
+                            build.path.display(),
+                            ty.name
+                        )));
+                    }
+                }
+            }
+        }
+        if let Some((name, _)) = first
+            && name != ty.name
+        {
+            renames.insert(ty.name.clone(), name.to_owned());
+        }
+    }
+    Ok(renames)
 }
 
 /// Every type name the rules mention: annotated types, roots, `[[allow]]`

@@ -275,22 +275,22 @@ pub(super) fn rules_fit(
 
 /// "Did you mean" for a rules type name that no build defines.
 fn type_hint(rules: &Rules, at: &Location, build: &Build, reading: &Reading) -> String {
-    let Some(name) = rules
+    let Some(names) = rules
         .types
         .iter()
         .find(|t| &t.at == at)
-        .map(|t| t.name.as_str())
+        .map(|t| t.names().collect::<Vec<_>>())
         .or_else(|| {
             rules
                 .roots
                 .iter()
                 .find(|(_, l)| l == at)
-                .map(|(n, _)| n.as_str())
+                .map(|(n, _)| vec![n.as_str()])
         })
     else {
         return String::new();
     };
-    load::open(build, reading, |loaded| Ok(loaded.did_you_mean(name))).unwrap_or_default()
+    load::open(build, reading, |loaded| Ok(loaded.did_you_mean(&names))).unwrap_or_default()
 }
 
 /// Findings an earlier build or report already had.

@@ -59,7 +59,16 @@ pub fn footprint_report(
             types: Vec::new(),
         };
         for name in &wanted {
-            let Some(root) = analyzed.roots.iter().find(|r| &r.analysis.root == name) else {
+            // Under the alias a build calls it by, when it has one.
+            let names: Vec<&str> = match rules.type_rules(name) {
+                Some(t) => t.names().collect(),
+                None => vec![name.as_str()],
+            };
+            let Some(root) = analyzed
+                .roots
+                .iter()
+                .find(|r| names.contains(&r.analysis.root.as_str()))
+            else {
                 if !types.is_empty() {
                     return Err(Error::Usage(format!(
                         "{}: no struct named '{name}'",

@@ -18,7 +18,7 @@ mod footprint;
 mod offsets;
 mod suggest;
 
-pub use crate::load::{Build, IndexCache, Reading, Source};
+pub use crate::load::{Build, IndexCache, Reading, Source, SourceRoot};
 pub use asserts::{AssertsOptions, asserts};
 pub use check::{CheckOptions, check};
 pub use diagram::{DiagramOptions, MIN_WIDTH, Selection, diagram};

@@ -270,7 +270,7 @@ fn header_patch(
             )),
         })
         .collect::<Result<Vec<_>>>()?;
-    let relative = in_tree(tree, decl.file.trim_start_matches("./"));
+    let relative = decl.file.as_str();
     let path = tree.join(relative);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         refuse(format!(
@@ -284,39 +284,4 @@ fn header_patch(
         .map(|u| line_of(*u))
         .collect::<Result<Vec<_>>>()?;
     crate::source_patch::reorder(relative, &text, decl.line, &pieces, &removed)
-}
-
-/// The path of `file` under `tree`: as recorded, or with its leading
-/// directories dropped until it names a file there (Debian's rt kernel
-/// records `debian/build/source_rt/include/linux/mmzone.h` for the tree's
-/// `include/linux/mmzone.h`). As recorded when nothing matches.
-fn in_tree<'f>(tree: &std::path::Path, file: &'f str) -> &'f str {
-    let mut rest = file;
-    loop {
-        if tree.join(rest).is_file() {
-            return rest;
-        }
-        match rest.split_once('/') {
-            Some((_, tail)) if !tail.is_empty() => rest = tail,
-            _ => return file,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_build_directory_prefix_is_found_in_the_tree() {
-        let tree = std::env::temp_dir().join(format!("cachelint-tree-{}", std::process::id()));
-        std::fs::create_dir_all(tree.join("include/linux")).unwrap();
-        std::fs::write(tree.join("include/linux/mmzone.h"), "").unwrap();
-        let rt = "debian/build/source_rt/include/linux/mmzone.h";
-        assert_eq!(super::in_tree(&tree, rt), "include/linux/mmzone.h");
-        assert_eq!(
-            super::in_tree(&tree, "include/linux/mmzone.h"),
-            "include/linux/mmzone.h"
-        );
-        assert_eq!(super::in_tree(&tree, "src/other.h"), "src/other.h");
-        std::fs::remove_dir_all(tree).unwrap();
-    }
 }

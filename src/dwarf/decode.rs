@@ -28,7 +28,28 @@ pub struct Decoder<'f, 'a> {
     units: HashMap<usize, Rc<UnitCtx<'a>>>,
     lines: HashMap<usize, Option<gimli::IncompleteLineProgram<Reader<'a>>>>,
     source_locations: bool,
+    source_root: SourceRoot,
+    /// The directory paths are printed relative to, once resolved from
+    /// `source_root` (`None`: as recorded).
+    root_dir: Option<Option<String>>,
     depth: usize,
+}
+
+/// Where the source files a build records are printed from. Builds of one
+/// tree record it under different prefixes (Debian's rt kernel under
+/// `debian/build/source_rt/`, its other flavours at the top), so by
+/// default the kernel source root is found in the build and the paths are
+/// made relative to it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SourceRoot {
+    /// The kernel source root found in the build's units
+    /// ([`kernel_source_root`]); paths as recorded when none is found.
+    #[default]
+    Detect,
+    /// Paths as recorded (only `.`, `..` and the build directory resolved).
+    Keep,
+    /// Paths under this directory (as the build records it) relative to it.
+    Dir(String),
 }
 
 impl<'f, 'a> Decoder<'f, 'a> {
@@ -42,7 +63,17 @@ impl<'f, 'a> Decoder<'f, 'a> {
             units: HashMap::new(),
             lines: HashMap::new(),
             source_locations: true,
+            source_root: SourceRoot::Detect,
+            root_dir: None,
             depth: 0,
+        }
+    }
+
+    /// A decoder that prints source files relative to `root`.
+    pub fn with_source_root(file: &'f DwarfFile<'a>, root: SourceRoot) -> Self {
+        Decoder {
+            source_root: root,
+            ..Decoder::new(file)
         }
     }
 
@@ -435,7 +466,107 @@ impl<'f, 'a> Decoder<'f, 'a> {
         let comp_dir = ctx
             .comp_dir
             .and_then(|c| std::str::from_utf8(c.slice()).ok());
-        Some(join_source_path(comp_dir, dir, name))
+        let root = self.root_dir();
+        Some(join_source_path(comp_dir, dir, name, root))
+    }
+
+    /// The directory source files are printed relative to, resolved on
+    /// first use.
+    fn root_dir(&mut self) -> Option<&str> {
+        if self.root_dir.is_none() {
+            self.root_dir = Some(match &self.source_root {
+                SourceRoot::Keep => None,
+                SourceRoot::Dir(dir) => Some(normalise(dir)),
+                SourceRoot::Detect => self.detect_root(),
+            });
+        }
+        self.root_dir.as_ref().and_then(|r| r.as_deref())
+    }
+
+    /// [`kernel_source_root`] of the names and line-table directories of
+    /// up to [`ROOT_SAMPLE`] units spread over the file.
+    fn detect_root(&mut self) -> Option<String> {
+        let count = self.file.units.len();
+        let sample = count.min(ROOT_SAMPLE);
+        let mut paths = Vec::new();
+        for i in 0..sample {
+            let Ok(ctx) = self.file.unit(i * count / sample) else {
+                continue;
+            };
+            let text = |r: Option<Reader<'a>>| r.and_then(|r| std::str::from_utf8(r.slice()).ok());
+            let comp_dir = text(ctx.comp_dir);
+            if let Some(name) = text(ctx.name) {
+                paths.push(join_source_path(comp_dir, "", name, None));
+            }
+            let Some(program) = ctx.stmt_list.and_then(|offset| {
+                let line = &self.file.dwarf.debug_line;
+                line.program(offset, ctx.header.address_size(), ctx.comp_dir, ctx.name)
+                    .ok()
+            }) else {
+                continue;
+            };
+            for dir in program.header().include_directories() {
+                if let Some(dir) = self.file.attr_str(&ctx, *dir) {
+                    // A directory: its last component counts too.
+                    paths.push(format!("{}/", join_source_path(comp_dir, "", dir, None)));
+                }
+            }
+        }
+        kernel_source_root(paths.iter().map(String::as_str))
+    }
+}
+
+/// How many units [`Decoder`] reads to find the kernel source root: every
+/// unit of a kernel records the same one, and a sample keeps the cost
+/// of opening a vmlinux's thousands of units away.
+const ROOT_SAMPLE: usize = 64;
+
+/// The kernel's top-level source directories that hold code built into a
+/// kernel or module.
+const KERNEL_TOP_DIRS: &[&str] = &[
+    "arch", "block", "certs", "crypto", "drivers", "fs", "include", "init", "io_uring", "ipc",
+    "kernel", "lib", "mm", "net", "rust", "samples", "security", "sound", "usr", "virt",
+];
+
+/// The kernel source root of a build, from the paths it records (unit
+/// names, line-table directories, made relative to the build directory):
+/// of the directories under which at least three different top-level
+/// directories of a kernel tree sit ([`KERNEL_TOP_DIRS`]: `include`,
+/// `arch` and a unit's own), not counting those inside another one's
+/// top-level directories (a tree's `arch/x86`, which has its own `kernel`,
+/// `mm` and `include`), the one with the most. Neither `/usr` (of
+/// `/usr/include`) nor the generated sources of a build directory beside
+/// the tree (Debian's rt kernel) have that many. `None` when that is no
+/// kernel tree or the paths are already relative to its root.
+pub(crate) fn kernel_source_root<'p>(paths: impl IntoIterator<Item = &'p str>) -> Option<String> {
+    let mut under: HashMap<&'p str, HashSet<&'p str>> = HashMap::new();
+    for path in paths {
+        let mut start = 0;
+        for component in path.split('/') {
+            let end = start + component.len();
+            if end < path.len() && KERNEL_TOP_DIRS.contains(&component) {
+                under.entry(&path[..start]).or_default().insert(component);
+            }
+            start = end + 1;
+        }
+    }
+    under.retain(|_, dirs| dirs.len() >= 3);
+    let inside_another = |prefix: &str| {
+        under.iter().any(|(outer, dirs)| {
+            prefix
+                .strip_prefix(outer)
+                .and_then(|rest| rest.split_once('/'))
+                .is_some_and(|(top, _)| dirs.contains(top))
+        })
+    };
+    let (prefix, _) = under
+        .iter()
+        .filter(|(prefix, _)| !inside_another(prefix))
+        .max_by_key(|(prefix, dirs)| (dirs.len(), prefix.len()))?;
+    match *prefix {
+        "" => None,
+        "/" => Some("/".to_owned()),
+        p => Some(p.trim_end_matches('/').to_owned()),
     }
 }
 
@@ -488,28 +619,70 @@ fn constant_location(
 }
 
 /// Joins a line-table directory and file name into the path a kernel
-/// developer recognises: relative to the build directory when possible.
-pub fn join_source_path(comp_dir: Option<&str>, dir: &str, name: &str) -> String {
+/// developer recognises: `.` and `..` resolved, relative to the build
+/// directory `comp_dir` when under it, then relative to the source `root`
+/// when under that (a directory as the build records it, or `/`).
+pub(crate) fn join_source_path(
+    comp_dir: Option<&str>,
+    dir: &str,
+    name: &str,
+    root: Option<&str>,
+) -> String {
     let full = if name.starts_with('/') || dir.is_empty() {
-        name.to_owned()
+        normalise(name)
     } else {
-        format!("{}/{}", dir.trim_end_matches('/'), name)
+        normalise(&format!("{dir}/{name}"))
     };
-    let relative = comp_dir
-        .filter(|c| !c.is_empty())
-        .and_then(|c| full.strip_prefix(c.trim_end_matches('/')))
-        .and_then(|rest| rest.strip_prefix('/'))
+    let comp_dir = comp_dir.map(normalise);
+    let path = comp_dir
+        .as_deref()
+        .and_then(|c| relative_to(&full, c))
         .unwrap_or(&full);
-    let mut path = relative;
-    while let Some(rest) = path.strip_prefix("./") {
-        path = rest;
+    root.and_then(|r| relative_to(path, r))
+        .unwrap_or(path)
+        .to_owned()
+}
+
+/// `path` relative to directory `dir`, when it is under it.
+fn relative_to<'p>(path: &'p str, dir: &str) -> Option<&'p str> {
+    if dir.is_empty() {
+        return None;
     }
-    path.to_owned()
+    let rest = path.strip_prefix(dir)?;
+    let rest = if dir.ends_with('/') {
+        rest
+    } else {
+        rest.strip_prefix('/')?
+    };
+    (!rest.is_empty()).then_some(rest)
+}
+
+/// `path` with its `.` components and empty ones dropped and each `..`
+/// taking the component before it away (lexically: a kernel tree's
+/// `io_uring/../fs/internal.h` is `fs/internal.h`); a `..` with nothing
+/// before it stays.
+fn normalise(path: &str) -> String {
+    let mut kept: Vec<&str> = Vec::new();
+    for component in path.split('/') {
+        match component {
+            "" | "." => {}
+            ".." if kept.last().is_some_and(|&c| c != "..") => {
+                kept.pop();
+            }
+            c => kept.push(c),
+        }
+    }
+    let joined = kept.join("/");
+    if path.starts_with('/') {
+        format!("/{joined}")
+    } else {
+        joined
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::join_source_path;
+    use super::{join_source_path, kernel_source_root};
 
     #[test]
     fn source_paths_are_made_relative_to_the_build_directory() {
@@ -517,18 +690,140 @@ mod tests {
             join_source_path(
                 Some("/build/linux"),
                 "/build/linux/include/linux",
-                "mmzone.h"
+                "mmzone.h",
+                None
             ),
             "include/linux/mmzone.h"
         );
         assert_eq!(
-            join_source_path(Some("/b"), "./include/linux", "mmzone.h"),
+            join_source_path(Some("/b"), "./include/linux", "mmzone.h", None),
             "include/linux/mmzone.h"
         );
         assert_eq!(
-            join_source_path(None, "", "/usr/include/stdio.h"),
+            join_source_path(None, "", "/usr/include/stdio.h", None),
             "/usr/include/stdio.h"
         );
-        assert_eq!(join_source_path(Some("/b"), "/b", "lru.c"), "lru.c");
+        assert_eq!(join_source_path(Some("/b"), "/b", "lru.c", None), "lru.c");
+        assert_eq!(
+            join_source_path(Some("/b/"), "/b/./x/", "lru.c", None),
+            "x/lru.c"
+        );
+    }
+
+    #[test]
+    fn dot_dot_is_resolved_lexically() {
+        assert_eq!(
+            join_source_path(None, "io_uring/../fs", "internal.h", None),
+            "fs/internal.h"
+        );
+        assert_eq!(
+            join_source_path(
+                None,
+                "arch/x86/kernel/../include/asm/trace/.",
+                "irq.h",
+                None
+            ),
+            "arch/x86/include/asm/trace/irq.h"
+        );
+        assert_eq!(join_source_path(None, "../x", "a.h", None), "../x/a.h");
+        assert_eq!(join_source_path(None, "a/../..", "b.h", None), "../b.h");
+        assert_eq!(join_source_path(None, "/..", "b.h", None), "/../b.h");
+    }
+
+    /// What Debian's 6.12 kernels record (`llvm-dwarfdump --debug-info`
+    /// and `--debug-line` of the cloud and rt vmlinux): the rt flavour
+    /// under `debian/build/source_rt/`, both with the build directory as
+    /// `DW_AT_comp_dir` and its generated headers relative to it.
+    #[test]
+    fn the_kernel_source_root_is_found_and_taken_off() {
+        let rt = [
+            "debian/build/source_rt/init/main.c",
+            "debian/build/source_rt/init/",
+            "debian/build/source_rt/include/linux/",
+            "debian/build/source_rt/arch/x86/include/asm/",
+            "debian/build/source_rt/mm/vmscan.c",
+            "debian/build/source_rt/kernel/sched/core.c",
+            "debian/build/source_rt/net/core/",
+            "debian/build/source_rt/arch/x86/kernel/cpu/common.c",
+            "debian/build/source_rt/arch/x86/mm/init.c",
+            "debian/build/source_rt/arch/x86/lib/",
+            "arch/x86/include/generated/asm/",
+            // Generated sources in the build directory.
+            "crypto/",
+            "lib/",
+            "security/apparmor/",
+            "arch/x86/entry/vdso/",
+        ];
+        let root = kernel_source_root(rt);
+        assert_eq!(root.as_deref(), Some("debian/build/source_rt"));
+        let cloud = [
+            "init/main.c",
+            "include/linux/",
+            "arch/x86/include/asm/",
+            "mm/vmscan.c",
+        ];
+        assert_eq!(kernel_source_root(cloud), None);
+        let rt_path = join_source_path(
+            Some("debian/build/build_amd64_rt_amd64"),
+            "debian/build/source_rt/include/linux",
+            "mmzone.h",
+            root.as_deref(),
+        );
+        let cloud_path = join_source_path(
+            Some("debian/build/build_amd64_none_cloud-amd64"),
+            "include/linux",
+            "mmzone.h",
+            None,
+        );
+        assert_eq!(rt_path, "include/linux/mmzone.h");
+        assert_eq!(rt_path, cloud_path);
+        // A generated header of the build directory is left as it is.
+        let generated = join_source_path(
+            Some("debian/build/build_amd64_rt_amd64"),
+            "./arch/x86/include/generated/asm",
+            "rwonce.h",
+            root.as_deref(),
+        );
+        assert_eq!(generated, "arch/x86/include/generated/asm/rwonce.h");
+        // Not under the root: as recorded.
+        assert_eq!(
+            join_source_path(None, "debian/build/source", "x.h", root.as_deref()),
+            "debian/build/source/x.h"
+        );
+    }
+
+    #[test]
+    fn an_absolute_tree_wins_over_its_parents_and_its_arch() {
+        let paths = [
+            "/usr/src/linux/kernel/fork.c",
+            "/usr/src/linux/include/linux/",
+            "/usr/src/linux/arch/x86/include/asm/",
+            "/usr/src/linux/arch/x86/kernel/",
+            "/usr/src/linux/arch/x86/mm/",
+            "/usr/src/linux/arch/x86/lib/",
+            "/usr/include/",
+        ];
+        assert_eq!(kernel_source_root(paths).as_deref(), Some("/usr/src/linux"));
+        assert_eq!(
+            join_source_path(
+                None,
+                "/usr/src/linux/include/linux",
+                "mm.h",
+                Some("/usr/src/linux")
+            ),
+            "include/linux/mm.h"
+        );
+        assert_eq!(
+            join_source_path(None, "/usr/src/linux2", "mm.h", Some("/usr/src/linux")),
+            "/usr/src/linux2/mm.h"
+        );
+    }
+
+    #[test]
+    fn a_program_that_is_no_kernel_has_no_source_root() {
+        let fixture = ["src/fixture.c", "src/", "generated/", "/usr/include/"];
+        assert_eq!(kernel_source_root(fixture), None);
+        // Two top-level names are not enough.
+        assert_eq!(kernel_source_root(["x/lib/a.c", "x/include/"]), None);
     }
 }

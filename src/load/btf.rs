@@ -70,8 +70,8 @@ impl BtfBuild {
         }
     }
 
-    pub(super) fn did_you_mean(&self, name: &str) -> String {
-        crate::suggest::did_you_mean(name, self.types.names.keys().map(String::as_str))
+    pub(super) fn did_you_mean(&self, names: &[&str]) -> String {
+        crate::suggest::did_you_mean_any(names, self.types.names.keys().map(String::as_str))
     }
 
     pub(super) fn discover_roots(&self, present: &mut Present, annotated: &[&str]) -> Vec<String> {

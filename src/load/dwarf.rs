@@ -8,7 +8,7 @@ use super::Capabilities;
 use super::index_cache::{self, IndexCache};
 use crate::dwarf::DwarfFile;
 use crate::dwarf::contains::Contains;
-use crate::dwarf::decode::Decoder;
+use crate::dwarf::decode::{Decoder, SourceRoot};
 use crate::dwarf::name_index::NameIndex;
 use crate::error::Result;
 use crate::lookup::{self, Found, Present, TypeSpec};
@@ -37,10 +37,10 @@ pub(super) struct DwarfTypes<'f, 'a> {
 }
 
 impl<'f, 'a> DwarfTypes<'f, 'a> {
-    pub(super) fn new(file: &'f DwarfFile<'a>, indexing: Indexing<'a>) -> Self {
+    pub(super) fn new(file: &'f DwarfFile<'a>, root: SourceRoot, indexing: Indexing<'a>) -> Self {
         DwarfTypes {
             file,
-            decoder: Decoder::new(file),
+            decoder: Decoder::with_source_root(file, root),
             indexing,
             index: None,
         }
@@ -97,11 +97,11 @@ impl<'f, 'a> DwarfTypes<'f, 'a> {
         Ok(roots)
     }
 
-    pub(super) fn did_you_mean(&self, name: &str) -> String {
+    pub(super) fn did_you_mean(&self, wanted: &[&str]) -> String {
         if let Some(Some(index)) = &self.index {
-            return crate::suggest::did_you_mean(name, index.names());
+            return crate::suggest::did_you_mean_any(wanted, index.names());
         }
         let names = crate::dwarf::index::all_names(self.file).unwrap_or_default();
-        crate::suggest::did_you_mean(name, names.iter().copied())
+        crate::suggest::did_you_mean_any(wanted, names.iter().copied())
     }
 }

@@ -17,6 +17,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use crate::dwarf::decode::SourceRoot;
 use crate::error::{Error, Result};
 use crate::input::{DebugSections, MappedFile};
 use crate::kconfig::{self, KernelConfig};
@@ -53,6 +54,8 @@ pub struct Reading {
     pub plan: Option<Arc<Plan>>,
     /// Whether DWARF lookups keep their name index on disk.
     pub index: IndexCache,
+    /// `--source-root`: what the source files printed are relative to.
+    pub source_root: SourceRoot,
 }
 
 impl From<Source> for Reading {
@@ -71,6 +74,7 @@ impl Reading {
             source: self.source.clone(),
             plan: None,
             index: self.index.clone(),
+            source_root: self.source_root.clone(),
         }
     }
 }
@@ -195,7 +199,7 @@ pub struct Loaded<'f, 'a> {
 }
 
 enum Backend<'f, 'a> {
-    Dwarf(dwarf::DwarfTypes<'f, 'a>),
+    Dwarf(Box<dwarf::DwarfTypes<'f, 'a>>),
     Btf(btf::BtfBuild),
 }
 
@@ -221,12 +225,12 @@ pub fn open<T>(
         Source::Btf { base } => base.as_deref(),
         Source::Dwarf => {
             let sections = DebugSections::load(path, bytes)?;
-            return with_dwarf(build, bytes, &sections, &reading.index, f);
+            return with_dwarf(build, bytes, &sections, reading, f);
         }
         // The sections are loaded (decompressed, relocated) once: the
         // DWARF reader takes them as they are.
         Source::Auto => match DebugSections::load(path, bytes) {
-            Ok(sections) => return with_dwarf(build, bytes, &sections, &reading.index, f),
+            Ok(sections) => return with_dwarf(build, bytes, &sections, reading, f),
             Err(no_dwarf @ (Error::NoDebugInfo { .. } | Error::NotElf { .. })) => {
                 // Neither DWARF nor BTF: the DWARF error says what to do.
                 let Ok((own, pointer, line)) = crate::input::btf_of(path, bytes) else {
@@ -263,21 +267,21 @@ fn with_dwarf<T>(
     build: &Build,
     bytes: &[u8],
     sections: &DebugSections<'_>,
-    index: &IndexCache,
+    reading: &Reading,
     f: impl FnOnce(&mut Loaded<'_, '_>) -> Result<T>,
 ) -> Result<T> {
     let file = crate::dwarf::DwarfFile::new(sections).map_err(|e| in_file(e, &build.path))?;
     let indexing = dwarf::Indexing {
-        cache: index.clone(),
+        cache: reading.index.clone(),
         path: build.path.clone(),
         bytes,
     };
-    let types = dwarf::DwarfTypes::new(&file, indexing);
+    let types = dwarf::DwarfTypes::new(&file, reading.source_root.clone(), indexing);
     let mut loaded = Loaded {
         build: build.clone(),
         cacheline: sections.cacheline,
         bytes,
-        backend: Backend::Dwarf(types),
+        backend: Backend::Dwarf(Box::new(types)),
         planner: None,
     };
     f(&mut loaded).map_err(|e| in_file(e, &build.path))
@@ -376,7 +380,7 @@ impl Loaded<'_, '_> {
                         "no struct, union or typedef named '{}' in {}{}",
                         t.name,
                         self.build.path.display(),
-                        self.did_you_mean(&t.name)
+                        self.did_you_mean(&[&t.name])
                     )));
                 }
             }
@@ -485,16 +489,16 @@ impl Loaded<'_, '_> {
         Error::UnknownType {
             name: name.to_owned(),
             path: self.build.path.clone(),
-            hint: self.did_you_mean(name),
+            hint: self.did_you_mean(&[name]),
         }
     }
 
-    /// `"; did you mean 'a'?"` for a type name the build does not define,
-    /// or an empty string.
-    pub fn did_you_mean(&self, name: &str) -> String {
+    /// `"; did you mean 'a'?"` for a type the build does not define under
+    /// any of its `names` (a name and its aliases), or an empty string.
+    pub fn did_you_mean(&self, names: &[&str]) -> String {
         match &self.backend {
-            Backend::Dwarf(d) => d.did_you_mean(name),
-            Backend::Btf(b) => b.did_you_mean(name),
+            Backend::Dwarf(d) => d.did_you_mean(names),
+            Backend::Btf(b) => b.did_you_mean(names),
         }
     }
 

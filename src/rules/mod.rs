@@ -8,7 +8,7 @@
 pub(crate) mod rst;
 pub(crate) mod toml;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -291,6 +291,17 @@ pub struct TypeRules {
     /// For a net_cachelines table: the member every row names, with or
     /// without an access (a row without one documents the member).
     pub rows: Vec<String>,
+    /// Other names of the type, each where it is written (`aliases =
+    /// ["lru_gen_struct"]`: `lru_gen_folio` before 6.2): a build that
+    /// lacks `name` has the rules under the alias it defines.
+    pub aliases: Vec<(String, Location)>,
+}
+
+impl TypeRules {
+    /// The name, then the aliases: what a build may call the type.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.name.as_str()).chain(self.aliases.iter().map(|(a, _)| a.as_str()))
+    }
 }
 
 /// A member named as `TYPE.path` (in `[[allow]]`).
@@ -652,15 +663,76 @@ impl Rules {
                         mine.fields.push(rule);
                     }
                     mine.rows.extend(ty.rows);
+                    for alias in ty.aliases {
+                        if !mine.aliases.iter().any(|(a, _)| *a == alias.0) {
+                            mine.aliases.push(alias);
+                        }
+                    }
                 }
                 None => self.types.push(ty),
             }
         }
+        self.check_aliases()?;
         self.allow.extend(other.allow);
         if other.severity != Severities::default() {
             self.severity = other.severity;
         }
         Ok(())
+    }
+
+    /// An alias names one type only, and no type annotated under its own
+    /// name.
+    fn check_aliases(&self) -> Result<()> {
+        for (i, ty) in self.types.iter().enumerate() {
+            for (alias, at) in &ty.aliases {
+                if let Some(other) = self.types.iter().find(|t| t.name == *alias) {
+                    return Err(at.error(format!(
+                        "'{alias}' is an alias of {} and annotated at {}: \
+                         annotate it under one name",
+                        ty.name, other.at
+                    )));
+                }
+                let claimed = self.types[..i]
+                    .iter()
+                    .find_map(|t| t.aliases.iter().find(|(a, _)| a == alias).map(|a| (t, a)));
+                if let Some((other, (_, first))) = claimed {
+                    return Err(at.error(format!(
+                        "'{alias}' is an alias of {} here and of {} at {first}",
+                        ty.name, other.name
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The rules as a build that calls some types by an alias reads them:
+    /// each type in `renames` (name → the alias the build defines) renamed
+    /// in its table, in `roots`, `[[allow]]` fields and `TYPE.member` locks.
+    pub(crate) fn renamed(&self, renames: &HashMap<String, String>) -> Rules {
+        let rename = |name: &mut String| {
+            if let Some(to) = renames.get(name.as_str()) {
+                name.clone_from(to);
+            }
+        };
+        let mut rules = self.clone();
+        for ty in &mut rules.types {
+            rename(&mut ty.name);
+            for lock in ty.fields.iter_mut().filter_map(|f| f.lock.as_mut()) {
+                if let Some((owner, member)) = lock.text.split_once('.')
+                    && let Some(to) = renames.get(owner)
+                {
+                    lock.text = format!("{to}.{member}");
+                }
+            }
+        }
+        for (root, _) in &mut rules.roots {
+            rename(root);
+        }
+        for field in rules.allow.iter_mut().flat_map(|a| a.fields.iter_mut()) {
+            rename(&mut field.ty);
+        }
+        rules
     }
 
     /// The annotated types whose roots are discovered in the binary: those

@@ -133,6 +133,7 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
             at: located(header_line, 0),
             fields,
             rows: rows.into_iter().map(|(r, _)| r).collect(),
+            aliases: Vec::new(),
         }],
         contexts,
         notes,

@@ -258,12 +258,54 @@ impl Parser<'_> {
                 .at(key)
                 .error(format!("[{ty_name}] annotates no field")));
         }
+        let aliases = match table.get("aliases") {
+            Some(value) if matches!(value.get_ref(), DeValue::Array(_)) => {
+                self.aliases(ty_name, value)?
+            }
+            _ => Vec::new(),
+        };
         Ok(TypeRules {
             name: ty_name.to_owned(),
             at: self.at(key),
             fields,
             rows: Vec::new(),
+            aliases,
         })
+    }
+
+    /// `aliases = ["lru_gen_struct"]` at the top of a struct's table: the
+    /// struct's other names.
+    fn aliases(&self, ty: &str, value: &Value<'_>) -> Result<Vec<(String, Location)>> {
+        let DeValue::Array(items) = value.get_ref() else {
+            unreachable!("called on arrays");
+        };
+        if items.is_empty() {
+            return Err(self.at(value).error(format!(
+                "'aliases' of [{ty}] is empty: list the struct's other names, e.g. [\"{ty}_old\"]"
+            )));
+        }
+        let mut out: Vec<(String, Location)> = Vec::new();
+        for item in items {
+            let text = self.string(item, "an alias")?;
+            let name = text.strip_prefix("struct ").unwrap_or(text);
+            if !valid_member_path(name) || name.contains('.') {
+                return Err(self
+                    .at(item)
+                    .error(format!("alias '{text}' is not a struct name")));
+            }
+            if name == ty {
+                return Err(self
+                    .at(item)
+                    .error(format!("'{name}' is the struct's own name, not an alias")));
+            }
+            if let Some((_, first)) = out.iter().find(|(a, _)| a == name) {
+                return Err(self
+                    .at(item)
+                    .error(format!("alias '{name}' is already given at {first}")));
+            }
+            out.push((name.to_owned(), self.at(item)));
+        }
+        Ok(out)
     }
 
     /// Collects the rules of one table; `prefix` is the dotted path of a
@@ -310,6 +352,8 @@ impl Parser<'_> {
                     out.push(self.context_rule(key, path, inner)?);
                 }
                 DeValue::Table(inner) => self.field_rules(inner, &format!("{path}."), out)?,
+                // The struct's other names (`Parser::aliases`).
+                DeValue::Array(_) if path == "aliases" => {}
                 other => {
                     return Err(self.at(value).error(format!(
                         "the rule for '{path}' must be a class name or {{ class = ..., lock = ... }}, not {}",
@@ -487,8 +531,32 @@ mod tests {
         parse(&Arc::from(Path::new("r.toml")), text)
     }
 
+    /// The error of a file read alone: parsed, then merged as
+    /// `Rules::load` does (which checks what spans tables: aliases).
     fn error_of(text: &str) -> String {
-        parse_str(text).unwrap_err().to_string()
+        parse_str(text)
+            .and_then(|parsed| Rules::default().merge(parsed))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn aliases_are_a_structs_other_names() {
+        let rules = parse_str(
+            "[lru_gen_folio]\nenabled = \"hot-read\"\naliases = [\"lru_gen_struct\", \"struct old\"]\n\
+             [a]\naliases = \"cold\"\nsub.aliases = \"cold\"",
+        )
+        .unwrap();
+        let folio = rules.type_rules("lru_gen_folio").unwrap();
+        let names: Vec<&str> = folio.names().collect();
+        assert_eq!(names, ["lru_gen_folio", "lru_gen_struct", "old"]);
+        assert_eq!(folio.aliases[0].1.to_string(), "r.toml:3:12");
+        assert_eq!(folio.fields.len(), 1);
+        // A member named `aliases` takes a class string, as any member.
+        let a = rules.type_rules("a").unwrap();
+        assert!(a.aliases.is_empty());
+        let paths: Vec<&str> = a.fields.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["aliases", "sub.aliases"]);
     }
 
     #[test]
@@ -608,6 +676,38 @@ write-vs-write = "off"
                 "r.toml:3:1: the rule for 'y' must be a class name",
             ),
             ("[a\n", "r.toml:1:3: invalid TOML"),
+            (
+                "[a]\nx = \"cold\"\naliases = []",
+                "r.toml:3:11: 'aliases' of [a] is empty",
+            ),
+            (
+                "[a]\nx = \"cold\"\naliases = [\"b.c\"]",
+                "r.toml:3:12: alias 'b.c' is not a struct name",
+            ),
+            (
+                "[a]\nx = \"cold\"\naliases = [1]",
+                "r.toml:3:12: an alias must be a string",
+            ),
+            (
+                "[a]\nx = \"cold\"\naliases = [\"a\"]",
+                "r.toml:3:12: 'a' is the struct's own name",
+            ),
+            (
+                "[a]\nx = \"cold\"\naliases = [\"b\", \"b\"]",
+                "r.toml:3:17: alias 'b' is already given at r.toml:3:12",
+            ),
+            (
+                "[a]\nx = \"cold\"\naliases = [\"b\"]\n[b]\ny = \"cold\"",
+                "r.toml:3:12: 'b' is an alias of a and annotated at r.toml:4:2",
+            ),
+            (
+                "[a]\nx = \"cold\"\naliases = [\"c\"]\n[b]\ny = \"cold\"\naliases = [\"c\"]",
+                "r.toml:6:12: 'c' is an alias of b here and of a at r.toml:3:12",
+            ),
+            (
+                "[a]\nx = \"cold\"\nsub.aliases = [\"b\"]",
+                "r.toml:3:15: the rule for 'sub.aliases' must be a class name",
+            ),
         ];
         for (text, want) in cases {
             let got = error_of(text);

@@ -52,7 +52,14 @@ pub fn validate(
     }
     for ty in &rules.types {
         let Some(&id) = types.get(&ty.name) else {
-            out.push((ty.at.clone(), type_check(&ty.name)));
+            let names: Vec<String> = ty.names().map(|n| format!("'{n}'")).collect();
+            out.push((
+                ty.at.clone(),
+                Check::Missing(format!(
+                    "no struct, union or typedef named {}",
+                    names.join(" or ")
+                )),
+            ));
             continue;
         };
         out.push((ty.at.clone(), Check::Fits));
