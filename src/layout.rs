@@ -61,12 +61,19 @@ pub enum Item {
     Close {
         /// Depth of the member being closed.
         depth: usize,
-        /// Its path (empty for anonymous).
-        path: String,
-        /// Its offset and size.
+        /// Its name (`None` for an anonymous member).
+        name: Option<String>,
+        /// Its declared type: the struct or union, or an array of one.
+        ty: TypeId,
+        /// Its offset.
         offset: u64,
         /// Its size.
         size: u64,
+        /// The member's `__attribute__((__aligned__(N)))`.
+        alignment: Option<u64>,
+        /// The expanded struct type's own `__aligned__(N)` (`None` for
+        /// unions, whose attribute pahole does not print).
+        type_alignment: Option<u64>,
     },
     /// Bytes between two members that belong to nobody.
     Hole {
@@ -83,6 +90,36 @@ pub enum Item {
         offset: u64,
         /// Number of bits.
         bits: u64,
+        /// Depth of the struct.
+        depth: usize,
+    },
+    /// Tail padding of a member's struct type, after the member (pahole's
+    /// `XXX last struct has N bytes of padding`): for members of a struct
+    /// declared directly as a struct type, not through a typedef.
+    MemberPadding {
+        /// Size in bytes.
+        size: u64,
+        /// Depth of the member.
+        depth: usize,
+    },
+    /// The unnamed bitfield pahole shows after a bit hole, before the next
+    /// bitfield: `TYPE :N;`, or `TYPE :0;` when the next bitfield starts a
+    /// new storage unit (the kernel's `unsigned :0;`).
+    UnnamedBits {
+        /// The next bitfield's declared type.
+        ty: TypeId,
+        /// Width: the bit hole, or 0 for a new storage unit.
+        bits: u64,
+        /// Depth of the struct.
+        depth: usize,
+    },
+    /// pahole's note that a bitfield shares its storage unit with the
+    /// members before it (`Bitfield combined with previous fields`) or that
+    /// the previous bitfield's unit reaches into the next members (`... with
+    /// next fields`).
+    Combined {
+        /// True for `with next fields`.
+        with_next: bool,
         /// Depth of the struct.
         depth: usize,
     },
@@ -159,6 +196,11 @@ pub struct Summary {
     pub padding: u64,
     /// Unused bits at the end of a trailing bitfield.
     pub bit_padding: u64,
+    /// Direct members whose struct type ends in padding (pahole's
+    /// `paddings`; see [`Item::MemberPadding`]).
+    pub paddings: usize,
+    /// Their padding bytes in total.
+    pub sum_paddings: u64,
     /// Direct members with an alignment attribute (pahole's "forced
     /// alignments").
     pub forced_alignments: usize,
@@ -233,12 +275,14 @@ pub fn layout(table: &TypeTable, root: TypeId, cacheline: u64, depth: Depth) -> 
     let mut walker = Walker {
         table,
         depth_mode: depth,
+        cacheline,
+        line: 0,
         items: Vec::new(),
         active: Vec::new(),
         path_bytes: 0,
     };
     let summary = walker.walk(root, 0, "", 0)?;
-    let items = insert_boundaries(walker.items, cacheline);
+    let items = walker.items;
     let groups = pair_group_markers(items.iter().filter_map(|i| match i {
         Item::Group {
             name,
@@ -299,6 +343,11 @@ const MAX_PATH_BYTES: usize = 64 << 20;
 struct Walker<'t> {
     table: &'t TypeTable,
     depth_mode: Depth,
+    cacheline: u64,
+    /// The last cacheline a boundary was shown for. Each member of a union
+    /// starts again from the union's line, as pahole does, so a boundary
+    /// crossed in one alternative is shown in the others and after the union.
+    line: u64,
     items: Vec<Item>,
     /// Composites being walked, to refuse a type that contains itself.
     active: Vec<TypeId>,
@@ -335,12 +384,51 @@ impl Walker<'_> {
                 depth,
             });
         }
+        let is_struct = composite.kind == CompositeKind::Struct;
+        let union_line = self.line;
+        let (mut paddings, mut sum_paddings) = (0, 0u64);
+        let (mut last, mut last_size): (Option<usize>, u64) = (None, 0);
         for (i, (member, geo)) in members.iter().zip(&geometry).enumerate() {
+            if let Some(prev) = last.filter(|_| is_struct && last_size != 0) {
+                self.bitfield_notes(
+                    &geometry[prev],
+                    holes.after[prev].1,
+                    geo,
+                    last_size,
+                    member.ty,
+                    depth,
+                );
+            }
             self.member(member, geo, base, prefix, depth)?;
+            if !is_struct {
+                self.line = union_line;
+            }
+            // pahole's `last_size`: the size of the member that started the
+            // current offset (a bitfield's storage unit after a plain member
+            // at the same offset).
+            let moved = last
+                .is_none_or(|p| last_size == 0 || geometry[p].storage_offset != geo.storage_offset);
+            let into_bits =
+                last.is_some_and(|p| geometry[p].bitfield.is_none() && geo.bitfield.is_some());
+            if moved || into_bits {
+                last_size = geo.byte_size;
+            }
+            last = Some(i);
             let (hole, bit_hole) = holes.after[i];
             let end = base
                 .saturating_add(geo.storage_offset)
                 .saturating_add(geo.byte_size);
+            if let Some(padding) = is_struct
+                .then(|| struct_padding(table, member.ty))
+                .flatten()
+            {
+                paddings += 1;
+                sum_paddings = sum_paddings.saturating_add(padding);
+                self.items.push(Item::MemberPadding {
+                    size: padding,
+                    depth,
+                });
+            }
             if bit_hole > 0 {
                 self.items.push(Item::BitHole {
                     offset: base.saturating_add(geo.storage_offset),
@@ -366,7 +454,11 @@ impl Walker<'_> {
             });
         }
         self.active.pop();
-        Ok(holes.summary(&geometry, members))
+        Ok(Summary {
+            paddings,
+            sum_paddings,
+            ..holes.summary(&geometry, members)
+        })
     }
 
     fn member(
@@ -390,6 +482,7 @@ impl Walker<'_> {
                 MAX_PATH_BYTES >> 20
             )));
         }
+        self.boundary(offset, depth);
         if let Some(name) = m.name.as_deref() {
             for (marker, begin) in [(GROUP_BEGIN, true), (GROUP_END, false)] {
                 if let Some(group) = name.strip_prefix(marker) {
@@ -404,47 +497,135 @@ impl Walker<'_> {
             }
         }
         let target = table.strip(m.ty);
-        let inner = match table.get(target) {
-            Type::Composite(c) if c.name.as_deref() == Some(PADDING_TYPE) => {
-                self.items.push(Item::LinePad {
-                    path,
-                    offset,
-                    depth,
-                });
-                return Ok(());
+        if matches!(table.get(target), Type::Composite(c) if c.name.as_deref() == Some(PADDING_TYPE))
+        {
+            self.items.push(Item::LinePad {
+                path,
+                offset,
+                depth,
+            });
+            return Ok(());
+        }
+        // What is shown inline, and under which path: an anonymous member,
+        // a member of an anonymous type (which has no name to look up on its
+        // own) and, without --expand, the first element of an array of one,
+        // as pahole shows them; with --expand, every struct by value.
+        let anonymous =
+            |id: TypeId| matches!(table.get(id), Type::Composite(c) if c.name.is_none());
+        let inner = match table.get(m.ty) {
+            Type::Array { element, dims }
+                if self.depth_mode == Depth::Direct && anonymous(*element) =>
+            {
+                Some((*element, format!("{path}{}.", "[0]".repeat(dims.len()))))
             }
-            Type::Composite(c) if c.members.is_some() => Some(target),
+            _ if m.name.is_none() || anonymous(m.ty) || self.depth_mode == Depth::Expand => {
+                let prefix = if path.is_empty() {
+                    String::new()
+                } else {
+                    format!("{path}.")
+                };
+                Some((target, prefix))
+            }
             _ => None,
-        };
-        let expand = inner.is_some() && (m.name.is_none() || self.depth_mode == Depth::Expand);
+        }
+        .filter(|(id, _)| table.composite(*id).is_some_and(|c| c.members.is_some()));
         self.items.push(Item::Member(Field {
-            path: path.clone(),
+            path,
             name: m.name.clone(),
             ty: m.ty,
             offset,
             size: geo.byte_size,
             bits: m.bit_size.map(|w| (geo.bit_in_storage, w)),
             depth,
-            expanded: expand,
+            expanded: inner.is_some(),
             decl: m.decl.clone(),
             alignment: m.alignment,
         }));
-        if let (true, Some(inner)) = (expand, inner) {
-            let child_prefix = if path.is_empty() {
-                String::new()
-            } else {
-                format!("{path}.")
-            };
+        if let Some((inner, child_prefix)) = inner {
             self.walk(inner, offset, &child_prefix, depth + 1)?;
+            let type_alignment = table
+                .composite(inner)
+                .filter(|c| c.kind == CompositeKind::Struct)
+                .and_then(|c| c.alignment);
             self.items.push(Item::Close {
                 depth,
-                path,
+                name: m.name.clone(),
+                ty: m.ty,
                 offset,
                 size: geo.byte_size,
+                alignment: m.alignment,
+                type_alignment,
             });
         }
         Ok(())
     }
+
+    /// pahole's rows between two members of a struct, after the previous
+    /// one's holes: the unnamed bitfield that fills a bit hole before the
+    /// next bitfield, and the notes that a bitfield's storage unit overlaps
+    /// the members around it.
+    fn bitfield_notes(
+        &mut self,
+        prev: &Geometry,
+        prev_bit_hole: i64,
+        geo: &Geometry,
+        last_size: u64,
+        ty: TypeId,
+        depth: usize,
+    ) {
+        let same_unit = prev.storage_offset == geo.storage_offset;
+        if prev_bit_hole > 0 && geo.bitfield.is_some() {
+            self.items.push(Item::UnnamedBits {
+                ty,
+                bits: if same_unit { prev_bit_hole as u64 } else { 0 },
+                depth,
+            });
+        }
+        if geo.storage_offset < prev.storage_offset
+            || (same_unit && prev.bitfield.is_none() && geo.bitfield.is_some())
+        {
+            self.items.push(Item::Combined {
+                with_next: false,
+                depth,
+            });
+        } else {
+            let ahead = geo.storage_offset - prev.storage_offset;
+            if ahead > 0 && ahead < last_size {
+                self.items.push(Item::Combined {
+                    with_next: true,
+                    depth,
+                });
+            }
+        }
+    }
+
+    /// A boundary row before a row at `offset` on a later cacheline than the
+    /// last one shown (pahole's `class__fprintf_cacheline_boundary`).
+    fn boundary(&mut self, offset: u64, depth: usize) {
+        let line = offset / self.cacheline;
+        if line > self.line {
+            self.items.push(Item::Boundary {
+                line,
+                ago: offset - line * self.cacheline,
+                depth,
+            });
+            self.line = line;
+        }
+    }
+}
+
+/// The tail padding of `ty` when it is a struct type itself (not a typedef
+/// of one) with its members loaded and padding at its end, as pahole
+/// reports it after a member of that type.
+fn struct_padding(table: &TypeTable, ty: TypeId) -> Option<u64> {
+    let c = table.composite(ty)?;
+    if c.kind != CompositeKind::Struct {
+        return None;
+    }
+    let members = c.members.as_deref()?;
+    let geometry: Vec<Geometry> = members.iter().map(|m| Geometry::of(table, m)).collect();
+    let padding = find_holes(&geometry, c.size?).padding;
+    u64::try_from(padding).ok().filter(|&p| p > 0)
 }
 
 /// A member's placement in pahole's terms.
@@ -550,6 +731,9 @@ impl Holes {
             forced_alignments: forced.len(),
             forced_holes: forced.iter().filter(|&&h| h > 0).count(),
             sum_forced_holes: total(&mut forced.iter().map(|&h| positive(h))),
+            // Filled by the walk, which looks at the members' types.
+            paddings: 0,
+            sum_paddings: 0,
         }
     }
 }
@@ -646,26 +830,6 @@ pub fn hole_count(table: &TypeTable, c: &Composite) -> usize {
     let members = c.members.as_deref().unwrap_or(&[]);
     let geometry: Vec<Geometry> = members.iter().map(|m| Geometry::of(table, m)).collect();
     find_holes(&geometry, c.size.unwrap_or(0)).nr_holes
-}
-
-fn insert_boundaries(items: Vec<Item>, cacheline: u64) -> Vec<Item> {
-    let mut out = Vec::with_capacity(items.len() + 8);
-    let mut last_line = 0;
-    for item in items {
-        if let Item::Member(f) = &item {
-            let line = f.offset / cacheline;
-            if line > last_line {
-                out.push(Item::Boundary {
-                    line,
-                    ago: f.offset - line * cacheline,
-                    depth: f.depth,
-                });
-                last_line = line;
-            }
-        }
-        out.push(item);
-    }
-    out
 }
 
 /// Pairs `(group, is_begin, offset)` markers, in member order, into

@@ -706,3 +706,45 @@ fn a_file_name_with_an_equals_sign_is_a_file() {
         "{err}"
     );
 }
+
+/// `layout` of every struct of a pahole reference under tests/golden/
+/// (pahole's own `-C` text for a fixture, saved by hand: the first lines
+/// say how), compared line by line after the normalisation the kernel tier
+/// uses (docs/layout.md, "Compared with pahole").
+#[test]
+fn layout_text_equals_paholes_for_the_fixtures() {
+    for (golden, object) in [
+        ("pahole-gcc-dwarf5-base.txt", "gcc-dwarf5-base"),
+        ("pahole-variants-gcc-dwarf5.txt", "variants-gcc-dwarf5.o"),
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/golden")
+            .join(golden);
+        let theirs = std::fs::read_to_string(&path).unwrap();
+        let names: Vec<String> = common::pahole_text::pahole_blocks(&theirs)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert!(names.len() >= 15, "{golden}: {} structs", names.len());
+        let ours = run::layout(
+            &fixture(object),
+            &names,
+            false,
+            Format::Text,
+            None,
+            &Source::Auto,
+        )
+        .unwrap()
+        .stdout;
+        let (differences, lines, skipped) =
+            common::pahole_text::compare(&theirs, &ours, &names, 64);
+        assert!(skipped.is_empty(), "{golden}: {skipped:?}");
+        assert!(
+            differences.is_empty(),
+            "{golden}: {} structs differ from pahole; the first:\n{}",
+            differences.len(),
+            differences[..differences.len().min(15)].join("\n")
+        );
+        assert!(lines > 200, "{golden}: {lines} lines");
+    }
+}

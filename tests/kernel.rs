@@ -10,6 +10,7 @@ use std::process::Command;
 mod common;
 
 use cachelint::commands::{self, Source};
+use common::pahole_text::{self, pahole_blocks, strip_attributes};
 use common::run::{self, Format};
 use serde_json::Value;
 
@@ -93,47 +94,6 @@ fn pahole_members(block: &str, tabs: Option<usize>) -> Vec<(String, u64)> {
         }
     }
     out
-}
-
-/// Removes pahole's `__attribute__((...))` annotations from a declaration.
-fn strip_attributes(decl: &str) -> String {
-    let mut s = decl.to_owned();
-    while let Some(start) = s.find("__attribute__((") {
-        let mut depth = 0;
-        let mut end = s.len();
-        for (i, c) in s[start..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = start + i + 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        s.replace_range(start..end, " ");
-    }
-    s
-}
-
-/// Splits pahole output into (type name, block) at `struct NAME {` / `union NAME {` lines.
-fn pahole_blocks(text: &str) -> Vec<(String, String)> {
-    let mut blocks: Vec<(String, String)> = Vec::new();
-    for line in text.lines() {
-        let header = line
-            .strip_prefix("struct ")
-            .or_else(|| line.strip_prefix("union "));
-        if let Some(name) = header.and_then(|h| h.strip_suffix(" {")) {
-            blocks.push((name.to_owned(), String::new()));
-        } else if let Some((_, block)) = blocks.last_mut() {
-            block.push_str(line);
-            block.push('\n');
-        }
-    }
-    blocks
 }
 
 /// Every struct name of `vmlinux` once, in `sizes` order.
@@ -653,6 +613,71 @@ fn aligned_attributes_and_forced_alignments_equal_paholes_for_a_sample() {
         sample.len()
     );
     assert!(attributes > 20);
+}
+
+/// The sample of the line-by-line comparison: the 50 largest structs, a
+/// spread of 250 over `sizes` order, and every fifth struct of 512 bytes or
+/// more (the long layouts, with boundaries, groups and nested bodies).
+fn layout_sample(vmlinux: &std::path::Path) -> Vec<String> {
+    let sizes = run::sizes(vmlinux, &Source::Auto).unwrap().stdout;
+    let mut seen = HashSet::new();
+    let structs: Vec<(&str, u64)> = sizes
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split('\t');
+            Some((f.next()?, f.next()?.parse().ok()?))
+        })
+        .filter(|(n, _)| seen.insert(*n))
+        .collect();
+    let mut largest = structs.clone();
+    largest.sort_by_key(|&(n, size)| (std::cmp::Reverse(size), n));
+    let spread = structs.iter().step_by((structs.len() / 250).max(1));
+    let long = structs.iter().filter(|(_, size)| *size >= 512).step_by(5);
+    let mut picked = HashSet::new();
+    largest
+        .iter()
+        .take(50)
+        .chain(spread)
+        .chain(long)
+        .filter(|(n, _)| picked.insert(*n))
+        .map(|(n, _)| n.to_string())
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
+fn layout_text_equals_pahole_line_by_line_after_the_documented_normalisation() {
+    let k = vmlinux();
+    let sample = layout_sample(&k);
+    assert!(sample.len() >= 200, "{} structs", sample.len());
+    // --skip_missing: without it pahole 1.24 looks for the -C names in list
+    // order, one compile unit after the other, and misses a name defined
+    // only in a unit before the one where it found the previous name.
+    let theirs = pahole(&[
+        "-F",
+        "dwarf",
+        "--skip_missing",
+        "-C",
+        &sample.join(","),
+        k.to_str().unwrap(),
+    ]);
+    let ours = run::layout(&k, &sample, false, Format::Text, None, &Source::Auto)
+        .unwrap()
+        .stdout;
+    let (differences, lines, skipped) = pahole_text::compare(&theirs, &ours, &sample, 64);
+    let compared = sample.len() - skipped.len();
+    assert!(
+        differences.is_empty(),
+        "{} of {compared} structs differ from pahole; the first:\n{}",
+        differences.len(),
+        differences[..differences.len().min(15)].join("\n")
+    );
+    eprintln!(
+        "layout: {lines} lines of {compared} structs equal pahole's after normalisation \
+         (not compared, pahole printed a typedef: {skipped:?})"
+    );
+    assert!(compared >= 200, "{compared} structs compared");
+    assert!(lines > 5000, "{lines} lines");
 }
 
 /// The kernel source tree of the vmlinux (scripts/fetch-source.sh), for

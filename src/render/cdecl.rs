@@ -107,7 +107,16 @@ fn split(
                 split(table, *target, inner, next, budget)
             } else {
                 let (base, declarator) = split(table, *target, inner, next, budget);
-                (format!("{} {base}", qualifier.keyword()), declarator)
+                let keyword = qualifier.keyword();
+                // A qualified array is an array of qualified elements: GCC
+                // writes `const char iname[]` as a const array of const
+                // char, which C (and pahole) spell with one `const`.
+                let already = base == keyword || base.starts_with(&format!("{keyword} "));
+                if already && matches!(table.get(*target), Type::Array { .. }) {
+                    (base, declarator)
+                } else {
+                    (format!("{keyword} {base}"), declarator)
+                }
             }
         }
         Type::Void => ("void".into(), inner),
@@ -183,5 +192,24 @@ mod tests {
             dims: vec![Some(2), Some(3)],
         });
         assert_eq!(type_name(&t, grid), "int[2][3]");
+        // `const char iname[]` as GCC records it: const (array of const char).
+        let flexible = t.push(Type::Array {
+            element: cchar,
+            dims: vec![None],
+        });
+        let const_flexible = t.push(Type::Qualified {
+            qualifier: Qualifier::Const,
+            target: flexible,
+        });
+        assert_eq!(
+            declaration(&t, const_flexible, "iname"),
+            ("const char".into(), "iname[]".into())
+        );
+        // A const array of plain elements keeps its one `const`.
+        let const_grid = t.push(Type::Qualified {
+            qualifier: Qualifier::Const,
+            target: grid,
+        });
+        assert_eq!(type_name(&t, const_grid), "const int[2][3]");
     }
 }

@@ -16,8 +16,35 @@ pub fn layout(table: &TypeTable, layout: &Layout, flat: bool) -> String {
     let mut out = String::new();
     let name = layout.name.as_deref().unwrap_or("<anonymous>");
     let _ = writeln!(out, "{} {} {{", layout.kind.keyword(), name);
+    // pahole's blank lines: a run of comments after a member (its struct's
+    // padding, a bit hole, a byte hole) opens with one, and the next member
+    // (not a closing brace, not the summary) is preceded by one.
+    let mut in_comments = false;
     for item in &layout.items {
-        item_line(&mut out, table, layout, item, flat);
+        let Some(row) = row(table, layout, item, flat) else {
+            continue;
+        };
+        match row {
+            Row::Comment(text) => {
+                if !in_comments {
+                    out.push('\n');
+                    in_comments = true;
+                }
+                out.push_str(&text);
+            }
+            Row::Close(text) => {
+                in_comments = false;
+                out.push_str(&text);
+            }
+            Row::Unnamed(text) => out.push_str(&text),
+            Row::Line(text) => {
+                if in_comments {
+                    out.push('\n');
+                    in_comments = false;
+                }
+                out.push_str(&text);
+            }
+        }
     }
     summary(&mut out, layout);
     match layout.attribute {
@@ -29,58 +56,128 @@ pub fn layout(table: &TypeTable, layout: &Layout, flat: bool) -> String {
     out
 }
 
+/// One rendered row and how it takes part in pahole's blank lines.
+enum Row {
+    /// A member, marker or boundary: after comments, a blank line first.
+    Line(String),
+    /// An `XXX` comment: the first of a run opens with a blank line.
+    Comment(String),
+    /// The closing line of an inline body: no blank line before it.
+    Close(String),
+    /// An unnamed bitfield, printed right after the bit hole's comments.
+    Unnamed(String),
+}
+
 fn indent(depth: usize, flat: bool) -> String {
     "\t".repeat(if flat { 1 } else { depth + 1 })
 }
 
-fn item_line(out: &mut String, table: &TypeTable, layout: &Layout, item: &Item, flat: bool) {
-    match item {
-        Item::Member(f) => member_line(out, table, f, flat),
+fn attribute(alignment: Option<u64>) -> String {
+    alignment.map_or_else(String::new, |a| {
+        format!(" __attribute__((__aligned__({a})))")
+    })
+}
+
+fn row(table: &TypeTable, layout: &Layout, item: &Item, flat: bool) -> Option<Row> {
+    let mut out = String::new();
+    let kind: fn(String) -> Row = match item {
+        Item::Member(f) => {
+            member_line(&mut out, table, f, flat);
+            Row::Line
+        }
         Item::Close {
             depth,
-            path,
+            name,
+            ty,
             offset,
             size,
+            alignment,
+            type_alignment,
         } => {
-            if !flat {
-                let name = path.rsplit('.').next().unwrap_or("");
-                let close = if name.is_empty() || path.is_empty() {
-                    "};".to_owned()
-                } else {
-                    format!("}} {name};")
-                };
-                let _ = writeln!(
-                    out,
-                    "{}{close:<48} /* {offset:>5} {size:>5} */",
-                    indent(*depth, flat)
-                );
+            if flat {
+                return None;
             }
+            let mut close = format!("}}{}", attribute(*type_alignment));
+            if let Some(name) = name {
+                // The name with any array dimensions: `} bar_entry[4];`.
+                let _ = write!(close, " {}", declaration(table, *ty, name).1);
+            }
+            let _ = write!(close, "{};", attribute(*alignment));
+            let _ = writeln!(
+                out,
+                "{}{close:<48} /* {offset:>5} {size:>5} */",
+                indent(*depth, flat)
+            );
+            Row::Close
         }
         Item::Hole { size, depth, .. } => {
             let _ = writeln!(
                 out,
-                "\n{}/* XXX {size} byte{} hole, try to pack */\n",
+                "{}/* XXX {size} byte{} hole, try to pack */",
                 indent(*depth, flat),
                 plural(*size)
             );
+            Row::Comment
         }
         Item::BitHole { bits, depth, .. } => {
             let _ = writeln!(
                 out,
-                "\n{}/* XXX {bits} bit{} hole, try to pack */\n",
+                "{}/* XXX {bits} bit{} hole, try to pack */",
                 indent(*depth, flat),
                 plural(*bits)
             );
+            Row::Comment
+        }
+        Item::MemberPadding { size, depth } => {
+            // --expand lists the struct's own members and its padding.
+            if flat {
+                return None;
+            }
+            let _ = writeln!(
+                out,
+                "{}/* XXX last struct has {size} byte{} of padding */",
+                indent(*depth, flat),
+                plural(*size)
+            );
+            Row::Comment
+        }
+        Item::UnnamedBits { ty, bits, depth } => {
+            if flat {
+                return None;
+            }
+            let at = indent(*depth, flat);
+            if *bits == 0 {
+                let _ = writeln!(out, "\n{at}/* Force alignment to the next boundary: */");
+            }
+            let (ty, _) = declaration(table, *ty, "");
+            let _ = writeln!(out, "{at}{ty:<26} :{bits};");
+            Row::Unnamed
+        }
+        Item::Combined { with_next, depth } => {
+            if flat {
+                return None;
+            }
+            let _ = writeln!(
+                out,
+                "{}/* Bitfield combined with {} fields */",
+                indent(*depth, flat),
+                if *with_next { "next" } else { "previous" }
+            );
+            Row::Comment
         }
         Item::Padding { size, depth, .. } => {
-            if *depth > 0 {
-                let _ = writeln!(
-                    out,
-                    "\n{}/* XXX {size} byte{} padding */\n",
-                    indent(*depth, flat),
-                    plural(*size)
-                );
+            // Without --expand, a nested struct's padding is the member's
+            // MemberPadding row, after the member as pahole shows it.
+            if *depth == 0 || !flat {
+                return None;
             }
+            let _ = writeln!(
+                out,
+                "{}/* XXX {size} byte{} padding */",
+                indent(*depth, flat),
+                plural(*size)
+            );
+            Row::Comment
         }
         Item::Boundary { line, ago, depth } => {
             let at = line * layout.cacheline;
@@ -94,6 +191,7 @@ fn item_line(out: &mut String, table: &TypeTable, layout: &Layout, item: &Item, 
                 "{}/* --- cacheline {line} boundary ({at} bytes){ago} --- */",
                 indent(*depth, flat)
             );
+            Row::Line
         }
         Item::Group {
             name,
@@ -112,6 +210,7 @@ fn item_line(out: &mut String, table: &TypeTable, layout: &Layout, item: &Item, 
                 indent(*depth, flat),
                 offset / layout.cacheline
             );
+            Row::Line
         }
         Item::LinePad {
             path,
@@ -124,8 +223,11 @@ fn item_line(out: &mut String, table: &TypeTable, layout: &Layout, item: &Item, 
                 indent(*depth, flat),
                 offset / layout.cacheline
             );
+            Row::Line
         }
-    }
+    };
+    // An anonymous member in a --expand listing has no row of its own.
+    (!out.is_empty()).then(|| kind(out))
 }
 
 fn member_line(out: &mut String, table: &TypeTable, f: &Field, flat: bool) {
@@ -173,22 +275,42 @@ fn summary(out: &mut String, l: &Layout) {
         l.cachelines(),
         s.members
     );
-    if s.holes > 0 {
-        let _ = writeln!(
-            out,
-            "\t/* sum members: {}, holes: {}, sum holes: {} */",
-            s.sum_members, s.holes, s.sum_holes
-        );
-    }
-    if s.sum_bitfield_bits > 0 {
-        let _ = writeln!(
-            out,
-            "\t/* sum bitfield members: {} bits, bit holes: {}, sum bit holes: {} bits */",
-            s.sum_bitfield_bits, s.bit_holes, s.sum_bit_holes
-        );
+    // pahole prints the sums only when there are holes of either kind.
+    if s.sum_holes > 0 || s.sum_bit_holes > 0 {
+        if s.sum_members > 0 {
+            let _ = write!(out, "\t/* sum members: {}", s.sum_members);
+            if s.sum_holes > 0 {
+                let _ = write!(out, ", holes: {}, sum holes: {}", s.holes, s.sum_holes);
+            }
+            out.push_str(" */\n");
+        }
+        if s.sum_bitfield_bits > 0 {
+            let _ = write!(
+                out,
+                "\t/* sum bitfield members: {} bits",
+                s.sum_bitfield_bits
+            );
+            if s.sum_bit_holes > 0 {
+                let _ = write!(
+                    out,
+                    ", bit holes: {}, sum bit holes: {} bits",
+                    s.bit_holes, s.sum_bit_holes
+                );
+            } else {
+                let _ = write!(out, " ({} bytes)", s.sum_bitfield_bits / 8);
+            }
+            out.push_str(" */\n");
+        }
     }
     if s.padding > 0 {
         let _ = writeln!(out, "\t/* padding: {} */", s.padding);
+    }
+    if s.paddings > 0 {
+        let _ = writeln!(
+            out,
+            "\t/* paddings: {}, sum paddings: {} */",
+            s.paddings, s.sum_paddings
+        );
     }
     if s.bit_padding > 0 {
         let _ = writeln!(out, "\t/* bit_padding: {} bits */", s.bit_padding);
@@ -225,7 +347,8 @@ fn summary(out: &mut String, l: &Layout) {
     }
     let last = l.size % l.cacheline;
     if last > 0 {
-        let _ = writeln!(out, "\t/* last cacheline: {last} byte{} */", plural(last));
+        // pahole's wording, "1 bytes" included.
+        let _ = writeln!(out, "\t/* last cacheline: {last} bytes */");
     }
 }
 

@@ -133,6 +133,8 @@ pub fn top_level_delta(diff: &serde_json::Value) -> i64 {
 
 /// The library's commands as the binary runs them: the report, written in
 /// `format`.
+pub mod pahole_text;
+
 pub mod run {
     use std::path::Path;
 
