@@ -121,6 +121,34 @@ fn expand_and_analyse(
     expanded.is_ok() && !analysed.annotated.stopped && *visits <= MAX_VISITS_PER_INPUT
 }
 
+/// The fixtures' base build, opened once: what name indexes are read
+/// against.
+static DRIVER_SECTIONS: LazyLock<DebugSections<'static>> = LazyLock::new(|| {
+    let bytes = include_bytes!("../fixtures/bin/gcc-dwarf5-base");
+    DebugSections::load(Path::new("gcc-dwarf5-base"), bytes).expect("the fixture's DWARF loads")
+});
+
+/// [`DRIVER_SECTIONS`]' DWARF.
+static DRIVER_DWARF: LazyLock<DwarfFile<'static>> =
+    LazyLock::new(|| DwarfFile::new(&DRIVER_SECTIONS).expect("the fixture's units read"));
+
+/// The bytes of a name index (what a cache file holds after its key and
+/// checksum), read against the fixtures' base build; when they decode,
+/// the first names are looked up through it, decoding whatever DIEs its
+/// offsets point at.
+pub fn name_index(data: &[u8]) {
+    let file = &*DRIVER_DWARF;
+    let Some(index) = crate::dwarf::name_index::NameIndex::decode(data, file) else {
+        return;
+    };
+    let mut decoder = Decoder::new(file);
+    for name in index.names().take(MAX_TYPES) {
+        if let Ok(spec) = crate::lookup::TypeSpec::parse(name) {
+            let _ = crate::lookup::find_indexed(&mut decoder, &index, &[spec], Path::new("input"));
+        }
+    }
+}
+
 /// A TOML rules file.
 pub fn rules_toml(data: &[u8]) {
     let text = String::from_utf8_lossy(data);

@@ -31,5 +31,6 @@ fn the_corpus_never_panics() {
     total += replay("rules_toml", cachelint::exercise::rules_toml);
     total += replay("rst", cachelint::exercise::rst);
     total += replay("plan", cachelint::exercise::plan);
+    total += replay("name_index", cachelint::exercise::name_index);
     assert!(total > 0, "tests/corpus holds no input");
 }

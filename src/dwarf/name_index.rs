@@ -458,4 +458,25 @@ mod tests {
             });
         }
     }
+
+    /// The seed of the `name_index` fuzz target and corpus replay is the
+    /// index of the fixture it is read against: checked here, so that it
+    /// follows the format (`CACHELINT_WRITE_SEED=1` rewrites it).
+    #[test]
+    fn the_fuzz_seed_is_the_fixtures_index() {
+        let seed = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/corpus/name_index/seed-gcc-dwarf5-base");
+        with_fixture("gcc-dwarf5-base", |file| {
+            let bytes = NameIndex::build(file).unwrap().encode();
+            if std::env::var_os("CACHELINT_WRITE_SEED").is_some() {
+                std::fs::create_dir_all(seed.parent().unwrap()).unwrap();
+                std::fs::write(&seed, &bytes).unwrap();
+            }
+            assert!(
+                std::fs::read(&seed).unwrap() == bytes,
+                "{} is not the fixture's index: rerun with CACHELINT_WRITE_SEED=1",
+                seed.display()
+            );
+        });
+    }
 }
