@@ -1063,16 +1063,7 @@ fn the_suggested_order_equals_the_module_built_with_its_header_patch() {
 /// Runs the binary with `CACHELINT_CACHE_DIR` set: exit code and both
 /// outputs.
 fn cachelint_cached(cache: &std::path::Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
-        .env("CACHELINT_CACHE_DIR", cache)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::cachelint_with_env(&[("CACHELINT_CACHE_DIR", cache)], args)
 }
 
 /// The on-disk name index changes how a lookup finds its definitions, never

@@ -108,7 +108,13 @@ pub fn truth(file: &Path, lru_gen: bool) -> HashMap<String, (u64, u64)> {
 
 /// Runs the cachelint binary: exit code, standard output, standard error.
 pub fn cachelint(args: &[&str]) -> (i32, String, String) {
+    cachelint_with_env(&[], args)
+}
+
+/// [`cachelint`] with these environment variables set.
+pub fn cachelint_with_env(env: &[(&str, &Path)], args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
+        .envs(env.iter().copied())
         .args(args)
         .output()
         .unwrap();
