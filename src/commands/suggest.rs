@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use super::builds;
 use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
-use crate::report::suggest::{SuggestBuild, SuggestReport};
+use crate::report::suggest::{Growth, Role, Size, SuggestBuild, SuggestReport};
 use crate::rules::Rules;
 use crate::search::{self, Entry, Snapshot};
 
@@ -133,12 +133,20 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         builds: Vec::new(),
         notes,
     };
-    for (before, after) in found.before.1.iter().zip(&found.outcomes) {
+    for ((before, after), snap) in found.before.1.iter().zip(&found.outcomes).zip(&snaps) {
+        let (old, new) = after.target;
+        let mut sizes = vec![size(&opts.ty, Role::Struct, old, new, snap.line)];
+        sizes.extend(
+            after
+                .roots
+                .iter()
+                .map(|(root, old, new)| size(root, Role::Root, *old, *new, snap.line)),
+        );
         report.builds.push(SuggestBuild {
             config: after.config.clone(),
             errors: [before.errors, after.errors],
             warnings: [before.warnings, after.warnings],
-            roots: after.roots.clone(),
+            sizes,
             footprint: before
                 .footprint
                 .iter()
@@ -164,6 +172,22 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         report.plan_out = Some(path.display().to_string());
     }
     Ok(report)
+}
+
+/// A size row: bytes and the lines of `line` bytes they take, compiled
+/// and suggested.
+fn size(ty: &str, role: Role, old: u64, new: u64, line: u64) -> Size {
+    let lines = [old.div_ceil(line), new.div_ceil(line)];
+    Size {
+        ty: ty.to_owned(),
+        role,
+        bytes: [old, new],
+        lines,
+        growth: Growth {
+            bytes: new as i64 - old as i64,
+            lines: lines[1] as i64 - lines[0] as i64,
+        },
+    }
 }
 
 /// One build loaded: the roots of the rules' types, decoded, with TYPE.

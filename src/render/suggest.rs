@@ -1,11 +1,12 @@
-//! `suggest`: the per-build table, the order and the plan file.
+//! `suggest`: the per-build tables (findings, sizes), the order and the
+//! plan file.
 
 use std::fmt::Write;
 
 use comfy_table::{Table, presets};
 
 use super::{Format, Output, Render, to_json};
-use crate::report::suggest::SuggestReport;
+use crate::report::suggest::{Role, SuggestReport};
 
 impl Render for SuggestReport {
     const FORMATS: &'static [Format] = &[Format::Text, Format::Json];
@@ -28,35 +29,38 @@ fn text(r: &SuggestReport) -> String {
     let _ = writeln!(out, "suggest struct {}: {}\n", r.name, method(r));
     let mut table = Table::new();
     table.load_style(presets::ASCII_FULL_CONDENSED);
-    table.set_header([
-        "config",
-        "root",
-        "compiled",
-        "suggested",
-        "error pairs",
-        "warning pairs",
-    ]);
+    table.set_header(["config", "error pairs", "warning pairs"]);
     for b in &r.builds {
-        for (i, (root, old, new)) in b.roots.iter().enumerate() {
-            let (errors, warnings) = if i == 0 {
-                (
-                    format!("{} -> {}", b.errors[0], b.errors[1]),
-                    format!("{} -> {}", b.warnings[0], b.warnings[1]),
-                )
-            } else {
-                (String::new(), String::new())
+        table.add_row([
+            b.config.clone(),
+            format!("{} -> {}", b.errors[0], b.errors[1]),
+            format!("{} -> {}", b.warnings[0], b.warnings[1]),
+        ]);
+    }
+    let _ = writeln!(out, "{table}");
+    let mut table = Table::new();
+    table.load_style(presets::ASCII_FULL_CONDENSED);
+    table.set_header(["config", "struct", "bytes", "cachelines", "growth"]);
+    for b in &r.builds {
+        for s in &b.sizes {
+            let name = match s.role {
+                Role::Struct => s.ty.clone(),
+                Role::Root => format!("{} (root)", s.ty),
             };
             table.add_row([
                 b.config.clone(),
-                root.clone(),
-                old.to_string(),
-                format!("{new} ({:+})", *new as i64 - *old as i64),
-                errors,
-                warnings,
+                name,
+                format!("{} -> {}", s.bytes[0], s.bytes[1]),
+                format!("{} -> {}", s.lines[0], s.lines[1]),
+                growth(s.growth.bytes, s.growth.lines),
             ]);
         }
     }
-    let _ = writeln!(out, "{table}");
+    let _ = writeln!(
+        out,
+        "\nsizes, compiled -> suggested: struct {}, then the roots that embed it\n{table}",
+        r.name
+    );
     if r.builds.iter().any(|b| !b.footprint.is_empty()) {
         let mut table = Table::new();
         table.load_style(presets::ASCII_FULL_CONDENSED);
@@ -100,6 +104,15 @@ fn text(r: &SuggestReport) -> String {
         out.push_str(patch);
     }
     out
+}
+
+/// A growth in bytes and lines, or `same`.
+fn growth(bytes: i64, lines: i64) -> String {
+    if bytes == 0 {
+        return "same".to_owned();
+    }
+    let unit = if lines.abs() == 1 { "line" } else { "lines" };
+    format!("{bytes:+} bytes, {lines:+} {unit}")
 }
 
 /// How the search went, in words.
