@@ -280,3 +280,57 @@ fn the_size_table_is_the_compilers_sizeof_and_the_plans_layout() {
         }
     }
 }
+
+/// `suggest --plan-out PLAN FLAG` on the fixture builds: the plan's path,
+/// the text after `heading` (the last section), and the JSON.
+fn suggest_with(flag: &str, heading: &str) -> (PathBuf, String, serde_json::Value) {
+    let plan = temp(&format!("{}.plan.toml", flag.trim_start_matches('-')));
+    let p = plan.to_str().unwrap();
+    let r = rules("lru.toml");
+    let b = builds();
+    let mut args = vec![
+        "suggest",
+        "--rules",
+        r.to_str().unwrap(),
+        "--plan-out",
+        p,
+        flag,
+    ];
+    args.extend(b.iter().map(String::as_str));
+    args.push("lru_gen_folio");
+    let text = stdout(&args);
+    let (_, section) = text
+        .split_once(heading)
+        .unwrap_or_else(|| panic!("no '{heading}' in\n{text}"));
+    let section = section.to_owned();
+    args.splice(1..1, ["--format", "json"]);
+    let json = serde_json::from_str(&stdout(&args)).unwrap();
+    (plan, section, json)
+}
+
+#[test]
+fn the_diagram_is_what_diagram_compare_draws_for_the_plan() {
+    let (plan, text, json) = suggest_with(
+        "--diagram",
+        "diagram (diagram --plan PLAN BUILD TYPE --compare BUILD):\n\n",
+    );
+    // The first build, compiled against itself under the written plan.
+    let r = rules("lru.toml");
+    let b = builds();
+    let drawn = stdout(&[
+        "diagram",
+        "--rules",
+        r.to_str().unwrap(),
+        "--plan",
+        plan.to_str().unwrap(),
+        &b[0],
+        "lru_gen_folio",
+        "--compare",
+        &b[0],
+    ]);
+    assert_eq!(text, drawn);
+    assert!(drawn.contains("summary (gcc-dwarf5-base -> gcc-dwarf5-base-planned)"));
+    // JSON has the same text (diagram has no JSON of its own).
+    assert_eq!(json["diagram"], drawn);
+    assert!(suggest(&[])["diagram"].is_null());
+}

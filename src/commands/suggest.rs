@@ -4,10 +4,13 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::builds;
+use super::diagram::{DEFAULT_WIDTH, DiagramOptions, Selection, diagram};
 use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
+use crate::plan::Plan;
 use crate::report::suggest::{Growth, Role, Size, SuggestBuild, SuggestReport};
 use crate::rules::Rules;
 use crate::search::{self, Entry, Snapshot};
@@ -27,6 +30,8 @@ pub struct SuggestOptions {
     pub max_growth: Option<u64>,
     /// The kernel source tree the build comes from: write the header patch.
     pub source_tree: Option<PathBuf>,
+    /// Draw the first build's struct compiled against suggested.
+    pub diagram: bool,
     /// Cacheline size override.
     pub cacheline: Option<u64>,
     /// DWARF, BTF, or whichever the files have.
@@ -131,6 +136,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         plan_out: None,
         patch: None,
         builds: Vec::new(),
+        diagram: None,
         notes,
     };
     for ((before, after), snap) in found.before.1.iter().zip(&found.outcomes).zip(&snaps) {
@@ -170,6 +176,37 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             Error::Usage(format!("--plan-out {}: cannot write: {e}", path.display()))
         })?;
         report.plan_out = Some(path.display().to_string());
+    }
+    if opts.diagram {
+        // What `diagram` gives reading the plan file: the same command,
+        // on the first build.
+        let path = opts
+            .plan_out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("suggested.plan.toml"));
+        let reading = Reading {
+            plan: Some(Arc::new(Plan::parse(&path, &found.plan_text)?)),
+            ..opts.reading.clone()
+        };
+        let build = &opts.builds[0];
+        {
+            let drawn = diagram(&DiagramOptions {
+                rules: opts.rules.clone(),
+                build: build.clone(),
+                ty: opts.ty.clone(),
+                selection: Selection::Flagged,
+                width: DEFAULT_WIDTH,
+                style: None,
+                compare: Some(build.clone()),
+                cacheline: opts.cacheline,
+                reading: reading.clone(),
+                explain: None,
+            })?;
+            report.notes.extend(drawn.notes.iter().cloned());
+            report.diagram = Some(drawn);
+        }
+        let mut seen = HashSet::new();
+        report.notes.retain(|n| seen.insert(n.clone()));
     }
     Ok(report)
 }

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use comfy_table::{Table, presets};
+use serde::Serialize;
 
 use super::{Format, Output, Render, to_json};
 use crate::report::suggest::{Role, SuggestReport};
@@ -13,7 +14,10 @@ impl Render for SuggestReport {
 
     fn render(&self, format: Format) -> Output {
         let stdout = match format {
-            Format::Json => to_json(self),
+            Format::Json => to_json(&Json {
+                report: self,
+                diagram: self.diagram.as_ref().map(|d| d.render(Format::Text).stdout),
+            }),
             _ => text(self),
         };
         Output {
@@ -22,6 +26,15 @@ impl Render for SuggestReport {
             failed: false,
         }
     }
+}
+
+/// The report in JSON, with the diagram as its text (`diagram` has no
+/// JSON of its own).
+#[derive(Serialize)]
+struct Json<'a> {
+    #[serde(flatten)]
+    report: &'a SuggestReport,
+    diagram: Option<String>,
 }
 
 fn text(r: &SuggestReport) -> String {
@@ -99,6 +112,10 @@ fn text(r: &SuggestReport) -> String {
         None => out.push_str("plan (--plan-out FILE writes it; check it with --plan FILE):\n"),
     }
     out.push_str(&r.plan);
+    if let Some(diagram) = &r.diagram {
+        out.push_str("\ndiagram (diagram --plan PLAN BUILD TYPE --compare BUILD):\n\n");
+        out.push_str(&diagram.render(Format::Text).stdout);
+    }
     if let Some(patch) = &r.patch {
         out.push_str("\nheader patch (git apply takes it in the source tree):\n");
         out.push_str(patch);

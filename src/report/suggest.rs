@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use super::diagram::DiagramReport;
+
 /// A whole `suggest` run.
 #[derive(Serialize)]
 pub struct SuggestReport {
@@ -29,6 +31,11 @@ pub struct SuggestReport {
     pub patch: Option<String>,
     /// Per build.
     pub builds: Vec<SuggestBuild>,
+    /// With `--diagram`: the first build's diagram of the struct, compiled
+    /// against suggested, as `diagram --plan P BUILD TYPE --compare BUILD`
+    /// draws it (JSON carries its text: `diagram` has no JSON).
+    #[serde(skip)]
+    pub diagram: Option<DiagramReport>,
     /// Notes.
     pub notes: Vec<String>,
 }
