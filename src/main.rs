@@ -206,6 +206,11 @@ enum Command {
         /// draws.
         #[arg(long)]
         diagram: bool,
+        /// Also print the CACHELINE_ASSERT_GROUP_* check function of the
+        /// suggested layout on the first build: what `asserts --plan P
+        /// BUILD TYPE` prints.
+        #[arg(long)]
+        asserts: bool,
         /// Output format.
         #[arg(long, default_value = "text", value_parser = formats::<SuggestReport>())]
         format: Format,
@@ -689,6 +694,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             no_grow,
             source_tree,
             diagram,
+            asserts,
             format,
             input,
         } => {
@@ -705,6 +711,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 max_growth,
                 source_tree,
                 diagram,
+                asserts,
                 cacheline: input.cacheline,
                 reading: input.reading()?,
             })?;

@@ -332,5 +332,41 @@ fn the_diagram_is_what_diagram_compare_draws_for_the_plan() {
     assert!(drawn.contains("summary (gcc-dwarf5-base -> gcc-dwarf5-base-planned)"));
     // JSON has the same text (diagram has no JSON of its own).
     assert_eq!(json["diagram"], drawn);
+    assert!(json["asserts"].is_null());
     assert!(suggest(&[])["diagram"].is_null());
+}
+
+#[test]
+fn the_check_function_is_what_asserts_writes_for_the_plan() {
+    let (plan, text, json) = suggest_with(
+        "--asserts",
+        "check function (asserts --plan PLAN BUILD TYPE):\n\n",
+    );
+    let r = rules("lru.toml");
+    let b = builds();
+    let asserts = |format: &str| {
+        stdout(&[
+            "asserts",
+            "--rules",
+            r.to_str().unwrap(),
+            "--plan",
+            plan.to_str().unwrap(),
+            "--format",
+            format,
+            &b[0],
+            "lru_gen_folio",
+        ])
+    };
+    let written = asserts("text");
+    assert_eq!(text, written);
+    // The plan's group is asserted: the function is of the suggested
+    // layout, not the compiled one (which has no group).
+    assert!(
+        written
+            .contains("CACHELINE_ASSERT_GROUP_SIZE(struct lru_gen_folio, lru_gen_folio_lockless")
+    );
+    let theirs: serde_json::Value = serde_json::from_str(&asserts("json")).unwrap();
+    assert_eq!(json["asserts"], theirs);
+    assert!(json["diagram"].is_null());
+    assert!(suggest(&[])["asserts"].is_null());
 }

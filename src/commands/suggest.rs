@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::asserts::{AssertsOptions, asserts};
 use super::builds;
 use super::diagram::{DEFAULT_WIDTH, DiagramOptions, Selection, diagram};
 use crate::error::{Error, Result};
@@ -32,6 +33,8 @@ pub struct SuggestOptions {
     pub source_tree: Option<PathBuf>,
     /// Draw the first build's struct compiled against suggested.
     pub diagram: bool,
+    /// Write the check function of the suggested layout on the first build.
+    pub asserts: bool,
     /// Cacheline size override.
     pub cacheline: Option<u64>,
     /// DWARF, BTF, or whichever the files have.
@@ -137,6 +140,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         patch: None,
         builds: Vec::new(),
         diagram: None,
+        asserts: None,
         notes,
     };
     for ((before, after), snap) in found.before.1.iter().zip(&found.outcomes).zip(&snaps) {
@@ -177,9 +181,9 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         })?;
         report.plan_out = Some(path.display().to_string());
     }
-    if opts.diagram {
-        // What `diagram` gives reading the plan file: the same command,
-        // on the first build.
+    if opts.diagram || opts.asserts {
+        // What `diagram` and `asserts` give reading the plan file: the
+        // same commands, on the first build.
         let path = opts
             .plan_out
             .clone()
@@ -189,7 +193,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             ..opts.reading.clone()
         };
         let build = &opts.builds[0];
-        {
+        if opts.diagram {
             let drawn = diagram(&DiagramOptions {
                 rules: opts.rules.clone(),
                 build: build.clone(),
@@ -204,6 +208,18 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             })?;
             report.notes.extend(drawn.notes.iter().cloned());
             report.diagram = Some(drawn);
+        }
+        if opts.asserts {
+            let written = asserts(&AssertsOptions {
+                rules: opts.rules.clone(),
+                build: build.clone(),
+                ty: opts.ty.clone(),
+                against: None,
+                cacheline: opts.cacheline,
+                reading,
+            })?;
+            report.notes.extend(written.notes.iter().cloned());
+            report.asserts = Some(written);
         }
         let mut seen = HashSet::new();
         report.notes.retain(|n| seen.insert(n.clone()));

@@ -116,6 +116,10 @@ fn text(r: &SuggestReport) -> String {
         out.push_str("\ndiagram (diagram --plan PLAN BUILD TYPE --compare BUILD):\n\n");
         out.push_str(&diagram.render(Format::Text).stdout);
     }
+    if let Some(asserts) = &r.asserts {
+        out.push_str("\ncheck function (asserts --plan PLAN BUILD TYPE):\n\n");
+        out.push_str(&asserts.render(Format::Text).stdout);
+    }
     if let Some(patch) = &r.patch {
         out.push_str("\nheader patch (git apply takes it in the source tree):\n");
         out.push_str(patch);

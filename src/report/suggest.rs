@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use super::asserts::AssertsReport;
 use super::diagram::DiagramReport;
 
 /// A whole `suggest` run.
@@ -36,6 +37,9 @@ pub struct SuggestReport {
     /// draws it (JSON carries its text: `diagram` has no JSON).
     #[serde(skip)]
     pub diagram: Option<DiagramReport>,
+    /// With `--asserts`: the check function of the suggested layout on the
+    /// first build, as `asserts --plan P BUILD TYPE` writes it.
+    pub asserts: Option<AssertsReport>,
     /// Notes.
     pub notes: Vec<String>,
 }
