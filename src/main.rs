@@ -201,6 +201,16 @@ enum Command {
         /// header patch that makes the order (a unified diff for git apply).
         #[arg(long, value_name = "DIR")]
         source_tree: Option<PathBuf>,
+        /// Also draw the struct in the first build, compiled against
+        /// suggested: what `diagram --plan P BUILD TYPE --compare BUILD`
+        /// draws.
+        #[arg(long)]
+        diagram: bool,
+        /// Also print the CACHELINE_ASSERT_GROUP_* check function of the
+        /// suggested layout on the first build: what `asserts --plan P
+        /// BUILD TYPE` prints.
+        #[arg(long)]
+        asserts: bool,
         /// Output format.
         #[arg(long, default_value = "text", value_parser = formats::<SuggestReport>())]
         format: Format,
@@ -278,7 +288,7 @@ enum Command {
         #[arg(long, value_name = "FIELD")]
         around: Vec<String>,
         /// Maximum width in columns.
-        #[arg(long, default_value_t = 72, value_parser = clap::value_parser!(u64).range(40..=1000))]
+        #[arg(long, default_value_t = commands::DEFAULT_WIDTH as u64, value_parser = clap::value_parser!(u64).range(40..=1000))]
         width: u64,
         /// Drawing style; default boxes for up to 4 lines, else strip.
         #[arg(long, value_enum)]
@@ -683,6 +693,8 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             max_growth,
             no_grow,
             source_tree,
+            diagram,
+            asserts,
             format,
             input,
         } => {
@@ -698,6 +710,8 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 plan_out,
                 max_growth,
                 source_tree,
+                diagram,
+                asserts,
                 cacheline: input.cacheline,
                 reading: input.reading()?,
             })?;

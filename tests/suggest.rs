@@ -99,11 +99,14 @@ fn no_grow_keeps_every_root_at_the_compilers_size() {
     for b in report["builds"].as_array().unwrap() {
         let config = b["config"].as_str().unwrap();
         let t = truth(&fixture(config), true);
-        for root in b["roots"].as_array().unwrap() {
-            let name = root[0].as_str().unwrap();
+        for size in b["sizes"].as_array().unwrap() {
+            let name = size["type"].as_str().unwrap();
             let compiled = t[name].1;
-            assert_eq!(root[1], compiled, "{config} {name}");
-            assert_eq!(root[2], compiled, "{config} {name}: grew under --no-grow");
+            assert_eq!(size["bytes"][0], compiled, "{config} {name}");
+            assert_eq!(
+                size["bytes"][1], compiled,
+                "{config} {name}: grew under --no-grow"
+            );
         }
     }
 }
@@ -199,4 +202,171 @@ fn the_footprint_suggest_reports_is_the_one_footprint_finds_in_its_plan() {
         assert!(!ours.is_empty());
         assert_eq!(ours, theirs, "{}", s["config"]);
     }
+}
+
+/// `cachelint ARGS` exiting 0: its standard output.
+fn stdout(args: &[&str]) -> String {
+    let (code, out, err) = cachelint(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    out
+}
+
+#[test]
+fn the_size_table_is_the_compilers_sizeof_and_the_plans_layout() {
+    let plan = temp("sizes.plan.toml");
+    let p = plan.to_str().unwrap();
+    let report = suggest(&["--plan-out", p]);
+    let b = builds();
+    let r = rules("lru.toml");
+    let mut args = vec!["suggest", "--rules", r.to_str().unwrap()];
+    args.extend(b.iter().map(String::as_str));
+    args.push("lru_gen_folio");
+    let text = stdout(&args);
+    // The struct, then the structs of mm_lru.h that embed it (through
+    // lruvec): mem_cgroup_per_node and pglist_data.
+    let types = ["lru_gen_folio", "mem_cgroup_per_node", "pglist_data"];
+    let rows = report["builds"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for build in rows {
+        let config = build["config"].as_str().unwrap();
+        let file = fixture(config);
+        let t = truth(&file, true);
+        let sizes = build["sizes"].as_array().unwrap();
+        let names: Vec<&str> = sizes.iter().map(|s| s["type"].as_str().unwrap()).collect();
+        assert_eq!(names, types, "{config}");
+        for (i, s) in sizes.iter().enumerate() {
+            let name = types[i];
+            assert_eq!(s["role"], if i == 0 { "struct" } else { "root" });
+            // Compiled: the compiler's sizeof. Suggested: offsetof --plan
+            // of the written plan, laid out through the loader.
+            let compiled = t[name].1;
+            let planned = common::run::offsetof_planned(&file, &[name.to_owned()], &plan).unwrap()
+                [0]["size"]
+                .as_u64()
+                .unwrap();
+            let lines = |bytes: u64| bytes.div_ceil(64);
+            assert_eq!(
+                s["bytes"],
+                serde_json::json!([compiled, planned]),
+                "{config} {name}"
+            );
+            assert_eq!(
+                s["lines"],
+                serde_json::json!([lines(compiled), lines(planned)]),
+                "{config} {name}"
+            );
+            let grown = planned as i64 - compiled as i64;
+            let grown_lines = lines(planned) as i64 - lines(compiled) as i64;
+            assert_eq!(s["growth"]["bytes"], grown, "{config} {name}");
+            assert_eq!(s["growth"]["lines"], grown_lines, "{config} {name}");
+            // The text table has the same row.
+            let row = [
+                config.to_owned(),
+                if i == 0 {
+                    name.to_owned()
+                } else {
+                    format!("{name} (root)")
+                },
+                format!("{compiled} -> {planned}"),
+                format!("{} -> {}", lines(compiled), lines(planned)),
+            ];
+            assert!(
+                text.lines().any(|l| {
+                    let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+                    cells.len() == 7 && cells[1..5] == row
+                }),
+                "no row {row:?} in\n{text}"
+            );
+        }
+    }
+}
+
+/// `suggest --plan-out PLAN FLAG` on the fixture builds: the plan's path,
+/// the text after `heading` (the last section), and the JSON.
+fn suggest_with(flag: &str, heading: &str) -> (PathBuf, String, serde_json::Value) {
+    let plan = temp(&format!("{}.plan.toml", flag.trim_start_matches('-')));
+    let p = plan.to_str().unwrap();
+    let r = rules("lru.toml");
+    let b = builds();
+    let mut args = vec![
+        "suggest",
+        "--rules",
+        r.to_str().unwrap(),
+        "--plan-out",
+        p,
+        flag,
+    ];
+    args.extend(b.iter().map(String::as_str));
+    args.push("lru_gen_folio");
+    let text = stdout(&args);
+    let (_, section) = text
+        .split_once(heading)
+        .unwrap_or_else(|| panic!("no '{heading}' in\n{text}"));
+    let section = section.to_owned();
+    args.splice(1..1, ["--format", "json"]);
+    let json = serde_json::from_str(&stdout(&args)).unwrap();
+    (plan, section, json)
+}
+
+#[test]
+fn the_diagram_is_what_diagram_compare_draws_for_the_plan() {
+    let (plan, text, json) = suggest_with(
+        "--diagram",
+        "diagram (diagram --plan PLAN BUILD TYPE --compare BUILD):\n\n",
+    );
+    // The first build, compiled against itself under the written plan.
+    let r = rules("lru.toml");
+    let b = builds();
+    let drawn = stdout(&[
+        "diagram",
+        "--rules",
+        r.to_str().unwrap(),
+        "--plan",
+        plan.to_str().unwrap(),
+        &b[0],
+        "lru_gen_folio",
+        "--compare",
+        &b[0],
+    ]);
+    assert_eq!(text, drawn);
+    assert!(drawn.contains("summary (gcc-dwarf5-base -> gcc-dwarf5-base-planned)"));
+    // JSON has the same text (diagram has no JSON of its own).
+    assert_eq!(json["diagram"], drawn);
+    assert!(json["asserts"].is_null());
+    assert!(suggest(&[])["diagram"].is_null());
+}
+
+#[test]
+fn the_check_function_is_what_asserts_writes_for_the_plan() {
+    let (plan, text, json) = suggest_with(
+        "--asserts",
+        "check function (asserts --plan PLAN BUILD TYPE):\n\n",
+    );
+    let r = rules("lru.toml");
+    let b = builds();
+    let asserts = |format: &str| {
+        stdout(&[
+            "asserts",
+            "--rules",
+            r.to_str().unwrap(),
+            "--plan",
+            plan.to_str().unwrap(),
+            "--format",
+            format,
+            &b[0],
+            "lru_gen_folio",
+        ])
+    };
+    let written = asserts("text");
+    assert_eq!(text, written);
+    // The plan's group is asserted: the function is of the suggested
+    // layout, not the compiled one (which has no group).
+    assert!(
+        written
+            .contains("CACHELINE_ASSERT_GROUP_SIZE(struct lru_gen_folio, lru_gen_folio_lockless")
+    );
+    let theirs: serde_json::Value = serde_json::from_str(&asserts("json")).unwrap();
+    assert_eq!(json["asserts"], theirs);
+    assert!(json["diagram"].is_null());
+    assert!(suggest(&[])["asserts"].is_null());
 }

@@ -49,6 +49,9 @@ pub struct DiagramOptions {
     pub explain: Option<String>,
 }
 
+/// Width a diagram is drawn in unless told otherwise.
+pub const DEFAULT_WIDTH: usize = 72;
+
 /// Narrowest width a diagram can be drawn in.
 pub const MIN_WIDTH: usize = 40;
 

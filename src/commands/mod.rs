@@ -21,7 +21,7 @@ mod suggest;
 pub use crate::load::{Build, IndexCache, Reading, Source, SourceRoot};
 pub use asserts::{AssertsOptions, asserts};
 pub use check::{CheckOptions, check};
-pub use diagram::{DiagramOptions, MIN_WIDTH, Selection, diagram};
+pub use diagram::{DEFAULT_WIDTH, DiagramOptions, MIN_WIDTH, Selection, diagram};
 pub use diff::{DiffOptions, diff};
 pub use footprint::footprint_report;
 pub use offsets::offsets;

@@ -4,11 +4,15 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use super::asserts::{AssertsOptions, asserts};
 use super::builds;
+use super::diagram::{DEFAULT_WIDTH, DiagramOptions, Selection, diagram};
 use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
-use crate::report::suggest::{SuggestBuild, SuggestReport};
+use crate::plan::Plan;
+use crate::report::suggest::{Growth, Role, Size, SuggestBuild, SuggestReport};
 use crate::rules::Rules;
 use crate::search::{self, Entry, Snapshot};
 
@@ -27,6 +31,10 @@ pub struct SuggestOptions {
     pub max_growth: Option<u64>,
     /// The kernel source tree the build comes from: write the header patch.
     pub source_tree: Option<PathBuf>,
+    /// Draw the first build's struct compiled against suggested.
+    pub diagram: bool,
+    /// Write the check function of the suggested layout on the first build.
+    pub asserts: bool,
     /// Cacheline size override.
     pub cacheline: Option<u64>,
     /// DWARF, BTF, or whichever the files have.
@@ -131,14 +139,24 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         plan_out: None,
         patch: None,
         builds: Vec::new(),
+        diagram: None,
+        asserts: None,
         notes,
     };
-    for (before, after) in found.before.1.iter().zip(&found.outcomes) {
+    for ((before, after), snap) in found.before.1.iter().zip(&found.outcomes).zip(&snaps) {
+        let (old, new) = after.target;
+        let mut sizes = vec![size(&opts.ty, Role::Struct, old, new, snap.line)];
+        sizes.extend(
+            after
+                .roots
+                .iter()
+                .map(|(root, old, new)| size(root, Role::Root, *old, *new, snap.line)),
+        );
         report.builds.push(SuggestBuild {
             config: after.config.clone(),
             errors: [before.errors, after.errors],
             warnings: [before.warnings, after.warnings],
-            roots: after.roots.clone(),
+            sizes,
             footprint: before
                 .footprint
                 .iter()
@@ -163,7 +181,66 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         })?;
         report.plan_out = Some(path.display().to_string());
     }
+    if opts.diagram || opts.asserts {
+        // What `diagram` and `asserts` give reading the plan file: the
+        // same commands, on the first build.
+        let path = opts
+            .plan_out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("suggested.plan.toml"));
+        let reading = Reading {
+            plan: Some(Arc::new(Plan::parse(&path, &found.plan_text)?)),
+            ..opts.reading.clone()
+        };
+        let build = &opts.builds[0];
+        if opts.diagram {
+            let drawn = diagram(&DiagramOptions {
+                rules: opts.rules.clone(),
+                build: build.clone(),
+                ty: opts.ty.clone(),
+                selection: Selection::Flagged,
+                width: DEFAULT_WIDTH,
+                style: None,
+                compare: Some(build.clone()),
+                cacheline: opts.cacheline,
+                reading: reading.clone(),
+                explain: None,
+            })?;
+            report.notes.extend(drawn.notes.iter().cloned());
+            report.diagram = Some(drawn);
+        }
+        if opts.asserts {
+            let written = asserts(&AssertsOptions {
+                rules: opts.rules.clone(),
+                build: build.clone(),
+                ty: opts.ty.clone(),
+                against: None,
+                cacheline: opts.cacheline,
+                reading,
+            })?;
+            report.notes.extend(written.notes.iter().cloned());
+            report.asserts = Some(written);
+        }
+        let mut seen = HashSet::new();
+        report.notes.retain(|n| seen.insert(n.clone()));
+    }
     Ok(report)
+}
+
+/// A size row: bytes and the lines of `line` bytes they take, compiled
+/// and suggested.
+fn size(ty: &str, role: Role, old: u64, new: u64, line: u64) -> Size {
+    let lines = [old.div_ceil(line), new.div_ceil(line)];
+    Size {
+        ty: ty.to_owned(),
+        role,
+        bytes: [old, new],
+        lines,
+        growth: Growth {
+            bytes: new as i64 - old as i64,
+            lines: lines[1] as i64 - lines[0] as i64,
+        },
+    }
 }
 
 /// One build loaded: the roots of the rules' types, decoded, with TYPE.

@@ -1,18 +1,23 @@
-//! `suggest`: the per-build table, the order and the plan file.
+//! `suggest`: the per-build tables (findings, sizes), the order and the
+//! plan file.
 
 use std::fmt::Write;
 
 use comfy_table::{Table, presets};
+use serde::Serialize;
 
 use super::{Format, Output, Render, to_json};
-use crate::report::suggest::SuggestReport;
+use crate::report::suggest::{Role, SuggestReport};
 
 impl Render for SuggestReport {
     const FORMATS: &'static [Format] = &[Format::Text, Format::Json];
 
     fn render(&self, format: Format) -> Output {
         let stdout = match format {
-            Format::Json => to_json(self),
+            Format::Json => to_json(&Json {
+                report: self,
+                diagram: self.diagram.as_ref().map(|d| d.render(Format::Text).stdout),
+            }),
             _ => text(self),
         };
         Output {
@@ -23,40 +28,52 @@ impl Render for SuggestReport {
     }
 }
 
+/// The report in JSON, with the diagram as its text (`diagram` has no
+/// JSON of its own).
+#[derive(Serialize)]
+struct Json<'a> {
+    #[serde(flatten)]
+    report: &'a SuggestReport,
+    diagram: Option<String>,
+}
+
 fn text(r: &SuggestReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "suggest struct {}: {}\n", r.name, method(r));
     let mut table = Table::new();
     table.load_style(presets::ASCII_FULL_CONDENSED);
-    table.set_header([
-        "config",
-        "root",
-        "compiled",
-        "suggested",
-        "error pairs",
-        "warning pairs",
-    ]);
+    table.set_header(["config", "error pairs", "warning pairs"]);
     for b in &r.builds {
-        for (i, (root, old, new)) in b.roots.iter().enumerate() {
-            let (errors, warnings) = if i == 0 {
-                (
-                    format!("{} -> {}", b.errors[0], b.errors[1]),
-                    format!("{} -> {}", b.warnings[0], b.warnings[1]),
-                )
-            } else {
-                (String::new(), String::new())
+        table.add_row([
+            b.config.clone(),
+            format!("{} -> {}", b.errors[0], b.errors[1]),
+            format!("{} -> {}", b.warnings[0], b.warnings[1]),
+        ]);
+    }
+    let _ = writeln!(out, "{table}");
+    let mut table = Table::new();
+    table.load_style(presets::ASCII_FULL_CONDENSED);
+    table.set_header(["config", "struct", "bytes", "cachelines", "growth"]);
+    for b in &r.builds {
+        for s in &b.sizes {
+            let name = match s.role {
+                Role::Struct => s.ty.clone(),
+                Role::Root => format!("{} (root)", s.ty),
             };
             table.add_row([
                 b.config.clone(),
-                root.clone(),
-                old.to_string(),
-                format!("{new} ({:+})", *new as i64 - *old as i64),
-                errors,
-                warnings,
+                name,
+                format!("{} -> {}", s.bytes[0], s.bytes[1]),
+                format!("{} -> {}", s.lines[0], s.lines[1]),
+                growth(s.growth.bytes, s.growth.lines),
             ]);
         }
     }
-    let _ = writeln!(out, "{table}");
+    let _ = writeln!(
+        out,
+        "\nsizes, compiled -> suggested: struct {}, then the roots that embed it\n{table}",
+        r.name
+    );
     if r.builds.iter().any(|b| !b.footprint.is_empty()) {
         let mut table = Table::new();
         table.load_style(presets::ASCII_FULL_CONDENSED);
@@ -95,11 +112,28 @@ fn text(r: &SuggestReport) -> String {
         None => out.push_str("plan (--plan-out FILE writes it; check it with --plan FILE):\n"),
     }
     out.push_str(&r.plan);
+    if let Some(diagram) = &r.diagram {
+        out.push_str("\ndiagram (diagram --plan PLAN BUILD TYPE --compare BUILD):\n\n");
+        out.push_str(&diagram.render(Format::Text).stdout);
+    }
+    if let Some(asserts) = &r.asserts {
+        out.push_str("\ncheck function (asserts --plan PLAN BUILD TYPE):\n\n");
+        out.push_str(&asserts.render(Format::Text).stdout);
+    }
     if let Some(patch) = &r.patch {
         out.push_str("\nheader patch (git apply takes it in the source tree):\n");
         out.push_str(patch);
     }
     out
+}
+
+/// A growth in bytes and lines, or `same`.
+fn growth(bytes: i64, lines: i64) -> String {
+    if bytes == 0 {
+        return "same".to_owned();
+    }
+    let unit = if lines.abs() == 1 { "line" } else { "lines" };
+    format!("{bytes:+} bytes, {lines:+} {unit}")
 }
 
 /// How the search went, in words.

@@ -2,8 +2,11 @@
 
 use serde::Serialize;
 
+use super::asserts::AssertsReport;
+use super::diagram::DiagramReport;
+
 /// A whole `suggest` run.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Serialize)]
 pub struct SuggestReport {
     /// The struct searched.
     pub name: String,
@@ -29,6 +32,14 @@ pub struct SuggestReport {
     pub patch: Option<String>,
     /// Per build.
     pub builds: Vec<SuggestBuild>,
+    /// With `--diagram`: the first build's diagram of the struct, compiled
+    /// against suggested, as `diagram --plan P BUILD TYPE --compare BUILD`
+    /// draws it (JSON carries its text: `diagram` has no JSON).
+    #[serde(skip)]
+    pub diagram: Option<DiagramReport>,
+    /// With `--asserts`: the check function of the suggested layout on the
+    /// first build, as `asserts --plan P BUILD TYPE` writes it.
+    pub asserts: Option<AssertsReport>,
     /// Notes.
     pub notes: Vec<String>,
 }
@@ -42,9 +53,46 @@ pub struct SuggestBuild {
     pub errors: [usize; 2],
     /// Warnings: compiled, suggested.
     pub warnings: [usize; 2],
-    /// Per root: name, compiled size, suggested size.
-    pub roots: Vec<(String, u64, u64)>,
+    /// The struct's size, then each root's: compiled and suggested.
+    pub sizes: Vec<Size>,
     /// With context rules, the struct's footprint per context: name, lines
     /// touched as compiled and as suggested, and the optimum.
     pub footprint: Vec<(String, usize, usize, u64)>,
+}
+
+/// The size of the struct or of one root in one build, compiled and
+/// suggested.
+#[derive(Clone, Debug, Serialize)]
+pub struct Size {
+    /// The struct's name.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// `struct` for the struct reordered, `root` for a struct embedding it.
+    pub role: Role,
+    /// Bytes: compiled, suggested.
+    pub bytes: [u64; 2],
+    /// Cachelines (of the build's line size) the bytes take: compiled,
+    /// suggested.
+    pub lines: [u64; 2],
+    /// Suggested minus compiled.
+    pub growth: Growth,
+}
+
+/// What a [`Size`] row is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The struct reordered.
+    Struct,
+    /// A struct that embeds it.
+    Root,
+}
+
+/// A size change.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Growth {
+    /// In bytes.
+    pub bytes: i64,
+    /// In cachelines.
+    pub lines: i64,
 }

@@ -127,6 +127,8 @@ pub(crate) struct Score {
 pub(crate) struct Outcome {
     /// Config label.
     pub(crate) config: String,
+    /// The struct's own size: as compiled, as planned.
+    pub(crate) target: (u64, u64),
     /// Per root: name, size as compiled, size as planned.
     pub(crate) roots: Vec<(String, u64, u64)>,
     /// Errors and warnings over the roots.
@@ -376,6 +378,7 @@ impl Snapshot {
         let mut planner = Planner::new(plan.clone(), self.abi, self.line);
         let applied = planner.apply(&mut self.table, &ids);
         let analyses = applied.map(|()| {
+            let planned = self.table.size_of(self.target).unwrap_or(0);
             let roots = self
                 .roots
                 .iter()
@@ -385,14 +388,15 @@ impl Snapshot {
                 let own = analysis::analyze(&self.table, self.target, name, self.line, rules);
                 analysis::footprint::footprint(&own, contexts)
             });
-            (roots, footprint)
+            (planned, roots, footprint)
         });
         planner.undo(&mut self.table);
         self.table.truncate(self.len);
-        let (analyses, footprint) = analyses?;
+        let (planned, analyses, footprint) = analyses?;
         let mut laid = Laid {
             outcome: Outcome {
                 config: self.config.clone(),
+                target: (self.table.size_of(self.target).unwrap_or(0), planned),
                 roots: Vec::new(),
                 errors: 0,
                 warnings: 0,
