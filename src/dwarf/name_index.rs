@@ -14,8 +14,9 @@
 //! against the file) and refuses any inconsistency: a damaged index is
 //! never half-trusted.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry as MapEntry;
+
+use foldhash::HashMap;
 
 use gimli::UnitOffset;
 use rayon::prelude::*;
@@ -103,8 +104,8 @@ impl NameIndex {
             .map(|unit| scan_unit(file, unit))
             .collect::<Result<_>>()?;
         // Per name: its definitions and the layouts already kept.
-        let mut by_ref: HashMap<NameRef<'_>, usize> = HashMap::new();
-        let mut by_name: HashMap<&str, usize> = HashMap::new();
+        let mut by_ref: HashMap<NameRef<'_>, usize> = HashMap::default();
+        let mut by_name: HashMap<&str, usize> = HashMap::default();
         let mut kept: Vec<Kept> = Vec::new();
         for (name, def) in per_unit.into_iter().flatten() {
             let slot = match by_ref.get(&name) {
@@ -288,7 +289,7 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<UnitDefs<'a>> {
         return Ok(out);
     };
     let too_large = || scan.corrupt(UnitOffset(0), "a unit of 4 GiB or more");
-    let mut targets: HashMap<usize, Target> = HashMap::new();
+    let mut targets: HashMap<usize, Target> = HashMap::default();
     let mut typedefs: Vec<(usize, PendingTypedef<'a>)> = Vec::new();
     let mut walk = Walk::top_level();
     let mut die = Values::default();
