@@ -51,9 +51,10 @@ static DRIVER_RULES: LazyLock<Rules> = LazyLock::new(|| {
         .expect("the drivers' rules parse")
 });
 
-/// ELF with DWARF: sections, unit headers, the three raw scans (index by
-/// name and with every name, layouts for `sizes`, containment), and the
-/// layout and analysis of the first few structs.
+/// ELF with DWARF: sections, unit headers, the raw scans (index by name
+/// and with every name, the whole-file name index and its byte form,
+/// layouts for `sizes`, containment), and the layout and analysis of the
+/// first few structs.
 pub fn elf(data: &[u8]) {
     let Ok(sections) = DebugSections::load(Path::new("input"), data) else {
         return;
@@ -63,6 +64,10 @@ pub fn elf(data: &[u8]) {
     };
     let _ = crate::sizes::struct_sizes(&dwarf);
     let _ = index::lookup(&dwarf, &HashSet::from(["lruvec", "no_such_type"]));
+    if let Ok(names) = crate::dwarf::name_index::NameIndex::build(&dwarf) {
+        // What a cache file would hold, read back against the same file.
+        let _ = crate::dwarf::name_index::NameIndex::decode(&names.encode(), &dwarf);
+    }
     let every_unit: HashSet<usize> = (0..dwarf.units.len()).collect();
     let _ = Contains::scan(&dwarf, &every_unit, 1);
     let Ok(defs) = index::scan(&dwarf, &Filter::Composites) else {
