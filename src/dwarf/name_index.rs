@@ -51,13 +51,6 @@ enum Target {
     Chain,
 }
 
-/// A typedef read in a unit, resolved once the whole unit is read.
-struct PendingTypedef<'a> {
-    name: NameRef<'a>,
-    offset: UnitOffset<usize>,
-    target: TypedefTarget,
-}
-
 /// Where a typedef's `DW_AT_type` points.
 enum TypedefTarget {
     /// Nowhere: `void`.
@@ -290,7 +283,8 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<UnitDefs<'a>> {
     };
     let too_large = || scan.corrupt(UnitOffset(0), "a unit of 4 GiB or more");
     let mut targets: HashMap<usize, Target> = HashMap::default();
-    let mut typedefs: Vec<(usize, PendingTypedef<'a>)> = Vec::new();
+    // Typedefs (their place in `out`) resolved once the whole unit is read.
+    let mut typedefs: Vec<(usize, TypedefTarget)> = Vec::new();
     let mut walk = Walk::top_level();
     let mut die = Values::default();
     let mut member = Values::default();
@@ -332,20 +326,13 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<UnitDefs<'a>> {
             Some(DefKind::Typedef) => {
                 targets.insert(entry.offset.0, Target::Chain);
                 if let (Some(name), false) = (name, declaration) {
-                    typedefs.push((
-                        out.len(),
-                        PendingTypedef {
-                            name,
-                            offset: entry.offset,
-                            target: match (die.get(Want::Type), die.unit_ref(Want::Type)) {
-                                (None, _) => TypedefTarget::Void,
-                                (Some(_), Some(here)) => TypedefTarget::Here(here),
-                                (Some(_), None) => TypedefTarget::Elsewhere,
-                            },
-                        },
-                    ));
-                    // Filled in below, once the whole unit is read.
-                    out.push((name, None));
+                    let target = match (die.get(Want::Type), die.unit_ref(Want::Type)) {
+                        (None, _) => TypedefTarget::Void,
+                        (Some(_), Some(here)) => TypedefTarget::Here(here),
+                        (Some(_), None) => TypedefTarget::Elsewhere,
+                    };
+                    typedefs.push((out.len(), target));
+                    out.push((name, Some(def(DefKind::Typedef, None))));
                 }
             }
             Some(_) => {
@@ -367,27 +354,25 @@ fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<UnitDefs<'a>> {
         }
         walk.children(&scan, &mut cursor, &entry, &die, true)?;
     }
-    for (at, t) in typedefs {
-        let offset = u32::try_from(t.offset.0).map_err(|_| too_large())?;
-        let def = |fingerprint| IndexedDef {
-            kind: DefKind::Typedef,
-            unit: unit as u32,
-            offset,
-            fingerprint,
-        };
-        let target = match t.target {
+    for (at, target) in typedefs {
+        let target = match target {
             TypedefTarget::Void => None,
             TypedefTarget::Here(o) => targets.get(&o.0),
             TypedefTarget::Elsewhere => Some(&Target::Chain),
         };
-        out[at] = match target {
-            Some(Target::Layout(print)) => (t.name, Some(def(Some(*print)))),
-            Some(Target::Chain) => (t.name, Some(def(None))),
+        let def = &mut out[at].1;
+        match target {
+            Some(Target::Layout(print)) => {
+                if let Some(d) = def {
+                    d.fingerprint = Some(*print);
+                }
+            }
+            Some(Target::Chain) => {}
             // A typedef of a base type, a pointer, an array or void, or of
             // a type outside the top level (which a C typedef never names):
-            // never a layout.
-            None => (t.name, None),
-        };
+            // never a layout, kept by name only.
+            None => *def = None,
+        }
     }
     Ok(out)
 }
