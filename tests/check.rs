@@ -23,22 +23,8 @@ fn rules(name: &str) -> PathBuf {
 }
 
 fn options(rules_files: &[PathBuf], builds: &[(&str, PathBuf)]) -> CheckOptions {
-    CheckOptions {
-        rules: rules_files.to_vec(),
-        builds: builds
-            .iter()
-            .map(|(config, path)| Build {
-                config: (*config).to_owned(),
-                path: path.clone(),
-            })
-            .collect(),
-        baseline: Vec::new(),
-        fail_on: Severity::Error,
-        cacheline: None,
-        reading: commands::Source::Auto.into(),
-        explain: None,
-        adjacent_lines: false,
-    }
+    let builds: Vec<(&str, &Path)> = builds.iter().map(|(c, p)| (*c, p.as_path())).collect();
+    cli::check_options(rules_files, &builds)
 }
 
 fn run(opts: &CheckOptions) -> (Report, bool) {

@@ -10,7 +10,7 @@ mod common;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use cachelint::commands::{self, Build, CheckOptions};
+use cachelint::commands::CheckOptions;
 use cachelint::report::Report;
 use cachelint::rules::{Kind, Severity};
 use common::run::{self as cli, Format};
@@ -32,19 +32,7 @@ fn rules(name: &str) -> PathBuf {
 
 /// `check`'s options for one fixture build, labelled by its name.
 fn options(rules: Vec<PathBuf>, build: &str) -> CheckOptions {
-    CheckOptions {
-        rules,
-        builds: vec![Build {
-            config: build.to_owned(),
-            path: fixture(build),
-        }],
-        baseline: Vec::new(),
-        fail_on: Severity::Error,
-        cacheline: None,
-        reading: commands::Source::Auto.into(),
-        explain: None,
-        adjacent_lines: false,
-    }
+    cli::check_options(&rules, &[(build, &fixture(build))])
 }
 
 fn check(rules_files: &[PathBuf], build: &str) -> (Report, bool) {

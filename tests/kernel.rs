@@ -9,7 +9,7 @@ use std::process::Command;
 
 mod common;
 
-use cachelint::commands::{self, Source};
+use cachelint::commands::Source;
 use common::pahole_text::{self, pahole_blocks, strip_attributes};
 use common::run::{self, Format};
 use serde_json::Value;
@@ -220,16 +220,7 @@ fn check_finds_the_threads_false_sharing_where_pahole_puts_the_fields() {
     let ks = k.to_str().unwrap();
     let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
     let out = run::check(
-        &commands::CheckOptions {
-            rules: vec![rules],
-            builds: vec![commands::Build::parse(ks).unwrap()],
-            baseline: Vec::new(),
-            fail_on: cachelint::rules::Severity::Error,
-            cacheline: None,
-            reading: commands::Source::Auto.into(),
-            explain: None,
-            adjacent_lines: false,
-        },
+        &run::check_options(&[rules], &[(k.file_name().unwrap().to_str().unwrap(), &k)]),
         Format::Json,
     )
     .unwrap();
@@ -1292,19 +1283,7 @@ fn the_rules_find_lru_gen_folio_under_its_6_1_name() {
     );
     let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
     let out = run::check(
-        &commands::CheckOptions {
-            rules: vec![rules],
-            builds: vec![
-                commands::Build::parse(&format!("old={}", old.display())).unwrap(),
-                commands::Build::parse(&format!("new={}", new.display())).unwrap(),
-            ],
-            baseline: Vec::new(),
-            fail_on: cachelint::rules::Severity::Error,
-            cacheline: None,
-            reading: commands::Source::Auto.into(),
-            explain: None,
-            adjacent_lines: false,
-        },
+        &run::check_options(&[rules], &[("old", &old), ("new", &new)]),
         Format::Json,
     )
     .unwrap();

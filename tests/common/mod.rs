@@ -223,6 +223,27 @@ pub mod run {
         render::output(&commands::sizes(file, source)?, Format::Text, "sizes")
     }
 
+    /// `check`'s options with every default (errors fail, no baseline,
+    /// no explain): `rules` over `builds`, labelled as given.
+    pub fn check_options(rules: &[std::path::PathBuf], builds: &[(&str, &Path)]) -> CheckOptions {
+        CheckOptions {
+            rules: rules.to_vec(),
+            builds: builds
+                .iter()
+                .map(|(config, path)| commands::Build {
+                    config: (*config).to_owned(),
+                    path: path.to_path_buf(),
+                })
+                .collect(),
+            baseline: Vec::new(),
+            fail_on: cachelint::rules::Severity::Error,
+            cacheline: None,
+            reading: Source::Auto.into(),
+            explain: None,
+            adjacent_lines: false,
+        }
+    }
+
     pub fn check(opts: &CheckOptions, format: Format) -> Result<Output> {
         render::output(&commands::check(opts)?, format, "check")
     }
