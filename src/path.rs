@@ -166,7 +166,9 @@ fn stride(table: &TypeTable, element: TypeId, dims: &[Option<u64>]) -> Option<u6
 
 /// Finds a member by name, looking inside anonymous members as C does.
 /// Returns the member and its bit offset from the start of `ty`.
-fn find_member<'t>(
+/// The member `name` of struct or union `ty` (inside its anonymous members
+/// too, as C allows) and its bit offset; `None` when it has none.
+pub(crate) fn find_member<'t>(
     table: &'t TypeTable,
     ty: TypeId,
     name: &str,

@@ -64,7 +64,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             opts.ty
         )));
     }
-    let mut snaps = builds::in_order(&opts.builds, |build| {
+    let snaps = builds::in_order(&opts.builds, |build| {
         snapshot(build, &rules, &opts.ty, opts.cacheline, &opts.reading)
     })?;
     // One order for every build: the builds must have the same members
@@ -93,7 +93,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         }
     }
     let max_growth = opts.max_growth.map(|l| l.min(i64::MAX as u64) as i64);
-    let found = search::search(&opts.ty, &units, &mut snaps, &rules, max_growth)?;
+    let found = search::search(&opts.ty, &units, &snaps, &rules, max_growth)?;
     let mut notes = Vec::new();
     if found.score.over > 0 {
         notes.push(format!(

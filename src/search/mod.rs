@@ -7,18 +7,14 @@
 //! cacheline-aligned kernel group at every position, and keeps the best
 //! while it improves.
 
-use std::sync::Arc;
+mod evaluate;
 
-use rayon::prelude::*;
-
-use crate::analysis;
 use crate::error::Result;
 use crate::layout::{GROUP_BEGIN, GROUP_END, GROUP_PAD};
 use crate::model::{TypeId, TypeTable};
-use crate::plan::Plan;
 use crate::plan::abi::Abi;
-use crate::plan::apply::Planner;
-use crate::rules::{Class, Rules, Severity};
+use crate::rules::{Class, Rules};
+use evaluate::Evaluator;
 
 /// Members (units) of a struct the search orders, at most: a round tries
 /// about 4 n^2 layouts on every build.
@@ -28,6 +24,7 @@ pub(crate) const MAX_UNITS: usize = 40;
 const MAX_ROUNDS: usize = 8;
 
 /// One build as loaded: the model holding the struct and its roots.
+#[derive(Clone)]
 pub(crate) struct Snapshot {
     /// Config label.
     pub(crate) config: String,
@@ -44,6 +41,11 @@ pub(crate) struct Snapshot {
     pub(crate) abi: Abi,
     /// Line size.
     pub(crate) line: u64,
+    /// The roots' sizes as compiled, in root order.
+    sizes: Vec<u64>,
+    /// Root indexes, smallest root first: the order they are analysed in,
+    /// so that a candidate beaten early costs little.
+    by_size: Vec<usize>,
 }
 
 impl Snapshot {
@@ -56,6 +58,12 @@ impl Snapshot {
         abi: Abi,
         line: u64,
     ) -> Snapshot {
+        let sizes: Vec<u64> = roots
+            .iter()
+            .map(|(_, id)| table.size_of(*id).unwrap_or(0))
+            .collect();
+        let mut by_size: Vec<usize> = (0..roots.len()).collect();
+        by_size.sort_by_key(|&i| sizes[i]);
         Snapshot {
             config,
             len: table.len(),
@@ -64,6 +72,8 @@ impl Snapshot {
             target,
             abi,
             line,
+            sizes,
+            by_size,
         }
     }
 }
@@ -101,7 +111,9 @@ pub(crate) enum Entry {
     Named(String, Vec<usize>),
 }
 
-/// How good a candidate is, compared field by field in this order.
+/// How good a candidate is, compared field by field in this order. No
+/// field falls as builds and roots are added (the evaluation stops a
+/// candidate early on that).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Score {
     /// Lines some root grows by beyond the limit (`--max-growth`), worst
@@ -169,75 +181,46 @@ pub(crate) struct Found {
 pub(crate) fn search(
     name: &str,
     units: &[Unit],
-    snaps: &mut [Snapshot],
+    snaps: &[Snapshot],
     rules: &Rules,
     max_growth: Option<i64>,
 ) -> Result<Found> {
     let original: Candidate = ((0..units.len()).map(Entry::Unit).collect(), Vec::new());
     let group = format!("{name}_lockless");
-    let contexts: Vec<String> = rules.contexts.iter().map(|c| c.name.clone()).collect();
-    let evaluate = |snaps: &mut [Snapshot], orders: &[Candidate]| {
-        let texts: Vec<String> = orders
+    let mut evaluator = Evaluator::new(name, snaps, rules, max_growth);
+    // Scores candidates, each with its plan text; `None` for one the
+    // engine refuses on some build (a flexible array not last: simply not
+    // a layout) or, given a bound, one worse than it.
+    let mut evaluate = |orders: Vec<Candidate>, bound: Option<&Score>| {
+        let texts: Vec<(String, usize)> = orders
             .iter()
-            .map(|(o, r)| plan_text(name, &group, units, o, r))
+            .map(|(o, r)| (plan_text(name, &group, units, o, r), moved(o) + r.len()))
             .collect();
-        let plans: Vec<Option<Arc<Plan>>> = texts
-            .iter()
-            .map(|t| {
-                Plan::parse(std::path::Path::new("suggested.plan.toml"), t)
-                    .ok()
-                    .map(Arc::new)
-            })
-            .collect();
-        // Each build lays every candidate out in its own model: the builds
-        // run in parallel.
-        let per_build: Vec<Vec<Option<Laid>>> = snaps
-            .par_iter_mut()
-            .map(|snap| {
-                plans
-                    .iter()
-                    .map(|p| {
-                        p.as_ref()
-                            .and_then(|p| snap.lay_out(p, rules, name, &contexts).ok())
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut out = Vec::with_capacity(orders.len());
-        for (i, ((order, removed), text)) in orders.iter().zip(texts).enumerate() {
-            // A candidate the engine refuses on some build (a flexible
-            // array not last) is simply not a layout.
-            let laid: Option<Vec<&Laid>> = per_build.iter().map(|b| b[i].as_ref()).collect();
-            out.push(laid.map(|laid| {
-                let mut score = combine(&laid, moved(order) + removed.len());
-                if let Some(max) = max_growth {
-                    score.over = (score.growth_lines - max).max(0);
-                }
-                let outcomes = laid.iter().map(|l| l.outcome.clone()).collect();
-                (score, outcomes, text)
-            }));
-        }
-        out
+        let scored = evaluator.score(&texts, bound);
+        orders
+            .into_iter()
+            .zip(texts)
+            .zip(scored)
+            .filter_map(|((c, (text, _)), s)| Some((c, s?, text)))
+            .collect::<Vec<_>>()
     };
-    let before = evaluate(snaps, std::slice::from_ref(&original))
-        .pop()
-        .flatten()
-        .ok_or_else(|| {
-            crate::error::Error::Usage(format!(
-                "struct {name} cannot be laid out again in its own order on every build"
-            ))
-        })?;
-    let mut best = (original.clone(), before.clone());
+    let unlaid = || {
+        crate::error::Error::Usage(format!(
+            "struct {name} cannot be laid out again in its own order on every build"
+        ))
+    };
+    let mut best = evaluate(vec![original], None).pop().ok_or_else(unlaid)?;
+    let before = best.1.clone();
     let mut tried = 1;
     // The context order: the only candidate beside the compiled order for
     // a struct too large to climb, the climb's other seed otherwise.
-    if !contexts.is_empty() {
-        let seed = by_context(name, units, &contexts);
+    if !rules.contexts.is_empty() {
+        let contexts: Vec<String> = rules.contexts.iter().map(|c| c.name.clone()).collect();
         tried += 1;
-        if let Some(r) = evaluate(snaps, std::slice::from_ref(&seed)).pop().flatten()
-            && r.0 < best.1.0
+        if let Some(seed) = evaluate(vec![by_context(name, units, &contexts)], None).pop()
+            && seed.1.0 < best.1.0
         {
-            best = (seed, r);
+            best = seed;
         }
     }
     let mut rounds = 0;
@@ -248,25 +231,24 @@ pub(crate) fn search(
             .map(|o| (o, best.0.1.clone()))
             .collect();
         tried += candidates.len();
-        let results = evaluate(snaps, &candidates);
-        let winner = candidates
+        // The first best candidate, as without the bound: only those
+        // worse than some complete score are dropped.
+        let winner = evaluate(candidates, Some(&best.1.0))
             .into_iter()
-            .zip(results)
-            .filter_map(|(c, r)| Some((c, r?)))
             .min_by(|x, y| x.1.0.cmp(&y.1.0));
         match winner {
             Some(w) if w.1.0 < best.1.0 => best = w,
             _ => break,
         }
     }
-    let ((order, removed), (score, outcomes, plan_text)) = best;
+    let ((order, removed), (score, outcomes), plan_text) = best;
     Ok(Found {
         order,
         removed,
         plan_text,
         score,
         outcomes,
-        before: (before.0, before.1),
+        before,
         tried,
         rounds,
     })
@@ -347,104 +329,6 @@ fn moved(order: &[Entry]) -> usize {
         .filter(|e| matches!(e, Entry::Group(_) | Entry::Named(..)))
         .count();
     flat.len() - tails.len() + groups
-}
-
-/// One candidate laid out on one build.
-struct Laid {
-    outcome: Outcome,
-    /// Worst growth of a root, in lines and in bytes.
-    growth_lines: i64,
-    growth_bytes: i64,
-}
-
-impl Snapshot {
-    /// Lays `plan` out on this build, analyses every root and the struct
-    /// `name` itself (its footprint in `contexts`), and undoes it.
-    fn lay_out(
-        &mut self,
-        plan: &Arc<Plan>,
-        rules: &Rules,
-        name: &str,
-        contexts: &[String],
-    ) -> Result<Laid> {
-        let ids: Vec<TypeId> = self
-            .roots
-            .iter()
-            .map(|(_, id)| *id)
-            .chain(std::iter::once(self.target))
-            .collect();
-        // The struct itself is laid out too (its footprint): a lookup's
-        // copy of it may not be the one a root holds.
-        let mut planner = Planner::new(plan.clone(), self.abi, self.line);
-        let applied = planner.apply(&mut self.table, &ids);
-        let analyses = applied.map(|()| {
-            let planned = self.table.size_of(self.target).unwrap_or(0);
-            let roots = self
-                .roots
-                .iter()
-                .map(|(name, id)| analysis::analyze(&self.table, *id, name, self.line, rules))
-                .collect::<Vec<_>>();
-            let footprint = (!contexts.is_empty()).then(|| {
-                let own = analysis::analyze(&self.table, self.target, name, self.line, rules);
-                analysis::footprint::footprint(&own, contexts)
-            });
-            (planned, roots, footprint)
-        });
-        planner.undo(&mut self.table);
-        self.table.truncate(self.len);
-        let (planned, analyses, footprint) = analyses?;
-        let mut laid = Laid {
-            outcome: Outcome {
-                config: self.config.clone(),
-                target: (self.table.size_of(self.target).unwrap_or(0), planned),
-                roots: Vec::new(),
-                errors: 0,
-                warnings: 0,
-                footprint: footprint
-                    .map(|f| {
-                        f.contexts
-                            .into_iter()
-                            .map(|c| (c.context, c.lines.len(), c.optimum))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            },
-            growth_lines: i64::MIN,
-            growth_bytes: i64::MIN,
-        };
-        for ((name, id), a) in self.roots.iter().zip(&analyses) {
-            for f in a.findings.iter().filter(|f| f.allowed.is_none()) {
-                match f.severity {
-                    Severity::Error => laid.outcome.errors += 1,
-                    Severity::Warning => laid.outcome.warnings += 1,
-                    Severity::Note => {}
-                }
-            }
-            let old = self.table.size_of(*id).unwrap_or(0);
-            let grow = a.size as i64 - old as i64;
-            let lines = a.size.div_ceil(self.line) as i64 - old.div_ceil(self.line) as i64;
-            laid.growth_bytes = laid.growth_bytes.max(grow);
-            laid.growth_lines = laid.growth_lines.max(lines);
-            laid.outcome.roots.push((name.clone(), old, a.size));
-        }
-        Ok(laid)
-    }
-}
-
-/// The score of a candidate from its layouts on every build.
-fn combine(laid: &[&Laid], moved: usize) -> Score {
-    Score {
-        over: 0,
-        errors: laid.iter().map(|l| l.outcome.errors).sum(),
-        warnings: laid.iter().map(|l| l.outcome.warnings).sum(),
-        growth_lines: laid.iter().map(|l| l.growth_lines).max().unwrap_or(0),
-        growth_bytes: laid.iter().map(|l| l.growth_bytes).max().unwrap_or(0),
-        footprint: laid
-            .iter()
-            .flat_map(|l| l.outcome.footprint.iter().map(|f| f.1))
-            .sum(),
-        moved,
-    }
 }
 
 /// The plan file of an order.

@@ -445,8 +445,13 @@ impl Walker<'_, '_> {
     /// instance of TYPE; a lock outside the root keeps its written name.
     fn resolve_lock(&mut self, text: &str, owner: &Frame, frames: &[Frame]) -> String {
         let first = text.split('.').next().unwrap_or(text);
-        let steps = [crate::path::Step::Field(first.to_owned())];
-        if crate::path::resolve(self.table, owner.id, &steps, text).is_ok() {
+        // Asked for every rule with a lock on every walk (suggest walks
+        // thousands of layouts): an existence check, not `path::resolve`,
+        // whose error would spell out a "did you mean" nobody reads.
+        if matches!(
+            crate::path::find_member(self.table, owner.id, first),
+            Ok(Some(_))
+        ) {
             return format!("{}{text}", owner.abs);
         }
         let rest = text.split_once('.').map_or("", |(_, r)| r);
