@@ -12,7 +12,7 @@ use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::sync::Arc;
 
 use super::abi::{self, Abi, Laid, Piece, Recipe, Types};
-use super::infer::{Compiled, View};
+use super::infer::{Compiled, Known, View};
 use super::{Item, NewType, Plan, Shape, TypePlan};
 use crate::error::{Error, Result};
 use crate::layout::{GROUP_BEGIN, GROUP_END, GROUP_PAD};
@@ -50,12 +50,22 @@ impl Planner {
     /// `cacheline` bytes (`SMP_CACHE_BYTES`, for aligned groups, unless
     /// the plan sets it).
     pub fn new(plan: Arc<Plan>, abi: Abi, cacheline: u64) -> Planner {
+        Planner::knowing(plan, abi, cacheline, Arc::default())
+    }
+
+    /// [`Planner::new`] on a table of which `known` was read before.
+    pub(crate) fn knowing(
+        plan: Arc<Plan>,
+        abi: Abi,
+        cacheline: u64,
+        known: Arc<Known>,
+    ) -> Planner {
         let cacheline = plan.smp_cache_bytes.unwrap_or(cacheline);
         Planner {
             plan,
             abi,
             cacheline,
-            compiled: Compiled::new(abi),
+            compiled: Compiled::knowing(abi, known),
             new_align: HashMap::new(),
             made: HashMap::new(),
             changes: Vec::new(),
@@ -63,8 +73,10 @@ impl Planner {
     }
 
     /// Puts back every struct this planner changed, as compiled (the
-    /// types it added stay: the caller truncates the table).
-    pub(crate) fn undo(self, table: &mut TypeTable) {
+    /// types it added stay: the caller truncates the table), and adds what
+    /// it read of the compiled structs below `limit` to `known`.
+    pub(crate) fn undo(self, table: &mut TypeTable, known: &mut Arc<Known>, limit: u32) {
+        known.learn(&self.compiled, limit);
         for (id, c) in self.compiled.into_originals() {
             table.set(id, Type::Composite(c));
         }

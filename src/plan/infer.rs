@@ -6,6 +6,7 @@
 
 use foldhash::{HashMap, HashMapExt, HashSet};
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use super::abi::{self, Abi, Recipe, Types};
 use crate::model::{Composite, MAX_TYPE_DEPTH, Member, Type, TypeId, TypeTable};
@@ -22,17 +23,55 @@ pub struct Compiled {
     /// Structs whose alignment is being computed (a struct holding itself
     /// by value exists only in corrupt input).
     active: RefCell<HashSet<TypeId>>,
+    /// What an earlier planner on the same table read, consulted first.
+    known: Arc<Known>,
+}
+
+/// Recipes and alignments of a table's compiled structs, read by one
+/// planner and handed to the next on the same table (`suggest` lays out
+/// thousands of candidates on one model: the compiled structs do not
+/// change, only what is read of them would be read again).
+#[derive(Debug, Default, Clone)]
+pub struct Known {
+    recipes: HashMap<TypeId, Result<Recipe, String>>,
+    aligns: HashMap<TypeId, u64>,
+}
+
+impl Known {
+    /// Adds what `compiled` read of structs below `limit` (the table's
+    /// length as compiled: the types a plan adds go with it).
+    pub fn learn(self: &mut Arc<Known>, compiled: &Compiled, limit: u32) {
+        let recipes = compiled.recipes.borrow();
+        let aligns = compiled.aligns.borrow();
+        let new = |id: &TypeId| id.0 < limit;
+        if !recipes.keys().any(new) && !aligns.keys().any(new) {
+            return;
+        }
+        let known = Arc::make_mut(self);
+        for (id, r) in recipes.iter().filter(|(id, _)| new(id)) {
+            known.recipes.insert(*id, r.clone());
+        }
+        for (id, a) in aligns.iter().filter(|(id, _)| new(id)) {
+            known.aligns.insert(*id, *a);
+        }
+    }
 }
 
 impl Compiled {
     /// Nothing read yet, for a machine of `abi`.
     pub fn new(abi: Abi) -> Compiled {
+        Compiled::knowing(abi, Arc::default())
+    }
+
+    /// Nothing read yet but what `known` holds.
+    pub fn knowing(abi: Abi, known: Arc<Known>) -> Compiled {
         Compiled {
             abi,
             originals: HashMap::new(),
             recipes: RefCell::default(),
             aligns: RefCell::default(),
             active: RefCell::default(),
+            known,
         }
     }
 
@@ -71,10 +110,13 @@ impl Compiled {
         id: TypeId,
         packed: Option<bool>,
     ) -> Result<Recipe, String> {
-        if packed.is_none()
-            && let Some(r) = self.recipes.borrow().get(&id)
-        {
-            return r.clone();
+        if packed.is_none() {
+            if let Some(r) = self.known.recipes.get(&id) {
+                return r.clone();
+            }
+            if let Some(r) = self.recipes.borrow().get(&id) {
+                return r.clone();
+            }
         }
         let c = self.original(table, id).ok_or("not a struct")?;
         let r = abi::recipe(c, &View::compiled(self, table), packed);
@@ -87,6 +129,9 @@ impl Compiled {
     /// Alignment of struct `id` as compiled: its recipe's, or the model's
     /// estimate when its layout cannot be explained.
     pub fn align(&self, table: &TypeTable, id: TypeId) -> u64 {
+        if let Some(&a) = self.known.aligns.get(&id) {
+            return a;
+        }
         if let Some(&a) = self.aligns.borrow().get(&id) {
             return a;
         }

@@ -205,10 +205,10 @@ impl Snapshot {
             .collect();
         // The struct itself is laid out too (its footprint): a lookup's
         // copy of it may not be the one a root holds.
-        let mut planner = Planner::new(plan.clone(), self.abi, self.line);
+        let mut planner = Planner::knowing(plan.clone(), self.abi, self.line, self.known.clone());
         let applied = planner.apply(&mut self.table, &ids);
         let scored = applied.map(|()| self.tally(rules, name, contexts, tally, beaten));
-        planner.undo(&mut self.table);
+        planner.undo(&mut self.table, &mut self.known, self.len);
         self.table.truncate(self.len);
         let Some((planned, roots, footprint)) = scored? else {
             return Ok(None);

@@ -46,6 +46,8 @@ pub(crate) struct Snapshot {
     /// Root indexes, smallest root first: the order they are analysed in,
     /// so that a candidate beaten early costs little.
     by_size: Vec<usize>,
+    /// What planners read of the compiled structs, for the next.
+    known: std::sync::Arc<crate::plan::infer::Known>,
 }
 
 impl Snapshot {
@@ -74,6 +76,7 @@ impl Snapshot {
             line,
             sizes,
             by_size,
+            known: Default::default(),
         }
     }
 }
