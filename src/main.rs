@@ -800,6 +800,12 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
     }
 }
 
+// `suggest` lays out and analyses thousands of candidate layouts, each a
+// few thousand small allocations: the system allocator was a third of its
+// time (perf), mimalloc a tenth of that.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
