@@ -197,6 +197,12 @@ enum Command {
         /// Let no root grow at all: --max-growth 0.
         #[arg(long)]
         no_grow: bool,
+        /// With context rules: let no context touch more lines of the
+        /// struct than as compiled, in any build (ranked with
+        /// --max-growth, before the findings). For a struct already laid
+        /// out for its contexts, such as netdev's tcp_sock.
+        #[arg(long)]
+        keep_footprint: bool,
         /// The kernel source tree the builds come from: also print the
         /// header patch that makes the order (a unified diff for git apply).
         #[arg(long, value_name = "DIR")]
@@ -692,6 +698,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             plan_out,
             max_growth,
             no_grow,
+            keep_footprint,
             source_tree,
             diagram,
             asserts,
@@ -709,6 +716,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 ty: ty.clone(),
                 plan_out,
                 max_growth,
+                keep_footprint,
                 source_tree,
                 diagram,
                 asserts,

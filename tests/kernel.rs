@@ -1334,3 +1334,107 @@ fn the_rules_find_lru_gen_folio_under_its_6_1_name() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs a real kernel and its source tree: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn keep_footprint_suggests_no_context_more_lines_than_paholes_offsets_give_as_shipped() {
+    // tcp_sock as netdev laid it out for its contexts: with
+    // --keep-footprint no context may touch more lines of it than as
+    // shipped. Shipped lines come from pahole's offsets, suggested ones
+    // from `offsets --plan` of the written plan (the plan engine, checked
+    // against the compiler by the module oracle), for the fields the
+    // table gives each context.
+    let k = vmlinux();
+    let k = k.to_str().unwrap();
+    let table = kernel_source().join("Documentation/networking/net_cachelines/tcp_sock.rst");
+    let table = table.to_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("cachelint-keep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("tcp_sock.plan.toml");
+    let plan = plan.to_str().unwrap();
+    let (code, _, err) = common::cachelint(&[
+        "suggest",
+        "--rules",
+        table,
+        "--keep-footprint",
+        "--no-grow",
+        "--plan-out",
+        plan,
+        k,
+        "tcp_sock",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) =
+        common::cachelint(&["footprint", "--rules", table, k, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let extents = pahole_extents(&pahole(&["-C", "tcp_sock", k]));
+    let mut contexts = 0;
+    for c in json["builds"][0]["types"][0]["contexts"]
+        .as_array()
+        .unwrap()
+    {
+        let fields: Vec<&str> = c["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        let shipped: Vec<(u64, u64)> = fields
+            .iter()
+            .map(|f| {
+                let (o, s) = extents[*f];
+                (o, o + s)
+            })
+            .collect();
+        let paths: Vec<String> = fields.iter().map(|f| format!("tcp_sock.{f}")).collect();
+        let mut args = vec!["offsets", "--plan", plan, "--format", "json", k];
+        args.extend(paths.iter().map(String::as_str));
+        let (code, out, err) = common::cachelint(&args);
+        assert_eq!(code, 0, "{err}");
+        let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let planned: Vec<(u64, u64)> = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let b = &r["builds"][0];
+                let o = b["offset"].as_u64().unwrap();
+                (o, o + b["size"].as_u64().unwrap())
+            })
+            .collect();
+        let (_, before) = common::bytes_and_lines(shipped, 64);
+        let (_, after) = common::bytes_and_lines(planned, 64);
+        let context = c["context"].as_str().unwrap();
+        assert!(
+            after.len() <= before.len(),
+            "{context}: {} lines suggested, {} shipped",
+            after.len(),
+            before.len()
+        );
+        eprintln!(
+            "tcp_sock {context}: {} lines shipped, {} suggested with --keep-footprint",
+            before.len(),
+            after.len()
+        );
+        contexts += 1;
+    }
+    assert!(contexts >= 2);
+    // No larger: the struct's size under the plan is the compiled one.
+    let (code, out, err) =
+        common::cachelint(&["offsets", "--plan", plan, "--format", "json", k, "tcp_sock"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let size = rows[0]["builds"][0]["size"].as_u64().unwrap();
+    let shipped = pahole(&["-C", "tcp_sock", k]);
+    assert!(
+        shipped.contains(&format!("/* size: {size},")),
+        "tcp_sock is {size} bytes under the plan: {}",
+        shipped
+            .lines()
+            .rev()
+            .find(|l| l.contains("size:"))
+            .unwrap_or("")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

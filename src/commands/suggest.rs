@@ -29,6 +29,8 @@ pub struct SuggestOptions {
     pub plan_out: Option<PathBuf>,
     /// Lines a root may grow by, at most (`--no-grow` is 0).
     pub max_growth: Option<u64>,
+    /// Let no context touch more lines of the struct than as compiled.
+    pub keep_footprint: bool,
     /// The kernel source tree the build comes from: write the header patch.
     pub source_tree: Option<PathBuf>,
     /// Draw the first build's struct compiled against suggested.
@@ -92,8 +94,17 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             )));
         }
     }
-    let max_growth = opts.max_growth.map(|l| l.min(i64::MAX as u64) as i64);
-    let found = search::search(&opts.ty, &units, &snaps, &rules, max_growth)?;
+    if opts.keep_footprint && rules.contexts.is_empty() {
+        return Err(Error::Usage(
+            "--keep-footprint keeps the lines each context touches: the rules have no contexts"
+                .into(),
+        ));
+    }
+    let limits = search::Limits {
+        max_growth: opts.max_growth.map(|l| l.min(i64::MAX as u64) as i64),
+        keep_footprint: opts.keep_footprint,
+    };
+    let found = search::search(&opts.ty, &units, &snaps, &rules, &limits)?;
     let mut notes = Vec::new();
     if found.score.over > 0 {
         notes.push(format!(
@@ -102,11 +113,19 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             found.score.growth_lines
         ));
     }
+    if found.score.regress > 0 {
+        notes.push(format!(
+            "no order found that keeps every context's lines (--keep-footprint): the best \
+             touches {} more, over the contexts and builds",
+            found.score.regress
+        ));
+    }
     let mut report = SuggestReport {
         name: opts.ty.clone(),
         members: units.len(),
         tried: found.tried,
         rounds: found.rounds,
+        budget: found.budget,
         order: found
             .order
             .iter()

@@ -54,12 +54,7 @@ impl Planner {
     }
 
     /// [`Planner::new`] on a table of which `known` was read before.
-    pub(crate) fn knowing(
-        plan: Arc<Plan>,
-        abi: Abi,
-        cacheline: u64,
-        known: Arc<Known>,
-    ) -> Planner {
+    pub(crate) fn knowing(plan: Arc<Plan>, abi: Abi, cacheline: u64, known: Arc<Known>) -> Planner {
         let cacheline = plan.smp_cache_bytes.unwrap_or(cacheline);
         Planner {
             plan,

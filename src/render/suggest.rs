@@ -136,6 +136,9 @@ fn growth(bytes: i64, lines: i64) -> String {
     format!("{bytes:+} bytes, {lines:+} {unit}")
 }
 
+/// Candidates a large struct's climb scores together (`search::BATCH`).
+const BATCH: usize = 48;
+
 /// How the search went, in words.
 fn method(r: &SuggestReport) -> String {
     let builds = match r.builds.len() {
@@ -143,6 +146,22 @@ fn method(r: &SuggestReport) -> String {
         n => format!("{n} builds"),
     };
     let laid = "every layout is the plan engine's, as the compiler gives it";
+    if let Some(budget) = r.budget.filter(|_| r.rounds > 0) {
+        let stop = if r.tried >= budget {
+            format!("stopped at its budget of {budget} layouts")
+        } else {
+            "no move in its groups improved".to_owned()
+        };
+        return format!(
+            "{} members, too many for a full climb: a context order (members grouped by the \
+             contexts that use them, kernel groups named as netdev names them, each packed by \
+             alignment), then a climb inside it: each round tries moving a member inside its \
+             group and a group among the groups, and takes the first batch of {BATCH} that \
+             improves; {laid}; {} layouts on {builds} in {} rounds, {stop}: a local optimum, \
+             not proven best",
+            r.members, r.tried, r.rounds
+        );
+    }
     if r.rounds == 0 {
         format!(
             "{} members, too many to climb: the compiled order against a context order \

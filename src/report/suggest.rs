@@ -18,6 +18,10 @@ pub struct SuggestReport {
     /// Rounds of the climb; 0 when the struct had too many members to
     /// climb, and the compiled order was compared with a context order.
     pub rounds: usize,
+    /// For a struct of more members than a full neighbourhood allows: the
+    /// layouts its climb (inside the context order's groups, first
+    /// improvement taken) may try; `None` for a full climb.
+    pub budget: Option<usize>,
     /// The suggested member order (group members as `G: a, b`).
     pub order: Vec<String>,
     /// Units moved from the compiled order (and removed).

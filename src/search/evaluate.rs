@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
-use super::{Outcome, Score, Snapshot};
+use super::{Limits, Outcome, Score, Snapshot};
 use crate::analysis;
 use crate::error::Result;
 use crate::model::TypeId;
@@ -31,7 +31,10 @@ pub(super) struct Evaluator<'a> {
     name: &'a str,
     rules: &'a Rules,
     contexts: Vec<String>,
-    max_growth: Option<i64>,
+    limits: Limits,
+    /// With `--keep-footprint`: per build, the lines each context touches
+    /// as compiled.
+    compiled_footprint: Option<Vec<Vec<usize>>>,
     /// The builds as loaded, copied for a worker that finds the pool empty.
     template: Vec<Snapshot>,
     /// Copies of the builds, one per worker at work.
@@ -48,7 +51,7 @@ impl<'a> Evaluator<'a> {
         name: &'a str,
         snaps: &[Snapshot],
         rules: &'a Rules,
-        max_growth: Option<i64>,
+        limits: &Limits,
     ) -> Evaluator<'a> {
         let template = snaps.to_vec();
         let pool = (0..rayon::current_num_threads())
@@ -58,10 +61,24 @@ impl<'a> Evaluator<'a> {
             name,
             rules,
             contexts: rules.contexts.iter().map(|c| c.name.clone()).collect(),
-            max_growth,
+            limits: limits.clone(),
+            compiled_footprint: None,
             template,
             pool: Mutex::new(pool),
             seen: HashMap::new(),
+        }
+    }
+
+    /// Takes the compiled order's outcomes as what `--keep-footprint`
+    /// keeps (when it is given).
+    pub(super) fn compiled_footprint(&mut self, compiled: &[Outcome]) {
+        if self.limits.keep_footprint {
+            self.compiled_footprint = Some(
+                compiled
+                    .iter()
+                    .map(|o| o.footprint.iter().map(|f| f.1).collect())
+                    .collect(),
+            );
         }
     }
 
@@ -121,9 +138,10 @@ impl<'a> Evaluator<'a> {
         moved: usize,
         best: &Mutex<Option<Score>>,
     ) -> Option<Scored> {
-        let mut tally = Tally::new(moved, self.max_growth);
+        let mut tally = Tally::new(moved, self.limits.max_growth);
         let mut outcomes = Vec::with_capacity(set.len());
-        for snap in set.iter_mut() {
+        for (b, snap) in set.iter_mut().enumerate() {
+            tally.kept = self.compiled_footprint.as_ref().map(|f| f[b].clone());
             let beaten = |t: &Tally| {
                 best.lock()
                     .ok()
@@ -149,6 +167,8 @@ impl<'a> Evaluator<'a> {
 /// A score being added up, root by root and build by build.
 pub(super) struct Tally {
     max_growth: Option<i64>,
+    /// The build's lines per context as compiled, to keep.
+    kept: Option<Vec<usize>>,
     score: Score,
 }
 
@@ -156,8 +176,10 @@ impl Tally {
     fn new(moved: usize, max_growth: Option<i64>) -> Tally {
         Tally {
             max_growth,
+            kept: None,
             score: Score {
                 over: 0,
+                regress: 0,
                 errors: 0,
                 warnings: 0,
                 growth_lines: i64::MIN,
@@ -279,6 +301,16 @@ impl Snapshot {
                 .collect()
         };
         tally.score.footprint += footprint.iter().map(|f| f.1).sum::<usize>();
+        if let Some(kept) = &tally.kept {
+            tally.score.regress += footprint
+                .iter()
+                .zip(kept)
+                .map(|(f, k)| f.1.saturating_sub(*k))
+                .sum::<usize>();
+            if beaten(tally) {
+                return None;
+            }
+        }
         Some((planned, roots, footprint))
     }
 }

@@ -23,6 +23,23 @@ pub(crate) const MAX_UNITS: usize = 40;
 /// Rounds of the climb, at most.
 const MAX_ROUNDS: usize = 8;
 
+/// Layouts the climb of a struct of more than [`MAX_UNITS`] units tries,
+/// at most: its neighbourhood is too large to try whole, so it takes the
+/// first improvement in batches of [`BATCH`].
+pub(crate) const LARGE_BUDGET: usize = 600;
+
+/// Candidates scored together (in parallel) by the climb of a large struct.
+const BATCH: usize = 48;
+
+/// What a suggestion may not do, ranked before the findings.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Limits {
+    /// Lines some root may grow by (`--max-growth`).
+    pub(crate) max_growth: Option<i64>,
+    /// Let no context touch more lines than as compiled (`--keep-footprint`).
+    pub(crate) keep_footprint: bool,
+}
+
 /// One build as loaded: the model holding the struct and its roots.
 #[derive(Clone)]
 pub(crate) struct Snapshot {
@@ -122,6 +139,9 @@ pub(crate) struct Score {
     /// Lines some root grows by beyond the limit (`--max-growth`), worst
     /// build: 0 when within it.
     pub(crate) over: i64,
+    /// With `--keep-footprint`: lines the contexts touch beyond what they
+    /// touch as compiled, summed over contexts and builds.
+    pub(crate) regress: usize,
     /// Error findings over every root of every build.
     pub(crate) errors: usize,
     /// Warning findings.
@@ -175,6 +195,8 @@ pub(crate) struct Found {
     /// Rounds of the climb (0: too many members to climb; the compiled
     /// order and the context order were compared).
     pub(crate) rounds: usize,
+    /// The layout budget of a large struct's climb.
+    pub(crate) budget: Option<usize>,
     /// The units the suggestion removes.
     pub(crate) removed: Vec<usize>,
 }
@@ -186,15 +208,15 @@ pub(crate) fn search(
     units: &[Unit],
     snaps: &[Snapshot],
     rules: &Rules,
-    max_growth: Option<i64>,
+    limits: &Limits,
 ) -> Result<Found> {
     let original: Candidate = ((0..units.len()).map(Entry::Unit).collect(), Vec::new());
     let group = format!("{name}_lockless");
-    let mut evaluator = Evaluator::new(name, snaps, rules, max_growth);
+    let mut evaluator = Evaluator::new(name, snaps, rules, limits);
     // Scores candidates, each with its plan text; `None` for one the
     // engine refuses on some build (a flexible array not last: simply not
     // a layout) or, given a bound, one worse than it.
-    let mut evaluate = |orders: Vec<Candidate>, bound: Option<&Score>| {
+    let evaluate = |evaluator: &mut Evaluator, orders: Vec<Candidate>, bound: Option<&Score>| {
         let texts: Vec<(String, usize)> = orders
             .iter()
             .map(|(o, r)| (plan_text(name, &group, units, o, r), moved(o) + r.len()))
@@ -212,37 +234,73 @@ pub(crate) fn search(
             "struct {name} cannot be laid out again in its own order on every build"
         ))
     };
-    let mut best = evaluate(vec![original], None).pop().ok_or_else(unlaid)?;
+    let mut best = evaluate(&mut evaluator, vec![original], None)
+        .pop()
+        .ok_or_else(unlaid)?;
     let before = best.1.clone();
+    evaluator.compiled_footprint(&before.1);
+    let compiled = best.clone();
     let mut tried = 1;
-    // The context order: the only candidate beside the compiled order for
-    // a struct too large to climb, the climb's other seed otherwise.
+    let large = units.len() > MAX_UNITS;
+    // The context order: where a large struct's climb starts (it moves
+    // members inside the groups), the other seed of a small one's.
     if !rules.contexts.is_empty() {
         let contexts: Vec<String> = rules.contexts.iter().map(|c| c.name.clone()).collect();
         tried += 1;
-        if let Some(seed) = evaluate(vec![by_context(name, units, &contexts)], None).pop()
-            && seed.1.0 < best.1.0
+        let seed = by_context(name, units, &contexts);
+        if let Some(seed) = evaluate(&mut evaluator, vec![seed], None).pop()
+            && (large || seed.1.0 < best.1.0)
         {
             best = seed;
         }
     }
     let mut rounds = 0;
-    while units.len() <= MAX_UNITS && rounds < MAX_ROUNDS {
-        rounds += 1;
-        let candidates: Vec<Candidate> = neighbours(&best.0.0, units)
-            .into_iter()
-            .map(|o| (o, best.0.1.clone()))
-            .collect();
-        tried += candidates.len();
-        // The first best candidate, as without the bound: only those
-        // worse than some complete score are dropped.
-        let winner = evaluate(candidates, Some(&best.1.0))
-            .into_iter()
-            .min_by(|x, y| x.1.0.cmp(&y.1.0));
-        match winner {
-            Some(w) if w.1.0 < best.1.0 => best = w,
-            _ => break,
+    while rounds < MAX_ROUNDS && !(large && tried >= LARGE_BUDGET) {
+        // A large struct moves members inside the groups of its context
+        // order only (and the groups among themselves): every move of
+        // every member is a neighbourhood the square of 100 members, so
+        // it takes the first batch that improves, within a budget.
+        let mut steps = within_groups(&best.0.0);
+        if !large {
+            steps.extend(neighbours(&best.0.0, units));
         }
+        if steps.is_empty() {
+            break;
+        }
+        rounds += 1;
+        let candidates: Vec<Candidate> = steps.into_iter().map(|o| (o, best.0.1.clone())).collect();
+        let batch = if large { BATCH } else { candidates.len() };
+        let mut improved = false;
+        for chunk in candidates.chunks(batch) {
+            let chunk = if large {
+                &chunk[..chunk.len().min(LARGE_BUDGET.saturating_sub(tried))]
+            } else {
+                chunk
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            tried += chunk.len();
+            // The first best candidate, as without the bound: only those
+            // worse than some complete score are dropped.
+            let winner = evaluate(&mut evaluator, chunk.to_vec(), Some(&best.1.0))
+                .into_iter()
+                .min_by(|x, y| x.1.0.cmp(&y.1.0));
+            if let Some(w) = winner
+                && w.1.0 < best.1.0
+            {
+                best = w;
+                improved = true;
+                break;
+            }
+        }
+        if !improved {
+            break;
+        }
+    }
+    if compiled.1.0 < best.1.0 {
+        // A large struct's climb found nothing better than as compiled.
+        best = compiled;
     }
     let ((order, removed), (score, outcomes), plan_text) = best;
     Ok(Found {
@@ -254,6 +312,7 @@ pub(crate) fn search(
         before,
         tried,
         rounds,
+        budget: large.then_some(LARGE_BUDGET),
     })
 }
 
@@ -304,6 +363,48 @@ fn neighbours(order: &[Entry], units: &[Unit]) -> Vec<Vec<Entry>> {
             let mut c = rest.clone();
             c.insert(pos, Entry::Group(writers.clone()));
             out.push(c);
+        }
+    }
+    out
+}
+
+/// Every order one step from `order` inside its groups: a member of a
+/// group moved to another place in it, and a group moved to another place
+/// among the groups (the span from the first group to the last).
+fn within_groups(order: &[Entry]) -> Vec<Vec<Entry>> {
+    let mut out = Vec::new();
+    let groups: Vec<usize> = (0..order.len())
+        .filter(|&i| !matches!(order[i], Entry::Unit(_)))
+        .collect();
+    for &g in &groups {
+        let members = match &order[g] {
+            Entry::Group(m) | Entry::Named(_, m) => m,
+            Entry::Unit(_) => continue,
+        };
+        for i in 0..members.len() {
+            let mut rest = members.clone();
+            let u = rest.remove(i);
+            for pos in (0..=rest.len()).filter(|&p| p != i) {
+                let mut moved = rest.clone();
+                moved.insert(pos, u);
+                let mut c = order.to_vec();
+                c[g] = match &order[g] {
+                    Entry::Named(n, _) => Entry::Named(n.clone(), moved),
+                    _ => Entry::Group(moved),
+                };
+                out.push(c);
+            }
+        }
+    }
+    if let (Some(&first), Some(&last)) = (groups.first(), groups.last()) {
+        for &g in &groups {
+            let mut rest = order.to_vec();
+            let entry = rest.remove(g);
+            for pos in (first..=last).filter(|&p| p != g) {
+                let mut c = rest.clone();
+                c.insert(pos, entry.clone());
+                out.push(c);
+            }
         }
     }
     out
@@ -558,6 +659,37 @@ mod tests {
                 Unit(7),
             ]
         );
+    }
+
+    #[test]
+    fn inside_groups_a_member_moves_in_its_group_and_a_group_among_groups() {
+        use Entry::*;
+        let order = [
+            Unit(0),
+            Named("g".into(), vec![1, 2, 3]),
+            Named("h".into(), vec![4]),
+            Unit(5),
+        ];
+        let steps = within_groups(&order);
+        // Each of g's 3 members to 2 other places; h's one member nowhere;
+        // g after h and h before g (the span of the groups).
+        assert_eq!(steps.len(), 3 * 2 + 2, "{steps:?}");
+        assert!(steps.contains(&vec![
+            Unit(0),
+            Named("g".into(), vec![2, 3, 1]),
+            Named("h".into(), vec![4]),
+            Unit(5),
+        ]));
+        assert!(steps.contains(&vec![
+            Unit(0),
+            Named("h".into(), vec![4]),
+            Named("g".into(), vec![1, 2, 3]),
+            Unit(5),
+        ]));
+        // Members outside groups never move, and every step is a new order.
+        assert!(steps.iter().all(|s| s[0] == Unit(0) && s[3] == Unit(5)));
+        assert!(steps.iter().all(|s| s.as_slice() != order));
+        assert!(within_groups(&[Unit(0), Unit(1)]).is_empty());
     }
 
     #[test]
