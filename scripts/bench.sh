@@ -178,3 +178,22 @@ if [[ -n $flavours ]]; then
     printf '%-24s %9ss %12s\n' "$n" "$w" "$r"
   done < "$results"
 fi
+
+# suggest, counted beyond check of the same builds with the same rules
+# (loading is shared): goal +0.5 s for lru_gen_folio over the three
+# configs, +3 s for tcp_sock (the 6.12 table, --keep-footprint).
+if [[ -n $flavours ]]; then
+  tcp_table=$source_tree/Documentation/networking/net_cachelines/tcp_sock.rst
+  {
+    measure "check mm-lru" $cachelint check --rules examples/mm-lru.toml "${builds[@]}"
+    measure "suggest lru_gen_folio" $cachelint suggest --rules examples/mm-lru.toml "${builds[@]}" lru_gen_folio
+    measure "check tcp_sock.rst" $cachelint check --rules "$tcp_table" "${builds[@]}"
+    measure "suggest tcp_sock" $cachelint suggest --keep-footprint --rules "$tcp_table" "${builds[@]}" tcp_sock
+  } > "$results"
+  echo
+  printf '%-24s %10s %10s %12s %12s %8s\n' case check suggest "check MB" "suggest MB" "added"
+  paste - - < "$results" | while IFS=$'\t' read -r _ w1 r1 n2 w2 r2; do
+    added=$(awk -v a="$w1" -v b="$w2" 'BEGIN { printf "%+.2fs", b - a }')
+    printf '%-24s %9ss %9ss %12s %12s %8s\n' "$n2" "$w1" "$w2" "$r1" "$r2" "$added"
+  done
+fi
