@@ -203,6 +203,11 @@ enum Command {
         /// out for its contexts, such as netdev's tcp_sock.
         #[arg(long)]
         keep_footprint: bool,
+        /// Keep this member, or every member of this kernel cacheline group
+        /// (`__cacheline_group_begin(NAME)`), at its compiled offset in
+        /// every build; repeatable.
+        #[arg(long, value_name = "MEMBER|GROUP")]
+        pin: Vec<String>,
         /// The kernel source tree the builds come from: also print the
         /// header patch that makes the order (a unified diff for git apply).
         #[arg(long, value_name = "DIR")]
@@ -699,6 +704,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             max_growth,
             no_grow,
             keep_footprint,
+            pin,
             source_tree,
             diagram,
             asserts,
@@ -717,6 +723,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 plan_out,
                 max_growth,
                 keep_footprint,
+                pin,
                 source_tree,
                 diagram,
                 asserts,

@@ -370,3 +370,56 @@ fn the_check_function_is_what_asserts_writes_for_the_plan() {
     assert!(json["diagram"].is_null());
     assert!(suggest(&[])["asserts"].is_null());
 }
+
+#[test]
+fn a_pinned_member_keeps_the_offset_the_compiler_gave_it() {
+    // Unpinned, the suggestion moves evicted and max_seq (it gathers the
+    // lockless writers on lines of their own); pinned, both keep the
+    // compiler's offsetof in every build, and the rest may still move.
+    let free = temp("unpinned.plan.toml");
+    suggest(&["--plan-out", free.to_str().unwrap()]);
+    let plan = temp("pinned.plan.toml");
+    let report = suggest(&[
+        "--plan-out",
+        plan.to_str().unwrap(),
+        "--pin",
+        "evicted",
+        "--pin",
+        "max_seq",
+    ]);
+    assert!(report["moved"].as_u64().unwrap() > 0);
+    let paths = [
+        "lru_gen_folio.evicted".to_owned(),
+        "lru_gen_folio.max_seq".to_owned(),
+    ];
+    let mut moved_unpinned = false;
+    for build in builds() {
+        let (_, file) = build.split_once('=').unwrap();
+        let file = Path::new(file);
+        let t = truth(file, true);
+        let offsets = |plan: &Path| -> Vec<u64> {
+            common::run::offsetof_planned(file, &paths, plan)
+                .unwrap()
+                .iter()
+                .map(|r| r["offset"].as_u64().unwrap())
+                .collect()
+        };
+        let compiler: Vec<u64> = paths.iter().map(|p| t[p.as_str()].0).collect();
+        assert_eq!(offsets(&plan), compiler, "{build}");
+        moved_unpinned |= offsets(&free) != compiler;
+    }
+    // Without the pins, they would have moved: the test pins something.
+    assert!(moved_unpinned);
+    // A name that is neither a member nor a kernel group is an error.
+    let r = rules("lru.toml");
+    let b = builds();
+    let mut args = vec!["suggest", "--rules", r.to_str().unwrap()];
+    args.extend(b.iter().map(String::as_str));
+    args.extend(["lru_gen_folio", "--pin", "evicte"]);
+    let (code, _, err) = cachelint(&args);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("has no member or kernel group 'evicte'; did you mean 'evicted'?"),
+        "{err}"
+    );
+}

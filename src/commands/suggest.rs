@@ -31,6 +31,8 @@ pub struct SuggestOptions {
     pub max_growth: Option<u64>,
     /// Let no context touch more lines of the struct than as compiled.
     pub keep_footprint: bool,
+    /// Members, or kernel groups, kept at their compiled offsets.
+    pub pin: Vec<String>,
     /// The kernel source tree the build comes from: write the header patch.
     pub source_tree: Option<PathBuf>,
     /// Draw the first build's struct compiled against suggested.
@@ -103,6 +105,8 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
     let limits = search::Limits {
         max_growth: opts.max_growth.map(|l| l.min(i64::MAX as u64) as i64),
         keep_footprint: opts.keep_footprint,
+        pinned: search::pinned(&opts.ty, &units, &opts.pin)
+            .map_err(|e| Error::Usage(format!("--pin: {e}")))?,
     };
     let found = search::search(&opts.ty, &units, &snaps, &rules, &limits)?;
     let mut notes = Vec::new();

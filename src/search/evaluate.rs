@@ -52,8 +52,15 @@ impl<'a> Evaluator<'a> {
         snaps: &[Snapshot],
         rules: &'a Rules,
         limits: &Limits,
+        pinned: &[&str],
     ) -> Evaluator<'a> {
-        let template = snaps.to_vec();
+        let mut template = snaps.to_vec();
+        for snap in &mut template {
+            snap.pins = pinned
+                .iter()
+                .filter_map(|n| Some((n.to_string(), snap.offset_of(n)?)))
+                .collect();
+        }
         let pool = (0..rayon::current_num_threads())
             .map(|_| template.clone())
             .collect();
@@ -206,6 +213,14 @@ impl Tally {
 }
 
 impl Snapshot {
+    /// The bit offset of member `name` in the struct as it is laid out now.
+    fn offset_of(&self, name: &str) -> Option<u64> {
+        crate::path::find_member(&self.table, self.target, name)
+            .ok()
+            .flatten()
+            .map(|(_, at)| at)
+    }
+
     /// Lays `plan` out on this build, analyses every root (smallest first)
     /// and the struct `name` itself (its footprint in `contexts`), adds
     /// them to `tally`, and undoes the layout. `Ok(None)` when `beaten`
@@ -265,6 +280,14 @@ impl Snapshot {
         beaten: &dyn Fn(&Tally) -> bool,
     ) -> Option<(u64, Vec<(u64, usize, usize)>, Vec<(String, usize, u64)>)> {
         let planned = self.table.size_of(self.target).unwrap_or(0);
+        if self
+            .pins
+            .iter()
+            .any(|(n, at)| self.offset_of(n) != Some(*at))
+        {
+            // A pinned member moved: not a layout the user allows.
+            return None;
+        }
         let mut roots = vec![(0, 0, 0); self.roots.len()];
         for &i in &self.by_size {
             let (root, id) = &self.roots[i];

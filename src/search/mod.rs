@@ -38,6 +38,48 @@ pub(crate) struct Limits {
     pub(crate) max_growth: Option<i64>,
     /// Let no context touch more lines than as compiled (`--keep-footprint`).
     pub(crate) keep_footprint: bool,
+    /// Units that keep their compiled offset in every build (`--pin`).
+    pub(crate) pinned: Vec<usize>,
+}
+
+/// The units `--pin` names: a unit by name, or a kernel cacheline group
+/// by name (its markers and every unit between them).
+pub(crate) fn pinned(
+    ty: &str,
+    units: &[Unit],
+    names: &[String],
+) -> std::result::Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for name in names {
+        if let Some(u) = units.iter().position(|u| &u.name == name) {
+            out.push(u);
+            continue;
+        }
+        let begin = units
+            .iter()
+            .position(|u| u.name == format!("{GROUP_BEGIN}{name}"));
+        let end = units
+            .iter()
+            .position(|u| u.name == format!("{GROUP_END}{name}"));
+        match (begin, end) {
+            (Some(b), Some(e)) if b < e => out.extend(b..=e),
+            _ => {
+                let groups = units
+                    .iter()
+                    .filter_map(|u| u.name.strip_prefix(GROUP_BEGIN));
+                let hint = crate::suggest::did_you_mean(
+                    name,
+                    units.iter().map(|u| u.name.as_str()).chain(groups),
+                );
+                return Err(format!(
+                    "struct {ty} has no member or kernel group '{name}'{hint}"
+                ));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
 }
 
 /// One build as loaded: the model holding the struct and its roots.
@@ -65,6 +107,8 @@ pub(crate) struct Snapshot {
     by_size: Vec<usize>,
     /// What planners read of the compiled structs, for the next.
     known: std::sync::Arc<crate::plan::infer::Known>,
+    /// Pinned members: name and compiled bit offset in the struct.
+    pins: Vec<(String, u64)>,
 }
 
 impl Snapshot {
@@ -94,6 +138,7 @@ impl Snapshot {
             sizes,
             by_size,
             known: Default::default(),
+            pins: Vec::new(),
         }
     }
 }
@@ -212,7 +257,12 @@ pub(crate) fn search(
 ) -> Result<Found> {
     let original: Candidate = ((0..units.len()).map(Entry::Unit).collect(), Vec::new());
     let group = format!("{name}_lockless");
-    let mut evaluator = Evaluator::new(name, snaps, rules, limits);
+    let names: Vec<&str> = limits
+        .pinned
+        .iter()
+        .map(|&u| units[u].name.as_str())
+        .collect();
+    let mut evaluator = Evaluator::new(name, snaps, rules, limits, &names);
     // Scores candidates, each with its plan text; `None` for one the
     // engine refuses on some build (a flexible array not last: simply not
     // a layout) or, given a bound, one worse than it.
