@@ -1438,3 +1438,74 @@ fn keep_footprint_suggests_no_context_more_lines_than_paholes_offsets_give_as_sh
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+#[ignore = "needs the cloud and rt kernels: .ci/run sets CACHELINT_VMLINUX and CACHELINT_PLAN_ORACLE"]
+fn an_order_one_config_likes_better_is_reported_with_what_check_finds_in_it() {
+    // --no-grow leaves findings on cloud and rt together, so each build
+    // climbs alone from the suggestion. Every figure reported for an order
+    // a build likes better, and for the suggestion beside it, is what
+    // check --plan finds in that order's plan, pair by pair.
+    let builds = [vmlinux(), rt_vmlinux()];
+    let builds: Vec<&str> = builds.iter().map(|b| b.to_str().unwrap()).collect();
+    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
+    let rules = rules.to_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("cachelint-alone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let suggested = dir.join("suggested.plan.toml");
+    let mut args = vec!["suggest", "--rules", rules, "--no-grow", "--format", "json"];
+    args.extend(&builds);
+    args.extend(["lru_gen_folio", "--plan-out", suggested.to_str().unwrap()]);
+    let (code, out, err) = common::cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // (errors, warnings) pairs per config that check finds under a plan.
+    let pairs = |plan: &std::path::Path| {
+        let mut args = vec!["check", "--rules", rules, "--format", "json", "--plan"];
+        args.push(plan.to_str().unwrap());
+        args.extend(&builds);
+        let (code, out, err) = common::cachelint(&args);
+        assert!(code == 0 || code == 1, "{err}");
+        let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let mut counts = std::collections::HashMap::<String, (u64, u64)>::new();
+        for f in json["findings"].as_array().unwrap() {
+            let c = counts
+                .entry(f["config"].as_str().unwrap().to_owned())
+                .or_default();
+            match f["severity"].as_str().unwrap() {
+                "error" => c.0 += 1,
+                "warning" => c.1 += 1,
+                _ => {}
+            }
+        }
+        counts
+    };
+    let ours = pairs(&suggested);
+    let alone = report["alone"].as_array().unwrap();
+    assert!(
+        !alone.is_empty(),
+        "no build prefers an order of its own: {out}"
+    );
+    for (i, a) in alone.iter().enumerate() {
+        let plan = dir.join(format!("alone-{i}.plan.toml"));
+        std::fs::write(&plan, a["plan"].as_str().unwrap()).unwrap();
+        let theirs = pairs(&plan);
+        for b in a["builds"].as_array().unwrap() {
+            let config = b["config"].as_str().unwrap();
+            let (e0, w0) = ours.get(config).copied().unwrap_or_default();
+            let (e1, w1) = theirs.get(config).copied().unwrap_or_default();
+            assert_eq!(b["errors"], serde_json::json!([e0, e1]), "{config}");
+            assert_eq!(b["warnings"], serde_json::json!([w0, w1]), "{config}");
+        }
+        // The build it was found on is better off with it.
+        let home = a["config"].as_str().unwrap();
+        let (e0, w0) = ours.get(home).copied().unwrap_or_default();
+        let (e1, w1) = theirs.get(home).copied().unwrap_or_default();
+        assert!(
+            e1 + w1 < e0 + w0,
+            "{home}: {e1}+{w1} not fewer than {e0}+{w0}"
+        );
+        println!("{home} alone: {e0}/{w0} -> {e1}/{w1} error/warning pairs there");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

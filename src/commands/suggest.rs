@@ -12,7 +12,9 @@ use super::diagram::{DEFAULT_WIDTH, DiagramOptions, Selection, diagram};
 use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
 use crate::plan::Plan;
-use crate::report::suggest::{Growth, Role, Size, SuggestBuild, SuggestReport};
+use crate::report::suggest::{
+    AloneBuild, AloneOrder, Growth, Placement, Role, Size, SuggestBuild, SuggestReport,
+};
 use crate::rules::Rules;
 use crate::search::{self, Entry, Snapshot};
 
@@ -130,28 +132,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         tried: found.tried,
         rounds: found.rounds,
         budget: found.budget,
-        order: found
-            .order
-            .iter()
-            .map(|e| match e {
-                Entry::Unit(u) => units[*u].name.clone(),
-                Entry::Named(n, g) => format!(
-                    "{n}: {}",
-                    g.iter()
-                        .map(|u| units[*u].name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                Entry::Group(g) => format!(
-                    "{}_lockless (aligned): {}",
-                    opts.ty,
-                    g.iter()
-                        .map(|u| units[*u].name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            })
-            .collect(),
+        order: order_names(&found.order, &units, &opts.ty),
         moved: found.score.moved,
         removed: found
             .removed
@@ -164,6 +145,11 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         builds: Vec::new(),
         diagram: None,
         asserts: None,
+        alone: found
+            .alone
+            .iter()
+            .map(|a| alone_order(a, &found.outcomes, &snaps, &units, &opts.ty))
+            .collect(),
         notes,
     };
     for ((before, after), snap) in found.before.1.iter().zip(&found.outcomes).zip(&snaps) {
@@ -248,6 +234,93 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         report.notes.retain(|n| seen.insert(n.clone()));
     }
     Ok(report)
+}
+
+/// An order in words: a unit's name, a group as `G: a, b`.
+fn order_names(order: &[Entry], units: &[search::Unit], ty: &str) -> Vec<String> {
+    let names = |g: &[usize]| {
+        g.iter()
+            .map(|u| units[*u].name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    order
+        .iter()
+        .map(|e| match e {
+            Entry::Unit(u) => units[*u].name.clone(),
+            Entry::Named(n, g) => format!("{n}: {}", names(g)),
+            Entry::Group(g) => format!("{ty}_lockless (aligned): {}", names(g)),
+        })
+        .collect()
+}
+
+/// What an order a single build likes better gives on every build.
+fn alone_order(
+    a: &search::Alone,
+    suggested: &[search::Outcome],
+    snaps: &[Snapshot],
+    units: &[search::Unit],
+    ty: &str,
+) -> AloneOrder {
+    let growth = |o: &search::Outcome, line: u64| {
+        o.roots
+            .iter()
+            .map(|(_, old, new)| new.div_ceil(line) as i64 - old.div_ceil(line) as i64)
+            .max()
+            .unwrap_or(0)
+    };
+    AloneOrder {
+        config: snaps[a.build].config.clone(),
+        order: order_names(&a.order, units, ty),
+        plan: a.plan_text.clone(),
+        builds: a
+            .everywhere
+            .iter()
+            .zip(suggested)
+            .zip(snaps)
+            .map(|((o, s), snap)| AloneBuild {
+                config: o.config.clone(),
+                errors: [s.errors, o.errors],
+                warnings: [s.warnings, o.warnings],
+                growth_lines: [growth(s, snap.line), growth(o, snap.line)],
+            })
+            .collect(),
+        offsets: snaps
+            .iter()
+            .flat_map(|snap| {
+                snap.roots.iter().filter_map(|(root, id)| {
+                    let offset = offset_in(&snap.table, *id, snap.target, 0)?;
+                    Some(Placement {
+                        config: snap.config.clone(),
+                        root: root.clone(),
+                        offset,
+                        in_line: offset % snap.line,
+                    })
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The byte offset of the first instance of struct `target` in `ty`.
+fn offset_in(
+    table: &crate::model::TypeTable,
+    ty: crate::model::TypeId,
+    target: crate::model::TypeId,
+    depth: usize,
+) -> Option<u64> {
+    let ty = table.strip(ty);
+    if ty == target {
+        return Some(0);
+    }
+    if depth > crate::model::MAX_TYPE_DEPTH {
+        return None;
+    }
+    let members = table.composite(ty)?.members.as_ref()?;
+    members.iter().find_map(|m| {
+        let inner = offset_in(table, m.ty, target, depth + 1)?;
+        Some(m.bit_offset / 8 + inner)
+    })
 }
 
 /// A size row: bytes and the lines of `line` bytes they take, compiled

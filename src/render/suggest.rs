@@ -101,6 +101,49 @@ fn text(r: &SuggestReport) -> String {
             r.name
         );
     }
+    for a in &r.alone {
+        let _ = writeln!(
+            out,
+            "\none order for every build costs {} what an order of its own does not: climbed \
+             alone from the suggestion, {} finds\n  {}\nwhich gives, against the suggestion:",
+            a.config,
+            a.config,
+            a.order.join(", ")
+        );
+        let mut table = Table::new();
+        table.load_style(presets::ASCII_FULL_CONDENSED);
+        table.set_header([
+            "config",
+            "error pairs",
+            "warning pairs",
+            "worst root growth",
+        ]);
+        for b in &a.builds {
+            table.add_row([
+                b.config.clone(),
+                format!("{} -> {}", b.errors[0], b.errors[1]),
+                format!("{} -> {}", b.warnings[0], b.warnings[1]),
+                format!("{:+} -> {:+} lines", b.growth_lines[0], b.growth_lines[1]),
+            ]);
+        }
+        let _ = writeln!(out, "{table}");
+        let at: Vec<String> = a
+            .offsets
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {} in {} ({} into a line)",
+                    p.root, p.offset, p.config, p.in_line
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "where struct {} starts decides the lines its members share: {}",
+            r.name,
+            at.join(", ")
+        );
+    }
     if !r.removed.is_empty() {
         let _ = writeln!(out, "\nremoved: {}", r.removed.join(", "));
     }

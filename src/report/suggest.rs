@@ -44,8 +44,55 @@ pub struct SuggestReport {
     /// With `--asserts`: the check function of the suggested layout on the
     /// first build, as `asserts --plan P BUILD TYPE` writes it.
     pub asserts: Option<AssertsReport>,
+    /// When the suggestion leaves findings: orders single builds like
+    /// better (each build climbed alone from the suggestion), and what
+    /// they give on every build.
+    pub alone: Vec<AloneOrder>,
     /// Notes.
     pub notes: Vec<String>,
+}
+
+/// An order one build likes better than the suggestion for all.
+#[derive(Clone, Debug, Serialize)]
+pub struct AloneOrder {
+    /// The build it was found on.
+    pub config: String,
+    /// The order (group members as `G: a, b`).
+    pub order: Vec<String>,
+    /// Its plan file text.
+    pub plan: String,
+    /// Per build: what this order gives, against the suggestion.
+    pub builds: Vec<AloneBuild>,
+    /// Where the struct sits in each build: per root, its offset in the
+    /// root (the first instance), which decides what lines its members
+    /// land on.
+    pub offsets: Vec<Placement>,
+}
+
+/// One build under an [`AloneOrder`].
+#[derive(Clone, Debug, Serialize)]
+pub struct AloneBuild {
+    /// Config label.
+    pub config: String,
+    /// Error pairs: the suggestion's, this order's.
+    pub errors: [usize; 2],
+    /// Warning pairs: the suggestion's, this order's.
+    pub warnings: [usize; 2],
+    /// Worst growth of a root in lines: the suggestion's, this order's.
+    pub growth_lines: [i64; 2],
+}
+
+/// The struct's offset in a root, in one build.
+#[derive(Clone, Debug, Serialize)]
+pub struct Placement {
+    /// Config label.
+    pub config: String,
+    /// The root.
+    pub root: String,
+    /// Byte offset of the struct in it.
+    pub offset: u64,
+    /// That offset modulo the line size.
+    pub in_line: u64,
 }
 
 /// One build, as compiled and as suggested.

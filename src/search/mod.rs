@@ -244,6 +244,106 @@ pub(crate) struct Found {
     pub(crate) budget: Option<usize>,
     /// The units the suggestion removes.
     pub(crate) removed: Vec<usize>,
+    /// Orders single builds like better, when the suggestion leaves
+    /// findings.
+    pub(crate) alone: Vec<Alone>,
+}
+
+/// A candidate scored: the order, its score and outcomes, its plan text.
+type Scored = (Candidate, evaluate::Scored, String);
+
+/// The struct being searched, and how its candidates become plans.
+struct Searcher<'a> {
+    name: &'a str,
+    group: String,
+    units: &'a [Unit],
+}
+
+impl Searcher<'_> {
+    /// Scores candidates, each with its plan text; drops one the engine
+    /// refuses on some build (a flexible array not last: simply not a
+    /// layout) or, given a bound, one worse than it.
+    fn evaluate(
+        &self,
+        evaluator: &mut Evaluator,
+        orders: Vec<Candidate>,
+        bound: Option<&Score>,
+    ) -> Vec<Scored> {
+        let texts: Vec<(String, usize)> = orders
+            .iter()
+            .map(|(o, r)| {
+                (
+                    plan_text(self.name, &self.group, self.units, o, r),
+                    moved(o) + r.len(),
+                )
+            })
+            .collect();
+        let scored = evaluator.score(&texts, bound);
+        orders
+            .into_iter()
+            .zip(texts)
+            .zip(scored)
+            .filter_map(|((c, (text, _)), s)| Some((c, s?, text)))
+            .collect()
+    }
+
+    /// The hill climb from `best`: the best order found, and the rounds.
+    /// `tried` counts the layouts.
+    fn climb(
+        &self,
+        evaluator: &mut Evaluator,
+        mut best: Scored,
+        tried: &mut usize,
+    ) -> (Scored, usize) {
+        let large = self.units.len() > MAX_UNITS;
+        let mut rounds = 0;
+        while rounds < MAX_ROUNDS && !(large && *tried >= LARGE_BUDGET) {
+            // A large struct moves members inside the groups of its context
+            // order only (and the groups among themselves): every move of
+            // every member is a neighbourhood the square of 100 members, so
+            // it takes the first batch that improves, within a budget.
+            let mut steps = within_groups(&best.0.0);
+            if !large {
+                steps.extend(neighbours(&best.0.0, self.units));
+            }
+            if steps.is_empty() {
+                break;
+            }
+            rounds += 1;
+            let candidates: Vec<Candidate> =
+                steps.into_iter().map(|o| (o, best.0.1.clone())).collect();
+            let batch = if large { BATCH } else { candidates.len() };
+            let mut improved = false;
+            for chunk in candidates.chunks(batch) {
+                let chunk = if large {
+                    &chunk[..chunk.len().min(LARGE_BUDGET.saturating_sub(*tried))]
+                } else {
+                    chunk
+                };
+                if chunk.is_empty() {
+                    break;
+                }
+                *tried += chunk.len();
+                // The first best candidate, as without the bound: only those
+                // worse than some complete score are dropped.
+                let winner = self
+                    .evaluate(evaluator, chunk.to_vec(), Some(&best.1.0))
+                    .into_iter()
+                    .min_by(|x, y| x.1.0.cmp(&y.1.0));
+                if let Some(w) = winner
+                    && w.1.0 < best.1.0
+                {
+                    best = w;
+                    improved = true;
+                    break;
+                }
+            }
+            if !improved {
+                break;
+            }
+        }
+        (best, rounds)
+    }
 }
 
 /// Searches orders of struct `name`, whose units are `units`, over every
@@ -256,35 +356,24 @@ pub(crate) fn search(
     limits: &Limits,
 ) -> Result<Found> {
     let original: Candidate = ((0..units.len()).map(Entry::Unit).collect(), Vec::new());
-    let group = format!("{name}_lockless");
+    let searcher = Searcher {
+        name,
+        group: format!("{name}_lockless"),
+        units,
+    };
     let names: Vec<&str> = limits
         .pinned
         .iter()
         .map(|&u| units[u].name.as_str())
         .collect();
     let mut evaluator = Evaluator::new(name, snaps, rules, limits, &names);
-    // Scores candidates, each with its plan text; `None` for one the
-    // engine refuses on some build (a flexible array not last: simply not
-    // a layout) or, given a bound, one worse than it.
-    let evaluate = |evaluator: &mut Evaluator, orders: Vec<Candidate>, bound: Option<&Score>| {
-        let texts: Vec<(String, usize)> = orders
-            .iter()
-            .map(|(o, r)| (plan_text(name, &group, units, o, r), moved(o) + r.len()))
-            .collect();
-        let scored = evaluator.score(&texts, bound);
-        orders
-            .into_iter()
-            .zip(texts)
-            .zip(scored)
-            .filter_map(|((c, (text, _)), s)| Some((c, s?, text)))
-            .collect::<Vec<_>>()
-    };
     let unlaid = || {
         crate::error::Error::Usage(format!(
             "struct {name} cannot be laid out again in its own order on every build"
         ))
     };
-    let mut best = evaluate(&mut evaluator, vec![original], None)
+    let mut best = searcher
+        .evaluate(&mut evaluator, vec![original.clone()], None)
         .pop()
         .ok_or_else(unlaid)?;
     let before = best.1.clone();
@@ -298,59 +387,51 @@ pub(crate) fn search(
         let contexts: Vec<String> = rules.contexts.iter().map(|c| c.name.clone()).collect();
         tried += 1;
         let seed = by_context(name, units, &contexts);
-        if let Some(seed) = evaluate(&mut evaluator, vec![seed], None).pop()
+        if let Some(seed) = searcher.evaluate(&mut evaluator, vec![seed], None).pop()
             && (large || seed.1.0 < best.1.0)
         {
             best = seed;
         }
     }
-    let mut rounds = 0;
-    while rounds < MAX_ROUNDS && !(large && tried >= LARGE_BUDGET) {
-        // A large struct moves members inside the groups of its context
-        // order only (and the groups among themselves): every move of
-        // every member is a neighbourhood the square of 100 members, so
-        // it takes the first batch that improves, within a budget.
-        let mut steps = within_groups(&best.0.0);
-        if !large {
-            steps.extend(neighbours(&best.0.0, units));
-        }
-        if steps.is_empty() {
-            break;
-        }
-        rounds += 1;
-        let candidates: Vec<Candidate> = steps.into_iter().map(|o| (o, best.0.1.clone())).collect();
-        let batch = if large { BATCH } else { candidates.len() };
-        let mut improved = false;
-        for chunk in candidates.chunks(batch) {
-            let chunk = if large {
-                &chunk[..chunk.len().min(LARGE_BUDGET.saturating_sub(tried))]
-            } else {
-                chunk
-            };
-            if chunk.is_empty() {
-                break;
-            }
-            tried += chunk.len();
-            // The first best candidate, as without the bound: only those
-            // worse than some complete score are dropped.
-            let winner = evaluate(&mut evaluator, chunk.to_vec(), Some(&best.1.0))
-                .into_iter()
-                .min_by(|x, y| x.1.0.cmp(&y.1.0));
-            if let Some(w) = winner
-                && w.1.0 < best.1.0
-            {
-                best = w;
-                improved = true;
-                break;
-            }
-        }
-        if !improved {
-            break;
-        }
-    }
+    let (mut best, rounds) = searcher.climb(&mut evaluator, best, &mut tried);
     if compiled.1.0 < best.1.0 {
         // A large struct's climb found nothing better than as compiled.
         best = compiled;
+    }
+    // One order for every build may cost a build what an order of its own
+    // would not: when the suggestion leaves findings, each build climbs
+    // alone from it, and an order better there is scored on every build.
+    let mut alone = Vec::new();
+    if snaps.len() > 1 && (best.1.0.errors > 0 || best.1.0.warnings > 0 || best.1.0.over > 0) {
+        for (b, snap) in snaps.iter().enumerate() {
+            let mut one = Evaluator::new(name, std::slice::from_ref(snap), rules, limits, &names);
+            one.compiled_footprint(std::slice::from_ref(&before.1[b]));
+            let start = match searcher
+                .evaluate(&mut one, vec![best.0.clone()], None)
+                .pop()
+            {
+                Some(s) => s,
+                None => continue,
+            };
+            let joint = start.1.0.clone();
+            let (found, _) = searcher.climb(&mut one, start, &mut tried);
+            if found.1.0.errors + found.1.0.warnings + found.1.0.over as usize
+                >= joint.errors + joint.warnings + joint.over as usize
+            {
+                continue;
+            }
+            if let Some(everywhere) = searcher
+                .evaluate(&mut evaluator, vec![found.0.clone()], None)
+                .pop()
+            {
+                alone.push(Alone {
+                    build: b,
+                    order: found.0.0.clone(),
+                    plan_text: found.2.clone(),
+                    everywhere: everywhere.1.1,
+                });
+            }
+        }
     }
     let ((order, removed), (score, outcomes), plan_text) = best;
     Ok(Found {
@@ -363,7 +444,20 @@ pub(crate) fn search(
         tried,
         rounds,
         budget: large.then_some(LARGE_BUDGET),
+        alone,
     })
+}
+
+/// An order one build alone likes better than the suggestion for all.
+pub(crate) struct Alone {
+    /// The build's index.
+    pub(crate) build: usize,
+    /// The order.
+    pub(crate) order: Vec<Entry>,
+    /// Its plan file text.
+    pub(crate) plan_text: String,
+    /// What this order gives on every build.
+    pub(crate) everywhere: Vec<Outcome>,
 }
 
 /// Every order one step from `order`: a block of one to three entries
