@@ -12,7 +12,7 @@ use super::diagram::{DEFAULT_WIDTH, DiagramOptions, Selection, diagram};
 use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
 use crate::plan::Plan;
-use crate::report::suggest::{Growth, Role, Size, SuggestBuild, SuggestReport};
+use crate::report::suggest::{Growth, PerConfig, Role, Size, SuggestBuild, SuggestReport};
 use crate::rules::Rules;
 use crate::search::{self, Entry, Snapshot};
 
@@ -67,10 +67,19 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
     let mut snaps = builds::in_order(&opts.builds, |build| {
         snapshot(build, &rules, &opts.ty, opts.cacheline, &opts.reading)
     })?;
-    // One order for every build: the builds must have the same members
-    // (a member under an #ifdef some config lacks is not handled yet).
-    let first = &snaps[0];
-    let units = search::units(&first.table, first.target, &opts.ty, &rules);
+    // One order for every build, over the union of their members: a
+    // member under an #ifdef some config lacks is optional in the plan.
+    let lists: Vec<(&str, Vec<search::Unit>)> = snaps
+        .iter()
+        .map(|s| {
+            (
+                s.config.as_str(),
+                search::units(&s.table, s.target, &opts.ty, &rules),
+            )
+        })
+        .collect();
+    let merged = search::members::merge(&opts.ty, &lists)?;
+    let units = merged.units;
     if units.len() > search::MAX_UNITS && rules.contexts.is_empty() {
         return Err(Error::Usage(format!(
             "struct {} has {} members to order: suggest climbs up to {} so far (its \
@@ -81,17 +90,15 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             search::MAX_UNITS
         )));
     }
-    for snap in &snaps[1..] {
-        let other = search::units(&snap.table, snap.target, &opts.ty, &rules);
-        let names = |u: &[search::Unit]| u.iter().map(|u| u.name.clone()).collect::<Vec<_>>();
-        if names(&other) != names(&units) {
-            return Err(Error::Usage(format!(
-                "struct {} has other members in {} than in {}: suggest needs one member \
-                 list on every build (members under a config option are not handled yet)",
-                opts.ty, snap.config, first.config
-            )));
-        }
-    }
+    let per_config: Vec<PerConfig> = units
+        .iter()
+        .zip(&merged.present)
+        .filter(|(u, _)| u.optional)
+        .map(|(u, p)| PerConfig {
+            member: u.name.clone(),
+            configs: p.iter().map(|&b| snaps[b].config.clone()).collect(),
+        })
+        .collect();
     let max_growth = opts.max_growth.map(|l| l.min(i64::MAX as u64) as i64);
     let found = search::search(&opts.ty, &units, &mut snaps, &rules, max_growth)?;
     let mut notes = Vec::new();
@@ -135,6 +142,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             .iter()
             .map(|u| units[*u].name.clone())
             .collect(),
+        per_config,
         plan: found.plan_text.clone(),
         plan_out: None,
         patch: None,

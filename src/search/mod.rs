@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+pub(crate) mod members;
+
 use crate::analysis;
 use crate::error::Result;
 use crate::layout::{GROUP_BEGIN, GROUP_END, GROUP_PAD};
@@ -88,6 +90,9 @@ pub(crate) struct Unit {
     pub(crate) size: u64,
     /// True when it is written locklessly (gathered in the group).
     pub(crate) lockless: bool,
+    /// True when some build lacks it (an `#ifdef` member): the plan lists
+    /// it in `optional = [...]` ([`members::merge`] sets it).
+    pub(crate) optional: bool,
 }
 
 /// An entry of a candidate order.
@@ -476,6 +481,15 @@ pub(crate) fn plan_text(
         let names: Vec<String> = removed.iter().map(quoted).collect();
         format!("remove = [{}]\n", names.join(", "))
     };
+    let optional: Vec<String> = (0..units.len())
+        .filter(|&u| units[u].optional)
+        .map(|u| quoted(&u))
+        .collect();
+    let remove = if optional.is_empty() {
+        remove
+    } else {
+        format!("optional = [{}]\n{remove}", optional.join(", "))
+    };
     format!(
         "[{name}]\n{remove}order = [\n  {},\n]\n",
         items.join(",\n  ")
@@ -529,6 +543,7 @@ pub(crate) fn units(table: &TypeTable, id: TypeId, name: &str, rules: &Rules) ->
             align: table.alignment_of(m.ty).max(1),
             size: table.size_of(m.ty).unwrap_or(0),
             name,
+            optional: false,
         };
         add_contexts(&mut unit, type_rules, &names);
         out.push(unit);
@@ -641,6 +656,7 @@ mod tests {
             align,
             size: align,
             lockless: false,
+            optional: false,
         }
     }
 
