@@ -176,7 +176,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
     if let Some(tree) = &opts.source_tree {
         report.patch = Some(header_patch(
             tree,
-            &snaps[0],
+            &snaps,
             &units,
             &found.order,
             &found.removed,
@@ -298,16 +298,19 @@ fn snapshot(
     })
 }
 
-/// The unified diff of TYPE's header in `tree` for `order`.
+/// The unified diff of TYPE's header in `tree` for `order`. A member's
+/// line comes from the first build that has it (every build is compiled
+/// from the same header).
 fn header_patch(
     tree: &std::path::Path,
-    snap: &Snapshot,
+    snaps: &[Snapshot],
     units: &[search::Unit],
     order: &[Entry],
     removed: &[usize],
     ty: &str,
 ) -> Result<String> {
     let refuse = |why: String| Error::Usage(format!("--source-tree: {why}"));
+    let snap = &snaps[0];
     let c = snap
         .table
         .composite(snap.target)
@@ -317,43 +320,71 @@ fn header_patch(
             "the debug info gives no declaration line for struct {ty}"
         ))
     })?;
-    let members = c.members.as_deref().unwrap_or_default();
-    let line_of = |u: usize| -> Result<u64> {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    let mut line_of = |u: usize| -> Result<u64> {
         let name = &units[u].name;
-        let i = members
-            .iter()
-            .position(|m| m.name.as_deref() == Some(name.as_str()))
-            .ok_or_else(|| {
-                refuse(format!(
-                    "'{name}' is inside an anonymous struct or union of {ty}: moving those in \
-                     the header is not handled yet"
-                ))
-            })?;
-        if members[i].bit_size.is_some() && members.get(i + 1).is_some_and(|m| m.bit_size.is_some())
-        {
-            return Err(refuse(format!(
-                "'{name}' starts a run of bitfields: moving those in the header is not handled yet"
-            )));
+        for snap in snaps {
+            let table = &snap.table;
+            let members = table
+                .composite(snap.target)
+                .and_then(|c| c.members.as_deref())
+                .unwrap_or_default();
+            let found = members.iter().position(|m| match &m.name {
+                Some(n) => n == name,
+                None => search::first_inner_name(table, m.ty).as_deref() == Some(name.as_str()),
+            });
+            let Some(i) = found else { continue };
+            let m = &members[i];
+            let line = match (&m.name, &m.decl) {
+                (_, Some(d)) => d.line,
+                // An anonymous struct or union: where its type is declared.
+                (None, None) => table
+                    .composite(table.strip(m.ty))
+                    .and_then(|c| c.decl.as_ref())
+                    .map(|d| d.line)
+                    .ok_or_else(|| {
+                        refuse(format!(
+                            "the debug info gives no line for the anonymous member of {ty} \
+                             holding '{name}'"
+                        ))
+                    })?,
+                (Some(_), None) => {
+                    return Err(refuse(format!("the debug info gives no line for '{name}'")));
+                }
+            };
+            // A bitfield run moves whole, to its last bitfield.
+            if m.bit_size.is_some() {
+                let last = members[i..]
+                    .iter()
+                    .take_while(|m| m.bit_size.is_some())
+                    .last()
+                    .and_then(|m| m.decl.as_ref())
+                    .map_or(line, |d| d.line);
+                if last != line {
+                    runs.push((line, last));
+                }
+            }
+            return Ok(line);
         }
-        members[i]
-            .decl
-            .as_ref()
-            .map(|d| d.line)
-            .ok_or_else(|| refuse(format!("the debug info gives no line for '{name}'")))
+        Err(refuse(format!("no build places '{name}' of {ty}")))
     };
-    let pieces = order
-        .iter()
-        .map(|e| match e {
-            Entry::Unit(u) => Ok(crate::source_patch::Piece::Member(line_of(*u)?)),
-            Entry::Group(g) => Ok(crate::source_patch::Piece::AlignedGroup(
+    let mut pieces = Vec::new();
+    for e in order {
+        pieces.push(match e {
+            Entry::Unit(u) => crate::source_patch::Piece::Member(line_of(*u)?),
+            Entry::Group(g) => crate::source_patch::Piece::AlignedGroup(
                 format!("{ty}_lockless"),
                 g.iter().map(|u| line_of(*u)).collect::<Result<_>>()?,
-            )),
-            Entry::Named(n, g) => Ok(crate::source_patch::Piece::Group(
+            ),
+            Entry::Named(n, g) => crate::source_patch::Piece::Group(
                 n.clone(),
                 g.iter().map(|u| line_of(*u)).collect::<Result<_>>()?,
-            )),
-        })
+            ),
+        });
+    }
+    let removed = removed
+        .iter()
+        .map(|u| line_of(*u))
         .collect::<Result<Vec<_>>>()?;
     let relative = decl.file.as_str();
     let path = tree.join(relative);
@@ -364,9 +395,5 @@ fn header_patch(
             decl.file
         ))
     })?;
-    let removed = removed
-        .iter()
-        .map(|u| line_of(*u))
-        .collect::<Result<Vec<_>>>()?;
-    crate::source_patch::reorder(relative, &text, decl.line, &pieces, &removed)
+    crate::source_patch::reorder(relative, &text, decl.line, &pieces, &removed, &runs)
 }

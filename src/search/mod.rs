@@ -551,6 +551,14 @@ pub(crate) fn units(table: &TypeTable, id: TypeId, name: &str, rules: &Rules) ->
     out
 }
 
+/// The name a plan gives the anonymous struct or union of type `ty`: its
+/// first named member, as [`units`] names it.
+pub(crate) fn first_inner_name(table: &TypeTable, ty: TypeId) -> Option<String> {
+    let mut names = Vec::new();
+    inner_names(table, ty, 0, &mut names);
+    names.into_iter().next()
+}
+
 /// The named members inside an anonymous struct or union, in order.
 fn inner_names(table: &TypeTable, ty: TypeId, depth: usize, out: &mut Vec<String>) {
     let Some(members) = table
