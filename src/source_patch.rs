@@ -133,6 +133,8 @@ pub(crate) fn reorder(
     // closes (`enum {` ... `} state:16;`) to its `;` outside brackets.
     let mut kinds: Vec<Kind> = (0..lines.len()).map(|i| kind_of(lines[i])).collect();
     let mut extent: HashMap<usize, (usize, usize)> = HashMap::new();
+    // #defines inside a member's declaration: line, name, the member.
+    let mut inner: Vec<(usize, String, usize)> = Vec::new();
     let mut previous_end = open;
     for &start in &starts {
         let mut first = start;
@@ -164,12 +166,21 @@ pub(crate) fn reorder(
             }
         }
         let end = end.ok_or_else(|| refuse(start, "a member's declaration does not end"))?;
-        if let Some(i) = (first..=end).find(|&i| is_directive(lines[i])) {
-            return Err(refuse(
-                i,
-                "a preprocessor line inside a member's declaration (a conditional around part of \
-                 a member)",
-            ));
+        // A #define inside (tcp_sock's rack) moves with the member.
+        for i in first..=end {
+            if !is_directive(lines[i]) {
+                continue;
+            }
+            match defined_name(lines[i]) {
+                Some(name) if !lines[i].trim_end().ends_with('\\') => inner.push((i, name, start)),
+                _ => {
+                    return Err(refuse(
+                        i,
+                        "a preprocessor line inside a member's declaration (a conditional around \
+                         part of a member)",
+                    ));
+                }
+            }
         }
         for k in &mut kinds[first..=end] {
             *k = Kind::Member;
@@ -268,6 +279,9 @@ pub(crate) fn reorder(
     let mut blocks: HashMap<usize, Block> = HashMap::new();
     let mut pending: Vec<(usize, Vec<Frame>)> = Vec::new();
     let mut defines: Vec<(usize, String)> = Vec::new();
+    // #defines (and other configs' blocks) no member can take along: they
+    // go last, under their own conditions.
+    let mut loose: Vec<(usize, Vec<Frame>)> = Vec::new();
     let mut i = open + 1;
     while i < close {
         // The outermost block with another config's lines moves whole.
@@ -282,11 +296,11 @@ pub(crate) fn reorder(
             match inside.as_slice() {
                 [] => pending.extend((c..=end).map(|l| (l, frames[c].clone()))),
                 [member] => {
-                    check_before(&pending, &frames[c], &kinds, &refuse)?;
+                    let before = keep_before(&mut pending, &frames[c], &kinds, &mut loose);
                     blocks.insert(
                         *member,
                         Block {
-                            before: std::mem::take(&mut pending),
+                            before,
                             lines: (c, end),
                             frames: frames[c].clone(),
                         },
@@ -316,8 +330,7 @@ pub(crate) fn reorder(
                     pending.retain(|(l, _)| !matches!(kinds[*l], Kind::Blank | Kind::Comment));
                     Vec::new()
                 } else {
-                    check_before(&pending, &frames[i], &kinds, &refuse)?;
-                    std::mem::take(&mut pending)
+                    keep_before(&mut pending, &frames[i], &kinds, &mut loose)
                 };
                 blocks.insert(
                     start,
@@ -341,9 +354,17 @@ pub(crate) fn reorder(
         }
         i += 1;
     }
-    if let Some(&(l, _)) = pending.iter().find(|(l, _)| kinds[*l] != Kind::Blank) {
+    // A #define after the last member stays last.
+    let trailing = keep_before(&mut pending, &[], &kinds, &mut loose);
+    if let Some(&(l, _)) = trailing.iter().find(|(l, _)| kinds[*l] != Kind::Blank) {
         return Err(refuse(l, "a line after the last member belongs to none"));
     }
+    loose.extend(
+        trailing
+            .into_iter()
+            .filter(|(l, _)| kinds[*l] != Kind::Blank && kinds[*l] != Kind::Comment),
+    );
+    loose.sort_by_key(|(l, _)| *l);
     // A #define moves with the member after it: no member may use it.
     for (at, name) in &defines {
         let used = blocks.values().any(|b| {
@@ -355,6 +376,18 @@ pub(crate) fn reorder(
             return Err(refuse(
                 *at,
                 &format!("a #define in the body ({name}) that a member's declaration uses"),
+            ));
+        }
+    }
+
+    for (at, name, owner) in &inner {
+        let used = blocks.iter().any(|(start, b)| {
+            start != owner && (b.lines.0..=b.lines.1).any(|l| has_word(lines[l], name))
+        });
+        if used {
+            return Err(refuse(
+                *at,
+                &format!("a #define in a member ({name}) that another member's declaration uses"),
             ));
         }
     }
@@ -407,6 +440,10 @@ pub(crate) fn reorder(
                     .push(format!("{indent}__cacheline_group_end{aligned}({g});"));
             }
         }
+    }
+    for (line, frames) in &loose {
+        out.to(frames);
+        out.body.push(lines[*line].to_owned());
     }
     out.to(&[]);
     let new_body = out.body;
@@ -475,26 +512,21 @@ fn common(a: &[Frame], b: &[Frame]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
-/// A #define (or another config's block) before a member moves with it,
-/// written before the member's own conditionals open: it must be under
-/// some of them (none, or the outer ones), never under another's.
-fn check_before(
-    before: &[(usize, Vec<Frame>)],
+/// The lines above a member that move with it: comments, and the
+/// #defines and other configs' blocks under some of its conditions (none,
+/// or the outer ones); those under a condition it is not under (the end
+/// of an `#if` branch) go to `loose`, written after the last member.
+fn keep_before(
+    pending: &mut Vec<(usize, Vec<Frame>)>,
     frames: &[Frame],
     kinds: &[Kind],
-    refuse: &impl Fn(usize, &str) -> Error,
-) -> Result<()> {
-    match before
-        .iter()
-        .find(|(l, f)| !matches!(kinds[*l], Kind::Blank | Kind::Comment) && !frames.starts_with(f))
-    {
-        Some((l, _)) => Err(refuse(
-            *l,
-            "a #define (or another config's block) above a member, under a condition the member \
-             is not under",
-        )),
-        None => Ok(()),
-    }
+    loose: &mut Vec<(usize, Vec<Frame>)>,
+) -> Vec<(usize, Vec<Frame>)> {
+    let (keep, away): (Vec<_>, Vec<_>) = std::mem::take(pending).into_iter().partition(|(l, f)| {
+        matches!(kinds[*l], Kind::Blank | Kind::Comment) || frames.starts_with(f)
+    });
+    loose.extend(away);
+    keep
 }
 
 fn kind_of(line: &str) -> Kind {
@@ -911,6 +943,21 @@ struct s {
         assert!(
             err.contains("x.h:4: a preprocessor line inside a member's declaration"),
             "{err}"
+        );
+        let text =
+            "struct s {\n\tint a;\n\tstruct {\n#define N 1\n\t\tint x;\n\t} r;\n\tint b[N];\n};\n";
+        let err = refused(text, &[7, 6, 2]);
+        assert!(err.contains("x.h:4: a #define in a member (N)"), "{err}");
+        let text = "struct s {\n\tint a;\n\tstruct {\n#define N 1\n\t\tint x[N];\n\t} r;\n};\n";
+        assert_eq!(
+            body(text, &[6, 2]),
+            [
+                "\tstruct {",
+                "#define N 1",
+                "\t\tint x[N];",
+                "\t} r;",
+                "\tint a;"
+            ]
         );
         let text = "struct s {\n\tint a;\n#include \"b.h\"\n\tint b;\n};\n";
         let err = refused(text, &[4, 2]);

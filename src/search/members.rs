@@ -104,7 +104,10 @@ mod tests {
         // and w (between c and d), and lacks x and z.
         let m = merge(
             "s",
-            &[("amd64", units("a b x c d z")), ("cloud", units("y a b c w d"))],
+            &[
+                ("amd64", units("a b x c d z")),
+                ("cloud", units("y a b c w d")),
+            ],
         )
         .unwrap();
         assert_eq!(names(&m), ["y?", "a", "b", "x?", "c", "w?", "d", "z?"]);
