@@ -3,12 +3,12 @@
 //! it, found through the member's `DW_AT_decl_line`, and keeps the
 //! conditional it is declared under (`#ifdef CONFIG_X` ... `#endif`,
 //! nested as written; a member of an `#else` branch under the negated
-//! condition). Refused, with the file and line: a member that starts on
+//! condition). A `#define` moves with the member after it (one ending an
+//! `#if` branch goes after the last member, under its conditions), and a
+//! conditional block of members no build has stays with the one member
+//! beside them. Refused, with the file and line: a member that starts on
 //! another member's line, a conditional inside a member's declaration, an
-//! `#elif`, a `#define` a member uses or under another condition than the
-//! member after it, and lines that belong to no member (other than a
-//! conditional block of members no build has, which stays with the one
-//! member beside them).
+//! `#elif`, a `#define` a member uses, and lines that belong to no member.
 
 use std::collections::HashMap;
 
@@ -165,7 +165,14 @@ pub(crate) fn reorder(
                 break;
             }
         }
-        let end = end.ok_or_else(|| refuse(start, "a member's declaration does not end"))?;
+        let mut end = end.ok_or_else(|| refuse(start, "a member's declaration does not end"))?;
+        // A comment opened after the `;` (`u32 x; /* two ... lines */`)
+        // is the member's.
+        if opens_comment(lines[end]) {
+            end = (end + 1..close)
+                .find(|&i| lines[i].contains("*/"))
+                .ok_or_else(|| refuse(end, "a member's comment does not end"))?;
+        }
         // A #define inside (tcp_sock's rack) moves with the member.
         for i in first..=end {
             if !is_directive(lines[i]) {
@@ -620,6 +627,15 @@ fn unbalanced(line: &str) -> i64 {
     -brackets(line)
 }
 
+/// True when a line leaves a `/*` comment open.
+fn opens_comment(line: &str) -> bool {
+    match (line.rfind("/*"), line.rfind("*/")) {
+        (Some(open), Some(close)) => open > close,
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
 fn is_comment_or_blank(line: &str) -> bool {
     let t = line.trim();
     t.is_empty() || t.starts_with("/*") || t.starts_with('*') || t.starts_with("//")
@@ -929,6 +945,16 @@ struct s {
                 "\t} e:16;",
                 "\tint a;",
             ]
+        );
+    }
+
+    #[test]
+    fn a_comment_after_the_semicolon_over_lines_is_the_members() {
+        // tcp_sock: `u64 bytes_sent; /* RFC4898 ...` over three lines.
+        let text = "struct s {\n\tint a;\t/* a's,\n\t\t * two lines */\n\tint b;\n};\n";
+        assert_eq!(
+            body(text, &[4, 2]),
+            ["\tint b;", "\tint a;\t/* a's,", "\t\t * two lines */"]
         );
     }
 
