@@ -20,7 +20,8 @@
 # KMOD_ORACLE=netdev builds fixtures/kmod/netdev.c instead, whose rows
 # (netdev.def) are struct net_device's: netdev-shipped.ko without NAME
 # and PATCH (no RFC 3/3 build), netdev-NAME.ko with them; it prints the
-# module, then its rows. Without KMOD_ORACLE nothing changes.
+# module, then its rows. KMOD_ORACLE=tcp is the same for struct tcp_sock
+# (fixtures/kmod/tcp.c, tcp.def). Without KMOD_ORACLE nothing changes.
 #
 # Everything is cached outside the repo, under
 # ${CACHELINT_CACHE:-$HOME/.cache/cachelint}, and reused when present:
@@ -37,8 +38,8 @@ set -euo pipefail
 
 oracle=${KMOD_ORACLE:-oracle}
 case $oracle in
-  oracle | netdev) ;;
-  *) echo "kmod-oracle: unknown KMOD_ORACLE '$oracle' (oracle, netdev)" >&2; exit 2 ;;
+  oracle | netdev | tcp) ;;
+  *) echo "kmod-oracle: unknown KMOD_ORACLE '$oracle' (oracle, netdev, tcp)" >&2; exit 2 ;;
 esac
 
 flavour=${1:-cloud-amd64}
