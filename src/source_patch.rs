@@ -902,11 +902,20 @@ struct s {
                 "\tint a;"
             ]
         );
-        let text = "struct s {\n#ifdef X\n\tint a;\n#define S_MAX 4\n#endif\n\tint b;\n};\n";
-        let err = refused(text, &[6, 3]);
-        assert!(
-            err.contains("x.h:4: a #define (or another config's block)"),
-            "{err}"
+        // At the end of a branch, with no member after it there, it goes
+        // last, under its conditions (tcp_sock's BPF_SOCK_OPS_TEST_FLAG).
+        let text = "struct s {\n#ifdef X\n\tint a;\n#define F 1\n#else\n#define F 0\n#endif\n\tint b;\n};\n";
+        assert_eq!(
+            body(text, &[8, 3]),
+            [
+                "\tint b;",
+                "#ifdef X",
+                "\tint a;",
+                "#define F 1",
+                "#else",
+                "#define F 0",
+                "#endif"
+            ]
         );
     }
 
