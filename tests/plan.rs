@@ -519,7 +519,7 @@ fn an_optional_member_is_skipped_on_a_build_that_lacks_it() {
     refused(
         "[lruvec]\noptional = [\"lrugen\", \"lrugen\"]\norder = []\n",
         "gcc-dwarf5-base",
-        ":2:24: 'lrugen' is optional twice",
+        ":2:23: 'lrugen' is optional twice",
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
