@@ -174,12 +174,12 @@ pub(crate) fn reorder(
                 .ok_or_else(|| refuse(end, "a member's comment does not end"))?;
         }
         // A #define inside (tcp_sock's rack) moves with the member.
-        for i in first..=end {
-            if !is_directive(lines[i]) {
+        for (i, line) in lines.iter().enumerate().take(end + 1).skip(first) {
+            if !is_directive(line) {
                 continue;
             }
-            match defined_name(lines[i]) {
-                Some(name) if !lines[i].trim_end().ends_with('\\') => inner.push((i, name, start)),
+            match defined_name(line) {
+                Some(name) if !line.trim_end().ends_with('\\') => inner.push((i, name, start)),
                 _ => {
                     return Err(refuse(
                         i,
