@@ -10,11 +10,18 @@
 #
 # Usage: scripts/kmod-oracle.sh [FLAVOUR]     (cloud-amd64, amd64, rt-amd64)
 #        scripts/kmod-oracle.sh FLAVOUR NAME PATCH
+#        KMOD_ORACLE=netdev scripts/kmod-oracle.sh FLAVOUR [NAME PATCH]
 #
 # Prints the paths of the two modules, then of the two rows files. With
 # NAME and PATCH (a patch of the kernel tree, -p1, such as `suggest
 # --source-tree` prints), builds oracle-NAME.ko (and .rows, .truth) against
 # the headers with PATCH applied instead, and prints its module and rows.
+#
+# KMOD_ORACLE=netdev builds fixtures/kmod/netdev.c instead, whose rows
+# (netdev.def) are struct net_device's: netdev-shipped.ko without NAME
+# and PATCH (no RFC 3/3 build), netdev-NAME.ko with them; it prints the
+# module, then its rows. KMOD_ORACLE=tcp is the same for struct tcp_sock
+# (fixtures/kmod/tcp.c, tcp.def). Without KMOD_ORACLE nothing changes.
 #
 # Everything is cached outside the repo, under
 # ${CACHELINT_CACHE:-$HOME/.cache/cachelint}, and reused when present:
@@ -28,6 +35,12 @@
 # Needs apt-get/apt-cache, dpkg-deb, patch, make, gcc-12 (the headers pin
 # x86_64-linux-gnu-gcc-12), python3, and pahole for the modules' BTF.
 set -euo pipefail
+
+oracle=${KMOD_ORACLE:-oracle}
+case $oracle in
+  oracle | netdev | tcp) ;;
+  *) echo "kmod-oracle: unknown KMOD_ORACLE '$oracle' (oracle, netdev, tcp)" >&2; exit 2 ;;
+esac
 
 flavour=${1:-cloud-amd64}
 case $flavour in
@@ -131,33 +144,36 @@ cmp -s "$kroot/usr/src/$common/include/linux/mmzone.h" \
     tar -xO "./usr/src/$common/include/linux/mmzone.h") ||
   { echo "kmod-oracle: the shipped mmzone.h was modified" >&2; exit 1; }
 
-stamp=$(cat "$kmodsrc"/oracle.c "$kmodsrc"/oracle.def "$kmodsrc"/Kbuild \
+stamp=$(cat "$kmodsrc"/$oracle.c "$kmodsrc"/$oracle.def "$kmodsrc"/Kbuild \
   "$kmodsrc"/rfc3-mmzone.patch "$0" | sha256sum | cut -c1-16)
 
-# build NAME ROOT CFLAGS: oracle-NAME.ko, .rows and .truth in $out.
+# build NAME ROOT CFLAGS: $oracle-NAME.ko, .rows and .truth in $out.
 build() {
-  local name=$1 root=$2 cflags=$3 kdir=$2/usr/src/$headers b start end
-  if [[ -s $out/oracle-$name.ko && -s $out/oracle-$name.rows &&
-        $(cat "$out/oracle-$name.stamp" 2>/dev/null) == "$stamp" ]]; then
+  local name=$2 root=$3 cflags=$4 kdir=$3/usr/src/$headers b start end
+  name=$1-$name
+  if [[ -s $out/$name.ko && -s $out/$name.rows &&
+        $(cat "$out/$name.stamp" 2>/dev/null) == "$stamp" ]]; then
     return 0
   fi
   b=$out/build-$name
   rm -rf "$b"
   mkdir -p "$b"
-  cp "$kmodsrc"/oracle.c "$kmodsrc"/oracle.def "$kmodsrc"/Kbuild "$b/"
-  log "building oracle-$name.ko against $kdir"
+  # The module is oracle.o whichever source it is (Kbuild's obj-m).
+  cp "$kmodsrc/$1.c" "$b/oracle.c"
+  cp "$kmodsrc/$1.def" "$kmodsrc"/Kbuild "$b/"
+  log "building $name.ko against $kdir"
   start=$(date +%s.%N)
   make -s -C "$kdir" M="$b" CACHELINT_CFLAGS="$cflags" modules >&2
   end=$(date +%s.%N)
-  log "oracle-$name.ko built in $(python3 -c "print(round($end - $start, 1))") s"
-  # The row labels: oracle.def through the preprocessor with the kernel's
-  # configuration, M() and S() left as they are.
+  log "$name.ko built in $(python3 -c "print(round($end - $start, 1))") s"
+  # The row labels: the .def through the preprocessor with the kernel's
+  # configuration, M(), F() (an offset only) and S() left as they are.
   gcc -E -P -undef -x c $cflags -include "$kdir/include/generated/autoconf.h" \
-    "$kmodsrc/oracle.def" |
-    sed -nE 's/^M\(([a-z_0-9]+), *([^)]*)\)$/\1.\2\n\1.\2#size/p; s/^S\(([a-z_0-9]+)\)$/\1#size\n\1#align/p' \
-    > "$out/oracle-$name.rows"
-  cp "$b/oracle.ko" "$out/oracle-$name.ko"
-  python3 - "$out/oracle-$name.ko" "$out/oracle-$name.rows" > "$out/oracle-$name.truth" <<'EOF'
+    "$kmodsrc/$1.def" |
+    sed -nE 's/^M\(([a-z_0-9]+), *([^)]*)\)$/\1.\2\n\1.\2#size/p; s/^F\(([a-z_0-9]+), *([^)]*)\)$/\1.\2/p; s/^S\(([a-z_0-9]+)\)$/\1#size\n\1#align/p' \
+    > "$out/$name.rows"
+  cp "$b/oracle.ko" "$out/$name.ko"
+  python3 - "$out/$name.ko" "$out/$name.rows" > "$out/$name.truth" <<'EOF'
 import struct, sys
 d = open(sys.argv[1], 'rb').read()
 shoff, = struct.unpack_from('<Q', d, 0x28)
@@ -178,13 +194,14 @@ if vals is None or len(vals) != len(rows):
 for r, v in zip(rows, vals):
     print(r, v)
 EOF
-  echo "$stamp" > "$out/oracle-$name.stamp"
+  echo "$stamp" > "$out/$name.stamp"
   rm -rf "$b"
 }
 
 if [[ $# -ge 3 ]]; then
   name=$2 patchfile=$(realpath "$3")
   proot=$cache/kroot-$name-$flavour
+  [[ $oracle == oracle ]] || proot=$cache/kroot-$oracle-$name-$flavour
   log "making the $name copy of the headers"
   rm -rf "$proot"
   mkdir -p "$proot/usr/src"
@@ -198,14 +215,21 @@ if [[ $# -ge 3 ]]; then
   patch -p1 --no-backup-if-mismatch -d "$proot/usr/src/$common" < "$patchfile" >&2
   fix_makefile "$proot" "$common"
   stamp=$stamp-$(sha256sum "$patchfile" | cut -c1-16)
-  build "$name" "$proot" ""
-  echo "$out/oracle-$name.ko"
-  echo "$out/oracle-$name.rows"
+  build "$oracle" "$name" "$proot" ""
+  echo "$out/$oracle-$name.ko"
+  echo "$out/$oracle-$name.rows"
   exit 0
 fi
 
-build shipped "$kroot" ""
-build rfc3 "$rroot" "-DCACHELINT_RFC3"
+if [[ $oracle != oracle ]]; then
+  build "$oracle" shipped "$kroot" ""
+  echo "$out/$oracle-shipped.ko"
+  echo "$out/$oracle-shipped.rows"
+  exit 0
+fi
+
+build oracle shipped "$kroot" ""
+build oracle rfc3 "$rroot" "-DCACHELINT_RFC3"
 
 echo "$out/oracle-shipped.ko"
 echo "$out/oracle-rfc3.ko"

@@ -1,9 +1,16 @@
 //! A struct's members reordered in its C header, as a unified diff that
 //! `git apply` takes: each member moves with the comment lines right above
-//! it, found through the member's `DW_AT_decl_line`. A struct body with a
-//! preprocessor line, a member that starts on another member's line, or a
-//! member the debug info gives no line for is refused: the move would
-//! break it, or could not be told.
+//! it, found through the member's `DW_AT_decl_line`, and keeps the
+//! conditional it is declared under (`#ifdef CONFIG_X` ... `#endif`,
+//! nested as written; a member of an `#else` branch under the negated
+//! condition). A `#define` moves with the member after it (one ending an
+//! `#if` branch goes after the last member, under its conditions), and a
+//! conditional block of members no build has stays with the one member
+//! beside them. Refused, with the file and line: a member that starts on
+//! another member's line, a conditional inside a member's declaration, an
+//! `#elif`, a `#define` a member uses, and lines that belong to no member.
+
+use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 
@@ -19,19 +26,58 @@ pub(crate) enum Piece {
     Group(String, Vec<u64>),
 }
 
+/// A conditional frame a line is under: the `#if` line (0-based) and the
+/// branch (0: the `#if` one, 1: the `#else` one).
+type Frame = (usize, usize);
+
+/// An `#if` block of the body.
+#[derive(Default)]
+struct Cond {
+    /// Its `#else` and `#endif` lines.
+    else_line: Option<usize>,
+    endif: usize,
+    /// The negated condition, for a member of the `#else` branch moved
+    /// away from the `#if` branch.
+    negated: String,
+    /// True when a line in it belongs to no member the builds have (the
+    /// members of another config): the block moves whole.
+    unknown: bool,
+    /// The block it is in, if any.
+    parent: Option<usize>,
+}
+
+/// What a line of the body is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Blank,
+    Comment,
+    /// `#if`, `#ifdef`, `#ifndef`.
+    If,
+    Else,
+    Endif,
+    /// `#define` or `#undef`, or a continuation of one.
+    Define,
+    /// Part of a member's declaration.
+    Member,
+    /// Anything else: a declaration the debug info does not place.
+    Other,
+}
+
 /// The unified diff that reorders the struct declared at `struct_line` of
 /// `text` (the file `path`, relative to the tree) as `order` says, the
 /// members declared at `removed` (old group markers) dropped with their
-/// comments.
+/// comments. `runs` gives, for a unit of several declarations (a bitfield
+/// run), its first line and the line of its last declaration.
 pub(crate) fn reorder(
     path: &str,
     text: &str,
     struct_line: u64,
     order: &[Piece],
     removed: &[u64],
+    runs: &[(u64, u64)],
 ) -> Result<String> {
     let lines: Vec<&str> = text.lines().collect();
-    let open = struct_line as usize - 1;
+    let open = (struct_line as usize).saturating_sub(1);
     let refuse = |line: usize, why: &str| {
         Error::Usage(format!(
             "--source-tree: {path}:{}: {why}; apply the plan by hand",
@@ -48,6 +94,9 @@ pub(crate) fn reorder(
     let mut depth = 0i64;
     let mut close = None;
     for (i, l) in lines.iter().enumerate().skip(open) {
+        if i > open && is_directive(l) {
+            continue;
+        }
         depth += l.matches('{').count() as i64 - l.matches('}').count() as i64;
         if depth == 0 {
             close = Some(i);
@@ -55,9 +104,6 @@ pub(crate) fn reorder(
         }
     }
     let close = close.ok_or_else(|| refuse(open, "the struct's body does not close"))?;
-    if let Some(i) = (open + 1..close).find(|&i| lines[i].trim_start().starts_with('#')) {
-        return Err(refuse(i, "a preprocessor line inside the struct's body"));
-    }
     let members: Vec<usize> = order
         .iter()
         .flat_map(|p| match p {
@@ -78,64 +124,336 @@ pub(crate) fn reorder(
             "a member's declaration line is outside the struct's body",
         ));
     }
-    // Each member's block: the comment and blank lines above it (down to
-    // the previous member's end) and its declaration up to its ';'.
-    let mut blocks: std::collections::HashMap<usize, (usize, usize)> = Default::default();
-    let mut previous_end = open + 1;
+    let last_of: HashMap<usize, usize> = runs
+        .iter()
+        .map(|&(a, b)| (a as usize - 1, b as usize - 1))
+        .collect();
+
+    // Each member's declaration: from the line that opens what its line
+    // closes (`enum {` ... `} state:16;`) to its `;` outside brackets.
+    let mut kinds: Vec<Kind> = (0..lines.len()).map(|i| kind_of(lines[i])).collect();
+    let mut extent: HashMap<usize, (usize, usize)> = HashMap::new();
+    // #defines inside a member's declaration: line, name, the member.
+    let mut inner: Vec<(usize, String, usize)> = Vec::new();
+    let mut previous_end = open;
     for &start in &starts {
-        if start < previous_end {
+        let mut first = start;
+        let mut depth = unbalanced(lines[start]);
+        while depth > 0 {
+            if first <= previous_end + 1 {
+                return Err(refuse(
+                    start,
+                    "a member's declaration does not open in the body",
+                ));
+            }
+            first -= 1;
+            depth += unbalanced(lines[first]);
+        }
+        if first <= previous_end {
             return Err(refuse(
                 start,
                 "a member starts inside another's declaration",
             ));
         }
-        let end = (start..close)
-            .find(|&i| lines[i].contains(';'))
-            .ok_or_else(|| refuse(start, "a member's declaration does not end"))?;
-        let mut first = start;
-        while first > previous_end && is_comment_or_blank(lines[first - 1]) {
-            first -= 1;
+        let from = last_of.get(&start).copied().unwrap_or(start);
+        let mut depth = 0i64;
+        let mut end = None;
+        for (i, l) in lines.iter().enumerate().take(close).skip(from) {
+            depth += brackets(l);
+            if depth <= 0 && l.contains(';') {
+                end = Some(i);
+                break;
+            }
         }
-        if first != previous_end {
-            return Err(refuse(previous_end, "a line belongs to no member"));
+        let mut end = end.ok_or_else(|| refuse(start, "a member's declaration does not end"))?;
+        // A comment opened after the `;` (`u32 x; /* two ... lines */`)
+        // is the member's.
+        if opens_comment(lines[end]) {
+            end = (end + 1..close)
+                .find(|&i| lines[i].contains("*/"))
+                .ok_or_else(|| refuse(end, "a member's comment does not end"))?;
         }
-        blocks.insert(start, (first, end));
-        previous_end = end + 1;
+        // A #define inside (tcp_sock's rack) moves with the member.
+        for (i, line) in lines.iter().enumerate().take(end + 1).skip(first) {
+            if !is_directive(line) {
+                continue;
+            }
+            match defined_name(line) {
+                Some(name) if !line.trim_end().ends_with('\\') => inner.push((i, name, start)),
+                _ => {
+                    return Err(refuse(
+                        i,
+                        "a preprocessor line inside a member's declaration (a conditional around \
+                         part of a member)",
+                    ));
+                }
+            }
+        }
+        for k in &mut kinds[first..=end] {
+            *k = Kind::Member;
+        }
+        extent.insert(start, (first, end));
+        previous_end = end;
     }
-    if (previous_end..close).any(|i| !lines[i].trim().is_empty()) {
-        return Err(refuse(
-            previous_end,
-            "a line after the last member belongs to none",
-        ));
+
+    // The conditionals: each #if block, and the frames of every line.
+    let mut conds: HashMap<usize, Cond> = HashMap::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut frames: Vec<Vec<Frame>> = vec![Vec::new(); lines.len()];
+    let mut i = open + 1;
+    while i < close {
+        frames[i] = stack.clone();
+        match kinds[i] {
+            Kind::If => {
+                if lines[i].trim_end().ends_with('\\') {
+                    return Err(refuse(i, "a conditional continued over lines"));
+                }
+                conds.insert(
+                    i,
+                    Cond {
+                        negated: negated(lines[i]),
+                        parent: stack.last().map(|f| f.0),
+                        ..Cond::default()
+                    },
+                );
+                stack.push((i, 0));
+            }
+            Kind::Else => {
+                let Some(top) = stack.last_mut() else {
+                    return Err(refuse(i, "an #else without its #if in the struct's body"));
+                };
+                if directive(lines[i]) == "elif" {
+                    return Err(refuse(i, "an #elif (not handled yet)"));
+                }
+                if top.1 != 0 {
+                    return Err(refuse(i, "a second #else"));
+                }
+                top.1 = 1;
+                conds.get_mut(&top.0).unwrap().else_line = Some(i);
+            }
+            Kind::Endif => {
+                let Some(top) = stack.pop() else {
+                    return Err(refuse(i, "an #endif without its #if in the struct's body"));
+                };
+                conds.get_mut(&top.0).unwrap().endif = i;
+            }
+            Kind::Define => {
+                let mut j = i;
+                while lines[j].trim_end().ends_with('\\') && j + 1 < close {
+                    j += 1;
+                    kinds[j] = Kind::Define;
+                    frames[j] = stack.clone();
+                }
+                i = j;
+            }
+            Kind::Other if is_directive(lines[i]) => {
+                return Err(refuse(i, "a preprocessor line of a kind not handled"));
+            }
+            Kind::Other => match stack.last() {
+                // Another config's member: its block moves whole.
+                Some(&(c, _)) => conds.get_mut(&c).unwrap().unknown = true,
+                None => return Err(refuse(i, "a line belongs to no member")),
+            },
+            _ => {}
+        }
+        i += 1;
     }
+    if let Some(&(c, _)) = stack.last() {
+        return Err(refuse(c, "an #if not closed in the struct's body"));
+    }
+    // A block that moves whole, and the outermost of them a line is in.
+    let whole = |mut c: usize| -> Option<usize> {
+        let mut out = None;
+        loop {
+            if conds[&c].unknown {
+                out = Some(c);
+            }
+            match conds[&c].parent {
+                Some(p) => c = p,
+                None => return out,
+            }
+        }
+    };
+
+    // Each member's block: the lines before it (comments, blank lines,
+    // #defines, whole blocks of other configs, each with its frames), and
+    // its own lines, under its frames.
+    struct Block {
+        before: Vec<(usize, Vec<Frame>)>,
+        lines: (usize, usize),
+        frames: Vec<Frame>,
+    }
+    let mut blocks: HashMap<usize, Block> = HashMap::new();
+    let mut pending: Vec<(usize, Vec<Frame>)> = Vec::new();
+    let mut defines: Vec<(usize, String)> = Vec::new();
+    // #defines (and other configs' blocks) no member can take along: they
+    // go last, under their own conditions.
+    let mut loose: Vec<(usize, Vec<Frame>)> = Vec::new();
+    let mut i = open + 1;
+    while i < close {
+        // The outermost block with another config's lines moves whole.
+        let atomic = (kinds[i] == Kind::If && whole(i) == Some(i)).then_some(i);
+        if let Some(c) = atomic {
+            let end = conds[&c].endif;
+            let inside: Vec<usize> = starts
+                .iter()
+                .copied()
+                .filter(|&s| s > c && s < end)
+                .collect();
+            match inside.as_slice() {
+                [] => pending.extend((c..=end).map(|l| (l, frames[c].clone()))),
+                [member] => {
+                    let before = keep_before(&mut pending, &frames[c], &kinds, &mut loose);
+                    blocks.insert(
+                        *member,
+                        Block {
+                            before,
+                            lines: (c, end),
+                            frames: frames[c].clone(),
+                        },
+                    );
+                }
+                [_, second, ..] => {
+                    return Err(refuse(
+                        *second,
+                        "an #if block holds several members and lines the debug info does not \
+                         place (another config's members): it cannot be split",
+                    ));
+                }
+            }
+            i = end + 1;
+            continue;
+        }
+        match kinds[i] {
+            Kind::Member => {
+                let start = *starts
+                    .iter()
+                    .find(|&&s| extent[&s].0 == i)
+                    .expect("a member's first line");
+                let (_, end) = extent[&start];
+                let before = if removed.contains(&(start as u64 + 1)) {
+                    // A removed member's comments go with it; a #define
+                    // above it stays for the next member.
+                    pending.retain(|(l, _)| !matches!(kinds[*l], Kind::Blank | Kind::Comment));
+                    Vec::new()
+                } else {
+                    keep_before(&mut pending, &frames[i], &kinds, &mut loose)
+                };
+                blocks.insert(
+                    start,
+                    Block {
+                        before,
+                        lines: (i, end),
+                        frames: frames[i].clone(),
+                    },
+                );
+                i = end + 1;
+                continue;
+            }
+            Kind::Define => {
+                if let Some(name) = defined_name(lines[i]) {
+                    defines.push((i, name));
+                }
+                pending.push((i, frames[i].clone()));
+            }
+            Kind::Blank | Kind::Comment => pending.push((i, frames[i].clone())),
+            _ => {}
+        }
+        i += 1;
+    }
+    // A #define after the last member stays last.
+    let trailing = keep_before(&mut pending, &[], &kinds, &mut loose);
+    if let Some(&(l, _)) = trailing.iter().find(|(l, _)| kinds[*l] != Kind::Blank) {
+        return Err(refuse(l, "a line after the last member belongs to none"));
+    }
+    loose.extend(
+        trailing
+            .into_iter()
+            .filter(|(l, _)| kinds[*l] != Kind::Blank && kinds[*l] != Kind::Comment),
+    );
+    loose.sort_by_key(|(l, _)| *l);
+    // A #define moves with the member after it: no member may use it.
+    for (at, name) in &defines {
+        let used = blocks.values().any(|b| {
+            (b.lines.0..=b.lines.1)
+                .filter(|&l| kinds[l] != Kind::Define)
+                .any(|l| has_word(lines[l], name))
+        });
+        if used {
+            return Err(refuse(
+                *at,
+                &format!("a #define in the body ({name}) that a member's declaration uses"),
+            ));
+        }
+    }
+
+    for (at, name, owner) in &inner {
+        let used = blocks.iter().any(|(start, b)| {
+            start != owner && (b.lines.0..=b.lines.1).any(|l| has_word(lines[l], name))
+        });
+        if used {
+            return Err(refuse(
+                *at,
+                &format!("a #define in a member ({name}) that another member's declaration uses"),
+            ));
+        }
+    }
+
     let indent: String = lines[starts[0]]
         .chars()
         .take_while(|c| c.is_whitespace())
         .collect();
-    let mut new_body: Vec<String> = Vec::new();
-    let block = |l: &u64, out: &mut Vec<String>| {
-        let (a, b) = blocks[&(*l as usize - 1)];
-        out.extend(lines[a..=b].iter().map(|s| (*s).to_owned()));
+    let mut out = Emit {
+        lines: &lines,
+        conds: &conds,
+        body: Vec::new(),
+        open: Vec::new(),
+    };
+    let emit_member = |out: &mut Emit, l: &u64| {
+        let b = &blocks[&(*l as usize - 1)];
+        for (line, frames) in &b.before {
+            let k = common(&out.open, &b.frames);
+            let content = !matches!(kinds[*line], Kind::Blank | Kind::Comment);
+            if b.frames.starts_with(frames) && (content || frames.len() >= k) {
+                // A #define or another config's block under exactly
+                // its own conditions; a comment without closing any.
+                out.to(frames);
+            } else {
+                out.to(&b.frames[..k]);
+            }
+            out.body.push(lines[*line].to_owned());
+        }
+        out.to(&b.frames);
+        out.body
+            .extend(lines[b.lines.0..=b.lines.1].iter().map(|s| (*s).to_owned()));
     };
     for piece in order {
         match piece {
-            Piece::Member(l) => block(l, &mut new_body),
-            Piece::AlignedGroup(g, members) => {
-                new_body.push(format!("{indent}__cacheline_group_begin_aligned({g});"));
+            Piece::Member(l) => emit_member(&mut out, l),
+            Piece::AlignedGroup(g, members) | Piece::Group(g, members) => {
+                let aligned = if matches!(piece, Piece::AlignedGroup(..)) {
+                    "_aligned"
+                } else {
+                    ""
+                };
+                out.to(&[]);
+                out.body
+                    .push(format!("{indent}__cacheline_group_begin{aligned}({g});"));
                 for l in members {
-                    block(l, &mut new_body);
+                    emit_member(&mut out, l);
                 }
-                new_body.push(format!("{indent}__cacheline_group_end_aligned({g});"));
-            }
-            Piece::Group(g, members) => {
-                new_body.push(format!("{indent}__cacheline_group_begin({g});"));
-                for l in members {
-                    block(l, &mut new_body);
-                }
-                new_body.push(format!("{indent}__cacheline_group_end({g});"));
+                out.to(&[]);
+                out.body
+                    .push(format!("{indent}__cacheline_group_end{aligned}({g});"));
             }
         }
     }
+    for (line, frames) in &loose {
+        out.to(frames);
+        out.body.push(lines[*line].to_owned());
+    }
+    out.to(&[]);
+    let new_body = out.body;
     let old_body = &lines[open + 1..close];
     let mut out = format!("diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n");
     out.push_str(&format!(
@@ -154,6 +472,168 @@ pub(crate) fn reorder(
     }
     out.push_str(&format!(" {}\n", lines[close]));
     Ok(out)
+}
+
+/// The new body as it is written, with the conditional frames open at
+/// its end.
+struct Emit<'a> {
+    lines: &'a [&'a str],
+    conds: &'a HashMap<usize, Cond>,
+    body: Vec<String>,
+    open: Vec<Frame>,
+}
+
+impl Emit<'_> {
+    /// Closes and opens conditionals so that the next line is under
+    /// `frames`: from one branch of a block straight to the next, its own
+    /// `#else`; a branch opened alone, the `#if` line or its negation.
+    fn to(&mut self, frames: &[Frame]) {
+        let k = common(&self.open, frames);
+        let next_branch = k < self.open.len()
+            && k < frames.len()
+            && self.open[k].0 == frames[k].0
+            && frames[k].1 == self.open[k].1 + 1;
+        let keep = if next_branch { k + 1 } else { k };
+        while self.open.len() > keep {
+            let (c, _) = self.open.pop().unwrap();
+            self.body.push(self.lines[self.conds[&c].endif].to_owned());
+        }
+        if next_branch {
+            let c = frames[k].0;
+            let at = self.conds[&c].else_line.expect("an #else branch");
+            self.body.push(self.lines[at].to_owned());
+            self.open[k] = frames[k];
+        }
+        for &(c, branch) in &frames[self.open.len()..] {
+            self.body.push(match branch {
+                0 => self.lines[c].to_owned(),
+                _ => self.conds[&c].negated.clone(),
+            });
+            self.open.push((c, branch));
+        }
+    }
+}
+
+/// How many leading frames two lists share.
+fn common(a: &[Frame], b: &[Frame]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// The lines above a member that move with it: comments, and the
+/// #defines and other configs' blocks under some of its conditions (none,
+/// or the outer ones); those under a condition it is not under (the end
+/// of an `#if` branch) go to `loose`, written after the last member.
+fn keep_before(
+    pending: &mut Vec<(usize, Vec<Frame>)>,
+    frames: &[Frame],
+    kinds: &[Kind],
+    loose: &mut Vec<(usize, Vec<Frame>)>,
+) -> Vec<(usize, Vec<Frame>)> {
+    let (keep, away): (Vec<_>, Vec<_>) = std::mem::take(pending).into_iter().partition(|(l, f)| {
+        matches!(kinds[*l], Kind::Blank | Kind::Comment) || frames.starts_with(f)
+    });
+    loose.extend(away);
+    keep
+}
+
+fn kind_of(line: &str) -> Kind {
+    let t = line.trim();
+    if t.is_empty() {
+        return Kind::Blank;
+    }
+    if is_directive(line) {
+        return match directive(line) {
+            "if" | "ifdef" | "ifndef" => Kind::If,
+            "else" | "elif" => Kind::Else,
+            "endif" => Kind::Endif,
+            "define" | "undef" => Kind::Define,
+            _ => Kind::Other,
+        };
+    }
+    if is_comment_or_blank(line) {
+        Kind::Comment
+    } else {
+        Kind::Other
+    }
+}
+
+fn is_directive(line: &str) -> bool {
+    line.trim_start().starts_with('#')
+}
+
+/// The directive's name: `ifdef` of `#  ifdef X`.
+fn directive(line: &str) -> &str {
+    let rest = line.trim_start().trim_start_matches('#').trim_start();
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphanumeric())
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// The condition of an `#if` line, negated, as an `#if` line.
+fn negated(line: &str) -> String {
+    let d = directive(line);
+    let rest = line.trim_start().trim_start_matches('#').trim_start();
+    let mut expr = rest[d.len()..].trim();
+    if let Some(cut) = expr.find("//") {
+        expr = expr[..cut].trim();
+    }
+    if let Some(cut) = expr.find("/*") {
+        expr = expr[..cut].trim();
+    }
+    match d {
+        "ifdef" => format!("#if !defined({expr})"),
+        "ifndef" => format!("#if defined({expr})"),
+        _ => format!("#if !({expr})"),
+    }
+}
+
+/// The macro a `#define NAME` or `#undef NAME` line names.
+fn defined_name(line: &str) -> Option<String> {
+    let d = directive(line);
+    if d != "define" && d != "undef" {
+        return None;
+    }
+    let rest = line.trim_start().trim_start_matches('#').trim_start();
+    let name: String = rest[d.len()..]
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+fn has_word(line: &str, word: &str) -> bool {
+    line.match_indices(word).any(|(at, _)| {
+        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        !line[..at].ends_with(ident) && !line[at + word.len()..].starts_with(ident)
+    })
+}
+
+/// Opening minus closing brackets of a line.
+fn brackets(line: &str) -> i64 {
+    line.chars()
+        .map(|c| match c {
+            '(' | '{' | '[' => 1,
+            ')' | '}' | ']' => -1,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Closing brackets a line has beyond those it opens: how far up its
+/// declaration began (`} state:16;` closes the `enum {` above).
+fn unbalanced(line: &str) -> i64 {
+    -brackets(line)
+}
+
+/// True when a line leaves a `/*` comment open.
+fn opens_comment(line: &str) -> bool {
+    match (line.rfind("/*"), line.rfind("*/")) {
+        (Some(open), Some(close)) => open > close,
+        (Some(_), None) => true,
+        _ => false,
+    }
 }
 
 fn is_comment_or_blank(line: &str) -> bool {
@@ -185,7 +665,7 @@ struct s {
             Piece::AlignedGroup("g".into(), vec![4]),
             Piece::Member(7),
         ];
-        let diff = reorder("x.h", HEADER, 2, &order, &[]).unwrap();
+        let diff = reorder("x.h", HEADER, 2, &order, &[], &[]).unwrap();
         let new: Vec<&str> = diff
             .lines()
             .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
@@ -215,6 +695,7 @@ struct s {
             2,
             &[Piece::Member(9), Piece::Member(4)],
             &[7],
+            &[],
         )
         .unwrap();
         assert!(
@@ -231,12 +712,296 @@ struct s {
         );
     }
 
-    #[test]
-    fn a_conditional_in_the_body_is_refused() {
-        let text = "struct s {\n\tint a;\n#ifdef X\n\tint b;\n#endif\n};\n";
-        let err = reorder("x.h", text, 1, &[Piece::Member(4), Piece::Member(2)], &[])
+    /// The new body of `text` reordered as `order` (members by line).
+    fn body(text: &str, order: &[u64]) -> Vec<String> {
+        let order: Vec<Piece> = order.iter().map(|&l| Piece::Member(l)).collect();
+        added(&reorder("x.h", text, 1, &order, &[], &[]).unwrap())
+    }
+
+    fn added(diff: &str) -> Vec<String> {
+        diff.lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .map(|l| l[1..].to_owned())
+            .collect()
+    }
+
+    fn refused(text: &str, order: &[u64]) -> String {
+        let order: Vec<Piece> = order.iter().map(|&l| Piece::Member(l)).collect();
+        reorder("x.h", text, 1, &order, &[], &[])
             .unwrap_err()
-            .to_string();
-        assert!(err.contains("x.h:3: a preprocessor line"), "{err}");
+            .to_string()
+    }
+
+    const CONDITIONALS: &str = "\
+struct s {
+\tint a;
+#ifdef CONFIG_X
+\t/* b's comment */
+\tint b;
+\tint c;
+#endif
+#if IS_ENABLED(CONFIG_Y) /* y */
+\tint d;
+#else
+\tlong e;
+#endif
+\tint f;
+};
+";
+
+    #[test]
+    fn moved_members_keep_their_conditions() {
+        assert_eq!(
+            body(CONDITIONALS, &[5, 2, 6, 13, 11, 9]),
+            [
+                "#ifdef CONFIG_X",
+                "\t/* b's comment */",
+                "\tint b;",
+                "#endif",
+                "\tint a;",
+                "#ifdef CONFIG_X",
+                "\tint c;",
+                "#endif",
+                "\tint f;",
+                "#if !(IS_ENABLED(CONFIG_Y))",
+                "\tlong e;",
+                "#endif",
+                "#if IS_ENABLED(CONFIG_Y) /* y */",
+                "\tint d;",
+                "#endif",
+            ]
+        );
+        // #ifdef and #ifndef negate as defined().
+        let text = "struct s {\n\tint a;\n#ifndef X\n\tint b;\n#else\n\tint c;\n#endif\n};\n";
+        assert_eq!(
+            body(text, &[6, 2, 4]),
+            [
+                "#if defined(X)",
+                "\tint c;",
+                "#endif",
+                "\tint a;",
+                "#ifndef X",
+                "\tint b;",
+                "#endif"
+            ]
+        );
+        let text = "struct s {\n#ifdef X\n\tint b;\n#else\n\tint c;\n#endif\n};\n";
+        assert_eq!(
+            body(text, &[5, 3]),
+            [
+                "#if !defined(X)",
+                "\tint c;",
+                "#endif",
+                "#ifdef X",
+                "\tint b;",
+                "#endif"
+            ]
+        );
+    }
+
+    #[test]
+    fn conditional_blocks_kept_in_order_are_kept_as_written() {
+        let old: Vec<&str> = CONDITIONALS.lines().skip(1).take(12).collect();
+        assert_eq!(body(CONDITIONALS, &[2, 5, 6, 9, 11, 13]), old);
+    }
+
+    #[test]
+    fn nested_conditionals_nest_again_and_empty_ones_go() {
+        let text = "\
+struct s {
+\tint a;
+#ifdef A
+\tint b;
+#ifdef B
+\tint c;
+#endif
+#endif
+};
+";
+        assert_eq!(
+            body(text, &[6, 2, 4]),
+            [
+                "#ifdef A", "#ifdef B", "\tint c;", "#endif", "#endif", "\tint a;", "#ifdef A",
+                "\tint b;", "#endif"
+            ]
+        );
+        // c and b back together under A: one block, B inside it.
+        assert_eq!(
+            body(text, &[2, 6, 4]),
+            [
+                "\tint a;", "#ifdef A", "#ifdef B", "\tint c;", "#endif", "\tint b;", "#endif"
+            ]
+        );
+    }
+
+    #[test]
+    fn another_configs_block_moves_whole_with_its_member() {
+        // r is in no build the debug info comes from: the block stays whole
+        // with p, the one member of it a build has.
+        let text = "\
+struct s {
+\tint a;
+
+#ifdef CONFIG_PCPU
+\tint *p;
+#else
+\tint r;
+#endif
+\tint z;
+};
+";
+        assert_eq!(
+            body(text, &[9, 5, 2]),
+            [
+                "\tint z;",
+                "",
+                "#ifdef CONFIG_PCPU",
+                "\tint *p;",
+                "#else",
+                "\tint r;",
+                "#endif",
+                "\tint a;"
+            ]
+        );
+        // With two members a build has, it could not be split.
+        let text = "struct s {\n#ifdef X\n\tint p;\n\tint q;\n#else\n\tint r;\n#endif\n};\n";
+        let err = refused(text, &[4, 3]);
+        assert!(
+            err.contains("x.h:4: an #if block holds several members"),
+            "{err}"
+        );
+        // A block of no build's members goes with the next member.
+        let text = "struct s {\n\tint a;\n#ifdef X\n\tint r;\n#endif\n\tint b;\n};\n";
+        assert_eq!(
+            body(text, &[6, 2]),
+            ["#ifdef X", "\tint r;", "#endif", "\tint b;", "\tint a;"]
+        );
+    }
+
+    #[test]
+    fn a_define_moves_with_the_next_member_unless_a_member_uses_it() {
+        let text = "struct s {\n\tint a;\n/* most */\n#define S_MAX 4\n\tint b;\n};\n";
+        assert_eq!(
+            body(text, &[5, 2]),
+            ["/* most */", "#define S_MAX 4", "\tint b;", "\tint a;"]
+        );
+        let text = "struct s {\n\tint a;\n#define S_MAX 4\n\tint b[S_MAX];\n};\n";
+        let err = refused(text, &[4, 2]);
+        assert!(
+            err.contains("x.h:3: a #define in the body (S_MAX) that a member's declaration uses"),
+            "{err}"
+        );
+        let text = "struct s {\n\tint a;\n#define S_MAX 4\n#ifdef X\n\tint b;\n#endif\n};\n";
+        assert_eq!(
+            body(text, &[5, 2]),
+            [
+                "#define S_MAX 4",
+                "#ifdef X",
+                "\tint b;",
+                "#endif",
+                "\tint a;"
+            ]
+        );
+        // At the end of a branch, with no member after it there, it goes
+        // last, under its conditions (tcp_sock's BPF_SOCK_OPS_TEST_FLAG).
+        let text = "struct s {\n#ifdef X\n\tint a;\n#define F 1\n#else\n#define F 0\n#endif\n\tint b;\n};\n";
+        assert_eq!(
+            body(text, &[8, 3]),
+            [
+                "\tint b;",
+                "#ifdef X",
+                "\tint a;",
+                "#define F 1",
+                "#else",
+                "#define F 0",
+                "#endif"
+            ]
+        );
+    }
+
+    #[test]
+    fn declarations_over_several_lines_move_whole() {
+        let text = "\
+struct s {
+\tint a;
+\tenum {
+\t\tE1,
+\t} e:16;
+\tstruct_group(g,
+\t\tint x;
+\t);
+\tunsigned f:1;
+\tunsigned h:1;
+};
+";
+        let order = [
+            Piece::Member(9),
+            Piece::Member(6),
+            Piece::Member(5),
+            Piece::Member(2),
+        ];
+        let diff = reorder("x.h", text, 1, &order, &[], &[(9, 10)]).unwrap();
+        assert_eq!(
+            added(&diff),
+            [
+                "\tunsigned f:1;",
+                "\tunsigned h:1;",
+                "\tstruct_group(g,",
+                "\t\tint x;",
+                "\t);",
+                "\tenum {",
+                "\t\tE1,",
+                "\t} e:16;",
+                "\tint a;",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_comment_after_the_semicolon_over_lines_is_the_members() {
+        // tcp_sock: `u64 bytes_sent; /* RFC4898 ...` over three lines.
+        let text = "struct s {\n\tint a;\t/* a's,\n\t\t * two lines */\n\tint b;\n};\n";
+        assert_eq!(
+            body(text, &[4, 2]),
+            ["\tint b;", "\tint a;\t/* a's,", "\t\t * two lines */"]
+        );
+    }
+
+    #[test]
+    fn what_is_not_handled_is_refused_with_its_line() {
+        let text = "struct s {\n\tint a;\n#ifdef X\n\tint b;\n#elif Y\n\tint c;\n#endif\n};\n";
+        let err = refused(text, &[4, 2, 6]);
+        assert!(err.contains("x.h:5: an #elif"), "{err}");
+        let text =
+            "struct s {\n\tint a;\n\tunion {\n#ifdef X\n\t\tint p;\n#endif\n\t\tint q;\n\t};\n};\n";
+        let err = refused(text, &[3, 2]);
+        assert!(
+            err.contains("x.h:4: a preprocessor line inside a member's declaration"),
+            "{err}"
+        );
+        let text =
+            "struct s {\n\tint a;\n\tstruct {\n#define N 1\n\t\tint x;\n\t} r;\n\tint b[N];\n};\n";
+        let err = refused(text, &[7, 6, 2]);
+        assert!(err.contains("x.h:4: a #define in a member (N)"), "{err}");
+        let text = "struct s {\n\tint a;\n\tstruct {\n#define N 1\n\t\tint x[N];\n\t} r;\n};\n";
+        assert_eq!(
+            body(text, &[6, 2]),
+            [
+                "\tstruct {",
+                "#define N 1",
+                "\t\tint x[N];",
+                "\t} r;",
+                "\tint a;"
+            ]
+        );
+        let text = "struct s {\n\tint a;\n#include \"b.h\"\n\tint b;\n};\n";
+        let err = refused(text, &[4, 2]);
+        assert!(
+            err.contains("x.h:3: a preprocessor line of a kind not handled"),
+            "{err}"
+        );
+        let text = "struct s {\n\tint a;\n\tint b;\n};\n";
+        let err = refused(text, &[2]);
+        assert!(err.contains("x.h:3: a line belongs to no member"), "{err}");
     }
 }

@@ -1051,6 +1051,120 @@ fn the_suggested_order_equals_the_module_built_with_its_header_patch() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// The net_device oracle module (`KMOD_ORACLE=netdev
+/// scripts/kmod-oracle.sh FLAVOUR [NAME PATCH]`): its module path.
+fn netdev_module(vmlinux: &std::path::Path, args: &[&str]) -> PathBuf {
+    let flavour = vmlinux
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .rsplit_once("deb12-")
+        .expect("a Debian 6.12 vmlinux")
+        .1;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kmod-oracle.sh");
+    let built = Command::new(script)
+        .env("KMOD_ORACLE", "netdev")
+        .arg(flavour)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    PathBuf::from(
+        String::from_utf8(built.stdout)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+}
+
+/// net_device differs between the flavours (amd64 and rt have members
+/// under CONFIG_WIRELESS_EXT, CONFIG_CFG80211, ... that cloud lacks), and
+/// its header has 40 conditional lines: one suggestion over every
+/// oracle kernel (and amd64's when it lies beside them), its header patch
+/// (conditionals kept) built into the net_device module against each
+/// flavour's headers, must equal `offsetof --plan` of the plan file on
+/// every row of the module; the module as shipped must equal the kernel
+/// (so it speaks for it). The suggestion touches no more lines per
+/// context than the shipped layout on any build.
+#[test]
+#[ignore = "needs real kernels, modules and the source tree: .ci/run sets CACHELINT_PLAN_ORACLE and CACHELINT_KERNEL_SOURCE"]
+fn the_suggested_net_device_order_with_per_config_members_equals_the_patched_module() {
+    let mut kernels: Vec<PathBuf> = plan_oracles().into_iter().map(|(v, _)| v).collect();
+    let amd64 = kernels[0].with_file_name("vmlinux-6.12.117+deb12-amd64");
+    if amd64.is_file() && !kernels.contains(&amd64) {
+        kernels.push(amd64);
+    }
+    let dir = std::env::temp_dir().join(format!("cachelint-netdev-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("net_device.plan.toml");
+    let source = kernel_source();
+    let rules = source.join("Documentation/networking/net_cachelines/net_device.rst");
+    let mut args: Vec<String> = vec![
+        "suggest".into(),
+        "--rules".into(),
+        rules.display().to_string(),
+    ];
+    args.extend(kernels.iter().map(|v| v.display().to_string()));
+    args.extend(
+        [
+            "net_device",
+            "--source-tree",
+            source.to_str().unwrap(),
+            "--plan-out",
+            plan.to_str().unwrap(),
+            "--format",
+            "json",
+        ]
+        .map(String::from),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out, err) = common::cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let patch = dir.join("net_device.patch");
+    std::fs::write(&patch, report["patch"].as_str().expect("a patch")).unwrap();
+    let per_config = report["per_config"].as_array().unwrap();
+    let cloud = kernels
+        .iter()
+        .any(|k| k.to_str().unwrap().ends_with("-cloud-amd64"));
+    if cloud && kernels.len() > 1 {
+        assert!(
+            !per_config.is_empty(),
+            "cloud lacks members the others have"
+        );
+        assert!(report["plan"].as_str().unwrap().contains("optional = ["));
+    }
+    for (vmlinux, build) in kernels.iter().zip(report["builds"].as_array().unwrap()) {
+        for f in build["footprint"].as_array().unwrap() {
+            assert!(
+                f[2].as_u64() <= f[1].as_u64(),
+                "{}: {} touches {} lines suggested, {} shipped",
+                vmlinux.display(),
+                f[0],
+                f[2],
+                f[1]
+            );
+        }
+        let shipped = assert_module_truth(vmlinux, &netdev_module(vmlinux, &[]), None);
+        let module = netdev_module(vmlinux, &["suggested", patch.to_str().unwrap()]);
+        let rows = assert_module_truth(vmlinux, &module, Some(&plan));
+        assert!(rows > 150, "{rows} rows");
+        println!(
+            "{}: net_device as shipped, {shipped} rows, and suggested, {rows} rows, equal to \
+             the modules; footprint compiled -> suggested {}",
+            vmlinux.display(),
+            build["footprint"]
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// Runs the binary with `CACHELINT_CACHE_DIR` set: exit code and both
 /// outputs.
 fn cachelint_cached(cache: &std::path::Path, args: &[&str]) -> (i32, String, String) {

@@ -454,3 +454,72 @@ fn a_move_can_be_placed_next_to_a_member_an_earlier_move_added() {
     assert_eq!(offsets, [84, 88, 96]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `optional = [...]`: one plan over the members of every config. The
+/// identity order of lruvec over base (which has `lrugen`, under
+/// `CONFIG_LRU_GEN`) and nolrugen (which lacks it), `lrugen` optional,
+/// must give back the compiler's own offsets and sizes on both; without
+/// `optional` the absent name is refused, and a misspelt name still is.
+#[test]
+fn an_optional_member_is_skipped_on_a_build_that_lacks_it() {
+    let dir = std::env::temp_dir().join(format!("cachelint-optional-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let members = "\"lists\", \"lru_lock\", \"anon_cost\", \"file_cost\", \"nonresident_age\", \
+                   \"refaults\", \"flags\", \"lrugen\", \"pgdat\"";
+    let identity = dir.join("identity.toml");
+    std::fs::write(
+        &identity,
+        format!("[lruvec]\noptional = [\"lrugen\"]\norder = [{members}]\n"),
+    )
+    .unwrap();
+    for cc in COMPILERS {
+        for (config, lru_gen) in [("base", true), ("nolrugen", false)] {
+            let build = format!("{cc}-{config}");
+            let lines = truth_lines(lru_gen);
+            let values = truth_values(&fixture(&build));
+            assert_eq!(values.len(), lines.len() * 2, "{build}");
+            let paths: Vec<String> = lines.iter().map(|l| l.path.clone()).collect();
+            let rows = run::offsetof_planned(&fixture(&build), &paths, &identity)
+                .unwrap_or_else(|e| panic!("{build}: {e}"));
+            for (i, (line, row)) in lines.iter().zip(&rows).enumerate() {
+                assert_eq!(row["offset"], values[2 * i], "{build}: {}", line.path);
+                if line.has_size {
+                    assert_eq!(row["size"], values[2 * i + 1], "{build}: {}", line.path);
+                }
+            }
+        }
+    }
+    let refused = |text: &str, build: &str, want: &str| {
+        let file = dir.join("bad.toml");
+        std::fs::write(&file, text).unwrap();
+        let (code, _, err) = cachelint(&[
+            "layout",
+            "--plan",
+            file.to_str().unwrap(),
+            fixture(build).to_str().unwrap(),
+            "lruvec",
+        ]);
+        assert_eq!(code, 2, "{text}: {err}");
+        assert!(err.contains(want), "{text}\nwant {want}\ngot  {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    };
+    refused(
+        &format!("[lruvec]\norder = [{members}]\n"),
+        "gcc-dwarf5-nolrugen",
+        ":2:97: struct lruvec has no member 'lrugen'",
+    );
+    refused(
+        &format!(
+            "[lruvec]\noptional = [\"lrugen\"]\norder = [{}]\n",
+            members.replace("\"flags\"", "\"flgas\"")
+        ),
+        "gcc-dwarf5-nolrugen",
+        "has no member 'flgas'; did you mean 'flags'",
+    );
+    refused(
+        "[lruvec]\noptional = [\"lrugen\", \"lrugen\"]\norder = []\n",
+        "gcc-dwarf5-base",
+        ":2:23: 'lrugen' is optional twice",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

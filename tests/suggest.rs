@@ -423,3 +423,55 @@ fn a_pinned_member_keeps_the_offset_the_compiler_gave_it() {
         "{err}"
     );
 }
+
+/// lruvec's `lrugen` is under `#ifdef CONFIG_LRU_GEN`: base has it,
+/// nolrugen does not. One order holds on both: `lrugen` is listed as a
+/// member of base only and is optional in the plan, the compiled sizes
+/// are the compiler's `sizeof` on each build, and `offsetof --plan` of
+/// the written plan gives each build the suggested size.
+#[test]
+fn a_member_some_builds_lack_is_optional_in_the_one_order() {
+    let plan = temp("lruvec-configs.plan.toml");
+    let r = rules("lru.toml");
+    let configs = [("gcc-dwarf5-base", true), ("gcc-dwarf5-nolrugen", false)];
+    let builds: Vec<String> = configs
+        .iter()
+        .map(|(b, _)| format!("{b}={}", fixture(b).display()))
+        .collect();
+    let mut args = vec![
+        "suggest",
+        "--rules",
+        r.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend(builds.iter().map(String::as_str));
+    args.extend(["lruvec", "--plan-out", plan.to_str().unwrap()]);
+    let (code, out, err) = cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        report["per_config"],
+        serde_json::json!([{ "member": "lrugen", "configs": ["gcc-dwarf5-base"] }])
+    );
+    assert!(
+        report["plan"]
+            .as_str()
+            .unwrap()
+            .contains("optional = [\"lrugen\"]\n"),
+        "{}",
+        report["plan"]
+    );
+    for ((config, lru_gen), b) in configs.iter().zip(report["builds"].as_array().unwrap()) {
+        assert_eq!(b["config"], *config);
+        let size = &b["sizes"][0];
+        assert_eq!(size["type"], "lruvec");
+        assert_eq!(
+            size["bytes"][0],
+            truth(&fixture(config), *lru_gen)["lruvec"].1
+        );
+        let rows =
+            common::run::offsetof_planned(&fixture(config), &["lruvec".to_owned()], &plan).unwrap();
+        assert_eq!(rows[0]["size"], size["bytes"][1], "{config}");
+    }
+}

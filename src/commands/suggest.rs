@@ -13,7 +13,8 @@ use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
 use crate::plan::Plan;
 use crate::report::suggest::{
-    AloneBuild, AloneOrder, Growth, Placement, Role, Size, SuggestBuild, SuggestReport,
+    AloneBuild, AloneOrder, Growth, PerConfig, Placement, Role, Size, SuggestBuild,
+    SuggestReport,
 };
 use crate::rules::Rules;
 use crate::search::{self, Entry, Snapshot};
@@ -73,10 +74,19 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
     let snaps = builds::in_order(&opts.builds, |build| {
         snapshot(build, &rules, &opts.ty, opts.cacheline, &opts.reading)
     })?;
-    // One order for every build: the builds must have the same members
-    // (a member under an #ifdef some config lacks is not handled yet).
-    let first = &snaps[0];
-    let units = search::units(&first.table, first.target, &opts.ty, &rules);
+    // One order for every build, over the union of their members: a
+    // member under an #ifdef some config lacks is optional in the plan.
+    let lists: Vec<(&str, Vec<search::Unit>)> = snaps
+        .iter()
+        .map(|s| {
+            (
+                s.config.as_str(),
+                search::units(&s.table, s.target, &opts.ty, &rules),
+            )
+        })
+        .collect();
+    let merged = search::members::merge(&opts.ty, &lists)?;
+    let units = merged.units;
     if units.len() > search::MAX_UNITS && rules.contexts.is_empty() {
         return Err(Error::Usage(format!(
             "struct {} has {} members to order: suggest climbs up to {} so far (its \
@@ -87,17 +97,15 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             search::MAX_UNITS
         )));
     }
-    for snap in &snaps[1..] {
-        let other = search::units(&snap.table, snap.target, &opts.ty, &rules);
-        let names = |u: &[search::Unit]| u.iter().map(|u| u.name.clone()).collect::<Vec<_>>();
-        if names(&other) != names(&units) {
-            return Err(Error::Usage(format!(
-                "struct {} has other members in {} than in {}: suggest needs one member \
-                 list on every build (members under a config option are not handled yet)",
-                opts.ty, snap.config, first.config
-            )));
-        }
-    }
+    let per_config: Vec<PerConfig> = units
+        .iter()
+        .zip(&merged.present)
+        .filter(|(u, _)| u.optional)
+        .map(|(u, p)| PerConfig {
+            member: u.name.clone(),
+            configs: p.iter().map(|&b| snaps[b].config.clone()).collect(),
+        })
+        .collect();
     if opts.keep_footprint && rules.contexts.is_empty() {
         return Err(Error::Usage(
             "--keep-footprint keeps the lines each context touches: the rules have no contexts"
@@ -139,6 +147,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             .iter()
             .map(|u| units[*u].name.clone())
             .collect(),
+        per_config,
         plan: found.plan_text.clone(),
         plan_out: None,
         patch: None,
@@ -177,7 +186,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
     if let Some(tree) = &opts.source_tree {
         report.patch = Some(header_patch(
             tree,
-            &snaps[0],
+            &snaps,
             &units,
             &found.order,
             &found.removed,
@@ -386,16 +395,19 @@ fn snapshot(
     })
 }
 
-/// The unified diff of TYPE's header in `tree` for `order`.
+/// The unified diff of TYPE's header in `tree` for `order`. A member's
+/// line comes from the first build that has it (every build is compiled
+/// from the same header).
 fn header_patch(
     tree: &std::path::Path,
-    snap: &Snapshot,
+    snaps: &[Snapshot],
     units: &[search::Unit],
     order: &[Entry],
     removed: &[usize],
     ty: &str,
 ) -> Result<String> {
     let refuse = |why: String| Error::Usage(format!("--source-tree: {why}"));
+    let snap = &snaps[0];
     let c = snap
         .table
         .composite(snap.target)
@@ -405,43 +417,71 @@ fn header_patch(
             "the debug info gives no declaration line for struct {ty}"
         ))
     })?;
-    let members = c.members.as_deref().unwrap_or_default();
-    let line_of = |u: usize| -> Result<u64> {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    let mut line_of = |u: usize| -> Result<u64> {
         let name = &units[u].name;
-        let i = members
-            .iter()
-            .position(|m| m.name.as_deref() == Some(name.as_str()))
-            .ok_or_else(|| {
-                refuse(format!(
-                    "'{name}' is inside an anonymous struct or union of {ty}: moving those in \
-                     the header is not handled yet"
-                ))
-            })?;
-        if members[i].bit_size.is_some() && members.get(i + 1).is_some_and(|m| m.bit_size.is_some())
-        {
-            return Err(refuse(format!(
-                "'{name}' starts a run of bitfields: moving those in the header is not handled yet"
-            )));
+        for snap in snaps {
+            let table = &snap.table;
+            let members = table
+                .composite(snap.target)
+                .and_then(|c| c.members.as_deref())
+                .unwrap_or_default();
+            let found = members.iter().position(|m| match &m.name {
+                Some(n) => n == name,
+                None => search::first_inner_name(table, m.ty).as_deref() == Some(name.as_str()),
+            });
+            let Some(i) = found else { continue };
+            let m = &members[i];
+            let line = match (&m.name, &m.decl) {
+                (_, Some(d)) => d.line,
+                // An anonymous struct or union: where its type is declared.
+                (None, None) => table
+                    .composite(table.strip(m.ty))
+                    .and_then(|c| c.decl.as_ref())
+                    .map(|d| d.line)
+                    .ok_or_else(|| {
+                        refuse(format!(
+                            "the debug info gives no line for the anonymous member of {ty} \
+                             holding '{name}'"
+                        ))
+                    })?,
+                (Some(_), None) => {
+                    return Err(refuse(format!("the debug info gives no line for '{name}'")));
+                }
+            };
+            // A bitfield run moves whole, to its last bitfield.
+            if m.bit_size.is_some() {
+                let last = members[i..]
+                    .iter()
+                    .take_while(|m| m.bit_size.is_some())
+                    .last()
+                    .and_then(|m| m.decl.as_ref())
+                    .map_or(line, |d| d.line);
+                if last != line {
+                    runs.push((line, last));
+                }
+            }
+            return Ok(line);
         }
-        members[i]
-            .decl
-            .as_ref()
-            .map(|d| d.line)
-            .ok_or_else(|| refuse(format!("the debug info gives no line for '{name}'")))
+        Err(refuse(format!("no build places '{name}' of {ty}")))
     };
-    let pieces = order
-        .iter()
-        .map(|e| match e {
-            Entry::Unit(u) => Ok(crate::source_patch::Piece::Member(line_of(*u)?)),
-            Entry::Group(g) => Ok(crate::source_patch::Piece::AlignedGroup(
+    let mut pieces = Vec::new();
+    for e in order {
+        pieces.push(match e {
+            Entry::Unit(u) => crate::source_patch::Piece::Member(line_of(*u)?),
+            Entry::Group(g) => crate::source_patch::Piece::AlignedGroup(
                 format!("{ty}_lockless"),
                 g.iter().map(|u| line_of(*u)).collect::<Result<_>>()?,
-            )),
-            Entry::Named(n, g) => Ok(crate::source_patch::Piece::Group(
+            ),
+            Entry::Named(n, g) => crate::source_patch::Piece::Group(
                 n.clone(),
                 g.iter().map(|u| line_of(*u)).collect::<Result<_>>()?,
-            )),
-        })
+            ),
+        });
+    }
+    let removed = removed
+        .iter()
+        .map(|u| line_of(*u))
         .collect::<Result<Vec<_>>>()?;
     let relative = decl.file.as_str();
     let path = tree.join(relative);
@@ -452,9 +492,5 @@ fn header_patch(
             decl.file
         ))
     })?;
-    let removed = removed
-        .iter()
-        .map(|u| line_of(*u))
-        .collect::<Result<Vec<_>>>()?;
-    crate::source_patch::reorder(relative, &text, decl.line, &pieces, &removed)
+    crate::source_patch::reorder(relative, &text, decl.line, &pieces, &removed, &runs)
 }

@@ -376,7 +376,12 @@ pub fn recipe(
     } else {
         cur.div_ceil(8)
     };
-    let mut struct_align = c.alignment.unwrap_or(1);
+    // gcc records a struct's alignment (DW_AT_alignment) when a member has
+    // an alignment attribute, the struct none: an alignment its members
+    // explain is theirs, and goes with them when a plan removes them
+    // (tcp_sock's aligned group markers: the module built without them is
+    // 8-aligned).
+    let mut struct_align = c.alignment.filter(|&a| a > natural_align).unwrap_or(1);
     let natural_size = align_up(end, natural_align.max(struct_align)).ok_or("size overflows")?;
     if size > natural_size {
         struct_align = (natural_align.trailing_zeros()..=16)
@@ -573,6 +578,33 @@ mod tests {
         let laid = lay_out(&pieces, CompositeKind::Struct, false, r.struct_align).unwrap();
         assert_eq!(laid.bit_offsets, vec![vec![0], vec![32]]);
         assert_eq!(laid.size, 256);
+    }
+
+    #[test]
+    fn a_struct_alignment_its_members_explain_is_not_an_attribute() {
+        // struct { int a; char m[0] __aligned(64); int b; }: gcc writes
+        // DW_AT_alignment 64 on the struct as on m; m at 64, size 128.
+        let mut c = strukt(
+            128,
+            vec![member("a", 4, 0), member("m", 0, 64), member("b", 4, 64)],
+        );
+        c.alignment = Some(64);
+        c.members.as_mut().unwrap()[1].alignment = Some(64);
+        let r = recipe(&c, &Sizes, None).unwrap();
+        assert_eq!(r.parts[1].attr_align, 64);
+        assert_eq!(r.struct_align, 1);
+        // Without m (a plan removing the marker): a, b at 0, 4; size 8.
+        let members = c.members.as_ref().unwrap();
+        let pieces = vec![
+            r.piece(&r.parts[0], members, &Sizes, 1).unwrap(),
+            r.piece(&r.parts[2], members, &Sizes, 1).unwrap(),
+        ];
+        let laid = lay_out(&pieces, CompositeKind::Struct, false, r.struct_align).unwrap();
+        assert_eq!(laid.size, 8);
+        // A struct aligned beyond its members keeps its attribute.
+        c.alignment = Some(128);
+        c.size = Some(128);
+        assert_eq!(recipe(&c, &Sizes, None).unwrap().struct_align, 128);
     }
 
     #[test]

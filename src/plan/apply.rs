@@ -395,8 +395,12 @@ impl Planner {
             names: part_names(table, members, recipe),
             used: HashMap::new(),
             owner: struct_name(original),
+            optional: plan.optional.iter().map(|(n, _)| n.clone()).collect(),
         };
         for (name, at) in &plan.remove {
+            if pick.skipped(name) {
+                continue;
+            }
             let part = pick.part_of(name, at)?;
             pick.take(part, name, at)?;
         }
@@ -427,6 +431,11 @@ impl Planner {
                     .map(|part| Entry::Part { part, extra: 1 })
                     .collect();
                 for mv in moves {
+                    if let Item::Member { name, .. } = &mv.item
+                        && pick.skipped(name)
+                    {
+                        continue;
+                    }
                     let mut placed = Vec::new();
                     self.expand(table, &mv.item, &mut pick, recipe, members, &mut placed)?;
                     // The anchor is a member, or one an earlier move added.
@@ -498,6 +507,9 @@ impl Planner {
     ) -> Result<()> {
         match item {
             Item::Member { name, align, at } => {
+                if pick.skipped(name) {
+                    return Ok(());
+                }
                 let part = pick.part_of(name, at)?;
                 pick.take(part, name, at)?;
                 if align.is_some() && members[recipe.parts[part].members[0]].is_bitfield() {
@@ -689,9 +701,17 @@ struct Picker {
     names: HashMap<String, usize>,
     used: HashMap<usize, String>,
     owner: String,
+    /// The plan's `optional` members.
+    optional: HashSet<String>,
 }
 
 impl Picker {
+    /// True for an optional member this build lacks: its entries are
+    /// skipped.
+    fn skipped(&self, name: &str) -> bool {
+        !self.names.contains_key(name) && self.optional.contains(name)
+    }
+
     fn part_of(&self, name: &str, at: &crate::rules::Location) -> Result<usize> {
         self.names.get(name).copied().ok_or_else(|| {
             let hint = crate::suggest::did_you_mean(name, self.names.keys().map(String::as_str));

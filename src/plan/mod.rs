@@ -47,6 +47,10 @@ pub struct TypePlan {
     pub shape: Shape,
     /// Members dropped (`remove = [...]`).
     pub remove: Vec<(String, Location)>,
+    /// Members some builds lack (`optional = [...]`, an `#ifdef` member):
+    /// on a build without one, the entries naming it are skipped; any
+    /// other name the build lacks is still an error.
+    pub optional: Vec<(String, Location)>,
     /// `packed = true|false`; `None`: as inferred from the build.
     pub packed: Option<bool>,
     /// `align = N`: `__attribute__((__aligned__(N)))` on the struct.

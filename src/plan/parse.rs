@@ -102,6 +102,7 @@ impl Parser<'_> {
     fn type_plan(&self, name: &str, at: Location, table: &DeTable<'_>) -> Result<TypePlan> {
         let mut shape = None;
         let mut remove = Vec::new();
+        let mut optional: Vec<(String, Location)> = Vec::new();
         let mut packed = None;
         let mut align = None;
         for (key, value) in table {
@@ -120,6 +121,17 @@ impl Parser<'_> {
                         remove.push((self.name(item, "a removed member")?, self.at(item)));
                     }
                 }
+                "optional" => {
+                    for item in self.array(value, "'optional'")? {
+                        let member = self.name(item, "an optional member")?;
+                        if optional.iter().any(|(o, _)| *o == member) {
+                            return Err(self
+                                .at(item)
+                                .plan_error(format!("'{member}' is optional twice")));
+                        }
+                        optional.push((member, self.at(item)));
+                    }
+                }
                 "packed" => match value.get_ref() {
                     DeValue::Boolean(b) => packed = Some(*b),
                     _ => return Err(self.at(value).plan_error("'packed' must be true or false")),
@@ -128,7 +140,7 @@ impl Parser<'_> {
                 other => {
                     return Err(self.at(key).plan_error(format!(
                         "unknown key '{other}' in [{name}]; a struct's plan takes order, moves, \
-                         remove, packed and align"
+                         remove, optional, packed and align"
                     )));
                 }
             }
@@ -143,6 +155,7 @@ impl Parser<'_> {
             at,
             shape,
             remove,
+            optional,
             packed,
             align,
         })

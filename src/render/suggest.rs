@@ -147,6 +147,18 @@ fn text(r: &SuggestReport) -> String {
     if !r.removed.is_empty() {
         let _ = writeln!(out, "\nremoved: {}", r.removed.join(", "));
     }
+    if !r.per_config.is_empty() {
+        let members: Vec<String> = r
+            .per_config
+            .iter()
+            .map(|p| format!("{} ({})", p.member, p.configs.join(", ")))
+            .collect();
+        let _ = writeln!(
+            out,
+            "\nin some builds only (optional in the plan; laid out where present): {}",
+            members.join(", ")
+        );
+    }
     let _ = writeln!(out, "\norder ({} moved): {}\n", r.moved, r.order.join(", "));
     match &r.plan_out {
         Some(p) => {

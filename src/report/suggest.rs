@@ -28,6 +28,9 @@ pub struct SuggestReport {
     pub moved: usize,
     /// Old group markers the suggestion removes.
     pub removed: Vec<String>,
+    /// The members some builds lack (under a config option), with the
+    /// builds that have them; the plan lists them in `optional = [...]`.
+    pub per_config: Vec<PerConfig>,
     /// The plan file of the suggestion.
     pub plan: String,
     /// Where `--plan-out` wrote it.
@@ -93,6 +96,15 @@ pub struct Placement {
     pub offset: u64,
     /// That offset modulo the line size.
     pub in_line: u64,
+}
+
+/// A member in some builds only.
+#[derive(Clone, Debug, Serialize)]
+pub struct PerConfig {
+    /// The unit's name (as the order names it).
+    pub member: String,
+    /// The config labels of the builds that have it.
+    pub configs: Vec<String>,
 }
 
 /// One build, as compiled and as suggested.

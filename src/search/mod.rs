@@ -9,6 +9,8 @@
 
 mod evaluate;
 
+pub(crate) mod members;
+
 use crate::error::Result;
 use crate::layout::{GROUP_BEGIN, GROUP_END, GROUP_PAD};
 use crate::model::{TypeId, TypeTable};
@@ -163,6 +165,9 @@ pub(crate) struct Unit {
     pub(crate) size: u64,
     /// True when it is written locklessly (gathered in the group).
     pub(crate) lockless: bool,
+    /// True when some build lacks it (an `#ifdef` member): the plan lists
+    /// it in `optional = [...]` ([`members::merge`] sets it).
+    pub(crate) optional: bool,
 }
 
 /// An entry of a candidate order.
@@ -608,6 +613,15 @@ pub(crate) fn plan_text(
         let names: Vec<String> = removed.iter().map(quoted).collect();
         format!("remove = [{}]\n", names.join(", "))
     };
+    let optional: Vec<String> = (0..units.len())
+        .filter(|&u| units[u].optional)
+        .map(|u| quoted(&u))
+        .collect();
+    let remove = if optional.is_empty() {
+        remove
+    } else {
+        format!("optional = [{}]\n{remove}", optional.join(", "))
+    };
     format!(
         "[{name}]\n{remove}order = [\n  {},\n]\n",
         items.join(",\n  ")
@@ -661,11 +675,20 @@ pub(crate) fn units(table: &TypeTable, id: TypeId, name: &str, rules: &Rules) ->
             align: table.alignment_of(m.ty).max(1),
             size: table.size_of(m.ty).unwrap_or(0),
             name,
+            optional: false,
         };
         add_contexts(&mut unit, type_rules, &names);
         out.push(unit);
     }
     out
+}
+
+/// The name a plan gives the anonymous struct or union of type `ty`: its
+/// first named member, as [`units`] names it.
+pub(crate) fn first_inner_name(table: &TypeTable, ty: TypeId) -> Option<String> {
+    let mut names = Vec::new();
+    inner_names(table, ty, 0, &mut names);
+    names.into_iter().next()
 }
 
 /// The named members inside an anonymous struct or union, in order.
@@ -773,6 +796,7 @@ mod tests {
             align,
             size: align,
             lockless: false,
+            optional: false,
         }
     }
 
