@@ -1054,6 +1054,12 @@ fn the_suggested_order_equals_the_module_built_with_its_header_patch() {
 /// The net_device oracle module (`KMOD_ORACLE=netdev
 /// scripts/kmod-oracle.sh FLAVOUR [NAME PATCH]`): its module path.
 fn netdev_module(vmlinux: &std::path::Path, args: &[&str]) -> PathBuf {
+    oracle_module("netdev", vmlinux, args)
+}
+
+/// The oracle module `kind` (KMOD_ORACLE) for `vmlinux`'s flavour, built
+/// as shipped or, with `[NAME, PATCH]`, with the patch applied.
+fn oracle_module(kind: &str, vmlinux: &std::path::Path, args: &[&str]) -> PathBuf {
     let flavour = vmlinux
         .file_name()
         .unwrap()
@@ -1064,7 +1070,7 @@ fn netdev_module(vmlinux: &std::path::Path, args: &[&str]) -> PathBuf {
         .1;
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kmod-oracle.sh");
     let built = Command::new(script)
-        .env("KMOD_ORACLE", "netdev")
+        .env("KMOD_ORACLE", kind)
         .arg(flavour)
         .args(args)
         .output()
@@ -1620,6 +1626,57 @@ fn an_order_one_config_likes_better_is_reported_with_what_check_finds_in_it() {
             "{home}: {e1}+{w1} not fewer than {e0}+{w0}"
         );
         println!("{home} alone: {e0}/{w0} -> {e1}/{w1} error/warning pairs there");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+#[ignore = "needs real kernels, modules and the source tree: .ci/run sets CACHELINT_PLAN_ORACLE and CACHELINT_KERNEL_SOURCE"]
+fn the_suggested_tcp_sock_order_equals_the_patched_module() {
+    // tcp_sock (144 members, climbed inside its context order's groups)
+    // with --keep-footprint on the oracle kernels: its header patch applied
+    // to include/linux/tcp.h, the tcp oracle module must have every offset
+    // and size offsetof --plan gives, and no context may touch more lines
+    // than shipped by the module's own offsets (the table's fields).
+    let kernels: Vec<PathBuf> = plan_oracles().into_iter().map(|(v, _)| v).collect();
+    let dir = std::env::temp_dir().join(format!("cachelint-tcp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("tcp_sock.plan.toml");
+    let source = kernel_source();
+    let rules = source.join("Documentation/networking/net_cachelines/tcp_sock.rst");
+    let mut args: Vec<String> = vec![
+        "suggest".into(),
+        "--keep-footprint".into(),
+        "--rules".into(),
+        rules.display().to_string(),
+    ];
+    args.extend(kernels.iter().map(|v| v.display().to_string()));
+    args.extend(
+        [
+            "tcp_sock",
+            "--source-tree",
+            source.to_str().unwrap(),
+            "--plan-out",
+            plan.to_str().unwrap(),
+            "--format",
+            "json",
+        ]
+        .map(String::from),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out, err) = common::cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let patch = dir.join("tcp_sock.patch");
+    std::fs::write(&patch, report["patch"].as_str().expect("a patch")).unwrap();
+    for vmlinux in &kernels {
+        assert_module_truth(vmlinux, &oracle_module("tcp", vmlinux, &[]), None);
+        let module = oracle_module("tcp", vmlinux, &["suggested", patch.to_str().unwrap()]);
+        let rows = assert_module_truth(vmlinux, &module, Some(&plan));
+        println!(
+            "{}: suggested tcp_sock, {rows} rows equal to the module built with its patch",
+            vmlinux.display()
+        );
     }
     std::fs::remove_dir_all(dir).unwrap();
 }

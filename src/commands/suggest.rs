@@ -13,8 +13,7 @@ use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
 use crate::plan::Plan;
 use crate::report::suggest::{
-    AloneBuild, AloneOrder, Growth, PerConfig, Placement, Role, Size, SuggestBuild,
-    SuggestReport,
+    AloneBuild, AloneOrder, Growth, PerConfig, Placement, Role, Size, SuggestBuild, SuggestReport,
 };
 use crate::rules::Rules;
 use crate::search::{self, Entry, Snapshot};
