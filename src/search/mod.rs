@@ -20,6 +20,8 @@ use crate::plan::abi::Abi;
 use crate::plan::apply::Planner;
 use crate::rules::{Class, Rules, Severity};
 
+pub(crate) mod packing;
+
 /// Members (units) of a struct the search orders, at most: a round tries
 /// about 4 n^2 layouts on every build.
 pub(crate) const MAX_UNITS: usize = 40;
@@ -141,7 +143,7 @@ pub(crate) struct Outcome {
 }
 
 /// A candidate: the order, and the units it removes (old group markers).
-type Candidate = (Vec<Entry>, Vec<usize>);
+pub(crate) type Candidate = (Vec<Entry>, Vec<usize>);
 
 /// The best candidate found.
 pub(crate) struct Found {
@@ -172,6 +174,20 @@ pub(crate) fn search(
     snaps: &mut [Snapshot],
     rules: &Rules,
     max_growth: Option<i64>,
+) -> Result<Found> {
+    search_seeded(name, units, snaps, rules, max_growth, Vec::new(), true)
+}
+
+/// [`search`] with more seeds compared before the climb (the packing
+/// seeds), and the climb only when `climb`.
+pub(crate) fn search_seeded(
+    name: &str,
+    units: &[Unit],
+    snaps: &mut [Snapshot],
+    rules: &Rules,
+    max_growth: Option<i64>,
+    seeds: Vec<Candidate>,
+    climb: bool,
 ) -> Result<Found> {
     let original: Candidate = ((0..units.len()).map(Entry::Unit).collect(), Vec::new());
     let group = format!("{name}_lockless");
@@ -240,8 +256,15 @@ pub(crate) fn search(
             best = (seed, r);
         }
     }
+    tried += seeds.len();
+    let results = evaluate(snaps, &seeds);
+    for (seed, r) in seeds.into_iter().zip(results) {
+        if let Some(r) = r.filter(|r| r.0 < best.1.0) {
+            best = (seed, r);
+        }
+    }
     let mut rounds = 0;
-    while units.len() <= MAX_UNITS && rounds < MAX_ROUNDS {
+    while climb && units.len() <= MAX_UNITS && rounds < MAX_ROUNDS {
         rounds += 1;
         let candidates: Vec<Candidate> = neighbours(&best.0.0, units)
             .into_iter()
@@ -431,14 +454,20 @@ impl Snapshot {
     }
 }
 
-/// The score of a candidate from its layouts on every build.
+/// The score of a candidate from its layouts on every build. Without
+/// roots (packing only, no rules) the struct's own growth in bytes is the
+/// growth; its lines follow from its bytes, so they are left 0.
 fn combine(laid: &[&Laid], moved: usize) -> Score {
+    let growth = |l: &&Laid| match l.outcome.roots.is_empty() {
+        true => (0, l.outcome.target.1 as i64 - l.outcome.target.0 as i64),
+        false => (l.growth_lines, l.growth_bytes),
+    };
     Score {
         over: 0,
         errors: laid.iter().map(|l| l.outcome.errors).sum(),
         warnings: laid.iter().map(|l| l.outcome.warnings).sum(),
-        growth_lines: laid.iter().map(|l| l.growth_lines).max().unwrap_or(0),
-        growth_bytes: laid.iter().map(|l| l.growth_bytes).max().unwrap_or(0),
+        growth_lines: laid.iter().map(|l| growth(l).0).max().unwrap_or(0),
+        growth_bytes: laid.iter().map(|l| growth(l).1).max().unwrap_or(0),
         footprint: laid
             .iter()
             .flat_map(|l| l.outcome.footprint.iter().map(|f| f.1))
