@@ -50,7 +50,10 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
                 .into(),
         ));
     }
-    let rules = Rules::load(&opts.rules)?;
+    let rules = match opts.rules.is_empty() {
+        true => Rules::default(),
+        false => Rules::load(&opts.rules)?,
+    };
     if std::path::Path::new(&opts.ty).is_file() {
         return Err(Error::Usage(format!(
             "the last argument is the struct to reorder, and '{}' is a file (a build?): \
@@ -58,20 +61,30 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             opts.ty
         )));
     }
-    if rules.type_rules(&opts.ty).is_none() {
+    if !opts.rules.is_empty() && rules.type_rules(&opts.ty).is_none() {
         return Err(Error::Usage(format!(
             "the rules annotate no field of '{}': suggest reorders an annotated struct",
             opts.ty
         )));
     }
-    let mut snaps = builds::in_order(&opts.builds, |build| {
+    let snaps = builds::in_order(&opts.builds, |build| {
         snapshot(build, &rules, &opts.ty, opts.cacheline, &opts.reading)
     })?;
+    from_snapshots(opts, rules, snaps)
+}
+
+/// `suggest` of `opts.ty` on its builds, loaded (one snapshot per build).
+pub(crate) fn from_snapshots(
+    opts: &SuggestOptions,
+    rules: Rules,
+    mut snaps: Vec<Snapshot>,
+) -> Result<SuggestReport> {
+    let packing = opts.rules.is_empty();
     // One order for every build: the builds must have the same members
     // (a member under an #ifdef some config lacks is not handled yet).
     let first = &snaps[0];
     let units = search::units(&first.table, first.target, &opts.ty, &rules);
-    if units.len() > search::MAX_UNITS && rules.contexts.is_empty() {
+    if units.len() > search::MAX_UNITS && rules.contexts.is_empty() && !packing {
         return Err(Error::Usage(format!(
             "struct {} has {} members to order: suggest climbs up to {} so far (its \
              neighbourhood grows with the square of the members); with context rules it \
@@ -93,8 +106,13 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         }
     }
     let max_growth = opts.max_growth.map(|l| l.min(i64::MAX as u64) as i64);
-    let found = search::search(&opts.ty, &units, &mut snaps, &rules, max_growth)?;
-    let mut notes = Vec::new();
+    let (found, mut notes) = match packing {
+        true => super::suggest_packing::search(&opts.ty, &units, &mut snaps, max_growth)?,
+        false => (
+            search::search(&opts.ty, &units, &mut snaps, &rules, max_growth)?,
+            Vec::new(),
+        ),
+    };
     if found.score.over > 0 {
         notes.push(format!(
             "no order found within --max-growth {}: the best grows a root by {} lines",
@@ -142,6 +160,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         diagram: None,
         asserts: None,
         notes,
+        packing,
     };
     for ((before, after), snap) in found.before.1.iter().zip(&found.outcomes).zip(&snaps) {
         let (old, new) = after.target;

@@ -42,6 +42,17 @@ pub struct SuggestReport {
     pub asserts: Option<AssertsReport>,
     /// Notes.
     pub notes: Vec<String>,
+    /// Packing only (no rules): the objective is the struct's size, then
+    /// the members moved. In JSON only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub packing: bool,
+}
+
+/// `suggest` of several types: a report per type, in the order given, or
+/// the type and why it was refused.
+pub struct SuggestReports {
+    /// Per type.
+    pub reports: Vec<Result<SuggestReport, (String, String)>>,
 }
 
 /// One build, as compiled and as suggested.
