@@ -10,6 +10,10 @@
 #   N        structs (default 200)
 #   PAHOLE=PATH  pahole to run (default: the 1.31 build cached in
 #            ~/.cache/cachelint/pahole-1.31/pahole if present, else pahole)
+#   PAHOLE_TIMEOUT=SECONDS  per struct, for pahole (default 20): its
+#            reorganisation of some structs runs for minutes (pglist_data:
+#            over 2 minutes from BTF); a struct it does not finish is
+#            reported as such, and counts in its wall time
 #   CACHELINT=PATH  that binary instead of building this tree
 #
 # Selection: `pahole -F dwarf --sizes` (name, size, holes), the structs with
@@ -65,7 +69,8 @@ wall() {
 mapfile -t types <"$work/types"
 reorganise() {
   for t in "${types[@]}"; do
-    "$pahole" -F btf --reorganize -C "$t" "$vmlinux" || true
+    timeout "${PAHOLE_TIMEOUT:-20}" "$pahole" -F btf --reorganize -C "$t" "$vmlinux" ||
+      echo "$t" >>"$work/timeouts"
   done
 }
 start=$(date +%s.%N)
@@ -77,8 +82,8 @@ wall suggest "$cachelint" suggest --format json "$vmlinux" "${types[@]}"
 
 echo "vmlinux: $vmlinux, $(nproc) cores, $($pahole --version) ($pahole), $n structs"
 echo "cachelint: $cachelint"
-python3 - "$work" <<'EOF'
-import json, re, sys
+PAHOLE_TIMEOUT=${PAHOLE_TIMEOUT:-20} python3 - "$work" <<'EOF'
+import json, os, re, sys
 
 work = sys.argv[1]
 selected = [l.rstrip("\n").split("\t") for l in open(f"{work}/selected")]
@@ -135,6 +140,10 @@ def structs(path):
 
 
 reorganised = structs(f"{work}/pahole")
+try:
+    timeouts = [l.strip() for l in open(f"{work}/timeouts")]
+except FileNotFoundError:
+    timeouts = []
 original_text = structs(f"{work}/layout")
 original = {t["name"]: t for t in json.load(open(f"{work}/layout.json"))}
 suggested = {r["name"]: r for r in json.load(open(f"{work}/suggest"))}
@@ -209,6 +218,7 @@ print(f"cachelint saves on {len(ours)} structs, {sum(r[6] for r in ours)} bytes;
       f"{sum(1 for r in rows if r[7])}; not in pahole's output: {len(missing)} {' '.join(missing[:5])}")
 print(f"pahole groups broken on {sum(1 for r in claimed if r[5] is False)} of the {sum(1 for r in claimed if r[5] is not None)} "
       "claimed structs with kernel cacheline groups")
+print(f"pahole did not finish in {os.environ.get('PAHOLE_TIMEOUT', '20')} s on {len(timeouts)}: {' '.join(timeouts)}")
 print(f"wall: pahole -F btf --reorganize -C, {len(rows)} runs: {open(f'{work}/pahole.wall').read().split()[-1]} s; "
       f"cachelint suggest ({len(rows)} types) {open(f'{work}/suggest.wall').read().split()[-1]} s")
 EOF
