@@ -179,6 +179,8 @@ enum Command {
     /// lines and bytes, then the members moved. The search is a hill climb
     /// from the compiled order (a local optimum; the output says how many
     /// layouts it tried). Check, draw or diff the result with --plan.
+    /// Without --rules: packing only, the smallest size (then the fewest
+    /// members moved) over packing orders and the climb.
     #[command(after_help = SUGGEST_EXAMPLES)]
     Suggest {
         /// Rules file(s), as for `check`. Without them: packing only, the
@@ -366,6 +368,7 @@ const FOOTPRINT_EXAMPLES: &str = "Examples:
 const SUGGEST_EXAMPLES: &str = "Examples:
   cachelint suggest --rules examples/mm-lru.toml amd64=vmlinux rt=vmlinux-rt lru_gen_folio
   cachelint suggest --rules mm-lru.toml amd64=vmlinux lru_gen_folio --plan-out p.toml
+  cachelint suggest vmlinux page_pool task_struct --plan-out packed.toml
   cachelint diagram --rules mm-lru.toml --plan p.toml amd64=vmlinux mem_cgroup_per_node";
 
 const DIFF_EXAMPLES: &str = "Examples:
