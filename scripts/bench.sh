@@ -8,6 +8,9 @@
 #            against the first flavour alone, and its cost with a plan
 #            (default "amd64 rt-amd64 cloud-amd64"; fetched with
 #            scripts/fetch-kernel.sh); empty to skip
+#   PEER_STRUCTS  structs for the packing-only comparison with pahole
+#            --reorganize (scripts/pahole-peer.sh, on the amd64 kernel from
+#            scripts/fetch-kernel.sh; default 200); empty to skip
 #   CACHELINT=PATH  bench that binary instead of building this tree (to
 #            compare two commits in one sitting: build the other one,
 #            copy its target/release/cachelint aside, run once with each)
@@ -196,4 +199,15 @@ if [[ -n $flavours ]]; then
     added=$(awk -v a="$w1" -v b="$w2" 'BEGIN { printf "%+.2fs", b - a }')
     printf '%-24s %9ss %9ss %12s %12s %8s\n' "$n2" "$w1" "$w2" "$r1" "$r2" "$added"
   done
+fi
+
+# Packing only (suggest without rules) against pahole --reorganize, issue
+# 20: the N largest structs with holes, pahole's claims and their validity,
+# cachelint's savings and both wall times (the per-struct table:
+# scripts/pahole-peer.sh by hand).
+peer_structs=${PEER_STRUCTS-200}
+if [[ -n $peer_structs ]]; then
+  echo
+  CACHELINT=$cachelint scripts/pahole-peer.sh "$(scripts/fetch-kernel.sh amd64)" "$peer_structs" |
+    awk '/^vmlinux:/ || /^cachelint:/ { print; next } /^structs:/ { on = 1 } on'
 fi

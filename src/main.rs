@@ -179,13 +179,17 @@ enum Command {
     /// lines and bytes, then the members moved. The search is a hill climb
     /// from the compiled order (a local optimum; the output says how many
     /// layouts it tried). Check, draw or diff the result with --plan.
+    /// Without --rules: packing only, the smallest size (then the fewest
+    /// members moved) over packing orders and the climb.
     #[command(after_help = SUGGEST_EXAMPLES)]
     Suggest {
-        /// Rules file(s), as for `check`.
-        #[arg(long, required = true)]
+        /// Rules file(s), as for `check`. Without them: packing only, the
+        /// smallest size the compiler would give, then the fewest moves.
+        #[arg(long)]
         rules: Vec<PathBuf>,
-        /// Builds (FILE or NAME=FILE), then the struct to reorder.
-        #[arg(required = true, value_name = "BUILD... TYPE", num_args = 2..)]
+        /// Builds (FILE or NAME=FILE), then the struct(s) to reorder: with
+        /// several, one report after another (JSON: an array).
+        #[arg(required = true, value_name = "BUILD... TYPE...", num_args = 2..)]
         items: Vec<String>,
         /// Write the suggested plan to this file.
         #[arg(long, value_name = "FILE")]
@@ -375,6 +379,7 @@ const FOOTPRINT_EXAMPLES: &str = "Examples:
 const SUGGEST_EXAMPLES: &str = "Examples:
   cachelint suggest --rules examples/mm-lru.toml amd64=vmlinux rt=vmlinux-rt lru_gen_folio
   cachelint suggest --rules mm-lru.toml amd64=vmlinux lru_gen_folio --plan-out p.toml
+  cachelint suggest vmlinux page_pool task_struct --plan-out packed.toml
   cachelint diagram --rules mm-lru.toml --plan p.toml amd64=vmlinux mem_cgroup_per_node";
 
 const DIFF_EXAMPLES: &str = "Examples:
@@ -566,6 +571,32 @@ fn formats<R: Render>() -> impl TypedValueParser<Value = Format> {
 
 /// Splits `offsets` arguments into builds (NAME=FILE, a path with a '/',
 /// or a bare name whose file is ELF or BTF) and the paths after them.
+/// `suggest`'s BUILD... TYPE...: the builds are the arguments up to the
+/// first that is neither NAME=FILE nor a file, the rest the types. Every
+/// argument a file: the last is the type (and suggest says it is a file).
+fn builds_then_types(items: &[String]) -> cachelint::error::Result<(Vec<String>, Vec<String>)> {
+    let usage = cachelint::error::Error::Usage;
+    let is_build =
+        |s: &str| s.contains('=') || s.contains('/') || std::path::Path::new(s).is_file();
+    let split = items
+        .iter()
+        .position(|s| !is_build(s))
+        .unwrap_or(items.len() - 1);
+    let (builds, types) = items.split_at(split);
+    if builds.is_empty() {
+        return Err(usage(format!(
+            "'{}' is not a file: give the builds (FILE or NAME=FILE) first, then the types",
+            items[0]
+        )));
+    }
+    if let Some(late) = types.iter().find(|t| t.contains('=')) {
+        return Err(usage(format!(
+            "'{late}' looks like a build after a type: builds come first"
+        )));
+    }
+    Ok((builds.to_vec(), types.to_vec()))
+}
+
 fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), String> {
     // NAME=FILE is always a build (paths have no '='), and so is an
     // argument with a '/', which no member path holds: one whose file is
@@ -711,15 +742,15 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
-            let (ty, builds) = items.split_last().expect("clap requires two");
+            let (builds, types) = builds_then_types(&items)?;
             let max_growth = if no_grow { Some(0) } else { max_growth };
-            let report = commands::suggest(&SuggestOptions {
+            let options = SuggestOptions {
                 rules,
                 builds: builds
                     .iter()
                     .map(|b| Build::parse(b))
                     .collect::<Result<_, _>>()?,
-                ty: ty.clone(),
+                ty: types[0].clone(),
                 plan_out,
                 max_growth,
                 keep_footprint,
@@ -729,7 +760,8 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 asserts,
                 cacheline: input.cacheline,
                 reading: input.reading()?,
-            })?;
+            };
+            let report = commands::suggest_types(&options, &types)?;
             render::output(&report, format, "suggest")
         }
         Command::Offsets {

@@ -1680,3 +1680,64 @@ fn the_suggested_tcp_sock_order_equals_the_patched_module() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+#[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
+fn packing_only_suggest_is_the_size_of_its_plan_and_never_larger() {
+    // Without rules, on a few structs with holes (task_struct and
+    // mm_struct: too many members to climb; page_pool: group markers;
+    // rcu_data and sk_buff): the compiled size is pahole's, the suggested
+    // size is offsetof --plan of the written plan file (laid out through
+    // the loader), and it never exceeds the compiled one.
+    let k = vmlinux();
+    let types = [
+        "task_struct",
+        "mm_struct",
+        "page_pool",
+        "rcu_data",
+        "sk_buff",
+    ];
+    let plan = std::env::temp_dir().join(format!("cachelint-packing-{}.toml", std::process::id()));
+    let mut args = vec![
+        "suggest",
+        "--format",
+        "json",
+        "--plan-out",
+        plan.to_str().unwrap(),
+        k.to_str().unwrap(),
+    ];
+    args.extend(types);
+    let (code, out, err) = common::cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    let reports: Value = serde_json::from_str(&out).unwrap();
+    let theirs = pahole(&["-F", "dwarf", "--sizes", k.to_str().unwrap()]);
+    let pahole_size = |ty: &str| -> u64 {
+        theirs
+            .lines()
+            .find_map(|l| {
+                let mut f = l.split('\t');
+                (f.next() == Some(ty)).then(|| f.next().unwrap().parse().unwrap())
+            })
+            .unwrap_or_else(|| panic!("pahole --sizes has no {ty}"))
+    };
+    let names: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+    let planned = run::offsetof_planned(&k, &names, &plan).unwrap();
+    let mut shrunk = 0;
+    for ((ty, report), planned) in types.iter().zip(reports.as_array().unwrap()).zip(&planned) {
+        assert_eq!(report["name"], *ty);
+        let bytes = &report["builds"][0]["sizes"][0]["bytes"];
+        let (compiled, suggested) = (bytes[0].as_u64().unwrap(), bytes[1].as_u64().unwrap());
+        assert_eq!(compiled, pahole_size(ty), "{ty}: compiled");
+        assert_eq!(
+            suggested,
+            planned["size"].as_u64().unwrap(),
+            "{ty}: planned"
+        );
+        assert!(suggested <= compiled, "{ty}: {compiled} -> {suggested}");
+        shrunk += usize::from(suggested < compiled);
+    }
+    // task_struct has 19 holes (pahole --sizes): packing saves something
+    // on at least one of them.
+    assert!(shrunk > 0);
+    let _ = std::fs::remove_file(&plan);
+}

@@ -475,3 +475,189 @@ fn a_member_some_builds_lack_is_optional_in_the_one_order() {
         assert_eq!(rows[0]["size"], size["bytes"][1], "{config}");
     }
 }
+
+/// The C declaration of each unit of `struct anon` and `struct aligned`
+/// (fixtures/src/shapes.h), by the name a plan calls it: an anonymous
+/// member by its first field.
+const UNITS: &[(&str, &str, &str)] = &[
+    ("anon", "kind", "int kind;"),
+    (
+        "anon",
+        "as_long",
+        "union { long as_long; struct { short lo; short hi; }; char bytes[8]; };",
+    ),
+    ("anon", "named", "struct { char tag; int value; } named;"),
+    ("anon", "x", "struct { u8 x, y; };"),
+    ("aligned", "c", "char c;"),
+    (
+        "aligned",
+        "big",
+        "long big __attribute__((__aligned__(32)));",
+    ),
+    ("aligned", "d", "char d;"),
+];
+
+/// `offsetof --plan` of every unit of `ty` and of `ty` itself, checked by
+/// the C compiler: `struct ty_suggested`, its members in `order`, with a
+/// `_Static_assert` per offset and one on the size, built with `cc
+/// -fsyntax-only` (the linker rustc uses, so it is there wherever the
+/// tests build). Returns the planned size.
+fn compiler_agrees(file: &Path, ty: &str, order: &[String], plan: &Path, attrs: &str) -> u64 {
+    let paths: Vec<String> = std::iter::once(ty.to_owned())
+        .chain(order.iter().map(|m| format!("{ty}.{m}")))
+        .collect();
+    let planned = common::run::offsetof_planned(file, &paths, plan).unwrap();
+    let size = planned[0]["size"].as_u64().unwrap();
+    let mut c = format!("#include <stddef.h>\n#include \"shapes.h\"\nstruct {ty}_suggested {{\n");
+    for m in order {
+        let decl = UNITS
+            .iter()
+            .find(|(t, n, _)| *t == ty && n == m)
+            .unwrap_or_else(|| panic!("no declaration of {ty}.{m}"))
+            .2;
+        c.push_str(&format!("\t{decl}\n"));
+    }
+    c.push_str(&format!("}}{attrs};\n"));
+    c.push_str(&format!(
+        "_Static_assert(sizeof(struct {ty}_suggested) == {size}, \"size\");\n"
+    ));
+    for (m, v) in order.iter().zip(&planned[1..]) {
+        let offset = v["offset"].as_u64().unwrap();
+        c.push_str(&format!(
+            "_Static_assert(offsetof(struct {ty}_suggested, {m}) == {offset}, \"{m}\");\n"
+        ));
+    }
+    let source = temp(&format!("{ty}_suggested.c"));
+    std::fs::write(&source, &c).unwrap();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/src");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = std::process::Command::new(&cc)
+        .args(["-fsyntax-only", "-std=gnu11", "-I"])
+        .arg(&include)
+        .arg(&source)
+        .output()
+        .unwrap_or_else(|e| panic!("{cc}: {e}"));
+    assert!(
+        out.status.success(),
+        "the compiler disagrees with the plan engine:\n{c}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    size
+}
+
+#[test]
+fn packing_only_shrinks_a_struct_with_holes_to_what_the_compiler_gives() {
+    // No rules: the struct's size, then members moved. struct anon is
+    // int kind (4, align 4); a union of long (8, align 8); struct { char;
+    // int; } named (8, align 4); struct { u8 x, y; } (2, align 1): a
+    // 4-byte hole after kind and 6 bytes of tail padding, 32 bytes. Packed
+    // 8 + 8 + 4 + 2 = 22, rounded to the alignment 8: 24, which no order
+    // beats (22 bytes of members). struct aligned (char c; long big
+    // aligned(32); char d; aligned(64)) cannot shrink below its own
+    // alignment: it stays 64.
+    let base = fixture("gcc-dwarf5-base");
+    let build = format!("base={}", base.display());
+    let plan = temp("packing.plan.toml");
+    let p = plan.to_str().unwrap();
+    let (code, out, err) = cachelint(&[
+        "suggest",
+        "--format",
+        "json",
+        "--plan-out",
+        p,
+        &build,
+        "anon",
+        "aligned",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let reports: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let reports = reports.as_array().expect("several types: an array");
+    let t = truth(&base, true);
+    for (report, ty, want, attrs) in [
+        (&reports[0], "anon", 24, ""),
+        (
+            &reports[1],
+            "aligned",
+            64,
+            " __attribute__((__aligned__(64)))",
+        ),
+    ] {
+        assert_eq!(report["name"], ty);
+        assert_eq!(report["packing"], true);
+        let sizes = &report["builds"][0]["sizes"];
+        assert_eq!(sizes.as_array().unwrap().len(), 1, "{ty}: no roots");
+        assert_eq!(
+            sizes[0]["bytes"],
+            serde_json::json!([t[ty].1, want]),
+            "{ty}"
+        );
+        let order: Vec<String> = report["order"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap().to_owned())
+            .collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        let mut units: Vec<String> = UNITS
+            .iter()
+            .filter(|(t, _, _)| *t == ty)
+            .map(|(_, n, _)| n.to_string())
+            .collect();
+        units.sort();
+        assert_eq!(sorted, units, "{ty}: every unit once");
+        assert_eq!(
+            compiler_agrees(&base, ty, &order, &plan, attrs),
+            want,
+            "{ty}"
+        );
+    }
+    assert_eq!(t["anon"].1, 32);
+    // The text says what it did.
+    let text = stdout(&["suggest", &build, "anon"]);
+    assert!(text.contains("packing only (no rules)"), "{text}");
+    assert!(!text.contains("error pairs"), "{text}");
+}
+
+#[test]
+fn several_types_print_one_report_each_and_a_refused_one_fails() {
+    let build = format!("base={}", fixture("gcc-dwarf5-base").display());
+    let one = |ty: &str| stdout(&["suggest", &build, ty]);
+    let (code, out, err) = cachelint(&["suggest", &build, "anon", "no_such_struct", "aligned"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no_such_struct: refused"), "{err}");
+    let reports: Vec<&str> = out.split("\nsuggest struct ").collect();
+    assert_eq!(reports.len(), 3, "{out}");
+    assert_eq!(reports[0], one("anon"));
+    assert!(reports[1].starts_with("no_such_struct: refused"));
+    assert_eq!(format!("suggest struct {}", reports[2]), one("aligned"));
+}
+
+#[test]
+fn group_markers_keep_their_members_in_packing() {
+    // struct grouped: read_mostly { a, b }, then write_hot { counter }
+    // aligned to 64: nothing moves out of a group, and no marker moves.
+    let build = format!("base={}", fixture("gcc-dwarf5-base").display());
+    let (code, out, err) = cachelint(&["suggest", "--format", "json", &build, "grouped"]);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let order: Vec<&str> = report["order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "__cacheline_group_begin__read_mostly",
+            "a",
+            "b",
+            "__cacheline_group_end__read_mostly",
+            "__cacheline_group_begin__write_hot",
+            "counter",
+            "__cacheline_group_end__write_hot",
+        ]
+    );
+    assert!(err.contains("group markers"), "{err}");
+}

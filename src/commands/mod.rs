@@ -17,6 +17,8 @@ mod diff;
 mod footprint;
 mod offsets;
 mod suggest;
+mod suggest_many;
+mod suggest_packing;
 
 pub use crate::load::{Build, IndexCache, Reading, Source, SourceRoot};
 pub use asserts::{AssertsOptions, asserts};
@@ -26,6 +28,7 @@ pub use diff::{DiffOptions, diff};
 pub use footprint::footprint_report;
 pub use offsets::offsets;
 pub use suggest::{SuggestOptions, suggest};
+pub use suggest_many::suggest_types;
 
 use std::path::Path;
 

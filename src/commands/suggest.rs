@@ -56,7 +56,10 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
                 .into(),
         ));
     }
-    let rules = Rules::load(&opts.rules)?;
+    let rules = match opts.rules.is_empty() {
+        true => Rules::default(),
+        false => Rules::load(&opts.rules)?,
+    };
     if std::path::Path::new(&opts.ty).is_file() {
         return Err(Error::Usage(format!(
             "the last argument is the struct to reorder, and '{}' is a file (a build?): \
@@ -64,7 +67,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             opts.ty
         )));
     }
-    if rules.type_rules(&opts.ty).is_none() {
+    if !opts.rules.is_empty() && rules.type_rules(&opts.ty).is_none() {
         return Err(Error::Usage(format!(
             "the rules annotate no field of '{}': suggest reorders an annotated struct",
             opts.ty
@@ -73,6 +76,16 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
     let snaps = builds::in_order(&opts.builds, |build| {
         snapshot(build, &rules, &opts.ty, opts.cacheline, &opts.reading)
     })?;
+    from_snapshots(opts, rules, snaps)
+}
+
+/// `suggest` of `opts.ty` on its builds, loaded (one snapshot per build).
+pub(crate) fn from_snapshots(
+    opts: &SuggestOptions,
+    rules: Rules,
+    snaps: Vec<Snapshot>,
+) -> Result<SuggestReport> {
+    let packing = opts.rules.is_empty();
     // One order for every build, over the union of their members: a
     // member under an #ifdef some config lacks is optional in the plan.
     let lists: Vec<(&str, Vec<search::Unit>)> = snaps
@@ -86,7 +99,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         .collect();
     let merged = search::members::merge(&opts.ty, &lists)?;
     let units = merged.units;
-    if units.len() > search::MAX_UNITS && rules.contexts.is_empty() {
+    if units.len() > search::MAX_UNITS && rules.contexts.is_empty() && !packing {
         return Err(Error::Usage(format!(
             "struct {} has {} members to order: suggest climbs up to {} so far (its \
              neighbourhood grows with the square of the members); with context rules it \
@@ -117,8 +130,13 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
         pinned: search::pinned(&opts.ty, &units, &opts.pin)
             .map_err(|e| Error::Usage(format!("--pin: {e}")))?,
     };
-    let found = search::search(&opts.ty, &units, &snaps, &rules, &limits)?;
-    let mut notes = Vec::new();
+    let (found, mut notes) = match packing {
+        true => super::suggest_packing::search(&opts.ty, &units, &snaps, &limits)?,
+        false => (
+            search::search(&opts.ty, &units, &snaps, &rules, &limits)?,
+            Vec::new(),
+        ),
+    };
     if found.score.over > 0 {
         notes.push(format!(
             "no order found within --max-growth {}: the best grows a root by {} lines",
@@ -159,6 +177,7 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             .map(|a| alone_order(a, &found.outcomes, &snaps, &units, &opts.ty))
             .collect(),
         notes,
+        packing,
     };
     for ((before, after), snap) in found.before.1.iter().zip(&found.outcomes).zip(&snaps) {
         let (old, new) = after.target;

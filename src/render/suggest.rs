@@ -7,7 +7,7 @@ use comfy_table::{Table, presets};
 use serde::Serialize;
 
 use super::{Format, Output, Render, to_json};
-use crate::report::suggest::{Role, SuggestReport};
+use crate::report::suggest::{Role, SuggestReport, SuggestReports};
 
 impl Render for SuggestReport {
     const FORMATS: &'static [Format] = &[Format::Text, Format::Json];
@@ -28,6 +28,62 @@ impl Render for SuggestReport {
     }
 }
 
+impl Render for SuggestReports {
+    const FORMATS: &'static [Format] = SuggestReport::FORMATS;
+
+    /// One type: its report as `suggest BUILD... TYPE` writes it. Several:
+    /// the reports one after the other (text), or a JSON array of them, a
+    /// refused type as `{"name": TYPE, "refused": WHY}`; the notes
+    /// prefixed with their type; exit code 1 when a type was refused.
+    fn render(&self, format: Format) -> Output {
+        if let [Ok(one)] = self.reports.as_slice() {
+            return one.render(format);
+        }
+        let mut notes = Vec::new();
+        let mut texts = Vec::new();
+        let mut values = Vec::new();
+        for r in &self.reports {
+            match r {
+                Ok(report) => {
+                    notes.extend(report.notes.iter().map(|n| format!("{}: {n}", report.name)));
+                    match format {
+                        Format::Json => values.push(
+                            serde_json::to_value(Json {
+                                report,
+                                diagram: report
+                                    .diagram
+                                    .as_ref()
+                                    .map(|d| d.render(Format::Text).stdout),
+                            })
+                            .expect("JSON of plain data"),
+                        ),
+                        _ => texts.push(text(report)),
+                    }
+                }
+                Err((name, why)) => {
+                    notes.push(format!("{name}: refused: {why}"));
+                    match format {
+                        Format::Json => {
+                            values.push(serde_json::json!({ "name": name, "refused": why }))
+                        }
+                        _ => texts.push(format!("suggest struct {name}: refused: {why}\n")),
+                    }
+                }
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        notes.retain(|n| seen.insert(n.clone()));
+        Output {
+            stdout: match format {
+                Format::Json => to_json(&values),
+                _ => texts.join("\n"),
+            },
+            notes,
+            failed: self.reports.iter().any(Result::is_err),
+        }
+    }
+}
+
 /// The report in JSON, with the diagram as its text (`diagram` has no
 /// JSON of its own).
 #[derive(Serialize)]
@@ -40,17 +96,19 @@ struct Json<'a> {
 fn text(r: &SuggestReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "suggest struct {}: {}\n", r.name, method(r));
-    let mut table = Table::new();
-    table.load_style(presets::ASCII_FULL_CONDENSED);
-    table.set_header(["config", "error pairs", "warning pairs"]);
-    for b in &r.builds {
-        table.add_row([
-            b.config.clone(),
-            format!("{} -> {}", b.errors[0], b.errors[1]),
-            format!("{} -> {}", b.warnings[0], b.warnings[1]),
-        ]);
+    if !r.packing {
+        let mut table = Table::new();
+        table.load_style(presets::ASCII_FULL_CONDENSED);
+        table.set_header(["config", "error pairs", "warning pairs"]);
+        for b in &r.builds {
+            table.add_row([
+                b.config.clone(),
+                format!("{} -> {}", b.errors[0], b.errors[1]),
+                format!("{} -> {}", b.warnings[0], b.warnings[1]),
+            ]);
+        }
+        let _ = writeln!(out, "{table}");
     }
-    let _ = writeln!(out, "{table}");
     let mut table = Table::new();
     table.load_style(presets::ASCII_FULL_CONDENSED);
     table.set_header(["config", "struct", "bytes", "cachelines", "growth"]);
@@ -69,11 +127,15 @@ fn text(r: &SuggestReport) -> String {
             ]);
         }
     }
-    let _ = writeln!(
-        out,
-        "\nsizes, compiled -> suggested: struct {}, then the roots that embed it\n{table}",
-        r.name
-    );
+    if r.packing {
+        let _ = writeln!(out, "size, compiled -> suggested:\n{table}");
+    } else {
+        let _ = writeln!(
+            out,
+            "\nsizes, compiled -> suggested: struct {}, then the roots that embed it\n{table}",
+            r.name
+        );
+    }
     if r.builds.iter().any(|b| !b.footprint.is_empty()) {
         let mut table = Table::new();
         table.load_style(presets::ASCII_FULL_CONDENSED);
@@ -201,6 +263,25 @@ fn method(r: &SuggestReport) -> String {
         n => format!("{n} builds"),
     };
     let laid = "every layout is the plan engine's, as the compiler gives it";
+    if r.packing {
+        let how = if r.rounds == 0 {
+            "the compiled order against packing orders (by alignment then size, and \
+             holes filled), no climb"
+                .to_owned()
+        } else {
+            format!(
+                "packing orders (by alignment then size, and holes filled), then a hill \
+                 climb from the best (moves of one to three members, swaps), {} round(s): \
+                 a local optimum, not proven best",
+                r.rounds
+            )
+        };
+        return format!(
+            "packing only (no rules): the smallest size, then the fewest members moved; \
+             {} members; {how}; {laid}; {} layouts on {builds}",
+            r.members, r.tried
+        );
+    }
     if let Some(budget) = r.budget.filter(|_| r.rounds > 0) {
         let stop = if r.tried >= budget {
             format!("stopped at its budget of {budget} layouts")

@@ -53,6 +53,17 @@ pub struct SuggestReport {
     pub alone: Vec<AloneOrder>,
     /// Notes.
     pub notes: Vec<String>,
+    /// Packing only (no rules): the objective is the struct's size, then
+    /// the members moved. In JSON only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub packing: bool,
+}
+
+/// `suggest` of several types: a report per type, in the order given, or
+/// the type and why it was refused.
+pub struct SuggestReports {
+    /// Per type.
+    pub reports: Vec<Result<SuggestReport, (String, String)>>,
 }
 
 /// An order one build likes better than the suggestion for all.

@@ -313,6 +313,13 @@ impl Snapshot {
                 return None;
             }
         }
+        if self.roots.is_empty() {
+            // Packing only (no rules, so no roots): the struct's own growth
+            // in bytes is the growth; its lines follow from its bytes.
+            let s = &mut tally.score;
+            s.growth_lines = s.growth_lines.max(0);
+            s.growth_bytes = s.growth_bytes.max(planned as i64 - self.size as i64);
+        }
         let footprint: Vec<(String, usize, u64)> = if contexts.is_empty() {
             Vec::new()
         } else {

@@ -18,6 +18,8 @@ use crate::plan::abi::Abi;
 use crate::rules::{Class, Rules};
 use evaluate::Evaluator;
 
+pub(crate) mod packing;
+
 /// Members (units) of a struct the search orders, at most: a round tries
 /// about 4 n^2 layouts on every build.
 pub(crate) const MAX_UNITS: usize = 40;
@@ -104,6 +106,8 @@ pub(crate) struct Snapshot {
     pub(crate) line: u64,
     /// The roots' sizes as compiled, in root order.
     sizes: Vec<u64>,
+    /// The struct's own size as compiled.
+    size: u64,
     /// Root indexes, smallest root first: the order they are analysed in,
     /// so that a candidate beaten early costs little.
     by_size: Vec<usize>,
@@ -129,6 +133,7 @@ impl Snapshot {
             .collect();
         let mut by_size: Vec<usize> = (0..roots.len()).collect();
         by_size.sort_by_key(|&i| sizes[i]);
+        let size = table.size_of(target).unwrap_or(0);
         Snapshot {
             config,
             len: table.len(),
@@ -137,6 +142,7 @@ impl Snapshot {
             target,
             abi,
             line,
+            size,
             sizes,
             by_size,
             known: Default::default(),
@@ -226,7 +232,7 @@ pub(crate) struct Outcome {
 }
 
 /// A candidate: the order, and the units it removes (old group markers).
-type Candidate = (Vec<Entry>, Vec<usize>);
+pub(crate) type Candidate = (Vec<Entry>, Vec<usize>);
 
 /// The best candidate found.
 pub(crate) struct Found {
@@ -360,6 +366,20 @@ pub(crate) fn search(
     rules: &Rules,
     limits: &Limits,
 ) -> Result<Found> {
+    search_seeded(name, units, snaps, rules, limits, Vec::new(), true)
+}
+
+/// [`search`] with more seeds, each kept when it is better than the best
+/// so far, and the climb only when `climb`.
+pub(crate) fn search_seeded(
+    name: &str,
+    units: &[Unit],
+    snaps: &[Snapshot],
+    rules: &Rules,
+    limits: &Limits,
+    seeds: Vec<Candidate>,
+    climb: bool,
+) -> Result<Found> {
     let original: Candidate = ((0..units.len()).map(Entry::Unit).collect(), Vec::new());
     let searcher = Searcher {
         name,
@@ -398,7 +418,17 @@ pub(crate) fn search(
             best = seed;
         }
     }
-    let (mut best, rounds) = searcher.climb(&mut evaluator, best, &mut tried);
+    // Seeds of the caller's (packing orders), each kept when better.
+    tried += seeds.len();
+    for seed in searcher.evaluate(&mut evaluator, seeds, None) {
+        if seed.1.0 < best.1.0 {
+            best = seed;
+        }
+    }
+    let (mut best, rounds) = match climb {
+        true => searcher.climb(&mut evaluator, best, &mut tried),
+        false => (best, 0),
+    };
     if compiled.1.0 < best.1.0 {
         // A large struct's climb found nothing better than as compiled.
         best = compiled;
