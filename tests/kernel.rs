@@ -1057,6 +1057,50 @@ fn netdev_module(vmlinux: &std::path::Path, args: &[&str]) -> PathBuf {
     oracle_module("netdev", vmlinux, args)
 }
 
+/// `suggest --rules TABLE KERNELS... TYPE --source-tree SOURCE --plan-out
+/// PLAN --format json` with `extra` options, TABLE a net_cachelines table
+/// of the source tree: the JSON, the header patch written to
+/// `DIR/TYPE.patch`, and the plan's path.
+fn suggest_net(
+    dir: &std::path::Path,
+    table: &str,
+    kernels: &[PathBuf],
+    ty: &str,
+    extra: &[&str],
+) -> (Value, PathBuf, PathBuf) {
+    let plan = dir.join(format!("{ty}.plan.toml"));
+    let source = kernel_source();
+    let rules = source
+        .join("Documentation/networking/net_cachelines")
+        .join(table);
+    let mut args: Vec<String> = vec![
+        "suggest".into(),
+        "--rules".into(),
+        rules.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.extend(kernels.iter().map(|v| v.display().to_string()));
+    args.extend(
+        [
+            ty,
+            "--source-tree",
+            source.to_str().unwrap(),
+            "--plan-out",
+            plan.to_str().unwrap(),
+            "--format",
+            "json",
+        ]
+        .map(String::from),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out, err) = common::cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let patch = dir.join(format!("{ty}.patch"));
+    std::fs::write(&patch, report["patch"].as_str().expect("a patch")).unwrap();
+    (report, patch, plan)
+}
+
 /// The oracle module `kind` (KMOD_ORACLE) for `vmlinux`'s flavour, built
 /// as shipped or, with `[NAME, PATCH]`, with the patch applied.
 fn oracle_module(kind: &str, vmlinux: &std::path::Path, args: &[&str]) -> PathBuf {
@@ -1108,33 +1152,7 @@ fn the_suggested_net_device_order_with_per_config_members_equals_the_patched_mod
     }
     let dir = std::env::temp_dir().join(format!("cachelint-netdev-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let plan = dir.join("net_device.plan.toml");
-    let source = kernel_source();
-    let rules = source.join("Documentation/networking/net_cachelines/net_device.rst");
-    let mut args: Vec<String> = vec![
-        "suggest".into(),
-        "--rules".into(),
-        rules.display().to_string(),
-    ];
-    args.extend(kernels.iter().map(|v| v.display().to_string()));
-    args.extend(
-        [
-            "net_device",
-            "--source-tree",
-            source.to_str().unwrap(),
-            "--plan-out",
-            plan.to_str().unwrap(),
-            "--format",
-            "json",
-        ]
-        .map(String::from),
-    );
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, out, err) = common::cachelint(&args);
-    assert_eq!(code, 0, "{err}");
-    let report: Value = serde_json::from_str(&out).unwrap();
-    let patch = dir.join("net_device.patch");
-    std::fs::write(&patch, report["patch"].as_str().expect("a patch")).unwrap();
+    let (report, patch, plan) = suggest_net(&dir, "net_device.rst", &kernels, "net_device", &[]);
     let per_config = report["per_config"].as_array().unwrap();
     let cloud = kernels
         .iter()
@@ -1641,34 +1659,13 @@ fn the_suggested_tcp_sock_order_equals_the_patched_module() {
     let kernels: Vec<PathBuf> = plan_oracles().into_iter().map(|(v, _)| v).collect();
     let dir = std::env::temp_dir().join(format!("cachelint-tcp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let plan = dir.join("tcp_sock.plan.toml");
-    let source = kernel_source();
-    let rules = source.join("Documentation/networking/net_cachelines/tcp_sock.rst");
-    let mut args: Vec<String> = vec![
-        "suggest".into(),
-        "--keep-footprint".into(),
-        "--rules".into(),
-        rules.display().to_string(),
-    ];
-    args.extend(kernels.iter().map(|v| v.display().to_string()));
-    args.extend(
-        [
-            "tcp_sock",
-            "--source-tree",
-            source.to_str().unwrap(),
-            "--plan-out",
-            plan.to_str().unwrap(),
-            "--format",
-            "json",
-        ]
-        .map(String::from),
+    let (_, patch, plan) = suggest_net(
+        &dir,
+        "tcp_sock.rst",
+        &kernels,
+        "tcp_sock",
+        &["--keep-footprint"],
     );
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, out, err) = common::cachelint(&args);
-    assert_eq!(code, 0, "{err}");
-    let report: Value = serde_json::from_str(&out).unwrap();
-    let patch = dir.join("tcp_sock.patch");
-    std::fs::write(&patch, report["patch"].as_str().expect("a patch")).unwrap();
     for vmlinux in &kernels {
         assert_module_truth(vmlinux, &oracle_module("tcp", vmlinux, &[]), None);
         let module = oracle_module("tcp", vmlinux, &["suggested", patch.to_str().unwrap()]);

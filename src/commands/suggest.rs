@@ -382,26 +382,7 @@ fn snapshot(
         let Some(target) = present.types.get(ty).map(|f| f.id) else {
             return Err(loaded.unknown_type(ty));
         };
-        let discover: Vec<&str> = rules
-            .discovered_types()
-            .into_iter()
-            .filter(|n| present.types.contains_key(*n))
-            .collect();
-        let mut roots: Vec<String> = rules
-            .roots
-            .iter()
-            .map(|(n, _)| n.clone())
-            .filter(|n| present.types.contains_key(n))
-            .collect();
-        for r in loaded.discover_roots(&mut present, &discover)? {
-            if !roots.contains(&r) {
-                roots.push(r);
-            }
-        }
-        let roots = roots
-            .into_iter()
-            .filter_map(|r| Some((r.clone(), present.types.get(&r)?.id)))
-            .collect();
+        let roots = rule_roots(loaded, &mut present, rules)?;
         Ok(Snapshot::new(
             build.config.clone(),
             loaded.table().clone(),
@@ -411,6 +392,36 @@ fn snapshot(
             cacheline.or(rules.cacheline).unwrap_or(loaded.cacheline),
         ))
     })
+}
+
+/// The roots `check` analyses for `rules` in a loaded build: the rules'
+/// `roots` it has, then those discovered (structs embedding the rules'
+/// types), with their ids.
+pub(super) fn rule_roots(
+    loaded: &mut load::Loaded<'_, '_>,
+    present: &mut crate::lookup::Present,
+    rules: &Rules,
+) -> Result<Vec<(String, crate::model::TypeId)>> {
+    let discover: Vec<&str> = rules
+        .discovered_types()
+        .into_iter()
+        .filter(|n| present.types.contains_key(*n))
+        .collect();
+    let mut roots: Vec<String> = rules
+        .roots
+        .iter()
+        .map(|(n, _)| n.clone())
+        .filter(|n| present.types.contains_key(n))
+        .collect();
+    for r in loaded.discover_roots(present, &discover)? {
+        if !roots.contains(&r) {
+            roots.push(r);
+        }
+    }
+    Ok(roots
+        .into_iter()
+        .filter_map(|r| Some((r.clone(), present.types.get(&r)?.id)))
+        .collect())
 }
 
 /// The unified diff of TYPE's header in `tree` for `order`. A member's

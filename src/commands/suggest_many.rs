@@ -139,26 +139,7 @@ fn snapshots(
         names.extend(rules.roots.iter().map(|(n, _)| n.as_str()));
         names.extend(types.iter().copied());
         let mut present = loaded.find_present(&names)?;
-        let discover: Vec<&str> = rules
-            .discovered_types()
-            .into_iter()
-            .filter(|n| present.types.contains_key(*n))
-            .collect();
-        let mut roots: Vec<String> = rules
-            .roots
-            .iter()
-            .map(|(n, _)| n.clone())
-            .filter(|n| present.types.contains_key(n))
-            .collect();
-        for r in loaded.discover_roots(&mut present, &discover)? {
-            if !roots.contains(&r) {
-                roots.push(r);
-            }
-        }
-        let roots: Vec<_> = roots
-            .into_iter()
-            .filter_map(|r| Some((r.clone(), present.types.get(&r)?.id)))
-            .collect();
+        let roots = super::suggest::rule_roots(loaded, &mut present, rules)?;
         let line = cacheline.or(rules.cacheline).unwrap_or(loaded.cacheline);
         let targets = types
             .iter()
