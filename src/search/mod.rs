@@ -501,10 +501,17 @@ pub(crate) struct Alone {
 fn neighbours(order: &[Entry], units: &[Unit]) -> Vec<Vec<Entry>> {
     let mut out = Vec::new();
     let n = order.len();
+    // A kernel group's markers never move themselves: members may move in
+    // and out of a group, but its begin stays before its end, and every
+    // marker keeps its order among the rest.
+    let marker = |e: &Entry| matches!(e, Entry::Unit(u) if units[*u].marker);
     // Every unit moves, flagged or not: an unflagged one shifts the
     // offsets of the rest, which is what puts an array on lines of its own.
     for len in 1..=3.min(n) {
         for i in 0..=n - len {
+            if order[i..i + len].iter().any(marker) {
+                continue;
+            }
             let mut rest = order.to_vec();
             let block: Vec<Entry> = rest.drain(i..i + len).collect();
             for pos in 0..=rest.len() {
@@ -519,6 +526,9 @@ fn neighbours(order: &[Entry], units: &[Unit]) -> Vec<Vec<Entry>> {
     }
     for i in 0..n {
         for j in i + 2..n {
+            if marker(&order[i]) || marker(&order[j]) {
+                continue;
+            }
             let mut c = order.to_vec();
             c.swap(i, j);
             out.push(c);
@@ -888,6 +898,30 @@ mod tests {
         assert!(steps.iter().all(|s| s[0] == Unit(0) && s[3] == Unit(5)));
         assert!(steps.iter().all(|s| s.as_slice() != order));
         assert!(within_groups(&[Unit(0), Unit(1)]).is_empty());
+    }
+
+    #[test]
+    fn a_kernel_groups_markers_never_move() {
+        use Entry::*;
+        let units = [
+            unit("a", &[], &[], 8),
+            unit("__cacheline_group_begin__g", &[], &[], 1),
+            unit("b", &[], &[], 8),
+            unit("__cacheline_group_end__g", &[], &[], 1),
+            unit("c", &[], &[], 8),
+        ];
+        let order: Vec<Entry> = (0..units.len()).map(Unit).collect();
+        let steps = neighbours(&order, &units);
+        assert!(!steps.is_empty());
+        for s in &steps {
+            // Begin and end keep their order, with every other entry
+            // moving around them.
+            let at = |u: usize| s.iter().position(|e| *e == Unit(u)).unwrap();
+            assert!(at(1) < at(3), "{s:?}");
+        }
+        // b may still leave the group, and a may enter it.
+        assert!(steps.contains(&vec![Unit(0), Unit(1), Unit(3), Unit(2), Unit(4)]));
+        assert!(steps.contains(&vec![Unit(1), Unit(0), Unit(2), Unit(3), Unit(4)]));
     }
 
     #[test]
