@@ -1740,3 +1740,60 @@ fn packing_only_suggest_is_the_size_of_its_plan_and_never_larger() {
     assert!(shrunk > 0);
     let _ = std::fs::remove_file(&plan);
 }
+
+#[test]
+#[ignore = "needs a 6.1 and a 6.12 kernel: .ci/run sets CACHELINT_VMLINUX and CACHELINT_VMLINUX_OLD"]
+fn suggest_finds_the_struct_under_its_6_1_alias_and_refuses_builds_that_disagree() {
+    // examples/mm-lru.toml calls the struct lru_gen_folio, with the alias
+    // lru_gen_struct: the 6.1 kernel has only the latter (pahole says so),
+    // and the plan suggest writes for it must name it so, for --plan.
+    let new = vmlinux();
+    let old = PathBuf::from(
+        std::env::var_os("CACHELINT_VMLINUX_OLD")
+            .expect("CACHELINT_VMLINUX_OLD must name a 6.1 kernel (.ci/run)"),
+    );
+    let olds = old.to_str().unwrap();
+    let has = |ty: &str| pahole(&["-C", ty, olds]).contains(&format!("struct {ty} {{"));
+    assert!(has("lru_gen_struct") && !has("lru_gen_folio"));
+    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
+    let rules = rules.to_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("cachelint-alias-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("old.plan.toml");
+    let (code, _, err) = common::cachelint(&[
+        "suggest",
+        "--rules",
+        rules,
+        olds,
+        "lru_gen_folio",
+        "--plan-out",
+        plan.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&plan).unwrap();
+    assert!(text.starts_with("[lru_gen_struct]\n"), "{text}");
+    let (code, out, err) = common::cachelint(&[
+        "offsetof",
+        "--plan",
+        plan.to_str().unwrap(),
+        olds,
+        "lru_gen_struct.refaulted",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("lru_gen_struct.refaulted"), "{out}");
+    // 6.1 and 6.12 together: one plan cannot name both.
+    let (code, _, err) = common::cachelint(&[
+        "suggest",
+        "--rules",
+        rules,
+        olds,
+        new.to_str().unwrap(),
+        "lru_gen_folio",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("lru_gen_struct in") && err.contains("lru_gen_folio in"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -154,7 +154,7 @@ pub(crate) fn analyze_loaded(
 /// its names with different layouts is an error at the second alias: the
 /// rules cannot tell which one they describe. The same layout under two
 /// names (a typedef, a copy) is the type's own name.
-fn alias_renames(
+pub(super) fn alias_renames(
     rules: &Rules,
     found: &HashMap<String, lookup::Found>,
     table: &TypeTable,

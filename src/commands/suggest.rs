@@ -67,16 +67,63 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
             opts.ty
         )));
     }
-    if !opts.rules.is_empty() && rules.type_rules(&opts.ty).is_none() {
+    // The rules' type TYPE names, by its name or an alias.
+    let canonical = rules
+        .types
+        .iter()
+        .find(|t| t.names().any(|n| n == opts.ty))
+        .map(|t| t.name.clone());
+    if !opts.rules.is_empty() && canonical.is_none() {
         return Err(Error::Usage(format!(
             "the rules annotate no field of '{}': suggest reorders an annotated struct",
             opts.ty
         )));
     }
-    let snaps = builds::in_order(&opts.builds, |build| {
+    let loaded = builds::in_order(&opts.builds, |build| {
         snapshot(build, &rules, &opts.ty, opts.cacheline, &opts.reading)
     })?;
-    from_snapshots(opts, rules, snaps)
+    // A build may have a rules type under an alias (lru_gen_folio was
+    // lru_gen_struct before 6.2): the search reads the rules and writes the
+    // plan in the build's names, so every build must use the same ones.
+    let renames = loaded[0].1.clone();
+    if let Some((other, _)) = loaded
+        .iter()
+        .zip(&opts.builds)
+        .find(|((_, r), _)| *r != renames)
+    {
+        return Err(Error::Usage(format!(
+            "the builds name the rules' types differently ({} in {}, {} in {}): one plan \
+             names one struct, so suggest builds that agree (aliases: {})",
+            names_of(&renames, canonical.as_deref(), &opts.ty),
+            opts.builds[0].config,
+            names_of(&other.1, canonical.as_deref(), &opts.ty),
+            other.0.config,
+            opts.ty
+        )));
+    }
+    let snaps: Vec<Snapshot> = loaded.into_iter().map(|(s, _)| s).collect();
+    if renames.is_empty() {
+        return from_snapshots(opts, rules, snaps);
+    }
+    let built = snaps[0].target_name.clone();
+    let opts = SuggestOptions {
+        ty: built,
+        ..opts.clone()
+    };
+    from_snapshots(&opts, rules.renamed(&renames), snaps)
+}
+
+/// TYPE as a build names it, for a message.
+fn names_of(
+    renames: &std::collections::HashMap<String, String>,
+    canonical: Option<&str>,
+    ty: &str,
+) -> String {
+    let name = canonical.unwrap_or(ty);
+    renames
+        .get(name)
+        .cloned()
+        .unwrap_or_else(|| name.to_owned())
 }
 
 /// `suggest` of `opts.ty` on its builds, loaded (one snapshot per build).
@@ -373,24 +420,40 @@ fn snapshot(
     ty: &str,
     cacheline: Option<u64>,
     reading: &Reading,
-) -> Result<Snapshot> {
+) -> Result<(Snapshot, std::collections::HashMap<String, String>)> {
     load::open(build, reading, |loaded| {
-        let mut names: HashSet<&str> = rules.types.iter().map(|t| t.name.as_str()).collect();
+        let mut names: HashSet<&str> = rules.types.iter().flat_map(|t| t.names()).collect();
         names.extend(rules.roots.iter().map(|(n, _)| n.as_str()));
         names.insert(ty);
         let mut present = loaded.find_present(&names)?;
-        let Some(target) = present.types.get(ty).map(|f| f.id) else {
+        let renames = super::analyze::alias_renames(rules, &present.types, loaded.table(), build)?;
+        let renamed;
+        let rules = if renames.is_empty() {
+            rules
+        } else {
+            renamed = rules.renamed(&renames);
+            &renamed
+        };
+        // TYPE by the name this build has: its own, or the alias the build
+        // defines the rules type under.
+        let built = match present.types.contains_key(ty) {
+            true => ty.to_owned(),
+            false => renames.get(ty).cloned().unwrap_or_else(|| ty.to_owned()),
+        };
+        let Some(target) = present.types.get(&built).map(|f| f.id) else {
             return Err(loaded.unknown_type(ty));
         };
         let roots = rule_roots(loaded, &mut present, rules)?;
-        Ok(Snapshot::new(
+        let mut snap = Snapshot::new(
             build.config.clone(),
             loaded.table().clone(),
             roots,
             target,
             loaded.abi(),
             cacheline.or(rules.cacheline).unwrap_or(loaded.cacheline),
-        ))
+        );
+        snap.target_name = built;
+        Ok((snap, renames))
     })
 }
 

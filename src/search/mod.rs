@@ -100,6 +100,8 @@ pub(crate) struct Snapshot {
     pub(crate) roots: Vec<(String, TypeId)>,
     /// The struct searched.
     pub(crate) target: TypeId,
+    /// Its name in this build (a rules alias, or the name asked for).
+    pub(crate) target_name: String,
     /// The machine's C ABI.
     pub(crate) abi: Abi,
     /// Line size.
@@ -140,6 +142,7 @@ impl Snapshot {
             table,
             roots,
             target,
+            target_name: String::new(),
             abi,
             line,
             size,
