@@ -968,35 +968,15 @@ fn the_suggested_order_equals_the_module_built_with_its_header_patch() {
     let oracles = plan_oracles();
     let dir = std::env::temp_dir().join(format!("cachelint-suggest-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let plan = dir.join("suggested.plan.toml");
     let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
-    let source = kernel_source();
-    let mut args: Vec<String> = vec![
-        "suggest".into(),
-        "--rules".into(),
-        rules.display().to_string(),
-    ];
-    args.extend(oracles.iter().map(|(v, _)| v.display().to_string()));
-    args.extend(
-        [
-            "lru_gen_folio",
-            "--max-growth",
-            "2",
-            "--source-tree",
-            source.to_str().unwrap(),
-            "--plan-out",
-            plan.to_str().unwrap(),
-            "--format",
-            "json",
-        ]
-        .map(String::from),
+    let kernels: Vec<PathBuf> = oracles.iter().map(|(v, _)| v.clone()).collect();
+    let (report, patch, plan) = suggest_patch(
+        &dir,
+        &rules,
+        &kernels,
+        "lru_gen_folio",
+        &["--max-growth", "2"],
     );
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, out, err) = common::cachelint(&args);
-    assert_eq!(code, 0, "{err}");
-    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let patch = dir.join("suggested.patch");
-    std::fs::write(&patch, report["patch"].as_str().expect("a patch")).unwrap();
     for ((vmlinux, kmod), build) in oracles.iter().zip(report["builds"].as_array().unwrap()) {
         assert_eq!(build["errors"][1], 0, "{}", vmlinux.display());
         let flavour = vmlinux
@@ -1057,22 +1037,18 @@ fn netdev_module(vmlinux: &std::path::Path, args: &[&str]) -> PathBuf {
     oracle_module("netdev", vmlinux, args)
 }
 
-/// `suggest --rules TABLE KERNELS... TYPE --source-tree SOURCE --plan-out
-/// PLAN --format json` with `extra` options, TABLE a net_cachelines table
-/// of the source tree: the JSON, the header patch written to
-/// `DIR/TYPE.patch`, and the plan's path.
-fn suggest_net(
+/// `suggest --rules RULES KERNELS... TYPE --source-tree SOURCE --plan-out
+/// PLAN --format json` with `extra` options: the JSON, the header patch
+/// written to `DIR/TYPE.patch`, and the plan's path.
+fn suggest_patch(
     dir: &std::path::Path,
-    table: &str,
+    rules: &std::path::Path,
     kernels: &[PathBuf],
     ty: &str,
     extra: &[&str],
 ) -> (Value, PathBuf, PathBuf) {
     let plan = dir.join(format!("{ty}.plan.toml"));
     let source = kernel_source();
-    let rules = source
-        .join("Documentation/networking/net_cachelines")
-        .join(table);
     let mut args: Vec<String> = vec![
         "suggest".into(),
         "--rules".into(),
@@ -1152,7 +1128,8 @@ fn the_suggested_net_device_order_with_per_config_members_equals_the_patched_mod
     }
     let dir = std::env::temp_dir().join(format!("cachelint-netdev-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (report, patch, plan) = suggest_net(&dir, "net_device.rst", &kernels, "net_device", &[]);
+    let table = kernel_source().join("Documentation/networking/net_cachelines/net_device.rst");
+    let (report, patch, plan) = suggest_patch(&dir, &table, &kernels, "net_device", &[]);
     let per_config = report["per_config"].as_array().unwrap();
     let cloud = kernels
         .iter()
@@ -1661,13 +1638,8 @@ fn the_suggested_tcp_sock_order_equals_the_patched_module() {
     let kernels: Vec<PathBuf> = plan_oracles().into_iter().map(|(v, _)| v).collect();
     let dir = std::env::temp_dir().join(format!("cachelint-tcp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (_, patch, plan) = suggest_net(
-        &dir,
-        "tcp_sock.rst",
-        &kernels,
-        "tcp_sock",
-        &["--keep-footprint"],
-    );
+    let table = kernel_source().join("Documentation/networking/net_cachelines/tcp_sock.rst");
+    let (_, patch, plan) = suggest_patch(&dir, &table, &kernels, "tcp_sock", &["--keep-footprint"]);
     for vmlinux in &kernels {
         assert_module_truth(vmlinux, &oracle_module("tcp", vmlinux, &[]), None);
         let module = oracle_module("tcp", vmlinux, &["suggested", patch.to_str().unwrap()]);

@@ -47,8 +47,8 @@ pub struct SuggestOptions {
     pub reading: Reading,
 }
 
-/// Runs `suggest`.
-pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
+/// The rules `suggest` reads (none: packing only), refusing a `--plan`.
+pub(super) fn suggest_rules(opts: &SuggestOptions) -> Result<Rules> {
     if opts.reading.plan.is_some() {
         return Err(Error::Usage(
             "suggest starts from the compiled layout: it takes no --plan \
@@ -56,10 +56,15 @@ pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
                 .into(),
         ));
     }
-    let rules = match opts.rules.is_empty() {
-        true => Rules::default(),
-        false => Rules::load(&opts.rules)?,
-    };
+    match opts.rules.is_empty() {
+        true => Ok(Rules::default()),
+        false => Rules::load(&opts.rules),
+    }
+}
+
+/// Runs `suggest`.
+pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
+    let rules = suggest_rules(opts)?;
     if std::path::Path::new(&opts.ty).is_file() {
         return Err(Error::Usage(format!(
             "the last argument is the struct to reorder, and '{}' is a file (a build?): \

@@ -31,17 +31,7 @@ pub fn suggest_types(opts: &SuggestOptions, types: &[String]) -> Result<SuggestR
             reports: vec![Ok(report)],
         });
     }
-    if opts.reading.plan.is_some() {
-        return Err(Error::Usage(
-            "suggest starts from the compiled layout: it takes no --plan \
-             (check its suggestion with --plan afterwards)"
-                .into(),
-        ));
-    }
-    let rules = match opts.rules.is_empty() {
-        true => Rules::default(),
-        false => Rules::load(&opts.rules)?,
-    };
+    let rules = super::suggest::suggest_rules(opts)?;
     let names: Vec<&str> = types.iter().map(String::as_str).collect();
     let loaded = builds::in_order(&opts.builds, |build| {
         snapshots(build, &rules, &names, opts.cacheline, &opts.reading)
