@@ -3,7 +3,8 @@
 # `cargo install cargo-fuzz`).
 #
 # Usage: scripts/fuzz.sh TARGET [SECONDS]
-#   TARGET   elf, btf, rules_toml, rst, plan or name_index (see fuzz/fuzz_targets/)
+#   TARGET   elf, btf, rules_toml, rst, plan, name_index or header_patch
+#            (see fuzz/fuzz_targets/)
 #   SECONDS  how long to run (default 600)
 #   FUZZ_FLAGS (environment) extra `cargo fuzz run` flags, such as
 #            "--sanitizer none": safe Rust gains little from ASan, and the
@@ -24,9 +25,9 @@ case $target in
   rules_toml) cp examples/*.toml tests/rules/*.toml "$corpus/" ;;
   rst) cp tests/rules/*.rst "$corpus/" ;;
   plan) cp tests/plans/*.toml fixtures/kmod/rfc3.plan.toml "$corpus/" ;;
-  # The seed is in tests/corpus/name_index, which the run reads too.
-  name_index) ;;
-  *) echo "fuzz.sh: unknown target '$target' (elf, btf, rules_toml, rst, plan, name_index)" >&2; exit 2 ;;
+  # Their seeds are in tests/corpus/TARGET, which the run reads too.
+  name_index | header_patch) ;;
+  *) echo "fuzz.sh: unknown target '$target' (elf, btf, rules_toml, rst, plan, name_index, header_patch)" >&2; exit 2 ;;
 esac
 mkdir -p "tests/corpus/$target"
 # shellcheck disable=SC2086 # FUZZ_FLAGS is a list of flags

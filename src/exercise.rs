@@ -198,3 +198,33 @@ pub fn plan(data: &[u8]) {
         }
     }
 }
+
+/// The header patch (`suggest --source-tree`) on any text and any member
+/// lines: the first byte is the struct's line, the second the number of
+/// members to order (up to 8), then one byte per member's line and one
+/// for a member removed (0: none), then the header text.
+pub fn header_patch(data: &[u8]) {
+    let [struct_line, count, rest @ ..] = data else {
+        return;
+    };
+    let count = usize::from(*count % 9).min(rest.len());
+    let (lines, rest) = rest.split_at(count);
+    let Some((removed, text)) = rest.split_first() else {
+        return;
+    };
+    let order: Vec<crate::source_patch::Piece> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| match i % 3 {
+            2 => crate::source_patch::Piece::AlignedGroup("g".into(), vec![u64::from(l)]),
+            _ => crate::source_patch::Piece::Member(u64::from(l)),
+        })
+        .collect();
+    let removed: Vec<u64> = (*removed != 0)
+        .then_some(u64::from(*removed))
+        .into_iter()
+        .collect();
+    let text = String::from_utf8_lossy(text);
+    let _ =
+        crate::source_patch::reorder("x.h", &text, u64::from(*struct_line), &order, &removed, &[]);
+}

@@ -32,5 +32,6 @@ fn the_corpus_never_panics() {
     total += replay("rst", cachelint::exercise::rst);
     total += replay("plan", cachelint::exercise::plan);
     total += replay("name_index", cachelint::exercise::name_index);
+    total += replay("header_patch", cachelint::exercise::header_patch);
     assert!(total > 0, "tests/corpus holds no input");
 }
