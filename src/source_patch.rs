@@ -104,16 +104,24 @@ pub(crate) fn reorder(
         }
     }
     let close = close.ok_or_else(|| refuse(open, "the struct's body does not close"))?;
+    // Lines are 1-based; a 0 (corrupt debug info) names no line.
+    let index = |l: u64| {
+        (l as usize)
+            .checked_sub(1)
+            .ok_or_else(|| refuse(open, "a member's declaration line is 0 in the debug info"))
+    };
     let members: Vec<usize> = order
         .iter()
         .flat_map(|p| match p {
             Piece::Member(l) => vec![*l],
             Piece::AlignedGroup(_, m) | Piece::Group(_, m) => m.clone(),
         })
-        .map(|l| l as usize - 1)
-        .collect();
+        .map(index)
+        .collect::<Result<_>>()?;
     let mut starts = members.clone();
-    starts.extend(removed.iter().map(|l| *l as usize - 1));
+    for l in removed {
+        starts.push(index(*l)?);
+    }
     starts.sort_unstable();
     if starts.windows(2).any(|w| w[0] == w[1]) {
         return Err(refuse(open, "two members are declared on one line"));
@@ -126,8 +134,8 @@ pub(crate) fn reorder(
     }
     let last_of: HashMap<usize, usize> = runs
         .iter()
-        .map(|&(a, b)| (a as usize - 1, b as usize - 1))
-        .collect();
+        .map(|&(a, b)| Ok((index(a)?, index(b)?)))
+        .collect::<Result<_>>()?;
 
     // Each member's declaration: from the line that opens what its line
     // closes (`enum {` ... `} state:16;`) to its `;` outside brackets.
