@@ -123,6 +123,9 @@ pub(crate) fn reorder(
         starts.push(index(*l)?);
     }
     starts.sort_unstable();
+    if starts.is_empty() {
+        return Err(refuse(open, "the order moves no member"));
+    }
     if starts.windows(2).any(|w| w[0] == w[1]) {
         return Err(refuse(open, "two members are declared on one line"));
     }
