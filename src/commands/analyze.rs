@@ -89,13 +89,7 @@ pub(crate) fn analyze_loaded(
     let line = cacheline.or(rules.cacheline).unwrap_or(loaded.cacheline);
     let mut present = loaded.find_present(&names)?;
     let renames = alias_renames(rules, &present.types, loaded.table(), &loaded.build)?;
-    let renamed;
-    let rules = if renames.is_empty() {
-        rules
-    } else {
-        renamed = rules.renamed(&renames);
-        &renamed
-    };
+    let rules = &*renamed(rules, &renames);
     let as_built = |name: &str| {
         renames
             .get(name)
@@ -147,6 +141,17 @@ pub(crate) fn analyze_loaded(
         line,
         notes,
     )
+}
+
+/// `rules` in a build's names (`renames`, from [`alias_renames`]).
+pub(super) fn renamed<'r>(
+    rules: &'r Rules,
+    renames: &HashMap<String, String>,
+) -> std::borrow::Cow<'r, Rules> {
+    match renames.is_empty() {
+        true => std::borrow::Cow::Borrowed(rules),
+        false => std::borrow::Cow::Owned(rules.renamed(renames)),
+    }
 }
 
 /// For each type of the rules with aliases, the alias `build` defines it

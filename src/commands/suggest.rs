@@ -432,13 +432,7 @@ fn snapshot(
         names.insert(ty);
         let mut present = loaded.find_present(&names)?;
         let renames = super::analyze::alias_renames(rules, &present.types, loaded.table(), build)?;
-        let renamed;
-        let rules = if renames.is_empty() {
-            rules
-        } else {
-            renamed = rules.renamed(&renames);
-            &renamed
-        };
+        let rules = &*super::analyze::renamed(rules, &renames);
         // TYPE by the name this build has: its own, or the alias the build
         // defines the rules type under.
         let built = match present.types.contains_key(ty) {

@@ -253,9 +253,6 @@ fn growth(bytes: i64, lines: i64) -> String {
     format!("{bytes:+} bytes, {lines:+} {unit}")
 }
 
-/// Candidates a large struct's climb scores together (`search::BATCH`).
-const BATCH: usize = 48;
-
 /// How the search went, in words.
 fn method(r: &SuggestReport) -> String {
     let builds = match r.builds.len() {
@@ -292,10 +289,13 @@ fn method(r: &SuggestReport) -> String {
             "{} members, too many for a full climb: a context order (members grouped by the \
              contexts that use them, kernel groups named as netdev names them, each packed by \
              alignment), then a climb inside it: each round tries moving a member inside its \
-             group and a group among the groups, and takes the first batch of {BATCH} that \
+             group and a group among the groups, and takes the first batch of {} that \
              improves; {laid}; {} layouts on {builds} in {} rounds, {stop}: a local optimum, \
              not proven best",
-            r.members, r.tried, r.rounds
+            r.members,
+            crate::search::BATCH,
+            r.tried,
+            r.rounds
         );
     }
     if r.rounds == 0 {

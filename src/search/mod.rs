@@ -33,7 +33,7 @@ const MAX_ROUNDS: usize = 8;
 pub(crate) const LARGE_BUDGET: usize = 600;
 
 /// Candidates scored together (in parallel) by the climb of a large struct.
-const BATCH: usize = 48;
+pub(crate) const BATCH: usize = 48;
 
 /// What a suggestion may not do, ranked before the findings.
 #[derive(Clone, Debug, Default)]
