@@ -212,6 +212,12 @@ fn place_bits(
     Some(out)
 }
 
+/// Bit offsets of a run's bitfields laid out from bit `cur` in a struct
+/// that is not packed; `None` when an offset overflows.
+pub(crate) fn bits_from(cur: u64, fields: &[Bitfield]) -> Option<Vec<u64>> {
+    place_bits(cur, fields, None, false)
+}
+
 /// The layout rules behind one compiled struct.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Recipe {

@@ -172,6 +172,10 @@ pub(crate) struct Unit {
     pub(crate) align: u64,
     /// See `align`.
     pub(crate) size: u64,
+    /// For a bitfield run, its bitfields (empty for a whole member): packing
+    /// places them by bit, where they can share bytes with their
+    /// neighbours.
+    pub(crate) bits: Vec<crate::plan::abi::Bitfield>,
     /// True when it is written locklessly (gathered in the group).
     pub(crate) lockless: bool,
     /// True when some build lacks it (an `#ifdef` member): the plan lists
@@ -696,10 +700,16 @@ pub(crate) fn units(table: &TypeTable, id: TypeId, name: &str, rules: &Rules) ->
             Some(n) => names.push(n.clone()),
             None => inner_names(table, m.ty, 0, &mut names),
         }
+        let field = bitfield.then(|| crate::plan::abi::Bitfield {
+            width: m.bit_size.unwrap_or(0),
+            unit_size: table.size_of(m.ty).unwrap_or(0),
+            unit_align: table.alignment_of(m.ty).max(1),
+        });
         if bitfield && previous_bitfield {
             // The same run: its contexts join the run's unit.
             if let Some(last) = out.last_mut() {
                 add_contexts(last, type_rules, &names);
+                last.bits.extend(field);
             }
             continue;
         }
@@ -717,6 +727,7 @@ pub(crate) fn units(table: &TypeTable, id: TypeId, name: &str, rules: &Rules) ->
             marker,
             align: table.alignment_of(m.ty).max(1),
             size: table.size_of(m.ty).unwrap_or(0),
+            bits: field.into_iter().collect(),
             name,
             optional: false,
         };
@@ -840,6 +851,7 @@ mod tests {
             size: align,
             lockless: false,
             optional: false,
+            bits: Vec::new(),
         }
     }
 

@@ -4,14 +4,18 @@
 //! bitfield run, an aligned member or a struct's own alignment is the
 //! engine's to place), and one the engine refuses is skipped.
 //!
-//! Two orders, each keeping what the engine would refuse to move:
+//! Three orders, each keeping what the engine would refuse to move:
 //!
 //! - by alignment, largest first, then by size, largest first (ties in
 //!   the compiled order): with power-of-two alignments and sizes that are
 //!   multiples of them, no hole is left before the tail padding;
 //! - the compiled order with holes filled: walking the order, before a
-//!   unit whose alignment would leave a hole, the largest later unit that
-//!   fits the hole goes there (what `pahole --reorganize` starts with).
+//!   unit whose alignment would leave a hole, the later unit that fills
+//!   most of the hole goes there (what `pahole --reorganize` starts
+//!   with). Holes are counted in bits: a bitfield run goes where the C
+//!   ABI would put it, in the bytes or unit before it;
+//! - the sorted order with its holes filled the same way (the bitfield
+//!   runs and small members sorting leaves after the large ones).
 //!
 //! A zero-sized last unit (a flexible or zero-length array) stays last.
 //! In a struct with kernel group markers (`__cacheline_group_begin__*`),
@@ -23,7 +27,7 @@ use super::{Candidate, Entry, Unit};
 /// The packing seeds of `units` (distinct, the compiled order left out).
 pub(crate) fn seeds(units: &[Unit]) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
-    for order in [sorted(units), filled(units)] {
+    for order in [sorted(units), filled(units), sorted_filled(units)] {
         let compiled = order.iter().copied().eq(0..units.len());
         let seen = out.iter().any(|(o, _)| entries(&order) == *o);
         if !compiled && !seen {
@@ -63,48 +67,76 @@ fn runs(units: &[Unit]) -> Vec<(bool, Vec<usize>)> {
 fn sorted(units: &[Unit]) -> Vec<usize> {
     runs(units)
         .into_iter()
-        .flat_map(|(fixed, mut run)| {
-            if !fixed {
-                run.sort_by_key(|&u| {
-                    (
-                        std::cmp::Reverse(units[u].align),
-                        std::cmp::Reverse(units[u].size),
-                        u,
-                    )
-                });
-            }
-            run
-        })
+        .flat_map(|(fixed, run)| if fixed { run } else { sort(units, run) })
         .collect()
 }
 
-/// Every movable run in its order, each hole filled by the largest later
-/// unit of the run that fits it (offsets from the run's start, which is
+fn sort(units: &[Unit], mut run: Vec<usize>) -> Vec<usize> {
+    run.sort_by_key(|&u| {
+        (
+            std::cmp::Reverse(units[u].align),
+            std::cmp::Reverse(units[u].size),
+            u,
+        )
+    });
+    run
+}
+
+/// Every movable run in its order, each hole filled by the later unit of
+/// the run that fills most of it (offsets from the run's start, which is
 /// aligned for the run's largest alignment as far as the seed knows).
 fn filled(units: &[Unit]) -> Vec<usize> {
-    runs(units)
+    refill(units, runs(units))
+}
+
+/// [`sorted`], its holes then filled as [`filled`] fills them: the
+/// bitfield runs and small members sorting leaves behind the larger ones
+/// go where they share a unit.
+fn sorted_filled(units: &[Unit]) -> Vec<usize> {
+    let runs = runs(units)
         .into_iter()
+        .map(|(fixed, run)| (fixed, if fixed { run } else { sort(units, run) }))
+        .collect();
+    refill(units, runs)
+}
+
+fn refill(units: &[Unit], runs: Vec<(bool, Vec<usize>)>) -> Vec<usize> {
+    runs.into_iter()
         .flat_map(|(fixed, run)| if fixed { run } else { fill(units, run) })
         .collect()
 }
 
+/// Where a unit goes when the struct so far ends at bit `at`: its first
+/// and end bits. A bitfield run can start inside the byte or unit before
+/// it (the C ABI's rule: it only must not straddle its type's unit); a
+/// whole member starts at the next byte its alignment allows.
+fn place(at: u64, u: &Unit) -> (u64, u64) {
+    if !u.bits.is_empty()
+        && let Some(offsets) = crate::plan::abi::bits_from(at, &u.bits)
+    {
+        let end = offsets.iter().zip(&u.bits).map(|(o, f)| o + f.width).max();
+        return (offsets[0], end.unwrap_or(at));
+    }
+    let start = at.div_ceil(8).next_multiple_of(u.align.max(1)) * 8;
+    (start, start + u.size * 8)
+}
+
 fn fill(units: &[Unit], mut rest: Vec<usize>) -> Vec<usize> {
     let mut out = Vec::with_capacity(rest.len());
-    let mut at = 0u64;
-    let place = |at: u64, u: &Unit| at.next_multiple_of(u.align.max(1));
+    let mut at = 0u64; // bits
     while !rest.is_empty() {
-        let next = &units[rest[0]];
-        let hole = place(at, next) - at;
-        // The largest unit after it that fits the hole where it is.
+        let (start, _) = place(at, &units[rest[0]]);
+        // The later unit that fills most of the hole before it.
         let filler = (1..rest.len())
-            .filter(|&i| {
+            .filter_map(|i| {
                 let u = &units[rest[i]];
-                u.size > 0 && place(at, u) + u.size <= at + hole
+                let (from, end) = place(at, u);
+                (end > from && end <= start).then_some((end - from, std::cmp::Reverse(i)))
             })
-            .max_by_key(|&i| (units[rest[i]].size, std::cmp::Reverse(i)));
-        let i = filler.unwrap_or(0);
-        let u = rest.remove(i);
-        at = place(at, &units[u]) + units[u].size;
+            .max()
+            .map(|(_, std::cmp::Reverse(i))| i);
+        let u = rest.remove(filler.unwrap_or(0));
+        at = place(at, &units[u]).1;
         out.push(u);
     }
     out
@@ -124,6 +156,7 @@ mod tests {
             size,
             lockless: false,
             optional: false,
+            bits: Vec::new(),
         }
     }
 
@@ -183,6 +216,24 @@ mod tests {
         ];
         assert!(has_markers(&units));
         assert_eq!(sorted(&units), [0, 1, 3, 2, 4, 6, 5]);
+    }
+
+    #[test]
+    fn a_bitfield_run_fills_a_hole_by_its_bits() {
+        // char a; long l; unsigned f:4; short s; (gcc: sizeof 24). The
+        // hole after a takes s (16 bits at bit 16) before f (4 bits), and
+        // the hole after s then takes f: char a; short s; unsigned f:4;
+        // long l; (gcc: sizeof 16). Taking f first as a 4-byte unit, as a
+        // byte count would, gives char a; unsigned f:4; long l; short s;
+        // (gcc: sizeof 24).
+        let mut f = unit("f", 4, 4);
+        f.bits = vec![crate::plan::abi::Bitfield {
+            width: 4,
+            unit_size: 4,
+            unit_align: 4,
+        }];
+        let units = [unit("a", 1, 1), unit("l", 8, 8), f, unit("s", 2, 2)];
+        assert_eq!(filled(&units), [0, 3, 2, 1]);
     }
 
     #[test]
