@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The compiler as the oracle of a planned layout, without a header patch:
-# `cachelint layout --plan PLAN VMLINUX TYPE` prints the planned struct as
-# C (pahole's style: type names from the debug info, member alignments as
-# attributes); this script compiles that C, renamed TYPE_planned, into an
+# `cachelint layout --macros --plan PLAN VMLINUX TYPE` prints the planned
+# struct as C (pahole's style: type names from the debug info, member
+# alignments as attributes, kernel cacheline groups as the kernel's
+# macros); this script compiles that C, renamed TYPE_planned, into an
 # out-of-tree module against the Debian 6.12.117+deb12 headers of the
 # vmlinux's flavour, and compares the module's layout of TYPE_planned
 # (read by `pahole -C`) with the planned one: every member's name, byte
-# offset and bit offset, and the size.
+# offset and bit offset (group markers too; a group's pad is in the
+# `_aligned` end macro, and the offsets after it check it), and the size.
 #
 # Usage: scripts/c-oracle.sh VMLINUX TYPE PLAN HEADER...
 #   VMLINUX  a Debian 6.12.117+deb12 vmlinux (its flavour, cloud-amd64,
@@ -40,7 +42,7 @@ kdir=$cache/kroot/usr/src/linux-headers-6.12.117+deb12-$flavour
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$cachelint" layout --plan "$plan" "$vmlinux" "$ty" >"$work/planned" 2>/dev/null
+"$cachelint" layout --macros --plan "$plan" "$vmlinux" "$ty" >"$work/planned" 2>/dev/null
 python3 - "$work" "$ty" "$@" <<'EOF'
 import re, sys
 work, ty, headers = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -62,11 +64,26 @@ pahole -C "${ty}_planned" "$work/oracle.ko" >"$work/compiled"
 python3 - "$work" "$ty" <<'EOF'
 import re, sys
 work, ty = sys.argv[1], sys.argv[2]
-row = re.compile(r"\s+.*?\s([A-Za-z_0-9\[\]]+)(?::\d+)?;\s+/\*\s+(\d+)(?::\s*(\d+))?\s+\d+\s+\*/")
+attr = r"(?:\s+__attribute__\(\(__aligned__\(\d+\)\)\))?"
+at = r"\s+/\*\s+(\d+)(?::\s*(\d+))?\s+\d+\s+\*/"
+# A member (or the close of an inline body): its name, byte, bit.
+member = re.compile(r"\s+.*?\s([A-Za-z_0-9\[\]]+)(?::\d+)?" + attr + ";" + at)
+# A group macro of the planned C: the marker it declares.
+macro = re.compile(r"\s+__cacheline_group_(begin|end)(?:_aligned)?\((\w+)[,)].*;" + at)
 def rows(name):
     text = open(f"{work}/{name}").read()
     size = re.search(r"/\* size: (\d+),", text)
-    return [m.groups() for m in map(row.match, text.splitlines()) if m], size and size.group(1)
+    out = []
+    for line in text.splitlines():
+        if m := macro.match(line):
+            out.append((f"__cacheline_group_{m[1]}__{m[2]}", m[3], m[4]))
+        elif m := member.match(line):
+            # pahole names a marker with its [0]; the pad goes with the
+            # aligned end macro.
+            name = re.sub(r"^(__cacheline_group_(?:begin|end)__\w+)\[0\]$", r"\1", m[1])
+            if not name.startswith("__cacheline_group_pad__"):
+                out.append((name, m[2], m[3]))
+    return out, size and size.group(1)
 planned, psize = rows("planned")
 compiled, csize = rows("compiled")
 if planned == compiled and psize == csize and planned:

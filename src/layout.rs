@@ -149,6 +149,9 @@ pub enum Item {
         begin: bool,
         /// Absolute offset of the marker.
         offset: u64,
+        /// The marker's `__attribute__((__aligned__(N)))` (the `_aligned`
+        /// macros' begin has the group's, their end `sizeof(long)`).
+        alignment: Option<u64>,
         /// Depth.
         depth: usize,
     },
@@ -490,6 +493,7 @@ impl Walker<'_> {
                         name: group.to_owned(),
                         begin,
                         offset,
+                        alignment: m.alignment,
                         depth,
                     });
                     return Ok(());

@@ -64,6 +64,13 @@ enum Command {
         /// (lruvec.lrugen.enabled) and absolute offset.
         #[arg(long)]
         expand: bool,
+        /// Write kernel cacheline group markers as the kernel's macros
+        /// (`__cacheline_group_begin_aligned(G);` ...
+        /// `__cacheline_group_end_aligned(G);`), not as comments: the text
+        /// is then the struct's C, to paste into a header (with `--plan`,
+        /// the planned struct's).
+        #[arg(long, conflicts_with = "expand")]
+        macros: bool,
         /// Output format.
         #[arg(long, default_value = "text", value_parser = formats::<LayoutReport>())]
         format: Format,
@@ -663,11 +670,13 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             file,
             types,
             expand,
+            macros,
             format,
             input,
         } => {
             let cacheline = input.cacheline;
-            let report = commands::layout(&file, &types, expand, cacheline, &input.reading()?)?;
+            let reading = input.reading()?;
+            let report = commands::layout(&file, &types, expand, macros, cacheline, &reading)?;
             render::output(&report, format, "layout")
         }
         Command::Offsetof {

@@ -1718,7 +1718,7 @@ fn packing_only_suggest_is_the_size_of_its_plan_and_never_larger() {
 /// engine handles (pci_dev: bitfield runs sharing units with their
 /// neighbours; task_struct: nested anonymous structs, aligned members;
 /// page_pool: kernel groups; mm_struct, sk_buff), and each suggested
-/// layout, as `layout --plan` prints it in C, built into a module
+/// layout, as `layout --macros --plan` prints it in C, built into a module
 /// against that kernel's headers by scripts/c-oracle.sh, which compares
 /// every member's offset (bits too) and the size the compiler gave.
 #[test]

@@ -523,3 +523,109 @@ fn an_optional_member_is_skipped_on_a_build_that_lacks_it() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `layout --macros` writes C: the fixture's `grouped` as compiled and as
+/// a plan regroups it (an aligned group, whose end macro declares the
+/// pad), printed, given the kernel's macros (include/linux/cache.h's,
+/// with SMP_CACHE_BYTES 64), compiled by the host's C compiler, and read
+/// back: the compiler's offsets and size are the ones printed.
+#[test]
+fn layout_with_macros_is_c_the_compiler_lays_out_as_printed() {
+    let dir = std::env::temp_dir().join(format!("cachelint-macros-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("regroup.toml");
+    std::fs::write(
+        &plan,
+        "[grouped]\nremove = [\"__cacheline_group_begin__read_mostly\", \
+         \"__cacheline_group_end__read_mostly\", \"__cacheline_group_begin__write_hot\", \
+         \"__cacheline_group_end__write_hot\"]\n\
+         order = [\"a\", { group = \"hot\", aligned = true, members = [\"counter\"] }, \"b\"]\n",
+    )
+    .unwrap();
+    let base = fixture("gcc-dwarf5-base");
+    let base = base.to_str().unwrap();
+    for (name, extra) in [
+        ("compiled", vec![]),
+        ("planned", vec!["--plan", plan.to_str().unwrap()]),
+    ] {
+        let mut args = vec!["layout", "--macros", base, "grouped"];
+        args.extend(extra);
+        let (code, printed, err) = cachelint(&args);
+        assert_eq!(code, 0, "{err}");
+        let macros = [
+            "__cacheline_group_begin(read_mostly);",
+            "__cacheline_group_begin_aligned(write_hot);",
+        ];
+        match name {
+            "compiled" => assert!(macros.iter().all(|m| printed.contains(m)), "{printed}"),
+            _ => assert!(
+                printed.contains("__cacheline_group_begin_aligned(hot);")
+                    && printed.contains("__cacheline_group_end_aligned(hot);")
+                    && !printed.contains("__cacheline_group_pad__"),
+                "{printed}"
+            ),
+        }
+        // The C as printed (comments dropped), renamed so it is a new type.
+        let body: String = printed
+            .lines()
+            .filter(|l| !l.starts_with("/*"))
+            .map(|l| l.split("/*").next().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replace("struct grouped {", "struct grouped_c {");
+        let c = dir.join(format!("{name}.c"));
+        std::fs::write(
+            &c,
+            format!(
+                "typedef unsigned char __u8;\n\
+                 #define SMP_CACHE_BYTES 64\n\
+                 #define __cacheline_group_begin(G) __u8 __cacheline_group_begin__##G[0]\n\
+                 #define __cacheline_group_end(G) __u8 __cacheline_group_end__##G[0]\n\
+                 #define __cacheline_group_begin_aligned(G, ...) __cacheline_group_begin(G) \
+                 __attribute__((__aligned__((__VA_ARGS__ + 0) ? : SMP_CACHE_BYTES)))\n\
+                 #define __cacheline_group_end_aligned(G, ...) __cacheline_group_end(G) \
+                 __attribute__((__aligned__(sizeof(long)))); struct {{ }} \
+                 __cacheline_group_pad__##G \
+                 __attribute__((__aligned__((__VA_ARGS__ + 0) ? : SMP_CACHE_BYTES)))\n\
+                 {body}\nstruct grouped_c cachelint_grouped;\n"
+            ),
+        )
+        .unwrap();
+        let object = dir.join(format!("{name}.o"));
+        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+        let built = std::process::Command::new(&cc)
+            .args(["-g", "-c", "-o"])
+            .arg(&object)
+            .arg(&c)
+            .output()
+            .unwrap_or_else(|e| panic!("{cc}: {e} (a C compiler is needed, as for linking)"));
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        // Offsets as printed, and as the compiler laid them out.
+        let offsets = |text: &str| -> Vec<String> {
+            text.lines()
+                .filter_map(|l| l.split_once("/*").map(|(_, c)| c.trim().to_owned()))
+                .filter(|c| c.chars().next().is_some_and(|ch| ch.is_ascii_digit()))
+                .collect()
+        };
+        let (code, compiled, err) =
+            cachelint(&["layout", "--macros", object.to_str().unwrap(), "grouped_c"]);
+        assert_eq!(code, 0, "{err}");
+        let size = |text: &str| {
+            text.lines()
+                .find(|l| l.contains("/* size:"))
+                .map(str::to_owned)
+        };
+        assert_eq!(
+            offsets(&compiled),
+            offsets(&printed),
+            "{name}:\n{printed}\n{compiled}"
+        );
+        assert_eq!(size(&compiled), size(&printed), "{name}");
+        assert!(offsets(&printed).len() >= 5);
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

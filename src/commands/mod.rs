@@ -45,6 +45,7 @@ pub fn layout(
     file: &Path,
     types: &[String],
     expand: bool,
+    macros: bool,
     cacheline: Option<u64>,
     reading: &Reading,
 ) -> Result<LayoutReport> {
@@ -64,6 +65,7 @@ pub fn layout(
             table: build.take_table(),
             layouts,
             expand,
+            macros,
             planned_by: build.planned_by(),
             notes: build.notes(),
         })

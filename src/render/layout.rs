@@ -35,7 +35,7 @@ impl Render for LayoutReport {
                         let _ = writeln!(out.stdout, "/* planned by {plan}, not compiled */");
                     }
                     out.stdout
-                        .push_str(&text::layout(&self.table, l, self.expand));
+                        .push_str(&text::layout(&self.table, l, self.expand, self.macros));
                     out.notes.extend(note.clone());
                 }
             }

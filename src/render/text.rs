@@ -5,23 +5,64 @@
 use std::fmt::Write;
 
 use super::cdecl::declaration;
-use crate::layout::{Field, Item, Layout};
+use crate::layout::{Field, GROUP_PAD, Item, Layout};
 use crate::lines::Lines;
 use crate::model::TypeTable;
 
 /// Renders a layout. With `flat`, nested members are listed with dotted
 /// paths and absolute offsets (`--expand`); without it, anonymous structs
-/// and unions are shown inline in braces as pahole does.
-pub fn layout(table: &TypeTable, layout: &Layout, flat: bool) -> String {
+/// and unions are shown inline in braces as pahole does. With `macros`
+/// (not with `flat`), kernel cacheline group markers are written as the
+/// kernel's macros, not as comments, so the text is the struct's C.
+pub fn layout(table: &TypeTable, layout: &Layout, flat: bool, macros: bool) -> String {
     let mut out = String::new();
     let name = layout.name.as_deref().unwrap_or("<anonymous>");
     let _ = writeln!(out, "{} {} {{", layout.kind.keyword(), name);
+    let pads = if macros && !flat {
+        GroupPads::of(&layout.items)
+    } else {
+        GroupPads::default()
+    };
     // pahole's blank lines: a run of comments after a member (its struct's
     // padding, a bit hole, a byte hole) opens with one, and the next member
     // (not a closing brace, not the summary) is preceded by one.
     let mut in_comments = false;
-    for item in &layout.items {
-        let Some(row) = row(table, layout, item, flat) else {
+    for (i, item) in layout.items.iter().enumerate() {
+        if pads.rows.contains(&i) {
+            continue;
+        }
+        let row = match item {
+            Item::Group {
+                name,
+                begin,
+                offset,
+                alignment,
+                depth,
+            } if macros && !flat => {
+                let aligned = |a: u64| match a == layout.cacheline {
+                    true => format!("({name});"),
+                    false => format!("({name}, {a});"),
+                };
+                let call = match (begin, alignment, pads.align.get(name.as_str())) {
+                    (true, Some(a), _) => format!("__cacheline_group_begin_aligned{}", aligned(*a)),
+                    (true, None, _) => format!("__cacheline_group_begin({name});"),
+                    (false, Some(_), Some(pad)) => {
+                        format!("__cacheline_group_end_aligned{}", aligned(*pad))
+                    }
+                    (false, Some(a), None) => {
+                        format!("__cacheline_group_end({name}) __attribute__((__aligned__({a})));")
+                    }
+                    (false, None, _) => format!("__cacheline_group_end({name});"),
+                };
+                Some(Row::Line(format!(
+                    "{}{call:<48} /* {offset:>5} {:>5} */\n",
+                    indent(*depth, flat),
+                    0
+                )))
+            }
+            _ => row(table, layout, item, flat),
+        };
+        let Some(row) = row else {
             continue;
         };
         match row {
@@ -54,6 +95,37 @@ pub fn layout(table: &TypeTable, layout: &Layout, flat: bool) -> String {
         None => out.push_str("};\n"),
     }
     out
+}
+
+/// The `__cacheline_group_pad__G` members of a layout, which the kernel's
+/// `__cacheline_group_end_aligned(G)` declares with the end marker: their
+/// rows (the member and its closing brace) and their alignment by group.
+#[derive(Default)]
+struct GroupPads<'a> {
+    rows: std::collections::HashSet<usize>,
+    align: std::collections::HashMap<&'a str, u64>,
+}
+
+impl<'a> GroupPads<'a> {
+    fn of(items: &'a [Item]) -> GroupPads<'a> {
+        let mut pads = GroupPads::default();
+        for (i, item) in items.iter().enumerate() {
+            let Item::Member(f) = item else { continue };
+            let Some(group) = f.name.as_deref().and_then(|n| n.strip_prefix(GROUP_PAD)) else {
+                continue;
+            };
+            let Some(a) = f.alignment else { continue };
+            pads.rows.insert(i);
+            if f.expanded {
+                let close = items[i + 1..].iter().position(
+                    |c| matches!(c, Item::Close { depth, name, .. } if *depth == f.depth && name == &f.name),
+                );
+                pads.rows.extend(close.map(|c| i + 1 + c));
+            }
+            pads.align.insert(group, a);
+        }
+        pads
+    }
 }
 
 /// One rendered row and how it takes part in pahole's blank lines.
@@ -198,6 +270,7 @@ fn row(table: &TypeTable, layout: &Layout, item: &Item, flat: bool) -> Option<Ro
             begin,
             offset,
             depth,
+            ..
         } => {
             let (mark, what) = if *begin {
                 ("[", "begins")

@@ -16,6 +16,9 @@ pub struct LayoutReport {
     pub layouts: Vec<(Layout, Option<String>)>,
     /// Nested members listed with dotted paths (`--expand`).
     pub expand: bool,
+    /// Kernel cacheline group markers written as the kernel's macros
+    /// (`--macros`), so the text is C to paste.
+    pub macros: bool,
     /// The plan file the layouts come from, when they are planned.
     pub planned_by: Option<String>,
     /// Notes about the build (what its format cannot tell).

@@ -157,7 +157,14 @@ pub mod run {
         cacheline: Option<u64>,
         source: &Source,
     ) -> Result<Output> {
-        let report = commands::layout(file, types, expand, cacheline, &source.clone().into())?;
+        let report = commands::layout(
+            file,
+            types,
+            expand,
+            false,
+            cacheline,
+            &source.clone().into(),
+        )?;
         render::output(&report, format, "layout")
     }
 
