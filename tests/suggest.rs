@@ -337,6 +337,30 @@ fn the_diagram_is_what_diagram_compare_draws_for_the_plan() {
 }
 
 #[test]
+fn the_c_is_what_layout_macros_prints_for_the_plan() {
+    let (plan, text, json) = suggest_with(
+        "--no-grow",
+        "the struct in the new order, as C (on gcc-dwarf5-base; layout --macros --plan PLAN \
+         BUILD TYPE):\n\n",
+    );
+    let base = fixture("gcc-dwarf5-base");
+    let printed = stdout(&[
+        "layout",
+        "--macros",
+        "--plan",
+        plan.to_str().unwrap(),
+        base.to_str().unwrap(),
+        "lru_gen_folio",
+    ]);
+    assert_eq!(text, printed);
+    assert!(printed.starts_with(&format!(
+        "/* planned by {}, not compiled */",
+        plan.display()
+    )));
+    assert_eq!(json["c"], printed);
+}
+
+#[test]
 fn the_check_function_is_what_asserts_writes_for_the_plan() {
     let (plan, text, json) = suggest_with(
         "--asserts",

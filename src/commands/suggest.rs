@@ -12,6 +12,7 @@ use super::diagram::{DEFAULT_WIDTH, DiagramOptions, Selection, diagram};
 use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
 use crate::plan::Plan;
+use crate::report::layout::LayoutReport;
 use crate::report::suggest::{
     AloneBuild, AloneOrder, Growth, PerConfig, Placement, Role, Size, SuggestBuild, SuggestReport,
 };
@@ -221,6 +222,7 @@ pub(crate) fn from_snapshots(
         plan_out: None,
         patch: None,
         builds: Vec::new(),
+        c: None,
         diagram: None,
         asserts: None,
         alone: found
@@ -253,6 +255,11 @@ pub(crate) fn from_snapshots(
                 .collect(),
         });
     }
+    report.c = Some(c_declaration(
+        &found.plan_text,
+        &snaps[0],
+        opts.plan_out.as_deref(),
+    )?);
     if let Some(tree) = &opts.source_tree {
         report.patch = Some(header_patch(
             tree,
@@ -313,6 +320,28 @@ pub(crate) fn from_snapshots(
         report.notes.retain(|n| seen.insert(n.clone()));
     }
     Ok(report)
+}
+
+/// The struct as the suggestion lays it out on `snap`, to print as C.
+fn c_declaration(
+    plan_text: &str,
+    snap: &Snapshot,
+    plan_out: Option<&std::path::Path>,
+) -> Result<LayoutReport> {
+    let path = plan_out.map_or_else(|| PathBuf::from("suggested.plan.toml"), PathBuf::from);
+    let plan = Arc::new(Plan::parse(&path, plan_text)?);
+    let (table, laid) = snap.planned(&plan)?;
+    Ok(LayoutReport {
+        table,
+        layouts: vec![(laid, None)],
+        expand: false,
+        macros: true,
+        planned_by: Some(match plan_out {
+            Some(p) => p.display().to_string(),
+            None => "cachelint suggest".to_owned(),
+        }),
+        notes: Vec::new(),
+    })
 }
 
 /// An order in words: a unit's name, a group as `G: a, b`.

@@ -14,10 +14,7 @@ impl Render for SuggestReport {
 
     fn render(&self, format: Format) -> Output {
         let stdout = match format {
-            Format::Json => to_json(&Json {
-                report: self,
-                diagram: self.diagram.as_ref().map(|d| d.render(Format::Text).stdout),
-            }),
+            Format::Json => to_json(&Json::of(self)),
             _ => text(self),
         };
         Output {
@@ -48,14 +45,7 @@ impl Render for SuggestReports {
                     notes.extend(report.notes.iter().map(|n| format!("{}: {n}", report.name)));
                     match format {
                         Format::Json => values.push(
-                            serde_json::to_value(Json {
-                                report,
-                                diagram: report
-                                    .diagram
-                                    .as_ref()
-                                    .map(|d| d.render(Format::Text).stdout),
-                            })
-                            .expect("JSON of plain data"),
+                            serde_json::to_value(Json::of(report)).expect("JSON of plain data"),
                         ),
                         _ => texts.push(text(report)),
                     }
@@ -91,6 +81,21 @@ struct Json<'a> {
     #[serde(flatten)]
     report: &'a SuggestReport,
     diagram: Option<String>,
+    /// The struct in the suggested order, as C (`layout --plan`'s text).
+    c: Option<String>,
+}
+
+impl<'a> Json<'a> {
+    fn of(report: &'a SuggestReport) -> Json<'a> {
+        Json {
+            report,
+            diagram: report
+                .diagram
+                .as_ref()
+                .map(|d| d.render(Format::Text).stdout),
+            c: report.c.as_ref().map(|c| c.render(Format::Text).stdout),
+        }
+    }
 }
 
 fn text(r: &SuggestReport) -> String {
@@ -229,6 +234,14 @@ fn text(r: &SuggestReport) -> String {
         None => out.push_str("plan (--plan-out FILE writes it; check it with --plan FILE):\n"),
     }
     out.push_str(&r.plan);
+    if let (Some(c), Some(first)) = (&r.c, r.builds.first()) {
+        let _ = writeln!(
+            out,
+            "\nthe struct in the new order, as C (on {}; layout --macros --plan PLAN BUILD TYPE):\n",
+            first.config
+        );
+        out.push_str(&c.render(Format::Text).stdout);
+    }
     if let Some(diagram) = &r.diagram {
         out.push_str("\ndiagram (diagram --plan PLAN BUILD TYPE --compare BUILD):\n\n");
         out.push_str(&diagram.render(Format::Text).stdout);

@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use super::asserts::AssertsReport;
 use super::diagram::DiagramReport;
+use super::layout::LayoutReport;
 
 /// A whole `suggest` run.
 #[derive(Serialize)]
@@ -39,6 +40,11 @@ pub struct SuggestReport {
     pub patch: Option<String>,
     /// Per build.
     pub builds: Vec<SuggestBuild>,
+    /// The struct in the suggested order on the first build, as `layout
+    /// --plan` prints it: C with the debug info's type names (JSON
+    /// carries its text).
+    #[serde(skip)]
+    pub c: Option<LayoutReport>,
     /// With `--diagram`: the first build's diagram of the struct, compiled
     /// against suggested, as `diagram --plan P BUILD TYPE --compare BUILD`
     /// draws it (JSON carries its text: `diagram` has no JSON).

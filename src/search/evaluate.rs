@@ -18,7 +18,8 @@ use rayon::prelude::*;
 use super::{Limits, Outcome, Score, Snapshot};
 use crate::analysis;
 use crate::error::Result;
-use crate::model::TypeId;
+use crate::layout::{self, Layout};
+use crate::model::{TypeId, TypeTable};
 use crate::plan::Plan;
 use crate::plan::apply::Planner;
 use crate::rules::{Rules, Severity};
@@ -225,6 +226,16 @@ impl Snapshot {
     /// and the struct `name` itself (its footprint in `contexts`), adds
     /// them to `tally`, and undoes the layout. `Ok(None)` when `beaten`
     /// says the tally is already worse than the best.
+    /// The struct as `plan` lays it out on this build, with the table its
+    /// member types are named from (for printing it as C).
+    pub(crate) fn planned(&self, plan: &Arc<Plan>) -> Result<(TypeTable, Layout)> {
+        let mut table = self.table.clone();
+        let mut planner = Planner::knowing(plan.clone(), self.abi, self.line, self.known.clone());
+        planner.apply(&mut table, &[self.target])?;
+        let laid = layout::layout(&table, self.target, self.line, layout::Depth::Direct)?;
+        Ok((table, laid))
+    }
+
     pub(super) fn lay_out(
         &mut self,
         plan: &Arc<Plan>,
