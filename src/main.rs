@@ -183,7 +183,9 @@ enum Command {
     /// Each candidate is laid out by the plan engine on every build (a
     /// layout the compiler gives) and scored, in order: errors over every
     /// root of every build, then warnings, then the roots' worst growth in
-    /// lines and bytes, then the members moved. The search is a hill climb
+    /// lines and bytes, then the lines each context touches, then the
+    /// members moved (--rank orders them otherwise; --max-growth and
+    /// --keep-footprint are limits, ranked first). The search is a hill climb
     /// from the compiled order (a local optimum; the output says how many
     /// layouts it tried). Check, draw or diff the result with --plan.
     /// Without --rules: packing only, the smallest size (then the fewest
@@ -219,6 +221,12 @@ enum Command {
         /// every build; repeatable.
         #[arg(long, value_name = "MEMBER|GROUP")]
         pin: Vec<String>,
+        /// The objectives, most important first: names from errors,
+        /// warnings, growth, footprint, moved, comma-separated; those not
+        /// named follow in this default order. `--rank errors,growth`: no
+        /// error first, then the least growth, then fewer warnings.
+        #[arg(long, value_name = "OBJECTIVE,...")]
+        rank: Option<String>,
         /// The kernel source tree the builds come from: also print the
         /// header patch that makes the order (a unified diff for git apply).
         #[arg(long, value_name = "DIR")]
@@ -745,6 +753,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             no_grow,
             keep_footprint,
             pin,
+            rank,
             source_tree,
             diagram,
             asserts,
@@ -764,6 +773,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 max_growth,
                 keep_footprint,
                 pin,
+                rank,
                 source_tree,
                 diagram,
                 asserts,

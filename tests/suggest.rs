@@ -111,6 +111,50 @@ fn no_grow_keeps_every_root_at_the_compilers_size() {
     }
 }
 
+/// (errors, warnings, worst growth in lines) of a suggestion, over the
+/// builds.
+fn objectives(report: &serde_json::Value) -> (u64, u64, i64) {
+    let builds = report["builds"].as_array().unwrap();
+    let sum = |key: &str| builds.iter().map(|b| b[key][1].as_u64().unwrap()).sum();
+    let growth = builds
+        .iter()
+        .flat_map(|b| b["sizes"].as_array().unwrap())
+        .map(|s| s["growth"]["lines"].as_i64().unwrap())
+        .max()
+        .unwrap();
+    (sum("errors"), sum("warnings"), growth)
+}
+
+#[test]
+fn rank_orders_the_objectives_and_the_default_is_no_worse_than_growth_first() {
+    let default = suggest(&[]);
+    let growth_first = suggest(&["--rank", "errors,growth"]);
+    assert_eq!(
+        default["rank"],
+        serde_json::json!(["errors", "warnings", "growth", "footprint", "moved"])
+    );
+    assert_eq!(
+        growth_first["rank"],
+        serde_json::json!(["errors", "growth", "warnings", "footprint", "moved"])
+    );
+    let (d, g) = (objectives(&default), objectives(&growth_first));
+    // Each is no worse than the other by its own order: the default run
+    // also climbs growth first and keeps the better by its order.
+    assert!(d <= g, "default {d:?}, growth first {g:?}");
+    assert!(
+        (g.0, g.2, g.1) <= (d.0, d.2, d.1),
+        "default {d:?}, growth first {g:?}"
+    );
+    // And the plans say what they claim: check --plan agrees on both.
+    for (report, name) in [(&default, "default"), (&growth_first, "growth")] {
+        let plan = temp(&format!("rank-{name}.plan.toml"));
+        std::fs::write(&plan, report["plan"].as_str().unwrap()).unwrap();
+        let (errors, warnings) = check_planned(&plan);
+        let (e, w, _) = objectives(report);
+        assert_eq!((errors, warnings), (e, w), "{name}");
+    }
+}
+
 #[test]
 fn suggest_refuses_what_it_cannot_do() {
     let r = rules("lru.toml");
@@ -142,6 +186,22 @@ fn suggest_refuses_what_it_cannot_do() {
         (
             vec!["suggest", "--rules", r.to_str().unwrap(), &base, &rt],
             "the last argument is the struct to reorder",
+        ),
+        (
+            vec![
+                "suggest",
+                "--rules",
+                r.to_str().unwrap(),
+                "--rank",
+                "errors,size",
+                &base,
+                "lru_gen_folio",
+            ],
+            "--rank: 'size' is not an objective (one of errors, warnings, growth, footprint, moved)",
+        ),
+        (
+            vec!["suggest", "--rank", "growth", &base, "lru_gen_folio"],
+            "--rank orders the rules' objectives",
         ),
     ] {
         let (code, _, err) = cachelint(&args);
@@ -284,9 +344,20 @@ fn the_size_table_is_the_compilers_sizeof_and_the_plans_layout() {
 /// `suggest --plan-out PLAN FLAG` on the fixture builds: the plan's path,
 /// the text after `heading` (the last section), and the JSON.
 fn suggest_with(flag: &str, heading: &str) -> (PathBuf, String, serde_json::Value) {
-    let plan = temp(&format!("{}.plan.toml", flag.trim_start_matches('-')));
+    suggest_type_with("lru.toml", "lru_gen_folio", flag, heading)
+}
+
+/// `suggest --rules RULES --plan-out P FLAG BUILDS... TYPE`: the plan file,
+/// the text after `heading`, and the JSON report.
+fn suggest_type_with(
+    rules_file: &str,
+    ty: &str,
+    flag: &str,
+    heading: &str,
+) -> (PathBuf, String, serde_json::Value) {
+    let plan = temp(&format!("{ty}-{}.plan.toml", flag.trim_start_matches('-')));
     let p = plan.to_str().unwrap();
-    let r = rules("lru.toml");
+    let r = rules(rules_file);
     let b = builds();
     let mut args = vec![
         "suggest",
@@ -297,7 +368,7 @@ fn suggest_with(flag: &str, heading: &str) -> (PathBuf, String, serde_json::Valu
         flag,
     ];
     args.extend(b.iter().map(String::as_str));
-    args.push("lru_gen_folio");
+    args.push(ty);
     let text = stdout(&args);
     let (_, section) = text
         .split_once(heading)
@@ -362,11 +433,15 @@ fn the_c_is_what_layout_macros_prints_for_the_plan() {
 
 #[test]
 fn the_check_function_is_what_asserts_writes_for_the_plan() {
-    let (plan, text, json) = suggest_with(
+    // counter_pair's suggestion puts its lockless writer in an aligned
+    // group of its own.
+    let (plan, text, json) = suggest_type_with(
+        "counters.toml",
+        "counter_pair",
         "--asserts",
         "check function (asserts --plan PLAN BUILD TYPE):\n\n",
     );
-    let r = rules("lru.toml");
+    let r = rules("counters.toml");
     let b = builds();
     let asserts = |format: &str| {
         stdout(&[
@@ -378,7 +453,7 @@ fn the_check_function_is_what_asserts_writes_for_the_plan() {
             "--format",
             format,
             &b[0],
-            "lru_gen_folio",
+            "counter_pair",
         ])
     };
     let written = asserts("text");
@@ -386,13 +461,33 @@ fn the_check_function_is_what_asserts_writes_for_the_plan() {
     // The plan's group is asserted: the function is of the suggested
     // layout, not the compiled one (which has no group).
     assert!(
-        written
-            .contains("CACHELINE_ASSERT_GROUP_SIZE(struct lru_gen_folio, lru_gen_folio_lockless")
+        written.contains("CACHELINE_ASSERT_GROUP_SIZE(struct counter_pair, counter_pair_lockless")
     );
     let theirs: serde_json::Value = serde_json::from_str(&asserts("json")).unwrap();
     assert_eq!(json["asserts"], theirs);
     assert!(json["diagram"].is_null());
     assert!(suggest(&[])["asserts"].is_null());
+    // A suggestion that makes no group has no check function: a note says
+    // so, and the rest is printed.
+    let r = rules("lru.toml");
+    let mut args = vec![
+        "suggest",
+        "--rules",
+        r.to_str().unwrap(),
+        "--asserts",
+        "--format",
+        "json",
+    ];
+    args.extend(b.iter().map(String::as_str));
+    args.extend(["lru_gen_folio", "--rank", "moved"]);
+    let (code, out, err) = cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(report["asserts"].is_null());
+    assert!(
+        err.contains("the suggested layout of struct lru_gen_folio has no cacheline group"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -36,6 +36,9 @@ pub struct SuggestOptions {
     pub keep_footprint: bool,
     /// Members, or kernel groups, kept at their compiled offsets.
     pub pin: Vec<String>,
+    /// `--rank`: the objectives most important first (comma-separated
+    /// names; the rest follow in the default order).
+    pub rank: Option<String>,
     /// The kernel source tree the build comes from: write the header patch.
     pub source_tree: Option<PathBuf>,
     /// Draw the first build's struct compiled against suggested.
@@ -182,6 +185,7 @@ pub(crate) fn from_snapshots(
         keep_footprint: opts.keep_footprint,
         pinned: search::pinned(&opts.ty, &units, &opts.pin)
             .map_err(|e| Error::Usage(format!("--pin: {e}")))?,
+        rank: rank(opts, packing)?,
     };
     let (found, mut notes) = match packing {
         true => super::suggest_packing::search(&opts.ty, &units, &snaps, &limits)?,
@@ -221,6 +225,10 @@ pub(crate) fn from_snapshots(
         plan: found.plan_text.clone(),
         plan_out: None,
         patch: None,
+        rank: match packing {
+            true => vec!["size".into(), "moved".into()],
+            false => limits.rank.0.iter().map(|o| o.name().to_owned()).collect(),
+        },
         builds: Vec::new(),
         c: None,
         diagram: None,
@@ -304,7 +312,17 @@ pub(crate) fn from_snapshots(
             report.notes.extend(drawn.notes.iter().cloned());
             report.diagram = Some(drawn);
         }
-        if opts.asserts {
+        let grouped = found.order.iter().any(|e| match e {
+            Entry::Unit(u) => units[*u].marker,
+            Entry::Group(_) | Entry::Named(..) => true,
+        });
+        if opts.asserts && !grouped {
+            report.notes.push(format!(
+                "the suggested layout of struct {} has no cacheline group: no check function \
+                 to write (--asserts)",
+                opts.ty
+            ));
+        } else if opts.asserts {
             let written = asserts(&AssertsOptions {
                 rules: opts.rules.clone(),
                 build: build.clone(),
@@ -320,6 +338,19 @@ pub(crate) fn from_snapshots(
         report.notes.retain(|n| seen.insert(n.clone()));
     }
     Ok(report)
+}
+
+/// The objectives' order `--rank` asks for (the default without it).
+fn rank(opts: &SuggestOptions, packing: bool) -> Result<search::Rank> {
+    match &opts.rank {
+        None => Ok(search::Rank::default()),
+        Some(_) if packing => Err(Error::Usage(
+            "--rank orders the rules' objectives: without --rules suggest packs (the \
+             smallest size, then the fewest members moved)"
+                .into(),
+        )),
+        Some(list) => search::Rank::parse(list).map_err(|e| Error::Usage(format!("--rank: {e}"))),
+    }
 }
 
 /// The struct as the suggestion lays it out on `snap`, to print as C.

@@ -100,7 +100,11 @@ impl<'a> Json<'a> {
 
 fn text(r: &SuggestReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "suggest struct {}: {}\n", r.name, method(r));
+    let _ = writeln!(out, "suggest struct {}: {}", r.name, method(r));
+    if !r.packing {
+        let _ = writeln!(out, "ranked by: {} (--rank)", r.rank.join(", "));
+    }
+    out.push('\n');
     if !r.packing {
         let mut table = Table::new();
         table.load_style(presets::ASCII_FULL_CONDENSED);
@@ -323,8 +327,9 @@ fn method(r: &SuggestReport) -> String {
             "hill climb from the compiled order (and from a context order, with context \
              rules): each round tries every move of a block of one to three members, every \
              swap of two, and the lockless writers gathered into one cacheline-aligned group, \
-             and keeps the best; {laid}; {} layouts on {builds} in {} rounds: a local \
-             optimum, not proven best",
+             and keeps the best; a second climb from the same start ranks growth right after \
+             errors, and the better of the two is kept; {laid}; {} layouts on {builds} in {} \
+             rounds: a local optimum, not proven best",
             r.tried, r.rounds
         )
     }

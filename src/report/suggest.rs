@@ -38,6 +38,8 @@ pub struct SuggestReport {
     pub plan_out: Option<String>,
     /// With `--source-tree`: the header patch, a unified diff.
     pub patch: Option<String>,
+    /// The objectives in the order they ranked the candidates (`--rank`).
+    pub rank: Vec<String>,
     /// Per build.
     pub builds: Vec<SuggestBuild>,
     /// The struct in the suggested order on the first build, as `layout

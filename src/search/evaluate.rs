@@ -146,7 +146,7 @@ impl<'a> Evaluator<'a> {
         moved: usize,
         best: &Mutex<Option<Score>>,
     ) -> Option<Scored> {
-        let mut tally = Tally::new(moved, self.limits.max_growth);
+        let mut tally = Tally::new(moved, self.limits.max_growth, self.limits.rank);
         let mut outcomes = Vec::with_capacity(set.len());
         for (b, snap) in set.iter_mut().enumerate() {
             tally.kept = self.compiled_footprint.as_ref().map(|f| f[b].clone());
@@ -181,11 +181,12 @@ pub(super) struct Tally {
 }
 
 impl Tally {
-    fn new(moved: usize, max_growth: Option<i64>) -> Tally {
+    fn new(moved: usize, max_growth: Option<i64>, rank: super::Rank) -> Tally {
         Tally {
             max_growth,
             kept: None,
             score: Score {
+                rank,
                 over: 0,
                 regress: 0,
                 errors: 0,
@@ -362,7 +363,7 @@ mod tests {
 
     #[test]
     fn a_tally_only_grows_and_a_build_without_roots_grew_nothing() {
-        let mut t = Tally::new(3, Some(1));
+        let mut t = Tally::new(3, Some(1), crate::search::Rank::default());
         assert_eq!(t.score().growth_lines, 0);
         assert_eq!(t.score().over, 0);
         t.score.growth_lines = 4;

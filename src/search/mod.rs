@@ -10,6 +10,7 @@
 mod evaluate;
 
 pub(crate) mod members;
+pub(crate) mod rank;
 
 use crate::error::Result;
 use crate::layout::{GROUP_BEGIN, GROUP_END, GROUP_PAD};
@@ -17,6 +18,7 @@ use crate::model::{TypeId, TypeTable};
 use crate::plan::abi::Abi;
 use crate::rules::{Class, Rules};
 use evaluate::Evaluator;
+pub(crate) use rank::{Objective, Rank};
 
 pub(crate) mod packing;
 
@@ -44,6 +46,8 @@ pub(crate) struct Limits {
     pub(crate) keep_footprint: bool,
     /// Units that keep their compiled offset in every build (`--pin`).
     pub(crate) pinned: Vec<usize>,
+    /// The order of the objectives (`--rank`).
+    pub(crate) rank: Rank,
 }
 
 /// The units `--pin` names: a unit by name, or a kernel cacheline group
@@ -194,11 +198,15 @@ pub(crate) enum Entry {
     Named(String, Vec<usize>),
 }
 
-/// How good a candidate is, compared field by field in this order. No
-/// field falls as builds and roots are added (the evaluation stops a
-/// candidate early on that).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// How good a candidate is: the limits first (`over`, then `regress`),
+/// then the objectives in the order of `rank`. No field falls as builds
+/// and roots are added, so neither does the score in any such order (the
+/// evaluation stops a candidate early on that).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Score {
+    /// The order of the objectives (the same for every candidate of a
+    /// search).
+    pub(crate) rank: Rank,
     /// Lines some root grows by beyond the limit (`--max-growth`), worst
     /// build: 0 when within it.
     pub(crate) over: i64,
@@ -218,6 +226,34 @@ pub(crate) struct Score {
     pub(crate) footprint: usize,
     /// Units moved (not in the longest run kept in order).
     pub(crate) moved: usize,
+}
+
+impl Score {
+    /// Its value for one objective.
+    fn part(&self, o: Objective) -> (i64, i64) {
+        let n = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
+        match o {
+            Objective::Errors => (n(self.errors), 0),
+            Objective::Warnings => (n(self.warnings), 0),
+            Objective::Growth => (self.growth_lines, self.growth_bytes),
+            Objective::Footprint => (n(self.footprint), 0),
+            Objective::Moved => (n(self.moved), 0),
+        }
+    }
+}
+
+impl Ord for Score {
+    fn cmp(&self, other: &Score) -> std::cmp::Ordering {
+        (self.over, self.regress)
+            .cmp(&(other.over, other.regress))
+            .then_with(|| self.rank.compare(|o| self.part(o), |o| other.part(o)))
+    }
+}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Score) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// Per build, what a candidate gives.
@@ -432,10 +468,36 @@ pub(crate) fn search_seeded(
             best = seed;
         }
     }
-    let (mut best, rounds) = match climb {
+    let start = best.0.clone();
+    let (mut best, mut rounds) = match climb {
         true => searcher.climb(&mut evaluator, best, &mut tried),
         false => (best, 0),
     };
+    // The climb follows the objectives' order, so it stops where no one
+    // step improves the first of them: from an order that bought its
+    // warnings with growth, one as good on warnings that grows less can be
+    // several steps away. A second climb from the same start, with growth
+    // ranked right after errors, and the better of the two by the order
+    // asked for (rules only: packing has no findings to trade).
+    let again = limits.rank.growth_after_errors();
+    if climb && !large && !rules.types.is_empty() && again != limits.rank {
+        let limits = Limits {
+            rank: again,
+            ..limits.clone()
+        };
+        let mut other = Evaluator::new(name, snaps, rules, &limits, &names);
+        other.compiled_footprint(&before.1);
+        if let Some(from) = searcher.evaluate(&mut other, vec![start], None).pop() {
+            tried += 1;
+            let (found, more) = searcher.climb(&mut other, from, &mut tried);
+            rounds += more;
+            if let Some(found) = searcher.evaluate(&mut evaluator, vec![found.0], None).pop()
+                && found.1.0 < best.1.0
+            {
+                best = found;
+            }
+        }
+    }
     if compiled.1.0 < best.1.0 {
         // A large struct's climb found nothing better than as compiled.
         best = compiled;
