@@ -55,8 +55,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 "$pahole" -F dwarf --sizes "$vmlinux" >"$work/sizes"
-awk -F'\t' '$3 > 0' "$work/sizes" | sort -t$'\t' -k2,2nr -s | awk -F'\t' '!seen[$1]++' |
-  head -n "$n" >"$work/selected"
+# (awk keeps the first N, not head: head closing the pipe early kills the
+# writers with SIGPIPE, which pipefail makes this script's exit.)
+awk -F'\t' '$3 > 0' "$work/sizes" | sort -t$'\t' -k2,2nr -s |
+  awk -F'\t' -v n="$n" '!seen[$1]++ && ++k <= n' >"$work/selected"
 cut -f1 "$work/selected" >"$work/types"
 
 # wall NAME CMD...: runs CMD once (stdout to $work/NAME), its wall seconds
@@ -216,6 +218,10 @@ print(f"pahole valid claims: {sum(r[3] for r in valid)} bytes; cachelint on the 
       f"{sum(r[6] or 0 for r in valid)} bytes")
 print(f"cachelint saves on {len(ours)} structs, {sum(r[6] for r in ours)} bytes; refused: "
       f"{sum(1 for r in rows if r[7])}; not in pahole's output: {len(missing)} {' '.join(missing[:5])}")
+smallest = [n for n, s in suggested.items() if "builds" in s
+            and s["builds"][0].get("least") == s["builds"][0]["sizes"][0]["bytes"][1]]
+print(f"cachelint's size is the least any order gives (members' bytes and bits, no hole, "
+      f"rounded to the alignment) on {len(smallest)} of {len(rows)}")
 print(f"pahole groups broken on {sum(1 for r in claimed if r[5] is False)} of the {sum(1 for r in claimed if r[5] is not None)} "
       "claimed structs with kernel cacheline groups")
 print(f"pahole did not finish in {os.environ.get('PAHOLE_TIMEOUT', '20')} s on {len(timeouts)}: {' '.join(timeouts)}")

@@ -261,6 +261,9 @@ pub(crate) fn from_snapshots(
                 .zip(&after.footprint)
                 .map(|(b, a)| (a.0.clone(), b.1, a.1, a.2))
                 .collect(),
+            least: packing
+                .then(|| search::packing::least_size(&snap.table, snap.target))
+                .flatten(),
         });
     }
     report.c = Some(c_declaration(

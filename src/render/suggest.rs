@@ -120,20 +120,33 @@ fn text(r: &SuggestReport) -> String {
     }
     let mut table = Table::new();
     table.load_style(presets::ASCII_FULL_CONDENSED);
-    table.set_header(["config", "struct", "bytes", "cachelines", "growth"]);
+    let least = r.builds.iter().any(|b| b.least.is_some());
+    let mut header = vec!["config", "struct", "bytes", "cachelines", "growth"];
+    if least {
+        header.push("least any order gives");
+    }
+    table.set_header(header);
     for b in &r.builds {
         for s in &b.sizes {
             let name = match s.role {
                 Role::Struct => s.ty.clone(),
                 Role::Root => format!("{} (root)", s.ty),
             };
-            table.add_row([
+            let mut row = vec![
                 b.config.clone(),
                 name,
                 format!("{} -> {}", s.bytes[0], s.bytes[1]),
                 format!("{} -> {}", s.lines[0], s.lines[1]),
                 growth(s.growth.bytes, s.growth.lines),
-            ]);
+            ];
+            if least {
+                row.push(match b.least {
+                    Some(n) if n == s.bytes[1] => format!("{n} (reached: the smallest)"),
+                    Some(n) => n.to_string(),
+                    None => "-".into(),
+                });
+            }
+            table.add_row(row);
         }
     }
     if r.packing {

@@ -140,6 +140,11 @@ pub struct SuggestBuild {
     /// With context rules, the struct's footprint per context: name, lines
     /// touched as compiled and as suggested, and the optimum.
     pub footprint: Vec<(String, usize, usize, u64)>,
+    /// Packing only: the least size any order could give, its members'
+    /// bytes and bits with no hole, rounded up to its alignment (a lower
+    /// bound: a suggestion of this size is the smallest).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub least: Option<u64>,
 }
 
 /// The size of the struct or of one root in one build, compiled and
