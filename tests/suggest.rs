@@ -665,6 +665,59 @@ fn compiler_agrees(file: &Path, ty: &str, order: &[String], plan: &Path, attrs: 
 }
 
 #[test]
+fn a_struct_of_few_members_is_searched_exhaustively() {
+    // struct anon has 4 units: suggest says it tried every order, and no
+    // order of the 24, each written as a plan and laid out by `offsetof
+    // --plan`, is smaller than its suggestion.
+    let base = fixture("gcc-dwarf5-base");
+    let b = base.to_str().unwrap();
+    let (code, out, err) = cachelint(&["suggest", "--format", "json", b, "anon"]);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["exact"], true);
+    let suggested = report["builds"][0]["sizes"][0]["bytes"][1]
+        .as_u64()
+        .unwrap();
+    let names: Vec<String> = UNITS
+        .iter()
+        .filter(|(t, _, _)| *t == "anon")
+        .map(|(_, n, _)| n.to_string())
+        .collect();
+    assert_eq!(names.len(), 4);
+    let mut smallest = u64::MAX;
+    let mut orders = 0;
+    for p in 0..24usize {
+        // The p-th permutation, by the factorial number system.
+        let (mut rest, mut k, mut order) = (names.clone(), p, Vec::new());
+        for radix in (1..=4).rev() {
+            let f: usize = (1..radix).product();
+            order.push(rest.remove(k / f));
+            k %= f;
+        }
+        let plan = temp(&format!("anon-{p}.plan.toml"));
+        let quoted: Vec<String> = order.iter().map(|n| format!("\"{n}\"")).collect();
+        std::fs::write(&plan, format!("[anon]\norder = [{}]\n", quoted.join(", "))).unwrap();
+        let (code, out, err) = cachelint(&[
+            "offsetof",
+            "--format",
+            "json",
+            "--plan",
+            plan.to_str().unwrap(),
+            b,
+            "anon",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+        smallest = smallest.min(rows[0]["size"].as_u64().unwrap());
+        orders += 1;
+    }
+    assert_eq!(orders, 24);
+    assert_eq!(suggested, smallest);
+    // More members than that: a climb, not exhaustive.
+    assert_eq!(suggest(&[])["exact"], false);
+}
+
+#[test]
 fn packing_reports_the_least_size_any_order_gives() {
     // struct bits (shapes.h): bitfields of 3, 7, 30, 4, 40 and 30 bits
     // (114) and a char: 122 bits, 16 bytes, already a multiple of its

@@ -214,6 +214,7 @@ pub(crate) fn from_snapshots(
         tried: found.tried,
         rounds: found.rounds,
         budget: found.budget,
+        exact: found.exact,
         order: order_names(&found.order, &units, &opts.ty),
         moved: found.score.moved,
         removed: found

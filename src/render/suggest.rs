@@ -290,6 +290,22 @@ fn method(r: &SuggestReport) -> String {
         n => format!("{n} builds"),
     };
     let laid = "every layout is the plan engine's, as the compiler gives it";
+    if r.exact {
+        let what = match r.packing {
+            true => {
+                "packing only (no rules): the smallest size, then the fewest members moved; \
+                     exhaustive: every order of the members"
+            }
+            false => {
+                "exhaustive: every order of the members (and, with lockless writers, every \
+                      order with them as one cacheline-aligned group)"
+            }
+        };
+        return format!(
+            "{what}, {}: the best order there is; {laid}; {} layouts on {builds}",
+            r.members, r.tried
+        );
+    }
     if r.packing {
         let how = if r.rounds == 0 {
             "the compiled order against packing orders (by alignment then size, and \

@@ -23,6 +23,9 @@ pub struct SuggestReport {
     /// layouts its climb (inside the context order's groups, first
     /// improvement taken) may try; `None` for a full climb.
     pub budget: Option<usize>,
+    /// Every order of the members was tried (a struct of at most 7
+    /// units): the suggestion is the best order there is.
+    pub exact: bool,
     /// The suggested member order (group members as `G: a, b`).
     pub order: Vec<String>,
     /// Units moved from the compiled order (and removed).

@@ -26,6 +26,12 @@ pub(crate) mod packing;
 /// about 4 n^2 layouts on every build.
 pub(crate) const MAX_UNITS: usize = 40;
 
+/// Structs of at most this many units (and no kernel group markers) are
+/// searched exhaustively: every order of the units, and with lockless
+/// writers every order with them as one aligned group ([`every_order`]):
+/// at most 2 * 7! = 10080 layouts.
+pub(crate) const EXACT_UNITS: usize = 7;
+
 /// Rounds of the climb, at most.
 const MAX_ROUNDS: usize = 8;
 
@@ -296,6 +302,8 @@ pub(crate) struct Found {
     pub(crate) rounds: usize,
     /// The layout budget of a large struct's climb.
     pub(crate) budget: Option<usize>,
+    /// Every order was tried ([`EXACT_UNITS`]): the best of them, proven.
+    pub(crate) exact: bool,
     /// The units the suggestion removes.
     pub(crate) removed: Vec<usize>,
     /// Orders single builds like better, when the suggestion leaves
@@ -469,9 +477,26 @@ pub(crate) fn search_seeded(
         }
     }
     let start = best.0.clone();
-    let (mut best, mut rounds) = match climb {
-        true => searcher.climb(&mut evaluator, best, &mut tried),
-        false => (best, 0),
+    let exact = climb && units.len() <= EXACT_UNITS && !units.iter().any(|u| u.marker);
+    let (mut best, mut rounds) = match (climb, exact) {
+        (true, false) => searcher.climb(&mut evaluator, best, &mut tried),
+        (true, true) => {
+            let every = every_order(units);
+            tried += every.len();
+            for chunk in every.chunks(BATCH * 8) {
+                let winner = searcher
+                    .evaluate(&mut evaluator, chunk.to_vec(), Some(&best.1.0))
+                    .into_iter()
+                    .min_by(|x, y| x.1.0.cmp(&y.1.0));
+                if let Some(w) = winner
+                    && w.1.0 < best.1.0
+                {
+                    best = w;
+                }
+            }
+            (best, 0)
+        }
+        (false, _) => (best, 0),
     };
     // The climb follows the objectives' order, so it stops where no one
     // step improves the first of them: from an order that bought its
@@ -480,7 +505,7 @@ pub(crate) fn search_seeded(
     // ranked right after errors, and the better of the two by the order
     // asked for (rules only: packing has no findings to trade).
     let again = limits.rank.growth_after_errors();
-    if climb && !large && !rules.types.is_empty() && again != limits.rank {
+    if climb && !exact && !large && !rules.types.is_empty() && again != limits.rank {
         let limits = Limits {
             rank: again,
             ..limits.clone()
@@ -548,6 +573,7 @@ pub(crate) fn search_seeded(
         tried,
         rounds,
         budget: large.then_some(LARGE_BUDGET),
+        exact,
         alone,
     })
 }
@@ -562,6 +588,54 @@ pub(crate) struct Alone {
     pub(crate) plan_text: String,
     /// What this order gives on every build.
     pub(crate) everywhere: Vec<Outcome>,
+}
+
+/// Every order of `units` (no markers among them), and when some are
+/// lockless writers, every order with them gathered into one aligned
+/// group (every order inside it too): the exhaustive search's candidates.
+fn every_order(units: &[Unit]) -> Vec<Candidate> {
+    let all: Vec<usize> = (0..units.len()).collect();
+    let mut out: Vec<Candidate> = permutations(&all)
+        .into_iter()
+        .map(|p| (p.into_iter().map(Entry::Unit).collect(), Vec::new()))
+        .collect();
+    let (writers, rest): (Vec<usize>, Vec<usize>) = all.iter().partition(|&&u| units[u].lockless);
+    if !writers.is_empty() {
+        // The group as one more item among the rest (usize::MAX).
+        let mut items = rest.clone();
+        items.push(usize::MAX);
+        for outer in permutations(&items) {
+            for inner in permutations(&writers) {
+                let order = outer
+                    .iter()
+                    .map(|&i| match i {
+                        usize::MAX => Entry::Group(inner.clone()),
+                        u => Entry::Unit(u),
+                    })
+                    .collect();
+                out.push((order, Vec::new()));
+            }
+        }
+    }
+    out
+}
+
+/// Every permutation of `items`, in lexicographic order of positions (the
+/// identity first).
+fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    let mut out = Vec::new();
+    for i in 0..items.len() {
+        let mut rest = items.to_vec();
+        let first = rest.remove(i);
+        for mut tail in permutations(&rest) {
+            tail.insert(0, first);
+            out.push(tail);
+        }
+    }
+    out
 }
 
 /// Every order one step from `order`: a block of one to three entries
