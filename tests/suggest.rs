@@ -138,6 +138,15 @@ fn rank_orders_the_objectives_and_the_default_is_no_worse_than_growth_first() {
         serde_json::json!(["errors", "growth", "warnings", "footprint", "moved"])
     );
     let (d, g) = (objectives(&default), objectives(&growth_first));
+    // The distance to the bounds is these figures (no footprint rules).
+    for (report, (e, w, growth)) in [(&default, d), (&growth_first, g)] {
+        assert_eq!(
+            report["gap"],
+            serde_json::json!({
+                "errors": e, "warnings": w, "growth_lines": growth.max(0), "footprint_lines": 0
+            })
+        );
+    }
     // Each is no worse than the other by its own order: the default run
     // also climbs growth first and keeps the better by its order.
     assert!(d <= g, "default {d:?}, growth first {g:?}");
@@ -733,8 +742,9 @@ fn packing_reports_the_least_size_any_order_gives() {
         .as_u64()
         .unwrap();
     assert!(suggested >= 16, "{suggested}");
-    // With rules there is no such figure.
+    // With rules there is no such figure, and without them no gap.
     assert!(suggest(&[])["builds"][0].get("least").is_none());
+    assert!(report["gap"].is_null());
     let (code, text, err) = cachelint(&["suggest", &build, "bits"]);
     assert_eq!(code, 0, "{err}");
     assert!(text.contains("least any order gives"), "{text}");

@@ -14,7 +14,8 @@ use crate::load::{self, Build, Reading};
 use crate::plan::Plan;
 use crate::report::layout::LayoutReport;
 use crate::report::suggest::{
-    AloneBuild, AloneOrder, Growth, PerConfig, Placement, Role, Size, SuggestBuild, SuggestReport,
+    AloneBuild, AloneOrder, Gap, Growth, PerConfig, Placement, Role, Size, SuggestBuild,
+    SuggestReport,
 };
 use crate::rules::Rules;
 use crate::search::{self, Entry, Snapshot};
@@ -214,6 +215,7 @@ pub(crate) fn from_snapshots(
         tried: found.tried,
         rounds: found.rounds,
         budget: found.budget,
+        gap: None,
         exact: found.exact,
         order: order_names(&found.order, &units, &opts.ty),
         moved: found.score.moved,
@@ -266,6 +268,9 @@ pub(crate) fn from_snapshots(
                 .then(|| search::packing::least_size(&snap.table, snap.target))
                 .flatten(),
         });
+    }
+    if !packing {
+        report.gap = Some(gap(&report.builds));
     }
     report.c = Some(c_declaration(
         &found.plan_text,
@@ -342,6 +347,26 @@ pub(crate) fn from_snapshots(
         report.notes.retain(|n| seen.insert(n.clone()));
     }
     Ok(report)
+}
+
+/// How far the suggested builds are from the objectives' bounds.
+fn gap(builds: &[SuggestBuild]) -> Gap {
+    Gap {
+        errors: builds.iter().map(|b| b.errors[1]).sum(),
+        warnings: builds.iter().map(|b| b.warnings[1]).sum(),
+        growth_lines: builds
+            .iter()
+            .flat_map(|b| &b.sizes)
+            .map(|s| s.growth.lines)
+            .max()
+            .unwrap_or(0)
+            .max(0),
+        footprint_lines: builds
+            .iter()
+            .flat_map(|b| &b.footprint)
+            .map(|(_, _, lines, optimum)| (*lines as u64).saturating_sub(*optimum))
+            .sum(),
+    }
 }
 
 /// The objectives' order `--rank` asks for (the default without it).

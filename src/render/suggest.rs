@@ -104,6 +104,24 @@ fn text(r: &SuggestReport) -> String {
     if !r.packing {
         let _ = writeln!(out, "ranked by: {} (--rank)", r.rank.join(", "));
     }
+    if let Some(g) = &r.gap {
+        let at = g.errors == 0 && g.warnings == 0 && g.growth_lines == 0 && g.footprint_lines == 0;
+        let _ = writeln!(
+            out,
+            "from the bounds (no pair, no growth, each context in its fewest lines): {} error \
+             pairs, {} warning pairs, {} lines of growth, {} context lines over{}",
+            g.errors,
+            g.warnings,
+            g.growth_lines,
+            g.footprint_lines,
+            if at {
+                ": at every bound (no order has fewer findings, less growth or a smaller \
+                 footprint)"
+            } else {
+                ""
+            }
+        );
+    }
     out.push('\n');
     if !r.packing {
         let mut table = Table::new();

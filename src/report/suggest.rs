@@ -43,6 +43,8 @@ pub struct SuggestReport {
     pub patch: Option<String>,
     /// The objectives in the order they ranked the candidates (`--rank`).
     pub rank: Vec<String>,
+    /// With rules: how far the suggestion is from each objective's bound.
+    pub gap: Option<Gap>,
     /// Per build.
     pub builds: Vec<SuggestBuild>,
     /// The struct in the suggested order on the first build, as `layout
@@ -68,6 +70,22 @@ pub struct SuggestReport {
     /// the members moved. In JSON only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub packing: bool,
+}
+
+/// How far a suggestion is from the bounds of its objectives: no finding
+/// pair, no growth, each context in the fewest lines its bytes fit in.
+/// All zero: no order does better on any of them.
+#[derive(Clone, Debug, Serialize)]
+pub struct Gap {
+    /// Error pairs left, over the builds (bound 0).
+    pub errors: usize,
+    /// Warning pairs left (bound 0).
+    pub warnings: usize,
+    /// Worst growth of the struct or a root, in lines (bound 0).
+    pub growth_lines: i64,
+    /// Lines the contexts touch beyond their optimum, summed over
+    /// contexts and builds (bound 0).
+    pub footprint_lines: u64,
 }
 
 /// `suggest` of several types: a report per type, in the order given, or
