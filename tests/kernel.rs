@@ -1652,6 +1652,23 @@ fn the_suggested_tcp_sock_order_equals_the_patched_module() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// `suggest` without rules of `types` in `vmlinux`, the plans written to
+/// `plan`: the reports (JSON array).
+fn packing_suggestions(vmlinux: &std::path::Path, types: &[&str], plan: &std::path::Path) -> Value {
+    let mut args = vec![
+        "suggest",
+        "--format",
+        "json",
+        "--plan-out",
+        plan.to_str().unwrap(),
+        vmlinux.to_str().unwrap(),
+    ];
+    args.extend(types);
+    let (code, out, err) = common::cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
 #[test]
 #[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn packing_only_suggest_is_the_size_of_its_plan_and_never_larger() {
@@ -1669,18 +1686,7 @@ fn packing_only_suggest_is_the_size_of_its_plan_and_never_larger() {
         "sk_buff",
     ];
     let plan = std::env::temp_dir().join(format!("cachelint-packing-{}.toml", std::process::id()));
-    let mut args = vec![
-        "suggest",
-        "--format",
-        "json",
-        "--plan-out",
-        plan.to_str().unwrap(),
-        k.to_str().unwrap(),
-    ];
-    args.extend(types);
-    let (code, out, err) = common::cachelint(&args);
-    assert_eq!(code, 0, "{err}");
-    let reports: Value = serde_json::from_str(&out).unwrap();
+    let reports = packing_suggestions(&k, &types, &plan);
     let theirs = pahole(&["-F", "dwarf", "--sizes", k.to_str().unwrap()]);
     let pahole_size = |ty: &str| -> u64 {
         theirs
@@ -1735,18 +1741,8 @@ fn packing_suggestions_compile_to_the_layouts_they_predict() {
     for (vmlinux, _) in plan_oracles() {
         let plan =
             std::env::temp_dir().join(format!("cachelint-c-oracle-{}.toml", std::process::id()));
-        let mut args = vec![
-            "suggest",
-            "--format",
-            "json",
-            "--plan-out",
-            plan.to_str().unwrap(),
-            vmlinux.to_str().unwrap(),
-        ];
-        args.extend(types.iter().map(|(t, _)| *t));
-        let (code, out, err) = common::cachelint(&args);
-        assert_eq!(code, 0, "{err}");
-        let reports: Value = serde_json::from_str(&out).unwrap();
+        let names: Vec<&str> = types.iter().map(|(t, _)| *t).collect();
+        let reports = packing_suggestions(&vmlinux, &names, &plan);
         for ((ty, header), report) in types.iter().zip(reports.as_array().unwrap()) {
             let built = Command::new(&script)
                 .env("CACHELINT", env!("CARGO_BIN_EXE_cachelint"))
