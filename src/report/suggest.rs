@@ -73,15 +73,16 @@ pub struct SuggestReport {
 }
 
 /// How far a suggestion is from the bounds of its objectives: no finding
-/// pair, no growth, each context in the fewest lines its bytes fit in.
-/// All zero: no order does better on any of them.
+/// pair, each context in the fewest lines its bytes fit in (all zero: no
+/// order does better on them), and its growth (not a bound: an order may
+/// also shrink the roots).
 #[derive(Clone, Debug, Serialize)]
 pub struct Gap {
     /// Error pairs left, over the builds (bound 0).
     pub errors: usize,
     /// Warning pairs left (bound 0).
     pub warnings: usize,
-    /// Worst growth of the struct or a root, in lines (bound 0).
+    /// Worst growth of the struct or a root, in lines (0 when none grows).
     pub growth_lines: i64,
     /// Lines the contexts touch beyond their optimum, summed over
     /// contexts and builds (bound 0).
