@@ -139,8 +139,12 @@ fn place(at: u64, u: &Unit) -> (u64, u64) {
         let end = offsets.iter().zip(&u.bits).map(|(o, f)| o + f.width).max();
         return (offsets[0], end.unwrap_or(at));
     }
-    let start = at.div_ceil(8).next_multiple_of(u.align.max(1)) * 8;
-    (start, start + u.size * 8)
+    // Saturating: a size corrupt debug info makes absurd orders nothing.
+    let start = at
+        .div_ceil(8)
+        .checked_next_multiple_of(u.align.max(1))
+        .map_or(u64::MAX, |b| b.saturating_mul(8));
+    (start, start.saturating_add(u.size.saturating_mul(8)))
 }
 
 fn fill(units: &[Unit], mut rest: Vec<usize>) -> Vec<usize> {
