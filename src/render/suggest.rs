@@ -108,18 +108,17 @@ fn text(r: &SuggestReport) -> String {
         let at = g.errors == 0 && g.warnings == 0 && g.footprint_lines == 0;
         let _ = writeln!(
             out,
-            "from the bounds (no pair, no growth, each context in its fewest lines): {} error \
-             pairs, {} warning pairs, {} lines of growth, {} context lines over{}",
+            "from the bounds (no pair, each context in its fewest lines): {} error pairs, {} \
+             warning pairs, {} context lines over{}; worst growth {} lines",
             g.errors,
             g.warnings,
-            g.growth_lines,
             g.footprint_lines,
             if at {
-                ": no order has fewer findings or a smaller footprint (growth has no such \
-                 bound: an order may shrink the roots)"
+                " (no order has fewer findings or a smaller footprint)"
             } else {
                 ""
-            }
+            },
+            g.growth_lines
         );
     }
     out.push('\n');
