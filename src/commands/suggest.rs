@@ -11,6 +11,7 @@ use super::builds;
 use super::diagram::{DEFAULT_WIDTH, DiagramOptions, Selection, diagram};
 use crate::error::{Error, Result};
 use crate::load::{self, Build, Reading};
+use crate::layout;
 use crate::plan::Plan;
 use crate::report::layout::LayoutReport;
 use crate::report::suggest::{
@@ -264,9 +265,10 @@ pub(crate) fn from_snapshots(
                 .zip(&after.footprint)
                 .map(|(b, a)| (a.0.clone(), b.1, a.1, a.2))
                 .collect(),
-            least: packing
-                .then(|| search::packing::least_size(&snap.table, snap.target))
-                .flatten(),
+            least: match packing {
+                true => least_size(snap)?,
+                false => None,
+            },
         });
     }
     if !packing {
@@ -367,6 +369,13 @@ fn gap(builds: &[SuggestBuild]) -> Gap {
             .map(|(_, _, lines, optimum)| (*lines as u64).saturating_sub(*optimum))
             .sum(),
     }
+}
+
+/// Packing's bound on `snap`: the least size any order of its struct
+/// could have.
+fn least_size(snap: &Snapshot) -> Result<Option<u64>> {
+    let compiled = layout::layout(&snap.table, snap.target, snap.line, layout::Depth::Direct)?;
+    Ok(search::packing::least_size(&compiled))
 }
 
 /// The objectives' order `--rank` asks for (the default without it).

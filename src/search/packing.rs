@@ -23,7 +23,8 @@
 //! group keeps its members and the markers stay where they were.
 
 use super::{Candidate, Entry, Unit};
-use crate::model::{CompositeKind, TypeId, TypeTable};
+use crate::layout::Layout;
+use crate::model::CompositeKind;
 
 /// The packing seeds of `units` (distinct, the compiled order left out).
 pub(crate) fn seeds(units: &[Unit]) -> Vec<Candidate> {
@@ -38,25 +39,20 @@ pub(crate) fn seeds(units: &[Unit]) -> Vec<Candidate> {
     out
 }
 
-/// The least size any member order of struct `id` could have: the bytes
-/// of its whole members and the bits of its bitfields with no hole
-/// between them, rounded up to its alignment (which no order changes).
-/// `None` for a union or a struct without members.
-pub(crate) fn least_size(table: &TypeTable, id: TypeId) -> Option<u64> {
-    let c = table.composite(id)?;
-    if c.kind != CompositeKind::Struct {
+/// The least size any member order of the struct `layout` lays out could
+/// have: its members' bytes and bitfield bits (pahole's sums, which no
+/// order changes) with no hole between them, rounded up to its alignment.
+/// `None` for a union.
+pub(crate) fn least_size(layout: &Layout) -> Option<u64> {
+    if layout.kind != CompositeKind::Struct {
         return None;
     }
-    let mut bits: u64 = 0;
-    for m in c.members.as_ref()? {
-        let b = match m.bit_size {
-            Some(w) => w,
-            None => table.size_of(m.ty)?.checked_mul(8)?,
-        };
-        bits = bits.checked_add(b)?;
-    }
-    bits.div_ceil(8)
-        .checked_next_multiple_of(table.alignment_of(id).max(1))
+    let s = &layout.summary;
+    s.sum_members
+        .checked_mul(8)?
+        .checked_add(s.sum_bitfield_bits)?
+        .div_ceil(8)
+        .checked_next_multiple_of(layout.alignment.max(1))
 }
 
 /// True when the struct has kernel group markers: packing keeps them and
