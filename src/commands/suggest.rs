@@ -10,8 +10,8 @@ use super::asserts::{AssertsOptions, asserts};
 use super::builds;
 use super::diagram::{DEFAULT_WIDTH, DiagramOptions, Selection, diagram};
 use crate::error::{Error, Result};
-use crate::load::{self, Build, Reading};
 use crate::layout;
+use crate::load::{self, Build, Reading};
 use crate::plan::Plan;
 use crate::report::layout::LayoutReport;
 use crate::report::suggest::{

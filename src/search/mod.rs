@@ -386,15 +386,7 @@ impl Searcher<'_> {
                     break;
                 }
                 *tried += chunk.len();
-                // The first best candidate, as without the bound: only those
-                // worse than some complete score are dropped.
-                let winner = self
-                    .evaluate(evaluator, chunk.to_vec(), Some(&best.1.0))
-                    .into_iter()
-                    .min_by(|x, y| x.1.0.cmp(&y.1.0));
-                if let Some(w) = winner
-                    && w.1.0 < best.1.0
-                {
+                if let Some(w) = self.better(evaluator, chunk, &best) {
                     best = w;
                     improved = true;
                     break;
@@ -405,6 +397,33 @@ impl Searcher<'_> {
             }
         }
         (best, rounds)
+    }
+
+    /// The first best of `candidates`, when it is better than `best` (as
+    /// without the bound: only those worse than some complete score are
+    /// dropped).
+    fn better(
+        &self,
+        evaluator: &mut Evaluator,
+        candidates: &[Candidate],
+        best: &Scored,
+    ) -> Option<Scored> {
+        self.evaluate(evaluator, candidates.to_vec(), Some(&best.1.0))
+            .into_iter()
+            .min_by(|x, y| x.1.0.cmp(&y.1.0))
+            .filter(|w| w.1.0 < best.1.0)
+    }
+
+    /// The best of every order ([`every_order`]), from `best`.
+    fn exhaustive(&self, evaluator: &mut Evaluator, mut best: Scored, tried: &mut usize) -> Scored {
+        let every = every_order(self.units);
+        *tried += every.len();
+        for chunk in every.chunks(BATCH * 8) {
+            if let Some(w) = self.better(evaluator, chunk, &best) {
+                best = w;
+            }
+        }
+        best
     }
 }
 
@@ -480,22 +499,7 @@ pub(crate) fn search_seeded(
     let exact = climb && units.len() <= EXACT_UNITS && !units.iter().any(|u| u.marker);
     let (mut best, mut rounds) = match (climb, exact) {
         (true, false) => searcher.climb(&mut evaluator, best, &mut tried),
-        (true, true) => {
-            let every = every_order(units);
-            tried += every.len();
-            for chunk in every.chunks(BATCH * 8) {
-                let winner = searcher
-                    .evaluate(&mut evaluator, chunk.to_vec(), Some(&best.1.0))
-                    .into_iter()
-                    .min_by(|x, y| x.1.0.cmp(&y.1.0));
-                if let Some(w) = winner
-                    && w.1.0 < best.1.0
-                {
-                    best = w;
-                }
-            }
-            (best, 0)
-        }
+        (true, true) => (searcher.exhaustive(&mut evaluator, best, &mut tried), 0),
         (false, _) => (best, 0),
     };
     // The climb follows the objectives' order, so it stops where no one
@@ -601,28 +605,18 @@ fn every_order(units: &[Unit]) -> Vec<Candidate> {
         .collect();
     let (writers, rest): (Vec<usize>, Vec<usize>) = all.iter().partition(|&&u| units[u].lockless);
     if !writers.is_empty() {
-        // The group as one more item among the rest (usize::MAX).
-        let mut items = rest.clone();
-        items.push(usize::MAX);
-        for outer in permutations(&items) {
-            for inner in permutations(&writers) {
-                let order = outer
-                    .iter()
-                    .map(|&i| match i {
-                        usize::MAX => Entry::Group(inner.clone()),
-                        u => Entry::Unit(u),
-                    })
-                    .collect();
-                out.push((order, Vec::new()));
-            }
+        // The group is one more entry among the rest, in each of its orders.
+        for inner in permutations(&writers) {
+            let mut entries: Vec<Entry> = rest.iter().map(|&u| Entry::Unit(u)).collect();
+            entries.push(Entry::Group(inner));
+            out.extend(permutations(&entries).into_iter().map(|o| (o, Vec::new())));
         }
     }
     out
 }
 
-/// Every permutation of `items`, in lexicographic order of positions (the
-/// identity first).
-fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
+/// Every permutation of `items`, the identity first.
+fn permutations<T: Clone>(items: &[T]) -> Vec<Vec<T>> {
     if items.len() <= 1 {
         return vec![items.to_vec()];
     }
@@ -631,7 +625,7 @@ fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
         let mut rest = items.to_vec();
         let first = rest.remove(i);
         for mut tail in permutations(&rest) {
-            tail.insert(0, first);
+            tail.insert(0, first.clone());
             out.push(tail);
         }
     }
@@ -1073,6 +1067,31 @@ mod tests {
         // b may still leave the group, and a may enter it.
         assert!(steps.contains(&vec![Unit(0), Unit(1), Unit(3), Unit(2), Unit(4)]));
         assert!(steps.contains(&vec![Unit(1), Unit(0), Unit(2), Unit(3), Unit(4)]));
+    }
+
+    #[test]
+    fn every_order_is_every_permutation_and_every_placement_of_the_group() {
+        // a, b plain; w1, w2 lockless: 4! orders, then the group [w1 w2]
+        // or [w2 w1] among a and b, 3! each.
+        let mut units = vec![
+            unit("a", &[], &[], 8),
+            unit("w1", &[], &[], 8),
+            unit("b", &[], &[], 8),
+            unit("w2", &[], &[], 8),
+        ];
+        units[1].lockless = true;
+        units[3].lockless = true;
+        let every = every_order(&units);
+        assert_eq!(every.len(), 24 + 2 * 6);
+        let distinct: std::collections::HashSet<String> =
+            every.iter().map(|c| format!("{:?}", c.0)).collect();
+        assert_eq!(distinct.len(), every.len());
+        assert_eq!(every[0].0, (0..4).map(Entry::Unit).collect::<Vec<_>>());
+        let grouped = every
+            .iter()
+            .filter(|c| c.0.contains(&Entry::Group(vec![3, 1])))
+            .count();
+        assert_eq!(grouped, 6);
     }
 
     #[test]
