@@ -274,11 +274,14 @@ pub(crate) fn from_snapshots(
     if !packing {
         report.gap = Some(gap(&report.builds));
     }
-    report.c = Some(c_declaration(
-        &found.plan_text,
-        &snaps[0],
-        opts.plan_out.as_deref(),
-    )?);
+    // The suggestion as a plan file, as `--plan` would read it: for its C
+    // here, and for `diagram` and `asserts` below.
+    let path = opts
+        .plan_out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("suggested.plan.toml"));
+    let plan = Arc::new(Plan::parse(&path, &found.plan_text)?);
+    report.c = Some(c_declaration(&plan, &snaps[0], opts.plan_out.as_deref())?);
     if let Some(tree) = &opts.source_tree {
         report.patch = Some(header_patch(
             tree,
@@ -298,12 +301,8 @@ pub(crate) fn from_snapshots(
     if opts.diagram || opts.asserts {
         // What `diagram` and `asserts` give reading the plan file: the
         // same commands, on the first build.
-        let path = opts
-            .plan_out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("suggested.plan.toml"));
         let reading = Reading {
-            plan: Some(Arc::new(Plan::parse(&path, &found.plan_text)?)),
+            plan: Some(plan),
             ..opts.reading.clone()
         };
         let build = &opts.builds[0];
@@ -393,13 +392,11 @@ fn rank(opts: &SuggestOptions, packing: bool) -> Result<search::Rank> {
 
 /// The struct as the suggestion lays it out on `snap`, to print as C.
 fn c_declaration(
-    plan_text: &str,
+    plan: &Arc<Plan>,
     snap: &Snapshot,
     plan_out: Option<&std::path::Path>,
 ) -> Result<LayoutReport> {
-    let path = plan_out.map_or_else(|| PathBuf::from("suggested.plan.toml"), PathBuf::from);
-    let plan = Arc::new(Plan::parse(&path, plan_text)?);
-    let (table, laid) = snap.planned(&plan)?;
+    let (table, laid) = snap.planned(plan)?;
     Ok(LayoutReport {
         table,
         layouts: vec![(laid, None)],
