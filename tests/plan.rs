@@ -592,17 +592,15 @@ fn layout_with_macros_is_c_the_compiler_lays_out_as_printed() {
         )
         .unwrap();
         let object = dir.join(format!("{name}.o"));
-        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-        let built = std::process::Command::new(&cc)
-            .args(["-g", "-c", "-o"])
-            .arg(&object)
-            .arg(&c)
-            .output()
-            .unwrap_or_else(|e| panic!("{cc}: {e} (a C compiler is needed, as for linking)"));
-        assert!(
-            built.status.success(),
-            "{}",
-            String::from_utf8_lossy(&built.stderr)
+        common::cc(
+            &[
+                "-g".as_ref(),
+                "-c".as_ref(),
+                "-o".as_ref(),
+                object.as_os_str(),
+                c.as_os_str(),
+            ],
+            &format!("{name}: the printed C does not build"),
         );
         // Offsets as printed, and as the compiler laid them out.
         let offsets = |text: &str| -> Vec<String> {

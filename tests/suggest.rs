@@ -658,17 +658,15 @@ fn compiler_agrees(file: &Path, ty: &str, order: &[String], plan: &Path, attrs: 
     let source = temp(&format!("{ty}_suggested.c"));
     std::fs::write(&source, &c).unwrap();
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/src");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = std::process::Command::new(&cc)
-        .args(["-fsyntax-only", "-std=gnu11", "-I"])
-        .arg(&include)
-        .arg(&source)
-        .output()
-        .unwrap_or_else(|e| panic!("{cc}: {e}"));
-    assert!(
-        out.status.success(),
-        "the compiler disagrees with the plan engine:\n{c}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::cc(
+        &[
+            "-fsyntax-only".as_ref(),
+            "-std=gnu11".as_ref(),
+            "-I".as_ref(),
+            include.as_os_str(),
+            source.as_os_str(),
+        ],
+        &format!("the compiler disagrees with the plan engine:\n{c}"),
     );
     size
 }

@@ -107,6 +107,22 @@ pub fn truth(file: &Path, lru_gen: bool) -> HashMap<String, (u64, u64)> {
 }
 
 /// Runs the cachelint binary: exit code, standard output, standard error.
+/// The host's C compiler (`$CC`, else `cc`: the one linking needs) run
+/// with `args`; panics with its standard error when it fails, prefixed by
+/// `why`.
+pub fn cc(args: &[&std::ffi::OsStr], why: &str) {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = Command::new(&cc)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cc}: {e} (a C compiler is needed, as for linking)"));
+    assert!(
+        out.status.success(),
+        "{why}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 pub fn cachelint(args: &[&str]) -> (i32, String, String) {
     cachelint_with_env(&[], args)
 }
