@@ -567,20 +567,26 @@ impl Rules {
         const MAX_RULES_BYTES: u64 = 16 << 20;
         let mut rules = Rules::default();
         for path in paths {
-            // A build given as the rules (`--rules vmlinux rq.toml`) is
-            // told by its magic, before its size or bytes.
-            let head = crate::input::head(path, 4)?;
+            // One read: a build given as the rules (`--rules vmlinux
+            // rq.toml`) is told by its magic, before its size.
+            let bytes = crate::input::head(path, MAX_RULES_BYTES + 1)?;
             let btf = crate::btf::MAGIC;
-            if head.starts_with(b"\x7fELF")
-                || head.starts_with(&btf.to_le_bytes())
-                || head.starts_with(&btf.to_be_bytes())
+            if bytes.starts_with(b"\x7fELF")
+                || bytes.starts_with(&btf.to_le_bytes())
+                || bytes.starts_with(&btf.to_be_bytes())
             {
                 return Err(Error::Usage(format!(
                     "{}: not a rules file (TOML or a net_cachelines .rst table): an ELF or BTF file, a build; give it after the options",
                     path.display()
                 )));
             }
-            let bytes = crate::input::read_limited(path, MAX_RULES_BYTES, "a rules file")?;
+            if bytes.len() as u64 > MAX_RULES_BYTES {
+                return Err(Error::TooLarge {
+                    path: path.clone(),
+                    what: "a rules file",
+                    limit_mb: MAX_RULES_BYTES >> 20,
+                });
+            }
             let text = String::from_utf8(bytes).map_err(|e| Error::Usage(format!(
                 "{}: not a text file (invalid UTF-8 at byte {}): a rules file is TOML or a net_cachelines .rst table",
                 path.display(),
