@@ -6,9 +6,9 @@ use foldhash::{HashSet, HashSetExt};
 
 use rayon::prelude::*;
 
+use crate::dwarf::DwarfFile;
 use crate::dwarf::decode::Decoder;
 use crate::dwarf::layouts::{self, LayoutDef};
-use crate::dwarf::{DwarfFile, NameRef};
 use crate::error::Result;
 use crate::layout::hole_count;
 use crate::lookup::{LayoutKey, layout_key};
@@ -29,14 +29,9 @@ pub struct SizeLine {
 /// fingerprint) is decoded, units in parallel; decoded layouts are then
 /// compared exactly as pahole compares them.
 pub fn struct_sizes(file: &DwarfFile<'_>) -> Result<Vec<SizeLine>> {
-    let defs = layouts::scan(file)?;
-    let mut seen: HashSet<(NameRef<'_>, u64)> = HashSet::new();
-    let firsts: Vec<&LayoutDef<'_>> = defs
-        .iter()
-        .filter(|d| seen.insert((d.name, d.fingerprint)))
-        .collect();
+    let firsts = layouts::first_layouts(file)?;
     // Split by unit (they are in file order) for parallel decoding.
-    let mut by_unit: Vec<&[&LayoutDef<'_>]> = Vec::new();
+    let mut by_unit: Vec<&[LayoutDef<'_>]> = Vec::new();
     let mut rest = &firsts[..];
     while let Some(first) = rest.first() {
         let n = rest.iter().take_while(|d| d.unit == first.unit).count();

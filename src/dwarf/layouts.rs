@@ -2,6 +2,7 @@
 //! the top level of a unit, with its layout [`fingerprint`]. The hundreds
 //! of copies a header leaves in a vmlinux are never decoded.
 
+use foldhash::{HashSet, HashSetExt};
 use gimli::UnitOffset;
 use rayon::prelude::*;
 
@@ -24,13 +25,29 @@ pub struct LayoutDef<'a> {
     pub fingerprint: u64,
 }
 
-/// Every named top-level struct and union in file order, units in parallel.
-pub fn scan<'a>(file: &DwarfFile<'a>) -> Result<Vec<LayoutDef<'a>>> {
-    let per_unit: Vec<Vec<LayoutDef<'_>>> = (0..file.units.len())
-        .into_par_iter()
-        .map(|unit| scan_unit(file, unit))
-        .collect::<Result<_>>()?;
-    Ok(per_unit.into_iter().flatten().collect())
+/// Units scanned at once: every definition of a batch is held until the
+/// batch is reduced to its first layouts, so memory stays bounded by the
+/// batch, not the file (a vmlinux has millions of header copies).
+const UNITS_PER_BATCH: usize = 64;
+
+/// The first definition of each (name, layout fingerprint), in file
+/// order; units scanned in parallel, a batch at a time.
+pub fn first_layouts<'a>(file: &DwarfFile<'a>) -> Result<Vec<LayoutDef<'a>>> {
+    let mut seen: HashSet<(NameRef<'a>, u64)> = HashSet::new();
+    let mut firsts = Vec::new();
+    let units: Vec<usize> = (0..file.units.len()).collect();
+    for batch in units.chunks(UNITS_PER_BATCH) {
+        let per_unit: Vec<Vec<LayoutDef<'a>>> = batch
+            .par_iter()
+            .map(|&unit| scan_unit(file, unit))
+            .collect::<Result<_>>()?;
+        for def in per_unit.into_iter().flatten() {
+            if seen.insert((def.name, def.fingerprint)) {
+                firsts.push(def);
+            }
+        }
+    }
+    Ok(firsts)
 }
 
 fn scan_unit<'a>(file: &DwarfFile<'a>, unit: usize) -> Result<Vec<LayoutDef<'a>>> {
