@@ -32,6 +32,7 @@ pub mod plan;
 pub mod render;
 pub mod report;
 pub mod rules;
+pub mod run;
 pub(crate) mod search;
 pub mod sizes;
 pub(crate) mod source_patch;

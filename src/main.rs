@@ -9,8 +9,9 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use cachelint::commands::{
-    self, AssertsOptions, Build, CheckOptions, DiagramOptions, DiffOptions, IndexCache, Reading,
-    Selection, Source, SourceRoot, SuggestOptions,
+    self, AssertsOptions, Build, CheckOptions, DiagramOptions, DiffOptions, FootprintOptions,
+    IndexCache, LayoutOptions, OffsetofOptions, OffsetsOptions, Reading, Selection, Source,
+    SourceRoot, SuggestOptions,
 };
 use cachelint::diff::ListDepth;
 use cachelint::plan::Plan;
@@ -23,7 +24,9 @@ use cachelint::report::footprint::FootprintReport;
 use cachelint::report::layout::{LayoutReport, OffsetofReport};
 use cachelint::report::offsets::OffsetsReport;
 use cachelint::report::suggest::SuggestReport;
+use cachelint::rules::Rules;
 use cachelint::rules::{Class, Kind, Severity};
+use cachelint::run::{Run, Setup, Want};
 
 /// Exact struct layouts and cachelines from the DWARF of a vmlinux, module or
 /// any ELF object.
@@ -671,6 +674,25 @@ fn parse_lines(text: &str) -> Result<(u64, u64), String> {
     }
 }
 
+/// The builds named on the command line.
+fn parse_builds(items: &[String]) -> cachelint::error::Result<Vec<Build>> {
+    items.iter().map(|b| Build::parse(b)).collect()
+}
+
+/// Opens a run of `builds` under `rules` for a command that wants
+/// `want` of them.
+fn open(
+    rules: Vec<PathBuf>,
+    builds: Vec<Build>,
+    input: InputArgs,
+    want: impl FnOnce(&Rules) -> cachelint::error::Result<Want>,
+) -> cachelint::error::Result<Run> {
+    let cacheline = input.cacheline;
+    let mut setup = Setup::files(rules, builds, input.reading()?);
+    setup.cacheline = cacheline;
+    Run::open(setup, want)
+}
+
 /// Runs the command and writes its report.
 fn run(command: Command) -> cachelint::error::Result<Output> {
     match command {
@@ -682,10 +704,15 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
-            let cacheline = input.cacheline;
-            let reading = input.reading()?;
-            let report = commands::layout(&file, &types, expand, macros, cacheline, &reading)?;
-            render::output(&report, format, "layout")
+            let opts = LayoutOptions {
+                types,
+                expand,
+                macros,
+            };
+            let run = open(Vec::new(), vec![Build::file(&file)], input, |r| {
+                opts.want(r)
+            })?;
+            render::output(&commands::layout(&run, &opts)?, format, "layout")
         }
         Command::Offsetof {
             file,
@@ -693,13 +720,20 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
-            let cacheline = input.cacheline;
-            let report = commands::offsetof(&file, &paths, cacheline, &input.reading()?)?;
-            render::output(&report, format, "offsetof")
+            let opts = OffsetofOptions { paths };
+            let run = open(Vec::new(), vec![Build::file(&file)], input, |r| {
+                opts.want(r)
+            })?;
+            render::output(&commands::offsetof(&run, &opts)?, format, "offsetof")
         }
         Command::Sizes { file, source } => {
-            let report = commands::sizes(&file, &source.source()?)?;
-            render::output(&report, Format::Text, "sizes")
+            let setup = Setup::files(
+                Vec::new(),
+                vec![Build::file(&file)],
+                source.source()?.into(),
+            );
+            let run = Run::open(setup, commands::sizes_want)?;
+            render::output(&commands::sizes(&run)?, Format::Text, "sizes")
         }
         Command::Check {
             rules,
@@ -711,23 +745,17 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             adjacent_lines,
             input,
         } => {
-            let report = commands::check(&CheckOptions {
+            let opts = CheckOptions {
+                fail_on,
                 explain,
                 adjacent_lines,
-                rules,
-                builds: builds
-                    .iter()
-                    .map(|b| Build::parse(b))
-                    .collect::<Result<_, _>>()?,
-                baseline: baseline
-                    .iter()
-                    .map(|b| Build::parse(b))
-                    .collect::<Result<_, _>>()?,
-                fail_on,
-                cacheline: input.cacheline,
-                reading: input.reading()?,
-            })?;
-            render::output(&report, format, "check")
+            };
+            let cacheline = input.cacheline;
+            let mut setup = Setup::files(rules, parse_builds(&builds)?, input.reading()?);
+            setup.baseline = parse_builds(&baseline)?;
+            setup.cacheline = cacheline;
+            let run = Run::open(setup, |r| opts.want(r))?;
+            render::output(&commands::check(&run, &opts)?, format, "check")
         }
         Command::Footprint {
             rules,
@@ -736,14 +764,13 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
-            let builds: Vec<Build> = builds
-                .iter()
-                .map(|b| Build::parse(b))
-                .collect::<Result<_, _>>()?;
-            let cacheline = input.cacheline;
-            let report =
-                commands::footprint_report(&rules, &builds, &types, cacheline, &input.reading()?)?;
-            render::output(&report, format, "footprint")
+            let opts = FootprintOptions { types };
+            let run = open(rules, parse_builds(&builds)?, input, |r| opts.want(r))?;
+            render::output(
+                &commands::footprint_report(&run, &opts)?,
+                format,
+                "footprint",
+            )
         }
         Command::Suggest {
             rules,
@@ -761,27 +788,19 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             input,
         } => {
             let (builds, types) = builds_then_types(&items)?;
-            let max_growth = if no_grow { Some(0) } else { max_growth };
-            let options = SuggestOptions {
-                rules,
-                builds: builds
-                    .iter()
-                    .map(|b| Build::parse(b))
-                    .collect::<Result<_, _>>()?,
-                ty: types[0].clone(),
+            let opts = SuggestOptions {
+                types,
                 plan_out,
-                max_growth,
+                max_growth: if no_grow { Some(0) } else { max_growth },
                 keep_footprint,
                 pin,
                 rank,
                 source_tree,
                 diagram,
                 asserts,
-                cacheline: input.cacheline,
-                reading: input.reading()?,
             };
-            let report = commands::suggest_types(&options, &types)?;
-            render::output(&report, format, "suggest")
+            let run = open(rules, parse_builds(&builds)?, input, |r| opts.want(r))?;
+            render::output(&commands::suggest(&run, &opts)?, format, "suggest")
         }
         Command::Offsets {
             items,
@@ -790,9 +809,9 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
         } => {
             let (builds, paths) =
                 builds_then_paths(&items).map_err(cachelint::error::Error::Usage)?;
-            let cacheline = input.cacheline;
-            let report = commands::offsets(&builds, &paths, cacheline, &input.reading()?)?;
-            render::output(&report, format, "offsets")
+            let opts = OffsetsOptions { paths };
+            let run = open(Vec::new(), builds, input, |r| opts.want(r))?;
+            render::output(&commands::offsets(&run, &opts)?, format, "offsets")
         }
         Command::Diff {
             old,
@@ -803,16 +822,10 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
-            let report = commands::diff(&DiffOptions {
-                old: Build::parse(&old)?,
-                new: Build::parse(&new)?,
-                types,
-                rules,
-                depth,
-                cacheline: input.cacheline,
-                reading: input.reading()?,
-            })?;
-            render::output(&report, format, "diff")
+            let opts = DiffOptions { types, depth };
+            let builds = vec![Build::parse(&old)?, Build::parse(&new)?];
+            let run = open(rules, builds, input, |r| opts.want(r))?;
+            render::output(&commands::diff(&run, &opts)?, format, "diff")
         }
         Command::Diagram {
             rules,
@@ -827,10 +840,8 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             explain,
             input,
         } => {
-            let report = commands::diagram(&DiagramOptions {
+            let opts = DiagramOptions {
                 explain,
-                rules,
-                build: Build::parse(&build)?,
                 ty,
                 selection: match (lines, around.is_empty()) {
                     (Some((a, b)), _) => Selection::Lines(a, b),
@@ -839,11 +850,11 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 },
                 width: width as usize,
                 style,
-                compare: compare.as_deref().map(Build::parse).transpose()?,
-                cacheline: input.cacheline,
-                reading: input.reading()?,
-            })?;
-            render::output(&report, format, "diagram")
+            };
+            let mut builds = vec![Build::parse(&build)?];
+            builds.extend(compare.as_deref().map(Build::parse).transpose()?);
+            let run = open(rules, builds, input, |r| opts.want(r))?;
+            render::output(&commands::diagram(&run, &opts)?, format, "diagram")
         }
         Command::Asserts {
             rules,
@@ -853,15 +864,9 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
-            let report = commands::asserts(&AssertsOptions {
-                rules,
-                build: Build::parse(&build)?,
-                ty,
-                against,
-                cacheline: input.cacheline,
-                reading: input.reading()?,
-            })?;
-            render::output(&report, format, "asserts")
+            let opts = AssertsOptions { ty, against };
+            let run = open(rules, vec![Build::parse(&build)?], input, |r| opts.want(r))?;
+            render::output(&commands::asserts(&run, &opts)?, format, "asserts")
         }
     }
 }

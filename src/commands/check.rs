@@ -3,66 +3,65 @@
 //! `--baseline` applied, a verdict for CI.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::analyze::{Roots, analyze_build};
-use super::builds;
 use crate::analysis::validate::Check;
 use crate::error::{Error, Result};
-use crate::load::{self, Build, Reading};
 use crate::report::explain::ExplainedLine;
 use crate::report::{
     BuildInfo, Checked, Identity, PairKey, REPORT_VERSION, Report, ReportFinding, RootInfo, Summary,
 };
 use crate::report::{elements, stands_for};
 use crate::rules::{Location, Rules, Severity};
+use crate::run::{self, Roots, Run, View, Want};
 
-/// Everything `check` needs.
+/// Everything `check` needs besides the run (the rules, the builds and
+/// the baseline).
 #[derive(Clone, Debug)]
 pub struct CheckOptions {
-    /// Rules files (TOML, or net_cachelines `.rst`).
-    pub rules: Vec<PathBuf>,
-    /// Builds to check.
-    pub builds: Vec<Build>,
-    /// Baselines: builds to check the same way, or saved JSON reports.
-    pub baseline: Vec<Build>,
     /// Lowest severity that fails the check.
     pub fail_on: Severity,
-    /// Cacheline size override.
-    pub cacheline: Option<u64>,
-    /// DWARF, BTF, or whichever the files have.
-    pub reading: Reading,
     /// `--explain FIELD`: the field whose lines to explain.
     pub explain: Option<String>,
     /// `--adjacent-lines`: also report pairs on one 128-byte pair of lines.
     pub adjacent_lines: bool,
 }
 
+impl CheckOptions {
+    /// What `check` reads of each build: the rules' types and roots.
+    pub fn want(&self, _rules: &Rules) -> Result<Want> {
+        Ok(Want {
+            roots: true,
+            ..Want::default()
+        })
+    }
+}
+
 /// Runs `check`.
-pub fn check(opts: &CheckOptions) -> Result<Checked> {
-    let mut rules = Rules::load(&opts.rules)?;
+pub fn check(run: &Run, opts: &CheckOptions) -> Result<Checked> {
+    let mut rules = run.rules.clone();
     rules.adjacent_lines |= opts.adjacent_lines;
     let mut labels = HashSet::new();
-    for b in &opts.builds {
-        if !labels.insert(&b.config) {
+    for b in &run.builds {
+        if !labels.insert(&b.build.config) {
             return Err(Error::Usage(format!(
                 "two builds are labelled '{}'; name them: base=FILE rt=FILE",
-                b.config
+                b.build.config
             )));
         }
     }
-    let results = builds::in_order(&opts.builds, |build| {
-        run_build(
-            build,
-            &rules,
-            opts.cacheline,
-            &opts.reading,
-            opts.explain.as_deref(),
-        )
+    let views = run
+        .builds
+        .iter()
+        .map(|b| run.view(b))
+        .collect::<Result<Vec<_>>>()?;
+    let results = run::in_order(&views, |view| {
+        run_build(run, view, &rules, opts.explain.as_deref())
     })?;
     let checks: Vec<&[(Location, Check)]> = results.iter().map(|r| r.checks.as_slice()).collect();
-    let mut notes = rules_fit(&rules, &opts.builds, &opts.reading, &checks)?;
-    let baseline = Baseline::load(&opts.baseline, &rules, opts.cacheline, &opts.reading)?;
+    let view_refs: Vec<&View<'_>> = views.iter().collect();
+    let mut notes = run::rules_fit(run, &view_refs, &checks)?;
+    let baseline = Baseline::load(run, &rules)?;
     let mut report = Report {
         version: REPORT_VERSION,
         ..Report::default()
@@ -98,9 +97,7 @@ pub fn check(opts: &CheckOptions) -> Result<Checked> {
              name it as a path from the root, a member name, or TYPE.member"
         )));
     }
-    let mut seen = HashSet::new();
-    notes.retain(|n| seen.insert(n.clone()));
-    report.notes = notes;
+    report.notes = run::dedup(notes);
     report.summary = Summary::count(
         &report.findings,
         report.notes.len(),
@@ -122,17 +119,18 @@ struct BuildResult {
 }
 
 fn run_build(
-    build: &Build,
+    run: &Run,
+    view: &View<'_>,
     rules: &Rules,
-    cacheline: Option<u64>,
-    reading: &Reading,
     explain: Option<&str>,
 ) -> Result<BuildResult> {
-    let analyzed = analyze_build(build, rules, cacheline, Roots::FromRules, reading)?;
+    let line = run.line(view.opened);
+    let analyzed = run::analyze(run, view, rules, line, Roots::FromRules)?;
     let explained = match explain {
-        Some(field) => super::analyze::explained(&analyzed, field, rules),
+        Some(field) => run::explained(&analyzed, field, rules),
         None => Vec::new(),
     };
+    let build = &view.opened.build;
     let mut info = BuildInfo {
         config: analyzed.config.clone(),
         file: analyzed.file.clone(),
@@ -202,97 +200,6 @@ fn run_build(
     })
 }
 
-/// A rule that fits no build is an error; one that fits only some builds
-/// is a note for the others (a struct absent without its CONFIG_).
-pub(super) fn rules_fit(
-    rules: &Rules,
-    builds: &[Build],
-    reading: &Reading,
-    checks: &[&[(Location, Check)]],
-) -> Result<Vec<String>> {
-    /// One rule over all builds.
-    struct Fit {
-        at: Location,
-        fits: bool,
-        /// (build index, why it does not fit there)
-        problems: Vec<(usize, String)>,
-    }
-    let mut seen: Vec<Fit> = Vec::new();
-    for (b, checks) in checks.iter().enumerate() {
-        for (at, check) in checks.iter() {
-            let i = match seen.iter().position(|f| &f.at == at) {
-                Some(i) => i,
-                None => {
-                    seen.push(Fit {
-                        at: at.clone(),
-                        fits: false,
-                        problems: Vec::new(),
-                    });
-                    seen.len() - 1
-                }
-            };
-            match check {
-                Check::Fits => seen[i].fits = true,
-                Check::Missing(why) => seen[i].problems.push((b, why.clone())),
-                Check::Undocumented(why) => {
-                    seen[i].fits = true;
-                    seen[i].problems.push((
-                        b,
-                        format!(
-                            "{why} (a net_cachelines row may name a macro alias, which DWARF does not record)"
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-    seen.sort_by(|a, b| {
-        (&a.at.file, a.at.line, a.at.column).cmp(&(&b.at.file, b.at.line, b.at.column))
-    });
-    let mut notes = rules.notes.clone();
-    for Fit { at, fits, problems } in seen {
-        let Some((first_build, why)) = problems.first() else {
-            continue;
-        };
-        if !fits {
-            let hint = type_hint(rules, &at, &builds[*first_build], reading);
-            let scope = if builds.len() > 1 {
-                " (in any build)"
-            } else {
-                ""
-            };
-            return Err(at.error(format!("{why}{hint}{scope}")));
-        }
-        for (b, why) in &problems {
-            notes.push(format!(
-                "[{}] {at}: {why}; skipped in this build",
-                builds[*b].config
-            ));
-        }
-    }
-    Ok(notes)
-}
-
-/// "Did you mean" for a rules type name that no build defines.
-fn type_hint(rules: &Rules, at: &Location, build: &Build, reading: &Reading) -> String {
-    let Some(names) = rules
-        .types
-        .iter()
-        .find(|t| &t.at == at)
-        .map(|t| t.names().collect::<Vec<_>>())
-        .or_else(|| {
-            rules
-                .roots
-                .iter()
-                .find(|(_, l)| l == at)
-                .map(|(n, _)| vec![n.as_str()])
-        })
-    else {
-        return String::new();
-    };
-    load::open(build, reading, |loaded| Ok(loaded.did_you_mean(&names))).unwrap_or_default()
-}
-
 /// Findings an earlier build or report already had.
 struct Baseline {
     full: HashSet<Identity>,
@@ -301,21 +208,20 @@ struct Baseline {
 }
 
 impl Baseline {
-    fn load(
-        items: &[Build],
-        rules: &Rules,
-        cacheline: Option<u64>,
-        reading: &Reading,
-    ) -> Result<Baseline> {
+    fn load(run: &Run, rules: &Rules) -> Result<Baseline> {
         // Each item's configs and findings; builds analysed in parallel.
-        let loaded = builds::in_order(items, |item| match read_report(&item.path)? {
-            Some(report) => {
+        let loaded = run::in_order(&run.baseline, |item| match item {
+            run::Baseline::Report(path) => {
+                let report = read_report(path)?;
                 let configs: Vec<String> = report.builds.iter().map(|b| b.config.clone()).collect();
                 Ok((configs, [report.findings, report.allowed].concat()))
             }
-            None => {
-                let r = run_build(item, rules, cacheline, reading, None)?;
-                Ok((vec![item.config.clone()], [r.findings, r.allowed].concat()))
+            run::Baseline::Build(opened) => {
+                let r = run_build(run, &run.view(opened)?, rules, None)?;
+                Ok((
+                    vec![opened.build.config.clone()],
+                    [r.findings, r.allowed].concat(),
+                ))
             }
         })?;
         let mut findings = Vec::new();
@@ -347,22 +253,13 @@ impl Baseline {
     }
 }
 
-/// A saved JSON report, or `None` when the file is a build (ELF or raw
-/// BTF); anything else is an error.
-fn read_report(path: &Path) -> Result<Option<Report>> {
+/// A saved JSON report (the run opened the baseline items that are
+/// builds); anything else is an error.
+fn read_report(path: &Path) -> Result<Report> {
     /// A report of the kernel-wide limit of 50,000 findings is about 75 MB.
     const MAX_REPORT_BYTES: u64 = 256 << 20;
-    // A build (an ELF file) is told from a report by its first bytes,
-    // without reading it.
     let start = crate::input::head(path, 4096)?;
     if start.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        let btf = crate::btf::MAGIC;
-        let build = start.starts_with(b"\x7fELF")
-            || start.starts_with(&btf.to_le_bytes())
-            || start.starts_with(&btf.to_be_bytes());
-        if build {
-            return Ok(None);
-        }
         return Err(Error::Usage(format!(
             "{}: not a baseline: neither a cachelint JSON report (from check --format json) \
              nor a build (ELF or raw BTF)",
@@ -385,5 +282,5 @@ fn read_report(path: &Path) -> Result<Option<Report>> {
             report.version
         )));
     }
-    Ok(Some(report))
+    Ok(report)
 }

@@ -3,145 +3,124 @@
 //! fields changed lines and which findings came or went. Exit code 1 when
 //! anything differs, so it works as a gate (codiff always exits 0).
 
-use std::collections::HashSet;
-use std::path::PathBuf;
-
-use super::analyze::{Roots, analyze_loaded};
-use super::check::rules_fit;
 use crate::analysis::compare::compare;
 use crate::diff::{self, ListDepth, Side};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::kconfig;
-use crate::load::{self, Build, Loaded, Reading, tagged};
 use crate::report::diff::{ConfigReport, DiffReport, MovedField, TypeReport};
 use crate::rules::Rules;
+use crate::run::{self, Roots, Run, View, Want};
 
-/// Everything `diff` needs.
+/// Everything `diff` needs besides the run (its two builds, OLD then
+/// NEW, and the rules, if any).
 #[derive(Clone, Debug)]
 pub struct DiffOptions {
-    /// The old build.
-    pub old: Build,
-    /// The new build.
-    pub new: Build,
     /// Types to compare.
     pub types: Vec<String>,
-    /// Rules files (optional).
-    pub rules: Vec<PathBuf>,
     /// How deep changed members are listed.
     pub depth: ListDepth,
-    /// Cacheline size override.
-    pub cacheline: Option<u64>,
-    /// DWARF, BTF, or whichever the files have (the same for both).
-    pub reading: Reading,
 }
 
-/// The new build, labelled `LABEL-planned` when a plan lays it out and
-/// it would otherwise carry the old build's label.
-pub(crate) fn planned_label(old: &Build, new: &Build, reading: &Reading) -> Build {
-    let mut new = new.clone();
-    if reading.plan.is_some() && new.config == old.config {
-        new.config.push_str("-planned");
+impl DiffOptions {
+    /// What `diff` reads of each build: the types, and the configs.
+    pub fn want(&self, _rules: &Rules) -> Result<Want> {
+        Ok(Want {
+            names: self.types.clone(),
+            kernel_config: true,
+            ..Want::default()
+        })
     }
-    new
 }
 
 /// Runs `diff`.
-pub fn diff(opts: &DiffOptions) -> Result<DiffReport> {
-    let rules = if opts.rules.is_empty() {
-        None
-    } else {
-        Some(Rules::load(&opts.rules)?)
+pub fn diff(run: &Run, opts: &DiffOptions) -> Result<DiffReport> {
+    let [old_build, new_build] = run.builds.as_slice() else {
+        return Err(Error::Usage("diff reads two builds: OLD NEW".into()));
     };
     // A plan lays out the new build only: `diff --plan P B B` is what
     // the plan changes in B.
-    let new_build = planned_label(&opts.old, &opts.new, &opts.reading);
-    let old_reading = opts.reading.compiled();
-    let (cacheline, types, configs, mut notes) = load::open(&opts.old, &old_reading, |old| {
-        load::open(&new_build, &opts.reading, |new| {
-            let line = opts.cacheline.unwrap_or(new.cacheline);
-            if opts.cacheline.is_none() && old.cacheline != new.cacheline {
-                return Err(crate::error::Error::Usage(format!(
-                    "the builds have different cacheline sizes ({} and {}); pass --cacheline",
-                    old.cacheline, new.cacheline
-                )));
+    let old = old_build.compiled();
+    let mut new = run.view(new_build)?;
+    new.label_against(&old);
+    let line = run.cacheline.unwrap_or(new_build.machine_line);
+    if run.cacheline.is_none() && old_build.machine_line != new_build.machine_line {
+        return Err(Error::Usage(format!(
+            "the builds have different cacheline sizes ({} and {}); pass --cacheline",
+            old_build.machine_line, new_build.machine_line
+        )));
+    }
+    let mut types = Vec::new();
+    for name in &opts.types {
+        let (diff, present) = match (old_build.present.get(name), new_build.present.get(name)) {
+            (Some(o), Some(n)) => {
+                let mut d = diff::diff(
+                    name,
+                    Side {
+                        table: old.table(),
+                        id: o.id,
+                    },
+                    Side {
+                        table: new.table(),
+                        id: n.id,
+                    },
+                    line,
+                )?;
+                d.limit_depth(opts.depth);
+                (Some(d), "both".to_owned())
             }
-            let names: HashSet<&str> = opts.types.iter().map(String::as_str).collect();
-            let old_found = old.find_present(&names)?.types;
-            let new_found = new.find_present(&names)?.types;
-            let mut out = Vec::new();
-            for name in &opts.types {
-                let (diff, present) = match (old_found.get(name), new_found.get(name)) {
-                    (Some(o), Some(n)) => {
-                        let mut d = diff::diff(
-                            name,
-                            Side {
-                                table: old.table(),
-                                id: o.id,
-                            },
-                            Side {
-                                table: new.table(),
-                                id: n.id,
-                            },
-                            line,
-                        )?;
-                        d.limit_depth(opts.depth);
-                        (Some(d), "both".to_owned())
-                    }
-                    (None, None) => return Err(old.unknown_type(name)),
-                    (Some(_), None) => (None, opts.old.config.clone()),
-                    (None, Some(_)) => (None, new_build.config.clone()),
-                };
-                out.push(TypeReport {
-                    name: name.clone(),
-                    present,
-                    diff,
-                    moved_fields: Vec::new(),
-                    findings_fixed: Vec::new(),
-                    findings_introduced: Vec::new(),
-                });
-            }
-            let mut notes = tagged(&opts.old.config, old.notes());
-            notes.extend(tagged(&new_build.config, new.notes()));
-            if let Some(rules) = &rules {
-                for report in out.iter_mut().filter(|r| r.diff.is_some()) {
-                    notes.extend(with_rules(report, old, new, rules, opts)?);
-                }
-            }
-            Ok((line, out, (old.kernel_config(), new.kernel_config()), notes))
-        })
-    })?;
-    let config = config_report(configs);
+            (None, None) => return Err(run.unknown_type(old_build, name)),
+            (Some(_), None) => (None, old.config.clone()),
+            (None, Some(_)) => (None, new.config.clone()),
+        };
+        types.push(TypeReport {
+            name: name.clone(),
+            present,
+            diff,
+            moved_fields: Vec::new(),
+            findings_fixed: Vec::new(),
+            findings_introduced: Vec::new(),
+        });
+    }
+    let mut notes = old.tagged_notes();
+    notes.extend(new.tagged_notes());
+    if !run.rules_files.is_empty() {
+        for report in types.iter_mut().filter(|r| r.diff.is_some()) {
+            notes.extend(with_rules(run, report, &old, &new)?);
+        }
+    }
+    let config = config_report((
+        old_build.kernel_config.clone(),
+        new_build.kernel_config.clone(),
+    ));
     let differ = types.iter().any(TypeReport::differs);
-    let report = DiffReport {
-        cacheline,
-        old: opts.old.config.clone(),
-        new: new_build.config.clone(),
+    Ok(DiffReport {
+        cacheline: line,
+        old: old.config.clone(),
+        new: new.config.clone(),
         types,
         config,
         differ,
-        notes: Vec::new(),
-    };
-    let mut seen = HashSet::new();
-    notes.retain(|n| seen.insert(n.clone()));
-    Ok(DiffReport { notes, ..report })
+        notes: run::dedup(notes),
+    })
 }
 
 /// Adds to `report` what the rules say changed: annotated fields on other
 /// lines, findings fixed and introduced; returns the analyses' notes.
 fn with_rules(
+    run: &Run,
     report: &mut TypeReport,
-    old: &mut Loaded<'_, '_>,
-    new: &mut Loaded<'_, '_>,
-    rules: &Rules,
-    opts: &DiffOptions,
+    old: &View<'_>,
+    new: &View<'_>,
 ) -> Result<Vec<String>> {
     let root = Roots::Only(&report.name);
-    let old = analyze_loaded(old, rules, opts.cacheline, root)?;
-    let new = analyze_loaded(new, rules, opts.cacheline, root)?;
-    let builds = [opts.old.clone(), opts.new.clone()];
-    let mut notes = rules_fit(rules, &builds, &opts.reading, &[&old.checks, &new.checks])?;
-    notes.extend(old.notes.iter().chain(&new.notes).cloned());
-    let c = compare(&old.roots[0].analysis, &new.roots[0].analysis);
+    let analyzed = |view: &View<'_>| {
+        let line = run.line(view.opened);
+        run::analyze(run, view, &run.rules, line, root)
+    };
+    let (old_a, new_a) = (analyzed(old)?, analyzed(new)?);
+    let mut notes = run::rules_fit(run, &[old, new], &[&old_a.checks, &new_a.checks])?;
+    notes.extend(old_a.notes.iter().chain(&new_a.notes).cloned());
+    let c = compare(&old_a.roots[0].analysis, &new_a.roots[0].analysis);
     report.moved_fields = c
         .moved
         .iter()

@@ -2,42 +2,41 @@
 //! and context, the cachelines the context touches against the fewest its
 //! fields' bytes could fit in.
 
-use super::analyze::{Roots, analyze_build};
-use super::builds;
 use crate::analysis::footprint::footprint;
 use crate::analysis::validate::Check;
 use crate::error::{Error, Result};
-use crate::load::{Build, Reading};
 use crate::report::footprint::{BuildFootprint, ContextRow, FootprintReport, TypeFootprint};
 use crate::rules::Rules;
+use crate::run::{self, Roots, Run, Want};
 
-/// Runs `footprint` on `types`, or on every struct with context rules.
-pub fn footprint_report(
-    rules_files: &[std::path::PathBuf],
-    builds_given: &[Build],
-    types: &[String],
-    cacheline: Option<u64>,
-    reading: &Reading,
-) -> Result<FootprintReport> {
-    let rules = Rules::load(rules_files)?;
-    let contexts: Vec<String> = rules.contexts.iter().map(|c| c.name.clone()).collect();
-    let with_contexts: Vec<String> = rules
-        .types
-        .iter()
-        .filter(|t| t.fields.iter().any(|f| f.access.is_some()))
-        .map(|t| t.name.clone())
-        .collect();
-    if with_contexts.is_empty() {
-        return Err(Error::Usage(
-            "the rules give no field a context: a footprint needs context rules \
-             (a net_cachelines table, or FIELD = { read = [...], write = [...] })"
-                .into(),
-        ));
-    }
-    let wanted: Vec<String> = if types.is_empty() {
-        with_contexts.clone()
-    } else {
-        for t in types {
+/// Everything `footprint` needs besides the run.
+#[derive(Clone, Debug, Default)]
+pub struct FootprintOptions {
+    /// `--type`: the structs, or none for every struct with context rules.
+    pub types: Vec<String>,
+}
+
+impl FootprintOptions {
+    /// The structs to measure: those asked for, which must have context
+    /// rules, or every struct that has them.
+    fn wanted(&self, rules: &Rules) -> Result<Vec<String>> {
+        let with_contexts: Vec<String> = rules
+            .types
+            .iter()
+            .filter(|t| t.fields.iter().any(|f| f.access.is_some()))
+            .map(|t| t.name.clone())
+            .collect();
+        if with_contexts.is_empty() {
+            return Err(Error::Usage(
+                "the rules give no field a context: a footprint needs context rules \
+                 (a net_cachelines table, or FIELD = { read = [...], write = [...] })"
+                    .into(),
+            ));
+        }
+        if self.types.is_empty() {
+            return Ok(with_contexts);
+        }
+        for t in &self.types {
             if !with_contexts.contains(t) {
                 return Err(Error::Usage(format!(
                     "the rules give no field of '{t}' a context; the structs with context rules are {}",
@@ -45,13 +44,36 @@ pub fn footprint_report(
                 )));
             }
         }
-        types.to_vec()
-    };
-    let results = builds::in_order(builds_given, |build| {
-        analyze_build(build, &rules, cacheline, Roots::Types(&wanted), reading)
+        Ok(self.types.clone())
+    }
+
+    /// What `footprint` reads of each build (the rules' types); the
+    /// structs asked for are checked against the rules first.
+    pub fn want(&self, rules: &Rules) -> Result<Want> {
+        self.wanted(rules)?;
+        Ok(Want::default())
+    }
+}
+
+/// Runs `footprint` on the structs asked for, or on every struct with
+/// context rules.
+pub fn footprint_report(run: &Run, opts: &FootprintOptions) -> Result<FootprintReport> {
+    let rules = &run.rules;
+    let types = &opts.types;
+    let contexts: Vec<String> = rules.contexts.iter().map(|c| c.name.clone()).collect();
+    let wanted = opts.wanted(rules)?;
+    let views = run
+        .builds
+        .iter()
+        .map(|b| run.view(b))
+        .collect::<Result<Vec<_>>>()?;
+    let results = run::in_order(&views, |view| {
+        let line = run.line(view.opened);
+        run::analyze(run, view, rules, line, Roots::Types(&wanted))
     })?;
     let mut report = FootprintReport::default();
-    for (build, analyzed) in builds_given.iter().zip(results) {
+    for (opened, analyzed) in run.builds.iter().zip(results) {
+        let build = &opened.build;
         report.notes.extend(analyzed.notes.iter().cloned());
         let mut out = BuildFootprint {
             config: analyzed.config.clone(),

@@ -6,37 +6,60 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::{Error, Result};
 use crate::lines::Lines;
-use crate::load::{self, Build, Reading, tagged};
 use crate::model::{TypeId, TypeTable};
 use crate::path::{self, MemberPath, Step};
 use crate::report::offsets::{Cell, OffsetsReport, OffsetsRow};
+use crate::rules::Rules;
+use crate::run::{Run, Want};
+
+/// Everything `offsets` needs besides the run (its builds).
+#[derive(Clone, Debug)]
+pub struct OffsetsOptions {
+    /// The member paths: `TYPE`, `TYPE.a.b[1]`, `TYPE.a.*`.
+    pub paths: Vec<String>,
+}
+
+impl OffsetsOptions {
+    /// What `offsets` reads of each build: the paths' root types.
+    pub fn want(&self, _rules: &Rules) -> Result<Want> {
+        let mut names = Vec::new();
+        for p in &self.paths {
+            let root = PathSpec::parse(p)?.path.root;
+            if !names.contains(&root) {
+                names.push(root);
+            }
+        }
+        Ok(Want {
+            names,
+            ..Want::default()
+        })
+    }
+}
 
 /// Runs `offsets`.
-pub fn offsets(
-    builds: &[Build],
-    paths: &[String],
-    cacheline: Option<u64>,
-    reading: &Reading,
-) -> Result<OffsetsReport> {
-    let specs: Vec<PathSpec> = paths
+pub fn offsets(run: &Run, opts: &OffsetsOptions) -> Result<OffsetsReport> {
+    let specs: Vec<PathSpec> = opts
+        .paths
         .iter()
         .map(|p| PathSpec::parse(p))
         .collect::<Result<_>>()?;
     let mut notes = Vec::new();
     let mut per_build: Vec<Vec<(String, std::result::Result<Cell, String>)>> = Vec::new();
-    for build in builds {
-        per_build.push(load::open(build, reading, |loaded| {
-            notes.extend(tagged(&build.config, loaded.notes()));
-            let line = cacheline.unwrap_or(loaded.cacheline);
-            let names: HashSet<&str> = specs.iter().map(|s| s.path.root.as_str()).collect();
-            let found = loaded.find_present(&names)?.types;
-            let types: HashMap<&str, TypeId> =
-                found.iter().map(|(n, f)| (n.as_str(), f.id)).collect();
-            Ok(specs
+    for opened in &run.builds {
+        let view = run.view(opened)?;
+        notes.extend(view.tagged_notes());
+        let line = run.machine_line(opened);
+        let types: HashMap<&str, TypeId> = opened
+            .present
+            .iter()
+            .map(|(n, f)| (n.as_str(), f.id))
+            .collect();
+        per_build.push(
+            specs
                 .iter()
-                .flat_map(|s| s.rows(loaded.table(), &types, line))
-                .collect())
-        })?);
+                .flat_map(|s| s.rows(view.table(), &types, line))
+                .collect(),
+        );
     }
     // Rows in order of first appearance.
     let mut rows: Vec<String> = Vec::new();
@@ -72,7 +95,7 @@ pub fn offsets(
         });
     }
     Ok(OffsetsReport {
-        configs: builds.iter().map(|b| b.config.clone()).collect(),
+        configs: run.builds.iter().map(|b| b.build.config.clone()).collect(),
         rows: table_rows,
         notes,
     })

@@ -1,7 +1,8 @@
-//! One way to open a build: a path, where its types come from (`--source`,
-//! `--btf-base`), and what the commands ask of it. Whether the types come
-//! from DWARF or BTF is decided here and nowhere else: the commands call
-//! [`open`] and use the [`Loaded`] build it hands them.
+//! One way to open a build file: a path, where its types come from
+//! (`--source`, `--btf-base`), and the lookups a run asks of it. Whether
+//! the types come from DWARF or BTF is decided here and nowhere else: the
+//! run layer ([`crate::run`]) calls [`open`] and reads what it needs from
+//! the [`Loaded`] build it is handed; commands never see a loader.
 //!
 //! To add a loader: a module beside [`dwarf`] and [`btf`] with the same
 //! handful of methods, a variant of the private `Backend`, and a
@@ -25,7 +26,6 @@ use crate::lookup::{Found, Present, TypeSpec};
 use crate::model::{TypeId, TypeTable};
 use crate::plan::Plan;
 use crate::plan::abi::Abi;
-use crate::plan::apply::Planner;
 use crate::sizes::SizeLine;
 
 /// Where types come from.
@@ -50,7 +50,8 @@ pub enum Source {
 pub struct Reading {
     /// DWARF, BTF or whichever the file has.
     pub source: Source,
-    /// `--plan`: lay the builds out as planned instead of as compiled.
+    /// `--plan`: lay the builds out as planned instead of as compiled
+    /// (the run layer applies it to a copy of the compiled types).
     pub plan: Option<Arc<Plan>>,
     /// Whether DWARF lookups keep their name index on disk.
     pub index: IndexCache,
@@ -63,18 +64,6 @@ impl From<Source> for Reading {
         Reading {
             source,
             ..Reading::default()
-        }
-    }
-}
-
-impl Reading {
-    /// The same reading without the plan (for a baseline).
-    pub fn compiled(&self) -> Reading {
-        Reading {
-            source: self.source.clone(),
-            plan: None,
-            index: self.index.clone(),
-            source_root: self.source_root.clone(),
         }
     }
 }
@@ -194,8 +183,6 @@ pub struct Loaded<'f, 'a> {
     pub cacheline: u64,
     bytes: &'a [u8],
     backend: Backend<'f, 'a>,
-    /// The plan every lookup's types are re-laid out by.
-    planner: Option<Planner>,
 }
 
 enum Backend<'f, 'a> {
@@ -203,21 +190,15 @@ enum Backend<'f, 'a> {
     Btf(btf::BtfBuild),
 }
 
-/// Opens `build` as `reading` says (its source, and its plan when there
-/// is one) and runs `f` on it. Every error names the file it comes from.
-pub fn open<T>(
+/// Opens `build` as `reading` says (where its types come from; the plan
+/// is not the loader's business) and runs `f` on it. Every error names
+/// the file it comes from.
+pub(crate) fn open<T>(
     build: &Build,
     reading: &Reading,
     f: impl FnOnce(&mut Loaded<'_, '_>) -> Result<T>,
 ) -> Result<T> {
     let source = &reading.source;
-    let f = |loaded: &mut Loaded<'_, '_>| {
-        if let Some(plan) = &reading.plan {
-            let abi = machine_abi(loaded.bytes);
-            loaded.planner = Some(Planner::new(plan.clone(), abi, loaded.cacheline));
-        }
-        f(loaded)
-    };
     let path = build.path.as_path();
     let mapped = MappedFile::open(path)?;
     let bytes = mapped.bytes();
@@ -258,7 +239,6 @@ fn with_btf<T>(
         cacheline: btf.cacheline,
         bytes,
         backend: Backend::Btf(btf),
-        planner: None,
     };
     f(&mut loaded)
 }
@@ -282,7 +262,6 @@ fn with_dwarf<T>(
         cacheline: sections.cacheline,
         bytes,
         backend: Backend::Dwarf(Box::new(types)),
-        planner: None,
     };
     f(&mut loaded).map_err(|e| in_file(e, &build.path))
 }
@@ -341,69 +320,17 @@ impl Loaded<'_, '_> {
         if let Backend::Btf(b) = &self.backend {
             notes.extend(b.types.notes.iter().cloned());
         }
-        notes.extend(self.planner.as_ref().map(Planner::note));
         notes
-    }
-
-    /// The plan file the build is laid out by, if any.
-    pub fn planned_by(&self) -> Option<String> {
-        self.planner
-            .as_ref()
-            .map(|p| p.plan().path.display().to_string())
-    }
-
-    fn table_mut(&mut self) -> &mut TypeTable {
-        match &mut self.backend {
-            Backend::Dwarf(d) => &mut d.decoder.table,
-            Backend::Btf(b) => &mut b.types.table,
-        }
-    }
-
-    /// Decodes the types the plan needs (every planned struct must be in
-    /// the build), with `names` in the same scan.
-    fn present_with_plan(&mut self, names: &HashSet<&str>) -> Result<Present> {
-        let wanted = self
-            .planner
-            .as_ref()
-            .map(Planner::wanted_names)
-            .unwrap_or_default();
-        let mut all = names.clone();
-        all.extend(wanted.iter().map(String::as_str));
-        let mut present = match &mut self.backend {
-            Backend::Dwarf(d) => d.find_present(&all)?,
-            Backend::Btf(b) => b.find_present(&all),
-        };
-        if let Some(planner) = &self.planner {
-            for t in &planner.plan().types {
-                if !present.types.contains_key(&t.name) {
-                    return Err(t.at.plan_error(format!(
-                        "no struct, union or typedef named '{}' in {}{}",
-                        t.name,
-                        self.build.path.display(),
-                        self.did_you_mean(&[&t.name])
-                    )));
-                }
-            }
-        }
-        present.types.retain(|n, _| names.contains(n.as_str()));
-        present.units.retain(|n, _| names.contains(n.as_str()));
-        Ok(present)
     }
 
     /// What a lookup of `used` (the types a command reads) needs before
     /// the command reads them: from BTF, the alignment attributes its
-    /// offsets imply (BTF records none); with a plan, the planned layout.
-    fn after_lookup(&mut self, used: &[TypeId]) -> Result<()> {
+    /// offsets imply (BTF records none).
+    fn after_lookup(&mut self, used: &[TypeId]) {
         if let Backend::Btf(b) = &mut self.backend {
             let abi = machine_abi(self.bytes);
             crate::plan::infer::fill_alignments(&mut b.types.table, abi, used);
         }
-        let Some(mut planner) = self.planner.take() else {
-            return Ok(());
-        };
-        let applied = planner.apply(self.table_mut(), used);
-        self.planner = Some(planner);
-        applied
     }
 
     /// The C ABI facts of the build's machine, for re-layouts.
@@ -433,25 +360,25 @@ impl Loaded<'_, '_> {
     /// Resolves each spec to one struct or union with its members loaded
     /// deeply; an unknown name is an error with the closest names.
     pub fn find(&mut self, specs: &[TypeSpec]) -> Result<Vec<Found>> {
-        if self.planner.is_some() {
-            self.present_with_plan(&HashSet::new())?;
-        }
         let path = self.build.path.clone();
         let found = match &mut self.backend {
             Backend::Dwarf(d) => d.find(specs, &path),
             Backend::Btf(b) => crate::lookup::find_in_btf(&b.types, specs, &path),
         }?;
         let used: Vec<TypeId> = found.iter().map(|f| f.id).collect();
-        self.after_lookup(&used)?;
+        self.after_lookup(&used);
         Ok(found)
     }
 
     /// The types among `names` that the build defines (first layout each);
     /// absent names are left out.
     pub fn find_present(&mut self, names: &HashSet<&str>) -> Result<Present> {
-        let present = self.present_with_plan(names)?;
+        let present = match &mut self.backend {
+            Backend::Dwarf(d) => d.find_present(names)?,
+            Backend::Btf(b) => b.find_present(names),
+        };
         let used: Vec<TypeId> = present.types.values().map(|f| f.id).collect();
-        self.after_lookup(&used)?;
+        self.after_lookup(&used);
         Ok(present)
     }
 
@@ -465,13 +392,7 @@ impl Loaded<'_, '_> {
         // Containment is read from the compiled sizes.
         let min_size = annotated
             .iter()
-            .filter_map(|n| {
-                let id = present.types.get(*n)?.id;
-                match &self.planner {
-                    Some(p) => p.compiled_size(self.table(), id),
-                    None => self.table().size_of(id),
-                }
-            })
+            .filter_map(|n| self.table().size_of(present.types.get(*n)?.id))
             .min()
             .unwrap_or(0);
         let roots = match &mut self.backend {
@@ -479,18 +400,8 @@ impl Loaded<'_, '_> {
             Backend::Btf(b) => Ok(b.discover_roots(present, annotated)),
         }?;
         let used: Vec<TypeId> = present.types.values().map(|f| f.id).collect();
-        self.after_lookup(&used)?;
+        self.after_lookup(&used);
         Ok(roots)
-    }
-
-    /// The "unknown type" error for `name`, with the closest names the
-    /// build defines.
-    pub fn unknown_type(&self, name: &str) -> Error {
-        Error::UnknownType {
-            name: name.to_owned(),
-            path: self.build.path.clone(),
-            hint: self.did_you_mean(&[name]),
-        }
     }
 
     /// `"; did you mean 'a'?"` for a type the build does not define under

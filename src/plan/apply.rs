@@ -114,11 +114,6 @@ impl Planner {
         names
     }
 
-    /// Size of a type as compiled, before the plan.
-    pub fn compiled_size(&self, table: &TypeTable, id: TypeId) -> Option<u64> {
-        View::compiled(&self.compiled, table).type_size(id, 0)
-    }
-
     /// The note a planned build carries.
     pub fn note(&self) -> String {
         let mut seen = HashSet::new();

@@ -1,6 +1,6 @@
-//! Work on several builds at once: each build is loaded and analysed on
-//! its own (they share nothing but the rules), so `check` over three
-//! configs takes about as long as its slowest one rather than the sum.
+//! Work on several builds at once: each build is opened and read on its
+//! own (they share nothing but the rules), so a run over three configs
+//! takes about as long as its slowest one rather than the sum.
 
 use rayon::prelude::*;
 

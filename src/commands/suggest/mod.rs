@@ -1,36 +1,37 @@
-//! `cachelint suggest --rules R BUILD... TYPE`: a member order for TYPE
-//! that the rules like better on every build, found by
-//! [`crate::search`] and laid out by the plan engine.
+//! `cachelint suggest --rules R BUILD... TYPE...`: for each TYPE, a
+//! member order that the rules like better on every build, found by
+//! [`crate::search`] and laid out by the plan engine; without rules, the
+//! order that packs it smallest ([`packing`]). One TYPE or several take
+//! the same path: each is searched on its own copy of every build's
+//! types; with several, a type that cannot be searched is refused with
+//! the reason and the others go on.
 
-use std::collections::HashSet;
+mod header;
+mod packing;
+
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::asserts::{AssertsOptions, asserts};
-use super::builds;
-use super::diagram::{DEFAULT_WIDTH, DiagramOptions, Selection, diagram};
 use crate::error::{Error, Result};
 use crate::layout;
-use crate::load::{self, Build, Reading};
 use crate::plan::Plan;
 use crate::report::layout::LayoutReport;
 use crate::report::suggest::{
     AloneBuild, AloneOrder, Gap, Growth, PerConfig, Placement, Role, Size, SuggestBuild,
-    SuggestReport,
+    SuggestReport, SuggestReports,
 };
 use crate::rules::Rules;
+use crate::run::{self, DrawSpec, Opened, Run, Selection, Want};
 use crate::search::{self, Entry, Snapshot};
 
-/// Everything `suggest` needs.
-#[derive(Clone, Debug)]
+/// Everything `suggest` needs besides the run (the rules, if any, and
+/// the builds the suggestion must hold on).
+#[derive(Clone, Debug, Default)]
 pub struct SuggestOptions {
-    /// Rules files.
-    pub rules: Vec<PathBuf>,
-    /// Builds (configs) the suggestion must hold on.
-    pub builds: Vec<Build>,
-    /// The struct to reorder.
-    pub ty: String,
-    /// Where to write the plan file.
+    /// The structs to reorder.
+    pub types: Vec<String>,
+    /// Where to write the plan file (every type's plan in one file).
     pub plan_out: Option<PathBuf>,
     /// Lines a root may grow by, at most (`--no-grow` is 0).
     pub max_growth: Option<u64>,
@@ -47,89 +48,100 @@ pub struct SuggestOptions {
     pub diagram: bool,
     /// Write the check function of the suggested layout on the first build.
     pub asserts: bool,
-    /// Cacheline size override.
-    pub cacheline: Option<u64>,
-    /// DWARF, BTF, or whichever the files have.
-    pub reading: Reading,
 }
 
-/// The rules `suggest` reads (none: packing only), refusing a `--plan`.
-pub(super) fn suggest_rules(opts: &SuggestOptions) -> Result<Rules> {
-    if opts.reading.plan.is_some() {
+impl SuggestOptions {
+    /// What `suggest` reads of each build: the types, and the rules'
+    /// types and roots.
+    pub fn want(&self, _rules: &Rules) -> Result<Want> {
+        Ok(Want {
+            names: self.types.clone(),
+            roots: true,
+            ..Want::default()
+        })
+    }
+}
+
+/// Runs `suggest` for every type asked for. `--plan-out` writes the plans
+/// of all of them into one plan file.
+pub fn suggest(run: &Run, opts: &SuggestOptions) -> Result<SuggestReports> {
+    if run.plan.is_some() {
         return Err(Error::Usage(
             "suggest starts from the compiled layout: it takes no --plan \
              (check its suggestion with --plan afterwards)"
                 .into(),
         ));
     }
-    match opts.rules.is_empty() {
-        true => Ok(Rules::default()),
-        false => Rules::load(&opts.rules),
+    let mut reports = Vec::new();
+    for ty in &opts.types {
+        let report = suggest_one(run, opts, ty);
+        match (report, opts.types.len()) {
+            (Err(e), 1) => return Err(e),
+            (report, _) => reports.push(report.map_err(|e| (ty.clone(), e.to_string()))),
+        }
     }
+    if let Some(path) = &opts.plan_out {
+        let text: Vec<&str> = reports
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .map(|r| r.plan.as_str())
+            .collect();
+        std::fs::write(path, text.join("\n")).map_err(|e| {
+            Error::Usage(format!("--plan-out {}: cannot write: {e}", path.display()))
+        })?;
+        for r in reports.iter_mut().flatten() {
+            r.plan_out = Some(path.display().to_string());
+        }
+    }
+    Ok(SuggestReports { reports })
 }
 
-/// Runs `suggest`.
-pub fn suggest(opts: &SuggestOptions) -> Result<SuggestReport> {
-    let rules = suggest_rules(opts)?;
-    if std::path::Path::new(&opts.ty).is_file() {
+/// `suggest` of one type `ty` (as asked for: its name, or a rules alias).
+fn suggest_one(run: &Run, opts: &SuggestOptions, ty: &str) -> Result<SuggestReport> {
+    let rules = &run.rules;
+    let packing = run.rules_files.is_empty();
+    if std::path::Path::new(ty).is_file() {
         return Err(Error::Usage(format!(
-            "the last argument is the struct to reorder, and '{}' is a file (a build?): \
-             give BUILD... TYPE",
-            opts.ty
+            "the struct to reorder, '{ty}', is a file (a build?): give BUILD... TYPE..."
         )));
     }
     // The rules' type TYPE names, by its name or an alias.
     let canonical = rules
         .types
         .iter()
-        .find(|t| t.names().any(|n| n == opts.ty))
+        .find(|t| t.names().any(|n| n == ty))
         .map(|t| t.name.clone());
-    if !opts.rules.is_empty() && canonical.is_none() {
+    if !packing && canonical.is_none() {
         return Err(Error::Usage(format!(
-            "the rules annotate no field of '{}': suggest reorders an annotated struct",
-            opts.ty
+            "the rules annotate no field of '{ty}': suggest reorders an annotated struct"
         )));
     }
-    let loaded = builds::in_order(&opts.builds, |build| {
-        snapshot(build, &rules, &opts.ty, opts.cacheline, &opts.reading)
-    })?;
     // A build may have a rules type under an alias (lru_gen_folio was
     // lru_gen_struct before 6.2): the search reads the rules and writes the
     // plan in the build's names, so every build must use the same ones.
-    let renames = loaded[0].1.clone();
-    if let Some((other, _)) = loaded
-        .iter()
-        .zip(&opts.builds)
-        .find(|((_, r), _)| *r != renames)
-    {
+    let first = &run.builds[0];
+    if let Some(other) = run.builds.iter().find(|b| b.renames != first.renames) {
         return Err(Error::Usage(format!(
             "the builds name the rules' types differently ({} in {}, {} in {}): one plan \
-             names one struct, so suggest builds that agree (aliases: {})",
-            names_of(&renames, canonical.as_deref(), &opts.ty),
-            opts.builds[0].config,
-            names_of(&other.1, canonical.as_deref(), &opts.ty),
-            other.0.config,
-            opts.ty
+             names one struct, so suggest builds that agree (aliases: {ty})",
+            names_of(&first.renames, canonical.as_deref(), ty),
+            first.build.config,
+            names_of(&other.renames, canonical.as_deref(), ty),
+            other.build.config,
         )));
     }
-    let snaps: Vec<Snapshot> = loaded.into_iter().map(|(s, _)| s).collect();
-    if renames.is_empty() {
-        return from_snapshots(opts, rules, snaps);
-    }
+    let snaps = run
+        .builds
+        .iter()
+        .map(|b| snapshot(run, b, ty, canonical.as_deref()))
+        .collect::<Result<Vec<_>>>()?;
     let built = snaps[0].target_name.clone();
-    let opts = SuggestOptions {
-        ty: built,
-        ..opts.clone()
-    };
-    from_snapshots(&opts, rules.renamed(&renames), snaps)
+    let rules = run::renamed(rules, &first.renames);
+    from_snapshots(run, opts, &built, &rules, snaps)
 }
 
 /// TYPE as a build names it, for a message.
-fn names_of(
-    renames: &std::collections::HashMap<String, String>,
-    canonical: Option<&str>,
-    ty: &str,
-) -> String {
+fn names_of(renames: &HashMap<String, String>, canonical: Option<&str>, ty: &str) -> String {
     let name = canonical.unwrap_or(ty);
     renames
         .get(name)
@@ -137,13 +149,51 @@ fn names_of(
         .unwrap_or_else(|| name.to_owned())
 }
 
-/// `suggest` of `opts.ty` on its builds, loaded (one snapshot per build).
-pub(crate) fn from_snapshots(
+/// The search's copy of `opened` for struct `ty`: its types, its roots
+/// under the rules, and `ty` by the name the build has it under (its own,
+/// or the alias of `canonical`, the rules type it names).
+fn snapshot(run: &Run, opened: &Opened, ty: &str, canonical: Option<&str>) -> Result<Snapshot> {
+    let present = &opened.present;
+    let built = match (present.contains_key(ty), canonical) {
+        (true, _) => ty.to_owned(),
+        (false, Some(c)) if present.contains_key(c) => c.to_owned(),
+        (false, Some(c)) => opened
+            .renames
+            .get(c)
+            .cloned()
+            .unwrap_or_else(|| ty.to_owned()),
+        (false, None) => ty.to_owned(),
+    };
+    let Some(target) = present.get(&built).map(|f| f.id) else {
+        return Err(run.unknown_type(opened, ty));
+    };
+    let roots = opened
+        .roots
+        .iter()
+        .filter_map(|r| Some((r.clone(), present.get(r)?.id)))
+        .collect();
+    let mut snap = Snapshot::new(
+        opened.build.config.clone(),
+        opened.table.clone(),
+        roots,
+        target,
+        opened.abi,
+        run.line(opened),
+    );
+    snap.target_name = built;
+    Ok(snap)
+}
+
+/// `suggest` of struct `ty` (named as the builds have it) on its builds'
+/// snapshots, under `rules` in the builds' names.
+fn from_snapshots(
+    run: &Run,
     opts: &SuggestOptions,
-    rules: Rules,
+    ty: &str,
+    rules: &Rules,
     snaps: Vec<Snapshot>,
 ) -> Result<SuggestReport> {
-    let packing = opts.rules.is_empty();
+    let packing = run.rules_files.is_empty();
     // One order for every build, over the union of their members: a
     // member under an #ifdef some config lacks is optional in the plan.
     let lists: Vec<(&str, Vec<search::Unit>)> = snaps
@@ -151,18 +201,18 @@ pub(crate) fn from_snapshots(
         .map(|s| {
             (
                 s.config.as_str(),
-                search::units(&s.table, s.target, &opts.ty, &rules),
+                search::units(&s.table, s.target, ty, rules),
             )
         })
         .collect();
-    let merged = search::members::merge(&opts.ty, &lists)?;
+    let merged = search::members::merge(ty, &lists)?;
     let units = merged.units;
     if units.len() > search::MAX_UNITS && rules.contexts.is_empty() && !packing {
         return Err(Error::Usage(format!(
             "struct {} has {} members to order: suggest climbs up to {} so far (its \
              neighbourhood grows with the square of the members); with context rules it \
              compares a context order instead",
-            opts.ty,
+            ty,
             units.len(),
             search::MAX_UNITS
         )));
@@ -185,14 +235,14 @@ pub(crate) fn from_snapshots(
     let limits = search::Limits {
         max_growth: opts.max_growth.map(|l| l.min(i64::MAX as u64) as i64),
         keep_footprint: opts.keep_footprint,
-        pinned: search::pinned(&opts.ty, &units, &opts.pin)
+        pinned: search::pinned(ty, &units, &opts.pin)
             .map_err(|e| Error::Usage(format!("--pin: {e}")))?,
         rank: rank(opts, packing)?,
     };
     let (found, mut notes) = match packing {
-        true => super::suggest_packing::search(&opts.ty, &units, &snaps, &limits)?,
+        true => packing::search(ty, &units, &snaps, &limits)?,
         false => (
-            search::search(&opts.ty, &units, &snaps, &rules, &limits)?,
+            search::search(ty, &units, &snaps, rules, &limits)?,
             Vec::new(),
         ),
     };
@@ -211,14 +261,14 @@ pub(crate) fn from_snapshots(
         ));
     }
     let mut report = SuggestReport {
-        name: opts.ty.clone(),
+        name: ty.to_owned(),
         members: units.len(),
         tried: found.tried,
         rounds: found.rounds,
         budget: found.budget,
         gap: None,
         exact: found.exact,
-        order: order_names(&found.order, &units, &opts.ty),
+        order: order_names(&found.order, &units, ty),
         moved: found.score.moved,
         removed: found
             .removed
@@ -240,14 +290,14 @@ pub(crate) fn from_snapshots(
         alone: found
             .alone
             .iter()
-            .map(|a| alone_order(a, &found.outcomes, &snaps, &units, &opts.ty))
+            .map(|a| alone_order(a, &found.outcomes, &snaps, &units, ty))
             .collect(),
         notes,
         packing,
     };
     for ((before, after), snap) in found.before.1.iter().zip(&found.outcomes).zip(&snaps) {
         let (old, new) = after.target;
-        let mut sizes = vec![size(&opts.ty, Role::Struct, old, new, snap.line)];
+        let mut sizes = vec![size(ty, Role::Struct, old, new, snap.line)];
         sizes.extend(
             after
                 .roots
@@ -283,42 +333,31 @@ pub(crate) fn from_snapshots(
     let plan = Arc::new(Plan::parse(&path, &found.plan_text)?);
     report.c = Some(c_declaration(&plan, &snaps[0], opts.plan_out.as_deref())?);
     if let Some(tree) = &opts.source_tree {
-        report.patch = Some(header_patch(
+        report.patch = Some(header::patch(
             tree,
             &snaps,
             &units,
             &found.order,
             &found.removed,
-            &opts.ty,
+            ty,
         )?);
     }
-    if let Some(path) = &opts.plan_out {
-        std::fs::write(path, &found.plan_text).map_err(|e| {
-            Error::Usage(format!("--plan-out {}: cannot write: {e}", path.display()))
-        })?;
-        report.plan_out = Some(path.display().to_string());
-    }
     if opts.diagram || opts.asserts {
-        // What `diagram` and `asserts` give reading the plan file: the
-        // same commands, on the first build.
-        let reading = Reading {
-            plan: Some(plan),
-            ..opts.reading.clone()
-        };
-        let build = &opts.builds[0];
+        // What `diagram` and `asserts` give reading the plan file, on the
+        // first build: compiled against planned, and the planned groups.
+        let opened = &run.builds[0];
+        let compiled = opened.compiled();
+        let mut planned = opened.planned(&plan)?;
+        planned.label_against(&compiled);
         if opts.diagram {
-            let drawn = diagram(&DiagramOptions {
-                rules: opts.rules.clone(),
-                build: build.clone(),
-                ty: opts.ty.clone(),
+            let spec = DrawSpec {
+                ty: ty.to_owned(),
                 selection: Selection::Flagged,
-                width: DEFAULT_WIDTH,
+                width: run::DEFAULT_WIDTH,
                 style: None,
-                compare: Some(build.clone()),
-                cacheline: opts.cacheline,
-                reading: reading.clone(),
                 explain: None,
-            })?;
+            };
+            let drawn = run::draw(run, &[&compiled, &planned], &spec)?;
             report.notes.extend(drawn.notes.iter().cloned());
             report.diagram = Some(drawn);
         }
@@ -328,24 +367,19 @@ pub(crate) fn from_snapshots(
         });
         if opts.asserts && !grouped {
             report.notes.push(format!(
-                "the suggested layout of struct {} has no cacheline group: no check function \
-                 to write (--asserts)",
-                opts.ty
+                "the suggested layout of struct {ty} has no cacheline group: no check function \
+                 to write (--asserts)"
             ));
         } else if opts.asserts {
-            let written = asserts(&AssertsOptions {
-                rules: opts.rules.clone(),
-                build: build.clone(),
-                ty: opts.ty.clone(),
-                against: None,
-                cacheline: opts.cacheline,
-                reading,
-            })?;
+            let Some(found) = opened.present.get(ty) else {
+                return Err(run.unknown_type(opened, ty));
+            };
+            let planned = opened.planned(&plan)?;
+            let written = run::check_function(run, &planned, found, ty)?.report;
             report.notes.extend(written.notes.iter().cloned());
             report.asserts = Some(written);
         }
-        let mut seen = HashSet::new();
-        report.notes.retain(|n| seen.insert(n.clone()));
+        report.notes = run::dedup(std::mem::take(&mut report.notes));
     }
     Ok(report)
 }
@@ -511,172 +545,4 @@ fn size(ty: &str, role: Role, old: u64, new: u64, line: u64) -> Size {
             lines: lines[1] as i64 - lines[0] as i64,
         },
     }
-}
-
-/// One build loaded: the roots of the rules' types, decoded, with TYPE.
-fn snapshot(
-    build: &Build,
-    rules: &Rules,
-    ty: &str,
-    cacheline: Option<u64>,
-    reading: &Reading,
-) -> Result<(Snapshot, std::collections::HashMap<String, String>)> {
-    load::open(build, reading, |loaded| {
-        let mut names: HashSet<&str> = rules.types.iter().flat_map(|t| t.names()).collect();
-        names.extend(rules.roots.iter().map(|(n, _)| n.as_str()));
-        names.insert(ty);
-        let mut present = loaded.find_present(&names)?;
-        let renames = super::analyze::alias_renames(rules, &present.types, loaded.table(), build)?;
-        let rules = &*super::analyze::renamed(rules, &renames);
-        // TYPE by the name this build has: its own, or the alias the build
-        // defines the rules type under.
-        let built = match present.types.contains_key(ty) {
-            true => ty.to_owned(),
-            false => renames.get(ty).cloned().unwrap_or_else(|| ty.to_owned()),
-        };
-        let Some(target) = present.types.get(&built).map(|f| f.id) else {
-            return Err(loaded.unknown_type(ty));
-        };
-        let roots = rule_roots(loaded, &mut present, rules)?;
-        let mut snap = Snapshot::new(
-            build.config.clone(),
-            loaded.table().clone(),
-            roots,
-            target,
-            loaded.abi(),
-            cacheline.or(rules.cacheline).unwrap_or(loaded.cacheline),
-        );
-        snap.target_name = built;
-        Ok((snap, renames))
-    })
-}
-
-/// The roots `check` analyses for `rules` in a loaded build: the rules'
-/// `roots` it has, then those discovered (structs embedding the rules'
-/// types), with their ids.
-pub(super) fn rule_roots(
-    loaded: &mut load::Loaded<'_, '_>,
-    present: &mut crate::lookup::Present,
-    rules: &Rules,
-) -> Result<Vec<(String, crate::model::TypeId)>> {
-    let discover: Vec<&str> = rules
-        .discovered_types()
-        .into_iter()
-        .filter(|n| present.types.contains_key(*n))
-        .collect();
-    let mut roots: Vec<String> = rules
-        .roots
-        .iter()
-        .map(|(n, _)| n.clone())
-        .filter(|n| present.types.contains_key(n))
-        .collect();
-    for r in loaded.discover_roots(present, &discover)? {
-        if !roots.contains(&r) {
-            roots.push(r);
-        }
-    }
-    Ok(roots
-        .into_iter()
-        .filter_map(|r| Some((r.clone(), present.types.get(&r)?.id)))
-        .collect())
-}
-
-/// The unified diff of TYPE's header in `tree` for `order`. A member's
-/// line comes from the first build that has it (every build is compiled
-/// from the same header).
-fn header_patch(
-    tree: &std::path::Path,
-    snaps: &[Snapshot],
-    units: &[search::Unit],
-    order: &[Entry],
-    removed: &[usize],
-    ty: &str,
-) -> Result<String> {
-    let refuse = |why: String| Error::Usage(format!("--source-tree: {why}"));
-    let snap = &snaps[0];
-    let c = snap
-        .table
-        .composite(snap.target)
-        .expect("the target is a struct");
-    let decl = c.decl.as_ref().ok_or_else(|| {
-        refuse(format!(
-            "the debug info gives no declaration line for struct {ty}"
-        ))
-    })?;
-    let mut runs: Vec<(u64, u64)> = Vec::new();
-    let mut line_of = |u: usize| -> Result<u64> {
-        let name = &units[u].name;
-        for snap in snaps {
-            let table = &snap.table;
-            let members = table
-                .composite(snap.target)
-                .and_then(|c| c.members.as_deref())
-                .unwrap_or_default();
-            let found = members.iter().position(|m| match &m.name {
-                Some(n) => n == name,
-                None => search::first_inner_name(table, m.ty).as_deref() == Some(name.as_str()),
-            });
-            let Some(i) = found else { continue };
-            let m = &members[i];
-            let line = match (&m.name, &m.decl) {
-                (_, Some(d)) => d.line,
-                // An anonymous struct or union: where its type is declared.
-                (None, None) => table
-                    .composite(table.strip(m.ty))
-                    .and_then(|c| c.decl.as_ref())
-                    .map(|d| d.line)
-                    .ok_or_else(|| {
-                        refuse(format!(
-                            "the debug info gives no line for the anonymous member of {ty} \
-                             holding '{name}'"
-                        ))
-                    })?,
-                (Some(_), None) => {
-                    return Err(refuse(format!("the debug info gives no line for '{name}'")));
-                }
-            };
-            // A bitfield run moves whole, to its last bitfield.
-            if m.bit_size.is_some() {
-                let last = members[i..]
-                    .iter()
-                    .take_while(|m| m.bit_size.is_some())
-                    .last()
-                    .and_then(|m| m.decl.as_ref())
-                    .map_or(line, |d| d.line);
-                if last != line {
-                    runs.push((line, last));
-                }
-            }
-            return Ok(line);
-        }
-        Err(refuse(format!("no build places '{name}' of {ty}")))
-    };
-    let mut pieces = Vec::new();
-    for e in order {
-        pieces.push(match e {
-            Entry::Unit(u) => crate::source_patch::Piece::Member(line_of(*u)?),
-            Entry::Group(g) => crate::source_patch::Piece::AlignedGroup(
-                format!("{ty}_lockless"),
-                g.iter().map(|u| line_of(*u)).collect::<Result<_>>()?,
-            ),
-            Entry::Named(n, g) => crate::source_patch::Piece::Group(
-                n.clone(),
-                g.iter().map(|u| line_of(*u)).collect::<Result<_>>()?,
-            ),
-        });
-    }
-    let removed = removed
-        .iter()
-        .map(|u| line_of(*u))
-        .collect::<Result<Vec<_>>>()?;
-    let relative = decl.file.as_str();
-    let path = tree.join(relative);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        refuse(format!(
-            "{}: {e} (struct {ty} is declared in {}; give the tree the build comes from)",
-            path.display(),
-            decl.file
-        ))
-    })?;
-    crate::source_patch::reorder(relative, &text, decl.line, &pieces, &removed, &runs)
 }

@@ -1,0 +1,117 @@
+//! `suggest --source-tree`: the suggested order as a patch of the header
+//! that declares the struct, at the lines the debug info gives.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::search::{self, Entry, Snapshot};
+use crate::source_patch::{self, Piece};
+
+/// The largest header read: include/linux/skbuff.h is 170 KB in 6.12.
+const MAX_HEADER_BYTES: u64 = 16 << 20;
+
+/// The unified diff of TYPE's header in `tree` for `order`. A member's
+/// line comes from the first build that has it (every build is compiled
+/// from the same header).
+pub(super) fn patch(
+    tree: &Path,
+    snaps: &[Snapshot],
+    units: &[search::Unit],
+    order: &[Entry],
+    removed: &[usize],
+    ty: &str,
+) -> Result<String> {
+    let refuse = |why: String| Error::Usage(format!("--source-tree: {why}"));
+    let snap = &snaps[0];
+    let c = snap
+        .table
+        .composite(snap.target)
+        .expect("the target is a struct");
+    let decl = c.decl.as_ref().ok_or_else(|| {
+        refuse(format!(
+            "the debug info gives no declaration line for struct {ty}"
+        ))
+    })?;
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    let mut line_of = |u: usize| -> Result<u64> {
+        let name = &units[u].name;
+        for snap in snaps {
+            let table = &snap.table;
+            let members = table
+                .composite(snap.target)
+                .and_then(|c| c.members.as_deref())
+                .unwrap_or_default();
+            let found = members.iter().position(|m| match &m.name {
+                Some(n) => n == name,
+                None => search::first_inner_name(table, m.ty).as_deref() == Some(name.as_str()),
+            });
+            let Some(i) = found else { continue };
+            let m = &members[i];
+            let line = match (&m.name, &m.decl) {
+                (_, Some(d)) => d.line,
+                // An anonymous struct or union: where its type is declared.
+                (None, None) => table
+                    .composite(table.strip(m.ty))
+                    .and_then(|c| c.decl.as_ref())
+                    .map(|d| d.line)
+                    .ok_or_else(|| {
+                        refuse(format!(
+                            "the debug info gives no line for the anonymous member of {ty} \
+                             holding '{name}'"
+                        ))
+                    })?,
+                (Some(_), None) => {
+                    return Err(refuse(format!("the debug info gives no line for '{name}'")));
+                }
+            };
+            // A bitfield run moves whole, to its last bitfield.
+            if m.bit_size.is_some() {
+                let last = members[i..]
+                    .iter()
+                    .take_while(|m| m.bit_size.is_some())
+                    .last()
+                    .and_then(|m| m.decl.as_ref())
+                    .map_or(line, |d| d.line);
+                if last != line {
+                    runs.push((line, last));
+                }
+            }
+            return Ok(line);
+        }
+        Err(refuse(format!("no build places '{name}' of {ty}")))
+    };
+    let mut pieces = Vec::new();
+    for e in order {
+        pieces.push(match e {
+            Entry::Unit(u) => Piece::Member(line_of(*u)?),
+            Entry::Group(g) => Piece::AlignedGroup(
+                format!("{ty}_lockless"),
+                g.iter().map(|u| line_of(*u)).collect::<Result<_>>()?,
+            ),
+            Entry::Named(n, g) => Piece::Group(
+                n.clone(),
+                g.iter().map(|u| line_of(*u)).collect::<Result<_>>()?,
+            ),
+        });
+    }
+    let removed = removed
+        .iter()
+        .map(|u| line_of(*u))
+        .collect::<Result<Vec<_>>>()?;
+    let relative = decl.file.as_str();
+    let path = tree.join(relative);
+    let text = read_header(&path).map_err(|e| {
+        refuse(format!(
+            "{e} (struct {ty} is declared in {}; give the tree the build comes from)",
+            decl.file
+        ))
+    })?;
+    source_patch::reorder(relative, &text, decl.line, &pieces, &removed, &runs)
+}
+
+/// The header at `path`, as text, at most [`MAX_HEADER_BYTES`].
+fn read_header(path: &Path) -> Result<String> {
+    let bytes = crate::input::read_limited(path, MAX_HEADER_BYTES, "a header")?;
+    String::from_utf8(bytes)
+        .map_err(|_| Error::Usage(format!("{}: not UTF-8 text", path.display())))
+}

@@ -1,0 +1,382 @@
+//! A run: the rules read once, every build opened once (in parallel), and
+//! what the commands need of each build kept as plain data — the decoded
+//! types, the types present, the rules' aliases as the build names them,
+//! the roots, the located notes. Commands are leaves over a [`Run`]: each
+//! is `fn x(&Run, &XOptions) -> Result<XReport>`, and none calls another;
+//! what two commands share is an operation here (analyse roots, the rules'
+//! fit, a layout re-laid out under a plan, a diagram, a check function).
+//!
+//! A build is anything that implements [`Input`]: today a file with DWARF
+//! or BTF ([`crate::load::Build`]). A new kind of build (one compiled for
+//! the occasion, say) implements [`Input`] and every command reads it
+//! unchanged.
+
+mod analyze;
+mod asserts;
+mod diagram;
+mod fit;
+mod open;
+mod parallel;
+
+pub(crate) use analyze::{Roots, analyze, explained, renamed};
+pub(crate) use asserts::check_function;
+pub use diagram::{DEFAULT_WIDTH, MIN_WIDTH, Selection};
+pub(crate) use diagram::{DrawSpec, draw};
+pub(crate) use fit::rules_fit;
+pub(crate) use parallel::in_order;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::kconfig::KernelConfig;
+use crate::load::{Build, Loaded, Reading};
+use crate::lookup::{Found, TypeSpec};
+use crate::model::{TypeId, TypeTable};
+use crate::plan::Plan;
+use crate::plan::abi::Abi;
+use crate::plan::apply::Planner;
+use crate::rules::Rules;
+use crate::sizes::SizeLine;
+
+/// A kind of build: something that can be opened as a [`Loaded`] file of
+/// types. The run layer asks it for nothing else, so a build made another
+/// way (compiled from a configured tree, say) enters every command by
+/// implementing this.
+pub(crate) trait Input: Send + Sync {
+    /// Its label and the file its types are read from (for messages).
+    fn build(&self) -> &Build;
+
+    /// Opens it as `reading` says and runs `f` on the loaded file.
+    fn open(
+        &self,
+        reading: &Reading,
+        f: &mut dyn FnMut(&mut Loaded<'_, '_>) -> Result<Decoded>,
+    ) -> Result<Decoded>;
+}
+
+impl Input for Build {
+    fn build(&self) -> &Build {
+        self
+    }
+
+    fn open(
+        &self,
+        reading: &Reading,
+        f: &mut dyn FnMut(&mut Loaded<'_, '_>) -> Result<Decoded>,
+    ) -> Result<Decoded> {
+        crate::load::open(self, reading, f)
+    }
+}
+
+/// What a run is made of, as the command line gives it.
+pub struct Setup {
+    /// Rules files (TOML or net_cachelines tables); none is no rules.
+    pub rules: Vec<PathBuf>,
+    /// The builds, in the order given.
+    pub(crate) builds: Vec<Box<dyn Input>>,
+    /// `check --baseline`: builds or saved JSON reports, in the order
+    /// given; the builds among them are opened like the others.
+    pub baseline: Vec<Build>,
+    /// Where types come from, and `--plan`.
+    pub reading: Reading,
+    /// `--cacheline`.
+    pub cacheline: Option<u64>,
+}
+
+impl Setup {
+    /// A setup of file builds and no baseline.
+    pub fn files(rules: Vec<PathBuf>, builds: Vec<Build>, reading: Reading) -> Setup {
+        Setup {
+            rules,
+            builds: builds
+                .into_iter()
+                .map(|b| Box::new(b) as Box<dyn Input>)
+                .collect(),
+            baseline: Vec::new(),
+            reading,
+            cacheline: None,
+        }
+    }
+}
+
+/// What a command needs read from each build, decided from its options
+/// and the rules before any build is opened.
+#[derive(Clone, Debug, Default)]
+pub struct Want {
+    /// Types that must exist (`NAME`, `NAME#N`, `NAME@FILE`), resolved in
+    /// order; one a build lacks is an error naming the build.
+    pub specs: Vec<TypeSpec>,
+    /// Types read when the build has them (the rules' types, their
+    /// aliases and roots are always read).
+    pub names: Vec<String>,
+    /// Discover the rules' roots: the outermost structs that embed an
+    /// annotated type.
+    pub roots: bool,
+    /// `pahole --sizes` lines of every struct and union.
+    pub sizes: bool,
+    /// The build's kernel config.
+    pub kernel_config: bool,
+}
+
+/// One build as read: owned data, usable after its file is closed.
+pub struct Decoded {
+    /// Cacheline size of the file's machine.
+    pub(crate) machine_line: u64,
+    /// The machine's C ABI, for re-layouts.
+    pub(crate) abi: Abi,
+    /// Every type decoded for the lookups, as compiled.
+    pub(crate) table: TypeTable,
+    /// The types asked for by name (and the rules'), present in the
+    /// build; the discovered roots among them.
+    pub(crate) present: HashMap<String, Found>,
+    /// [`Want::specs`], resolved in order.
+    pub(crate) found: Vec<Found>,
+    /// A rules type the build has under an alias: its name → the alias.
+    pub(crate) renames: HashMap<String, String>,
+    /// The rules' roots present, then those discovered, in order.
+    pub(crate) roots: Vec<String>,
+    /// What the loader has to say (untagged).
+    pub(crate) notes: Vec<String>,
+    /// [`Want::kernel_config`].
+    pub(crate) kernel_config: Option<KernelConfig>,
+    /// [`Want::sizes`].
+    pub(crate) sizes: Vec<SizeLine>,
+    /// Why `--plan` cannot lay this build out (a planned struct it lacks),
+    /// told when a planned layout is asked for.
+    plan_missing: Option<String>,
+}
+
+/// One build of a run: its label and what was read from it (shared with
+/// the other builds of the same file).
+pub struct Opened {
+    /// The label and file, as given.
+    pub(crate) build: Build,
+    data: Arc<Decoded>,
+    input: Arc<dyn Input>,
+}
+
+impl std::ops::Deref for Opened {
+    type Target = Decoded;
+
+    fn deref(&self) -> &Decoded {
+        &self.data
+    }
+}
+
+/// A baseline item of `check`: a build opened with the others, or a saved
+/// report to read.
+pub enum Baseline {
+    /// A build.
+    Build(Opened),
+    /// A JSON report file.
+    Report(PathBuf),
+}
+
+/// Everything a command runs on.
+pub struct Run {
+    /// The rules as read (empty when no rules file was given).
+    pub rules: Rules,
+    /// The rules files.
+    pub rules_files: Vec<PathBuf>,
+    /// The builds, in the order given.
+    pub builds: Vec<Opened>,
+    /// `check`'s baseline, in the order given.
+    pub baseline: Vec<Baseline>,
+    /// `--plan`.
+    pub plan: Option<Arc<Plan>>,
+    /// `--cacheline`.
+    pub cacheline: Option<u64>,
+    reading: Reading,
+}
+
+impl Run {
+    /// Reads the rules, asks `want` what the command needs of them (it may
+    /// refuse the rules' shape before any build is opened), and opens
+    /// every build once, in parallel; builds of the same file share what
+    /// was read.
+    pub fn open(setup: Setup, want: impl FnOnce(&Rules) -> Result<Want>) -> Result<Run> {
+        let rules = match setup.rules.is_empty() {
+            true => Rules::default(),
+            false => Rules::load(&setup.rules)?,
+        };
+        let want = want(&rules)?;
+        let baseline_builds = setup
+            .baseline
+            .iter()
+            .filter(|b| Build::is_debug_file(&b.path))
+            .map(|b| Box::new(b.clone()) as Box<dyn Input>);
+        let given = setup.builds.len();
+        let inputs: Vec<Arc<dyn Input>> = setup
+            .builds
+            .into_iter()
+            .chain(baseline_builds)
+            .map(Arc::from)
+            .collect();
+        let mut builds = open::all(&inputs, &rules, &want, &setup.reading)?;
+        let mut extra = builds.split_off(given).into_iter();
+        let baseline = setup
+            .baseline
+            .into_iter()
+            .map(|b| match Build::is_debug_file(&b.path) {
+                true => Baseline::Build(extra.next().expect("one opened per baseline build")),
+                false => Baseline::Report(b.path),
+            })
+            .collect();
+        Ok(Run {
+            rules,
+            rules_files: setup.rules,
+            builds,
+            baseline,
+            plan: setup.reading.plan.clone(),
+            cacheline: setup.cacheline,
+            reading: setup.reading,
+        })
+    }
+
+    /// The run's one build, for a command that reads one (the command
+    /// line gives it exactly one).
+    pub(crate) fn single(&self, command: &str) -> Result<&Opened> {
+        match self.builds.as_slice() {
+            [one] => Ok(one),
+            _ => Err(Error::Usage(format!("{command} reads one build"))),
+        }
+    }
+
+    /// The line size for `opened` under the rules: `--cacheline`, else the
+    /// rules' `cacheline`, else the machine's.
+    pub(crate) fn line(&self, opened: &Opened) -> u64 {
+        self.cacheline
+            .or(self.rules.cacheline)
+            .unwrap_or(opened.machine_line)
+    }
+
+    /// The line size for `opened` without the rules: `--cacheline`, else
+    /// the machine's.
+    pub(crate) fn machine_line(&self, opened: &Opened) -> u64 {
+        self.cacheline.unwrap_or(opened.machine_line)
+    }
+
+    /// `opened` as the run lays it out: planned with `--plan`, else as
+    /// compiled.
+    pub(crate) fn view<'r>(&self, opened: &'r Opened) -> Result<View<'r>> {
+        match &self.plan {
+            Some(plan) => opened.planned(plan),
+            None => Ok(opened.compiled()),
+        }
+    }
+
+    /// The "unknown type" error for `name` in `opened`, with the closest
+    /// names it defines: the file is read again for them, on this error
+    /// path only.
+    pub(crate) fn unknown_type(&self, opened: &Opened, name: &str) -> Error {
+        Error::UnknownType {
+            name: name.to_owned(),
+            path: opened.build.path.clone(),
+            hint: self.did_you_mean(opened, &[name]),
+        }
+    }
+
+    /// `"; did you mean 'a'?"` for a type `opened` lacks under any of
+    /// `names`: the file is read again, on an error path only.
+    pub(crate) fn did_you_mean(&self, opened: &Opened, names: &[&str]) -> String {
+        let mut hint = String::new();
+        let _ = opened.input.open(&self.reading, &mut |loaded| {
+            hint = loaded.did_you_mean(names);
+            Err(Error::Usage(String::new()))
+        });
+        hint
+    }
+}
+
+/// `notes` with each note once, in first-seen order: how every report
+/// lists the notes of several builds and operations.
+pub(crate) fn dedup(mut notes: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    notes.retain(|n| seen.insert(n.clone()));
+    notes
+}
+
+impl Opened {
+    /// The build as compiled.
+    pub(crate) fn compiled(&self) -> View<'_> {
+        View {
+            opened: self,
+            config: self.build.config.clone(),
+            table: Cow::Borrowed(&self.data.table),
+            plan_note: None,
+            planned_by: None,
+        }
+    }
+
+    /// The build laid out by `plan`: a copy of the compiled types with the
+    /// planned structs, and every struct holding one, re-laid out. A plan
+    /// naming a struct the build lacks is an error here.
+    pub(crate) fn planned(&self, plan: &Arc<Plan>) -> Result<View<'_>> {
+        if let Some(why) = &self.data.plan_missing {
+            return Err(Error::Usage(why.clone()));
+        }
+        let mut table = self.data.table.clone();
+        let mut planner = Planner::new(plan.clone(), self.abi, self.machine_line);
+        let mut used: Vec<TypeId> = self.found.iter().map(|f| f.id).collect();
+        used.extend(self.present.values().map(|f| f.id));
+        used.sort_unstable();
+        used.dedup();
+        planner.apply(&mut table, &used)?;
+        Ok(View {
+            opened: self,
+            config: self.build.config.clone(),
+            table: Cow::Owned(table),
+            plan_note: Some(planner.note()),
+            planned_by: Some(plan.path.display().to_string()),
+        })
+    }
+}
+
+/// A build's types as one command reads them: compiled, or re-laid out
+/// under a plan.
+pub(crate) struct View<'r> {
+    /// The build.
+    pub(crate) opened: &'r Opened,
+    /// Its label here (a planned copy of a build may carry another).
+    pub(crate) config: String,
+    table: Cow<'r, TypeTable>,
+    plan_note: Option<String>,
+    /// The plan file, when planned.
+    pub(crate) planned_by: Option<String>,
+}
+
+impl View<'_> {
+    /// The types.
+    pub(crate) fn table(&self) -> &TypeTable {
+        &self.table
+    }
+
+    /// The types, owned: for a report that outlives the run.
+    pub(crate) fn into_table(self) -> TypeTable {
+        self.table.into_owned()
+    }
+
+    /// The loader's notes and the plan's, untagged.
+    pub(crate) fn notes(&self) -> Vec<String> {
+        let mut notes = self.opened.notes.clone();
+        notes.extend(self.plan_note.clone());
+        notes
+    }
+
+    /// Labels this view `LABEL-planned` when a plan lays it out and it
+    /// would otherwise carry the label of `first`, the view it is compared
+    /// with (`diff --plan P B B` shows what the plan changes in B).
+    pub(crate) fn label_against(&mut self, first: &View<'_>) {
+        if self.planned_by.is_some() && self.config == first.config {
+            self.config.push_str("-planned");
+        }
+    }
+
+    /// [`View::notes`], each as `[config] note`.
+    pub(crate) fn tagged_notes(&self) -> Vec<String> {
+        crate::load::tagged(&self.config, self.notes())
+    }
+}

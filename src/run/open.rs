@@ -1,0 +1,215 @@
+//! Opening the builds of a run: each file once, in parallel, with every
+//! lookup the command wants and the rules need done while it is open.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::parallel::in_order;
+use super::{Decoded, Input, Opened, Want};
+use crate::error::Result;
+use crate::load::{Loaded, Reading};
+use crate::lookup::{self, Found, Present};
+use crate::model::{TypeId, TypeTable};
+use crate::plan::apply::Planner;
+use crate::rules::Rules;
+
+/// Opens every input, builds of the same file once, in the inputs' order.
+pub(super) fn all(
+    inputs: &[Arc<dyn Input>],
+    rules: &Rules,
+    want: &Want,
+    reading: &Reading,
+) -> Result<Vec<Opened>> {
+    // The first input of each file is opened; the others share it.
+    let mut first: Vec<usize> = Vec::new();
+    let mut of: Vec<usize> = Vec::with_capacity(inputs.len());
+    for (i, input) in inputs.iter().enumerate() {
+        let path = &input.build().path;
+        match first.iter().position(|&f| &inputs[f].build().path == path) {
+            Some(u) => of.push(u),
+            None => {
+                of.push(first.len());
+                first.push(i);
+            }
+        }
+    }
+    let decoded = in_order(&first, |&i| {
+        inputs[i]
+            .open(reading, &mut |loaded| decode(loaded, rules, want, reading))
+            .map(Arc::new)
+    })?;
+    Ok(inputs
+        .iter()
+        .zip(of)
+        .map(|(input, u)| Opened {
+            build: input.build().clone(),
+            data: decoded[u].clone(),
+            input: input.clone(),
+        })
+        .collect())
+}
+
+/// Everything `want` and `rules` ask of one loaded build.
+fn decode(
+    loaded: &mut Loaded<'_, '_>,
+    rules: &Rules,
+    want: &Want,
+    reading: &Reading,
+) -> Result<Decoded> {
+    let found = match want.specs.is_empty() {
+        true => Vec::new(),
+        false => loaded.find(&want.specs)?,
+    };
+    let mut names = needed_names(rules);
+    names.extend(want.names.iter().map(String::as_str));
+    // The plan's structs (and the types of members it adds) are decoded
+    // too, to be laid out; only the names asked for stay `present`.
+    let planner = reading
+        .plan
+        .as_ref()
+        .map(|p| Planner::new(p.clone(), loaded.abi(), loaded.cacheline));
+    let plan_names = planner
+        .as_ref()
+        .map(Planner::wanted_names)
+        .unwrap_or_default();
+    let mut all = names.clone();
+    all.extend(plan_names.iter().map(String::as_str));
+    let mut present = match all.is_empty() {
+        true => Present::default(),
+        false => loaded.find_present(&all)?,
+    };
+    let plan_missing = planner.as_ref().and_then(|p| {
+        let t = p
+            .plan()
+            .types
+            .iter()
+            .find(|t| !present.types.contains_key(&t.name))?;
+        let error = t.at.plan_error(format!(
+            "no struct, union or typedef named '{}' in {}{}",
+            t.name,
+            loaded.build.path.display(),
+            loaded.did_you_mean(&[&t.name])
+        ));
+        Some(error.to_string())
+    });
+    present.types.retain(|n, _| names.contains(n.as_str()));
+    present.units.retain(|n, _| names.contains(n.as_str()));
+    let renames = alias_renames(rules, &present.types, loaded.table(), loaded)?;
+    let roots = match want.roots {
+        true => {
+            let rules = super::analyze::renamed(rules, &renames);
+            rule_roots(loaded, &mut present, &rules)?
+        }
+        false => Vec::new(),
+    };
+    let kernel_config = want.kernel_config.then(|| loaded.kernel_config()).flatten();
+    let sizes = match want.sizes {
+        true => loaded.sizes()?,
+        false => Vec::new(),
+    };
+    Ok(Decoded {
+        machine_line: loaded.cacheline,
+        abi: loaded.abi(),
+        notes: loaded.notes(),
+        table: loaded.take_table(),
+        present: present.types,
+        found,
+        renames,
+        roots,
+        kernel_config,
+        sizes,
+        plan_missing,
+    })
+}
+
+/// Every type name the rules mention: annotated types and their aliases,
+/// roots, `[[allow]]` types and the owners of `TYPE.member` locks.
+fn needed_names(rules: &Rules) -> HashSet<&str> {
+    let mut names: HashSet<&str> = rules.types.iter().flat_map(|t| t.names()).collect();
+    names.extend(rules.roots.iter().map(|(n, _)| n.as_str()));
+    names.extend(
+        rules
+            .allow
+            .iter()
+            .flat_map(|a| a.fields.iter().map(|f| f.ty.as_str())),
+    );
+    for ty in &rules.types {
+        for lock in ty.fields.iter().filter_map(|f| f.lock.as_ref()) {
+            if let Some((owner, _)) = lock.text.split_once('.') {
+                names.insert(owner);
+            }
+        }
+    }
+    names
+}
+
+/// For each type of the rules with aliases, the alias the build defines it
+/// under when it lacks the type's own name. A build that defines two of
+/// its names with different layouts is an error at the second alias: the
+/// rules cannot tell which one they describe. The same layout under two
+/// names (a typedef, a copy) is the type's own name.
+fn alias_renames(
+    rules: &Rules,
+    found: &HashMap<String, Found>,
+    table: &TypeTable,
+    loaded: &Loaded<'_, '_>,
+) -> Result<HashMap<String, String>> {
+    let mut renames = HashMap::new();
+    for ty in rules.types.iter().filter(|t| !t.aliases.is_empty()) {
+        let mut first: Option<(&str, TypeId)> =
+            found.get(&ty.name).map(|f| (ty.name.as_str(), f.id));
+        for (alias, at) in &ty.aliases {
+            let Some(f) = found.get(alias) else {
+                continue;
+            };
+            match first {
+                None => first = Some((alias, f.id)),
+                Some((name, id)) => {
+                    if lookup::layout_key(table, id) != lookup::layout_key(table, f.id) {
+                        return Err(at.error(format!(
+                            "{} defines both '{name}' and its alias '{alias}' of [{}], with different layouts: \
+                             the rules cannot tell which one they describe (drop the alias, or annotate each in a table of its own)",
+                            loaded.build.path.display(),
+                            ty.name
+                        )));
+                    }
+                }
+            }
+        }
+        if let Some((name, _)) = first
+            && name != ty.name
+        {
+            renames.insert(ty.name.clone(), name.to_owned());
+        }
+    }
+    Ok(renames)
+}
+
+/// The roots the rules give in a build: their `roots` it has, then the
+/// outermost structs embedding their types (discovered; each added to
+/// `present`), in that order.
+fn rule_roots(
+    loaded: &mut Loaded<'_, '_>,
+    present: &mut Present,
+    rules: &Rules,
+) -> Result<Vec<String>> {
+    let mut roots: Vec<String> = rules
+        .roots
+        .iter()
+        .map(|(n, _)| n.clone())
+        .filter(|n| present.types.contains_key(n))
+        .collect();
+    let discover: Vec<&str> = rules
+        .discovered_types()
+        .into_iter()
+        .filter(|n| present.types.contains_key(*n))
+        .collect();
+    if !discover.is_empty() {
+        for root in loaded.discover_roots(present, &discover)? {
+            if !roots.contains(&root) {
+                roots.push(root);
+            }
+        }
+    }
+    Ok(roots)
+}
