@@ -3,7 +3,7 @@
 //! BTF on top of a base. Offsets are checked against the compiler's
 //! `offsetof`, sizes against `pahole -F btf --sizes`.
 
-mod common;
+use crate::common;
 
 use cachelint::commands::{self, Source};
 use common::run::{self, Format};

@@ -5,7 +5,7 @@
 //! design (a line written in context A and used in context B that does
 //! not use the written field is flagged), never pasted from cachelint.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! with the planned source (fixtures/src/mm_lru.h: LAYOUT_AFTER is RFC
 //! patch 3/3, tests/plans/rfc3.toml the same patch as a plan).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

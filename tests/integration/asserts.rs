@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 use cachelint::commands::{self, AssertsOptions, Build, Reading};
 use cachelint::render::{self, Format};

@@ -6,7 +6,7 @@
 //! from the ELF data; hole counts come from pahole's output, saved next to
 //! the fixtures; the rest is computed by hand in the test.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
@@ -121,7 +121,7 @@ fn sizes_equal_pahole_sizes_for_every_fixture() {
     let mut compared = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
-        // *.btf.sizes are pahole's BTF view, compared in tests/btf.rs.
+        // *.btf.sizes are pahole's BTF view, compared in btf.rs.
         let Some(bin) = name.strip_suffix(".sizes").filter(|b| !b.ends_with(".btf")) else {
             continue;
         };

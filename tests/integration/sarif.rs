@@ -5,7 +5,7 @@
 //! `#[ignore]`d; run on purpose (`--ignored`) without the schema it fails
 //! rather than pass having checked nothing.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! every offset against the compiler's `offsetof`, every size explanation
 //! against the compiler's `sizeof`, and the embedded configs.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! test from the compiler's own offsets (`cachelint_truth[]`) or computed by
 //! hand here, never pasted from cachelint's output.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

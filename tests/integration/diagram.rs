@@ -3,7 +3,7 @@
 //! the compiler put them), golden outputs reviewed by eye, and the
 //! before/after summary against the compiler's sizes.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

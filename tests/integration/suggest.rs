@@ -2,7 +2,7 @@
 //! the other commands reading it (`check --plan`), and sizes under
 //! `--no-grow` against the compiler's own `sizeof` (`cachelint_truth[]`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
