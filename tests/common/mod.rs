@@ -21,6 +21,13 @@ pub fn expected(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// A rules file of `tests/rules/`.
+pub fn rules(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/rules")
+        .join(name)
+}
+
 pub const COMPILERS: &[&str] = &["gcc-dwarf4", "gcc-dwarf5", "clang-dwarf4", "clang-dwarf5"];
 pub const CONFIGS: &[&str] = &["base", "stats", "rt", "after", "rt-after", "nolrugen"];
 

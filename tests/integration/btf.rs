@@ -4,7 +4,6 @@
 //! `offsetof`, sizes against `pahole -F btf --sizes`.
 
 use crate::common;
-
 use cachelint::commands::{self, Source};
 use common::run::{self, Format};
 use common::{cachelint, expected, fixture, truth, truth_lines};
@@ -174,7 +173,7 @@ fn check_from_btf_finds_what_check_from_dwarf_finds() {
     // The BTF was encoded from the DWARF of the same build; with the
     // cacheline_padding alignment known, every finding agrees (array
     // elements are numbered flat in BTF, so parts are compared as bytes).
-    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules/lru.toml");
+    let rules = common::rules("lru.toml");
     let check = |config: &str, file: &str, source: Source| {
         let out = run::check(
             &commands::CheckOptions {

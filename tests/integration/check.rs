@@ -2,25 +2,18 @@
 //! test from the compiler's own offsets (`cachelint_truth[]`) or computed by
 //! hand here, never pasted from cachelint's output.
 
-use crate::common;
-
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common;
 use cachelint::commands::{self, Build, CheckOptions};
 use cachelint::report::{Report, ReportFinding};
 use cachelint::rules::{Kind, Severity};
 use common::run::{self as cli, Format};
-use common::{COMPILERS, fixture, truth};
+use common::{COMPILERS, fixture, rules, truth};
 
 const LINE: u64 = 64;
-
-fn rules(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/rules")
-        .join(name)
-}
 
 fn options(rules_files: &[PathBuf], builds: &[(&str, PathBuf)]) -> CheckOptions {
     let builds: Vec<(&str, &Path)> = builds.iter().map(|(c, p)| (*c, p.as_path())).collect();

@@ -2,11 +2,9 @@
 //! every offset against the compiler's `offsetof`, every size explanation
 //! against the compiler's `sizeof`, and the embedded configs.
 
-use crate::common;
-
 use std::collections::HashMap;
-use std::path::Path;
 
+use crate::common;
 use common::{cachelint, fixture, truth, truth_lines};
 use serde_json::Value;
 
@@ -213,7 +211,7 @@ fn the_threads_one_cacheline_is_explained() {
 
 #[test]
 fn with_rules_the_fixed_and_introduced_findings_are_listed() {
-    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules/lru.toml");
+    let rules = common::rules("lru.toml");
     let (code, report) = diff_json(
         "base",
         "after",

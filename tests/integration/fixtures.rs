@@ -6,11 +6,10 @@
 //! from the ELF data; hole counts come from pahole's output, saved next to
 //! the fixtures; the rest is computed by hand in the test.
 
-use crate::common;
-
 use std::path::Path;
 use std::process::Command;
 
+use crate::common;
 use cachelint::commands::Source;
 use common::run::{self, Format};
 use common::{COMPILERS, CONFIGS, expected, fixture, truth, truth_lines, truth_values};

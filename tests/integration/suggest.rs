@@ -2,17 +2,10 @@
 //! the other commands reading it (`check --plan`), and sizes under
 //! `--no-grow` against the compiler's own `sizeof` (`cachelint_truth[]`).
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 
-use common::{cachelint, fixture, truth};
-
-fn rules(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/rules")
-        .join(name)
-}
+use crate::common;
+use common::{cachelint, fixture, rules, truth};
 
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("cachelint-suggest-{}", std::process::id()));

@@ -10,14 +10,14 @@ use serde_json::Value;
 
 use crate::common;
 use crate::common::run::{self, Format};
-use crate::{kernel_source, pahole_offset, rt_vmlinux, vmlinux};
+use crate::{kernel_source, mm_lru_rules, pahole_offset, rt_vmlinux, vmlinux};
 
 #[test]
 #[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn check_finds_the_threads_false_sharing_where_pahole_puts_the_fields() {
     let k = vmlinux();
     let ks = k.to_str().unwrap();
-    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
+    let rules = mm_lru_rules();
     let out = run::check(
         &run::check_options(&[rules], &[(k.file_name().unwrap().to_str().unwrap(), &k)]),
         Format::Json,
@@ -152,7 +152,7 @@ fn decl_files(
 fn source_files_are_paths_in_the_kernel_tree_on_every_flavour() {
     let tree = kernel_source();
     let (cloud, rt) = (vmlinux(), rt_vmlinux());
-    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
+    let rules = mm_lru_rules();
     let check = |extra: &[&str], format: &str| {
         let mut args: Vec<String> = [
             "check",
@@ -260,7 +260,7 @@ fn the_rules_find_lru_gen_folio_under_its_6_1_name() {
         std::env::var_os("CACHELINT_VMLINUX_OLD")
             .expect("CACHELINT_VMLINUX_OLD must name a 6.1 kernel (.ci/run)"),
     );
-    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
+    let rules = mm_lru_rules();
     let out = run::check(
         &run::check_options(&[rules], &[("old", &old), ("new", &new)]),
         Format::Json,

@@ -36,6 +36,12 @@ fn vmlinux() -> PathBuf {
         .expect("CACHELINT_VMLINUX must name a vmlinux with DWARF (scripts/fetch-kernel.sh)")
 }
 
+/// `examples/mm-lru.toml`: the mm thread's rules as a kernel user writes
+/// them.
+fn mm_lru_rules() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml")
+}
+
 fn pahole(args: &[&str]) -> String {
     let out = Command::new("pahole")
         .args(args)

@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use crate::common::{self, run};
 use crate::{
-    assert_module_truth, kernel_source, pahole, pahole_extents, plan_oracles, rt_vmlinux, vmlinux,
+    assert_module_truth, kernel_source, mm_lru_rules, pahole, pahole_extents, plan_oracles,
+    rt_vmlinux, vmlinux,
 };
 
 #[test]
@@ -22,7 +23,7 @@ fn the_suggested_order_equals_the_module_built_with_its_header_patch() {
     let oracles = plan_oracles();
     let dir = std::env::temp_dir().join(format!("cachelint-suggest-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
+    let rules = mm_lru_rules();
     let kernels: Vec<PathBuf> = oracles.iter().map(|(v, _)| v.clone()).collect();
     let (report, patch, plan) = suggest_patch(
         &dir,
@@ -335,7 +336,7 @@ fn an_order_one_config_likes_better_is_reported_with_what_check_finds_in_it() {
     // check --plan finds in that order's plan, pair by pair.
     let builds = [vmlinux(), rt_vmlinux()];
     let builds: Vec<&str> = builds.iter().map(|b| b.to_str().unwrap()).collect();
-    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
+    let rules = mm_lru_rules();
     let rules = rules.to_str().unwrap();
     let dir = std::env::temp_dir().join(format!("cachelint-alone-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -563,7 +564,7 @@ fn suggest_finds_the_struct_under_its_6_1_alias_and_refuses_builds_that_disagree
     let olds = old.to_str().unwrap();
     let has = |ty: &str| pahole(&["-C", ty, olds]).contains(&format!("struct {ty} {{"));
     assert!(has("lru_gen_struct") && !has("lru_gen_folio"));
-    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
+    let rules = mm_lru_rules();
     let rules = rules.to_str().unwrap();
     let dir = std::env::temp_dir().join(format!("cachelint-alias-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
