@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -113,11 +114,10 @@ pub fn truth(file: &Path, lru_gen: bool) -> HashMap<String, (u64, u64)> {
         .collect()
 }
 
-/// Runs the cachelint binary: exit code, standard output, standard error.
 /// The host's C compiler (`$CC`, else `cc`: the one linking needs) run
 /// with `args`; panics with its standard error when it fails, prefixed by
 /// `why`.
-pub fn cc(args: &[&std::ffi::OsStr], why: &str) {
+pub fn cc(args: &[&OsStr], why: &str) {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let out = Command::new(&cc)
         .args(args)
@@ -130,17 +130,32 @@ pub fn cc(args: &[&std::ffi::OsStr], why: &str) {
     );
 }
 
+/// Runs the cachelint binary: exit code, standard output, standard error.
 pub fn cachelint(args: &[&str]) -> (i32, String, String) {
-    cachelint_with_env(&[], args)
+    outcome(Command::new(env!("CARGO_BIN_EXE_cachelint")).args(args))
 }
 
 /// [`cachelint`] with these environment variables set.
-pub fn cachelint_with_env(env: &[(&str, &Path)], args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
-        .envs(env.iter().copied())
-        .args(args)
-        .output()
-        .unwrap();
+pub fn cachelint_with_env(env: &[(&str, &OsStr)], args: &[&str]) -> (i32, String, String) {
+    outcome(
+        Command::new(env!("CARGO_BIN_EXE_cachelint"))
+            .envs(env.iter().copied())
+            .args(args),
+    )
+}
+
+/// [`cachelint`] run in the directory `dir`.
+pub fn cachelint_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    outcome(
+        Command::new(env!("CARGO_BIN_EXE_cachelint"))
+            .current_dir(dir)
+            .args(args),
+    )
+}
+
+/// The exit code (-1 for a signal) and the outputs, which must be UTF-8.
+fn outcome(command: &mut Command) -> (i32, String, String) {
+    let out = command.output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),

@@ -309,17 +309,20 @@ fn a_text_file_named_like_a_path_is_not_a_build() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("lruvec"), "notes about lruvec\n").unwrap();
     let base = fixture("gcc-dwarf5-base");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cachelint"))
-        .current_dir(&dir)
-        .args(["offsets", "--format", "json"])
-        .arg(&base)
-        .args(["mem_cgroup_per_node.lruvec", "lruvec"])
-        .output()
-        .unwrap();
+    let (code, out, stderr) = common::cachelint_in(
+        &dir,
+        &[
+            "offsets",
+            "--format",
+            "json",
+            base.to_str().unwrap(),
+            "mem_cgroup_per_node.lruvec",
+            "lruvec",
+        ],
+    );
     std::fs::remove_dir_all(&dir).unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(code, 0, "{stderr}");
+    let rows: Value = serde_json::from_str(&out).unwrap();
     let truth = truth(&base, true);
     let (offset, size) = truth["mem_cgroup_per_node.lruvec"];
     assert_eq!(rows[0]["path"], "mem_cgroup_per_node.lruvec");

@@ -3,12 +3,11 @@
 //! `diff` giving what they give from DWARF.
 
 use std::collections::HashSet;
-use std::process::Command;
 
 use cachelint::commands::Source;
 use serde_json::Value;
 
-use crate::common::run;
+use crate::common::{self, run};
 use crate::{pahole, vmlinux};
 
 #[test]
@@ -139,11 +138,8 @@ fn btf_member_offsets_equal_dwarfs_for_a_sample() {
 fn offsets_and_diff_from_btf_equal_dwarfs() {
     let k = vmlinux();
     let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
-            .args(args)
-            .output()
-            .unwrap();
-        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+        let (code, out, _) = common::cachelint(args);
+        (code, out)
     };
     let k = k.to_str().unwrap();
     let offsets = [
@@ -170,7 +166,7 @@ fn offsets_and_diff_from_btf_equal_dwarfs() {
         let mut dwarf = args.to_vec();
         dwarf.insert(1, "--source=dwarf");
         let (from_btf, from_dwarf) = (run(&btf), run(&dwarf));
-        assert_eq!(from_btf.0, Some(0), "{btf:?}");
+        assert_eq!(from_btf.0, 0, "{btf:?}");
         assert_eq!(from_btf, from_dwarf, "{args:?}");
     }
 }

@@ -10,7 +10,7 @@ use crate::vmlinux;
 /// Runs the binary with `CACHELINT_CACHE_DIR` set: exit code and both
 /// outputs.
 fn cachelint_cached(cache: &std::path::Path, args: &[&str]) -> (i32, String, String) {
-    common::cachelint_with_env(&[("CACHELINT_CACHE_DIR", cache)], args)
+    common::cachelint_with_env(&[("CACHELINT_CACHE_DIR", cache.as_os_str())], args)
 }
 
 /// The on-disk name index changes how a lookup finds its definitions, never

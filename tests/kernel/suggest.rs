@@ -34,32 +34,7 @@ fn the_suggested_order_equals_the_module_built_with_its_header_patch() {
     );
     for ((vmlinux, kmod), build) in oracles.iter().zip(report["builds"].as_array().unwrap()) {
         assert_eq!(build["errors"][1], 0, "{}", vmlinux.display());
-        let flavour = vmlinux
-            .file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .rsplit_once("deb12-")
-            .expect("a Debian 6.12 vmlinux")
-            .1;
-        let script =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kmod-oracle.sh");
-        let built = Command::new(script)
-            .args([flavour, "suggested", patch.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(
-            built.status.success(),
-            "{}",
-            String::from_utf8_lossy(&built.stderr)
-        );
-        let module = PathBuf::from(
-            String::from_utf8(built.stdout)
-                .unwrap()
-                .lines()
-                .next()
-                .unwrap(),
-        );
+        let module = oracle_module("oracle", vmlinux, &["suggested", patch.to_str().unwrap()]);
         let rows = assert_module_truth(vmlinux, &module, Some(&plan));
         // No more growth than RFC 3/3's, by the compiler's sizeof.
         let size_of = |m: &std::path::Path| {
