@@ -175,14 +175,14 @@ pub fn top_level_delta(diff: &serde_json::Value) -> i64 {
         .sum()
 }
 
-/// The library's commands as the binary runs them: the report, written in
-/// `format`.
 pub mod pahole_text;
 
+/// The library's commands as the binary runs them: the report, written in
+/// `format`.
 pub mod run {
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
 
-    use cachelint::commands::{self, CheckOptions, Source};
+    use cachelint::commands::{self, AssertsOptions, CheckOptions, Reading, Source};
     use cachelint::error::Result;
     pub use cachelint::render::Format;
     use cachelint::render::{self, Output};
@@ -270,7 +270,7 @@ pub mod run {
 
     /// `check`'s options with every default (errors fail, no baseline,
     /// no explain): `rules` over `builds`, labelled as given.
-    pub fn check_options(rules: &[std::path::PathBuf], builds: &[(&str, &Path)]) -> CheckOptions {
+    pub fn check_options(rules: &[PathBuf], builds: &[(&str, &Path)]) -> CheckOptions {
         CheckOptions {
             rules: rules.to_vec(),
             builds: builds
@@ -291,6 +291,26 @@ pub mod run {
 
     pub fn check(opts: &CheckOptions, format: Format) -> Result<Output> {
         render::output(&commands::check(opts)?, format, "check")
+    }
+
+    /// `asserts` of `ty` in the FILE `build` under `rules`, against the C
+    /// file `against` when there is one.
+    pub fn asserts(
+        rules: &[PathBuf],
+        build: &Path,
+        ty: &str,
+        against: Option<&Path>,
+        format: Format,
+    ) -> Result<Output> {
+        let report = commands::asserts(&AssertsOptions {
+            rules: rules.to_vec(),
+            build: commands::Build::file(build),
+            ty: ty.into(),
+            against: against.map(Path::to_owned),
+            cacheline: None,
+            reading: Reading::default(),
+        })?;
+        render::output(&report, format, "asserts")
     }
 }
 

@@ -6,24 +6,16 @@
 use std::path::{Path, PathBuf};
 
 use crate::common;
-use cachelint::commands::{self, AssertsOptions, Build, Reading};
-use cachelint::render::{self, Format};
+use cachelint::render::Output;
+use common::run::Format;
 use common::{COMPILERS, cachelint, fixture, rules, truth};
 use serde_json::Value;
 
 const TY: &str = "lru_gen_folio";
 
-fn run(build: &Path, against: Option<&Path>, format: Format) -> render::Output {
-    let report = commands::asserts(&AssertsOptions {
-        rules: vec![rules("lru_gen_folio.rst")],
-        build: Build::file(build),
-        ty: TY.into(),
-        against: against.map(Path::to_owned),
-        cacheline: None,
-        reading: Reading::default(),
-    })
-    .unwrap_or_else(|e| panic!("{}: {e}", build.display()));
-    render::output(&report, format, "asserts").unwrap()
+fn run(build: &Path, against: Option<&Path>, format: Format) -> Output {
+    common::run::asserts(&[rules("lru_gen_folio.rst")], build, TY, against, format)
+        .unwrap_or_else(|e| panic!("{}: {e}", build.display()))
 }
 
 /// A fresh directory for one test's files.

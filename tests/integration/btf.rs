@@ -4,7 +4,7 @@
 //! `offsetof`, sizes against `pahole -F btf --sizes`.
 
 use crate::common;
-use cachelint::commands::{self, Source};
+use cachelint::commands::{CheckOptions, Source};
 use common::run::{self, Format};
 use common::{cachelint, expected, fixture, truth, truth_lines};
 use serde_json::Value;
@@ -176,18 +176,9 @@ fn check_from_btf_finds_what_check_from_dwarf_finds() {
     let rules = common::rules("lru.toml");
     let check = |config: &str, file: &str, source: Source| {
         let out = run::check(
-            &commands::CheckOptions {
-                rules: vec![rules.clone()],
-                builds: vec![commands::Build {
-                    config: config.into(),
-                    path: fixture(file),
-                }],
-                baseline: Vec::new(),
-                fail_on: cachelint::rules::Severity::Error,
-                cacheline: None,
+            &CheckOptions {
                 reading: source.into(),
-                explain: None,
-                adjacent_lines: false,
+                ..run::check_options(std::slice::from_ref(&rules), &[(config, &fixture(file))])
             },
             Format::Json,
         )

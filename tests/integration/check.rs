@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::common;
-use cachelint::commands::{self, Build, CheckOptions};
+use cachelint::commands::{Build, CheckOptions};
 use cachelint::report::{Report, ReportFinding};
 use cachelint::rules::{Kind, Severity};
 use common::run::{self as cli, Format};
@@ -396,7 +396,7 @@ fn rules_error(text: &str, builds: &[&str]) -> String {
     let path = dir.join("r.toml");
     std::fs::write(&path, text).unwrap();
     let builds: Vec<(&str, PathBuf)> = builds.iter().map(|b| (*b, fixture(b))).collect();
-    let err = commands::check(&options(std::slice::from_ref(&path), &builds))
+    let err = cli::check(&options(std::slice::from_ref(&path), &builds), Format::Json)
         .map(|_| ())
         .unwrap_err()
         .to_string();
@@ -594,7 +594,10 @@ fn a_member_absent_in_one_config_is_a_note_there_and_an_error_nowhere_else() {
         report.notes
     );
     let alone = options(&[path], &[("nolrugen", fixture("gcc-dwarf5-nolrugen"))]);
-    let err = commands::check(&alone).unwrap_err().to_string();
+    let err = cli::check(&alone, Format::Json)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains(":2:1: ") && err.contains("no member 'lrugen'"),
         "{err}"
