@@ -182,7 +182,9 @@ pub mod pahole_text;
 pub mod run {
     use std::path::{Path, PathBuf};
 
-    use cachelint::commands::{self, AssertsOptions, CheckOptions, Reading, Source};
+    use cachelint::commands::{
+        self, AssertsOptions, CheckOptions, Reading, Source, SuggestOptions,
+    };
     use cachelint::error::Result;
     pub use cachelint::render::Format;
     use cachelint::render::{self, Output};
@@ -291,6 +293,56 @@ pub mod run {
 
     pub fn check(opts: &CheckOptions, format: Format) -> Result<Output> {
         render::output(&commands::check(opts)?, format, "check")
+    }
+
+    /// `suggest`'s options with every default (no plan file, no growth
+    /// limit, no pins, the default rank, neither diagram nor check
+    /// function): `rules` (none: packing only) over `builds`, each `FILE`
+    /// or `NAME=FILE` as on the command line. [`suggest`] sets the type.
+    pub fn suggest_options(rules: &[PathBuf], builds: &[&str]) -> SuggestOptions {
+        SuggestOptions {
+            rules: rules.to_vec(),
+            builds: builds
+                .iter()
+                .map(|b| commands::Build::parse(b).unwrap_or_else(|e| panic!("{b}: {e}")))
+                .collect(),
+            ty: String::new(),
+            plan_out: None,
+            max_growth: None,
+            keep_footprint: false,
+            pin: Vec::new(),
+            rank: None,
+            source_tree: None,
+            diagram: false,
+            asserts: false,
+            cacheline: None,
+            reading: Source::Auto.into(),
+        }
+    }
+
+    /// `suggest` of `types` under `opts` (its `ty` the first of them), as
+    /// the binary runs it.
+    pub fn suggest(opts: &SuggestOptions, types: &[&str], format: Format) -> Result<Output> {
+        let types: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+        let opts = SuggestOptions {
+            ty: types[0].clone(),
+            ..opts.clone()
+        };
+        render::output(&commands::suggest_types(&opts, &types)?, format, "suggest")
+    }
+
+    /// What the binary makes of a command's `result`, as its `main` prints
+    /// it: the exit code (1 when the report fails, 2 for an error), the
+    /// standard output, and the standard error (the notes, or the error).
+    pub fn as_binary(result: Result<Output>) -> (i32, String, String) {
+        match result {
+            Ok(out) => (
+                i32::from(out.failed),
+                out.stdout,
+                out.notes.iter().map(|n| format!("note: {n}\n")).collect(),
+            ),
+            Err(e) => (2, String::new(), format!("cachelint: error: {e}\n")),
+        }
     }
 
     /// `asserts` of `ty` in the FILE `build` under `rules`, against the C
