@@ -21,3 +21,8 @@ mod fixtures;
 mod plan;
 mod sarif;
 mod suggest;
+
+// The binary's allocator (src/main.rs): `suggest`, run here in the
+// library, makes thousands of small allocations per candidate layout.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
