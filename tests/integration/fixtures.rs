@@ -15,16 +15,6 @@ use common::{COMPILERS, CONFIGS, cachelint, expected, fixture, truth, truth_line
 use object::{Object, ObjectSection};
 use serde_json::Value;
 
-fn offsetof_json(file: &Path, paths: &[String]) -> Vec<Value> {
-    let out = run::offsetof(file, paths, Format::Json, None, &Source::Auto)
-        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    serde_json::from_str::<Value>(&out.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
-}
-
 fn check_truth(file: &Path, lru_gen: bool) {
     let lines = truth_lines(lru_gen);
     let values = truth_values(file);
@@ -35,7 +25,8 @@ fn check_truth(file: &Path, lru_gen: bool) {
         file.display()
     );
     let paths: Vec<String> = lines.iter().map(|l| l.path.clone()).collect();
-    let got = offsetof_json(file, &paths);
+    let got =
+        run::offsetof_json(file, &paths).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     for (i, (line, row)) in lines.iter().zip(&got).enumerate() {
         let (offset, size) = (values[2 * i], values[2 * i + 1]);
         assert_eq!(
