@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -19,6 +20,13 @@ pub fn expected(name: &str) -> String {
         .join("fixtures/expected")
         .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A rules file of `tests/rules/`.
+pub fn rules(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/rules")
+        .join(name)
 }
 
 pub const COMPILERS: &[&str] = &["gcc-dwarf4", "gcc-dwarf5", "clang-dwarf4", "clang-dwarf5"];
@@ -106,11 +114,10 @@ pub fn truth(file: &Path, lru_gen: bool) -> HashMap<String, (u64, u64)> {
         .collect()
 }
 
-/// Runs the cachelint binary: exit code, standard output, standard error.
 /// The host's C compiler (`$CC`, else `cc`: the one linking needs) run
 /// with `args`; panics with its standard error when it fails, prefixed by
 /// `why`.
-pub fn cc(args: &[&std::ffi::OsStr], why: &str) {
+pub fn cc(args: &[&OsStr], why: &str) {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let out = Command::new(&cc)
         .args(args)
@@ -123,17 +130,32 @@ pub fn cc(args: &[&std::ffi::OsStr], why: &str) {
     );
 }
 
+/// Runs the cachelint binary: exit code, standard output, standard error.
 pub fn cachelint(args: &[&str]) -> (i32, String, String) {
-    cachelint_with_env(&[], args)
+    outcome(Command::new(env!("CARGO_BIN_EXE_cachelint")).args(args))
 }
 
 /// [`cachelint`] with these environment variables set.
-pub fn cachelint_with_env(env: &[(&str, &Path)], args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
-        .envs(env.iter().copied())
-        .args(args)
-        .output()
-        .unwrap();
+pub fn cachelint_with_env(env: &[(&str, &OsStr)], args: &[&str]) -> (i32, String, String) {
+    outcome(
+        Command::new(env!("CARGO_BIN_EXE_cachelint"))
+            .envs(env.iter().copied())
+            .args(args),
+    )
+}
+
+/// [`cachelint`] run in the directory `dir`.
+pub fn cachelint_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    outcome(
+        Command::new(env!("CARGO_BIN_EXE_cachelint"))
+            .current_dir(dir)
+            .args(args),
+    )
+}
+
+/// The exit code (-1 for a signal) and the outputs, which must be UTF-8.
+fn outcome(command: &mut Command) -> (i32, String, String) {
+    let out = command.output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),
@@ -153,14 +175,16 @@ pub fn top_level_delta(diff: &serde_json::Value) -> i64 {
         .sum()
 }
 
-/// The library's commands as the binary runs them: the report, written in
-/// `format`.
 pub mod pahole_text;
 
+/// The library's commands as the binary runs them: the report, written in
+/// `format`.
 pub mod run {
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
 
-    use cachelint::commands::{self, CheckOptions, Source};
+    use cachelint::commands::{
+        self, AssertsOptions, CheckOptions, Reading, Source, SuggestOptions,
+    };
     use cachelint::error::Result;
     pub use cachelint::render::Format;
     use cachelint::render::{self, Output};
@@ -248,7 +272,7 @@ pub mod run {
 
     /// `check`'s options with every default (errors fail, no baseline,
     /// no explain): `rules` over `builds`, labelled as given.
-    pub fn check_options(rules: &[std::path::PathBuf], builds: &[(&str, &Path)]) -> CheckOptions {
+    pub fn check_options(rules: &[PathBuf], builds: &[(&str, &Path)]) -> CheckOptions {
         CheckOptions {
             rules: rules.to_vec(),
             builds: builds
@@ -269,6 +293,76 @@ pub mod run {
 
     pub fn check(opts: &CheckOptions, format: Format) -> Result<Output> {
         render::output(&commands::check(opts)?, format, "check")
+    }
+
+    /// `suggest`'s options with every default (no plan file, no growth
+    /// limit, no pins, the default rank, neither diagram nor check
+    /// function): `rules` (none: packing only) over `builds`, each `FILE`
+    /// or `NAME=FILE` as on the command line. [`suggest`] sets the type.
+    pub fn suggest_options(rules: &[PathBuf], builds: &[&str]) -> SuggestOptions {
+        SuggestOptions {
+            rules: rules.to_vec(),
+            builds: builds
+                .iter()
+                .map(|b| commands::Build::parse(b).unwrap_or_else(|e| panic!("{b}: {e}")))
+                .collect(),
+            ty: String::new(),
+            plan_out: None,
+            max_growth: None,
+            keep_footprint: false,
+            pin: Vec::new(),
+            rank: None,
+            source_tree: None,
+            diagram: false,
+            asserts: false,
+            cacheline: None,
+            reading: Source::Auto.into(),
+        }
+    }
+
+    /// `suggest` of `types` under `opts` (its `ty` the first of them), as
+    /// the binary runs it.
+    pub fn suggest(opts: &SuggestOptions, types: &[&str], format: Format) -> Result<Output> {
+        let types: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+        let opts = SuggestOptions {
+            ty: types[0].clone(),
+            ..opts.clone()
+        };
+        render::output(&commands::suggest_types(&opts, &types)?, format, "suggest")
+    }
+
+    /// What the binary makes of a command's `result`, as its `main` prints
+    /// it: the exit code (1 when the report fails, 2 for an error), the
+    /// standard output, and the standard error (the notes, or the error).
+    pub fn as_binary(result: Result<Output>) -> (i32, String, String) {
+        match result {
+            Ok(out) => (
+                i32::from(out.failed),
+                out.stdout,
+                out.notes.iter().map(|n| format!("note: {n}\n")).collect(),
+            ),
+            Err(e) => (2, String::new(), format!("cachelint: error: {e}\n")),
+        }
+    }
+
+    /// `asserts` of `ty` in the FILE `build` under `rules`, against the C
+    /// file `against` when there is one.
+    pub fn asserts(
+        rules: &[PathBuf],
+        build: &Path,
+        ty: &str,
+        against: Option<&Path>,
+        format: Format,
+    ) -> Result<Output> {
+        let report = commands::asserts(&AssertsOptions {
+            rules: rules.to_vec(),
+            build: commands::Build::file(build),
+            ty: ty.into(),
+            against: against.map(Path::to_owned),
+            cacheline: None,
+            reading: Reading::default(),
+        })?;
+        render::output(&report, format, "asserts")
     }
 }
 

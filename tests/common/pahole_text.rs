@@ -1,7 +1,7 @@
 //! pahole's `-C` text against cachelint's `layout` text, line by line after
 //! the normalisation docs/layout.md lists ("Compared with pahole"): the
-//! kernel tier runs it on a vmlinux, tests/fixtures.rs on pahole's output
-//! for the fixtures saved under tests/golden/.
+//! kernel tier runs it on a vmlinux, tests/integration/fixtures.rs on
+//! pahole's output for the fixtures saved under tests/golden/.
 
 use std::collections::HashSet;
 

@@ -2,11 +2,9 @@
 //! every offset against the compiler's `offsetof`, every size explanation
 //! against the compiler's `sizeof`, and the embedded configs.
 
-mod common;
-
 use std::collections::HashMap;
-use std::path::Path;
 
+use crate::common;
 use common::{cachelint, fixture, truth, truth_lines};
 use serde_json::Value;
 
@@ -213,7 +211,7 @@ fn the_threads_one_cacheline_is_explained() {
 
 #[test]
 fn with_rules_the_fixed_and_introduced_findings_are_listed() {
-    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules/lru.toml");
+    let rules = common::rules("lru.toml");
     let (code, report) = diff_json(
         "base",
         "after",
@@ -311,17 +309,20 @@ fn a_text_file_named_like_a_path_is_not_a_build() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("lruvec"), "notes about lruvec\n").unwrap();
     let base = fixture("gcc-dwarf5-base");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cachelint"))
-        .current_dir(&dir)
-        .args(["offsets", "--format", "json"])
-        .arg(&base)
-        .args(["mem_cgroup_per_node.lruvec", "lruvec"])
-        .output()
-        .unwrap();
+    let (code, out, stderr) = common::cachelint_in(
+        &dir,
+        &[
+            "offsets",
+            "--format",
+            "json",
+            base.to_str().unwrap(),
+            "mem_cgroup_per_node.lruvec",
+            "lruvec",
+        ],
+    );
     std::fs::remove_dir_all(&dir).unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(code, 0, "{stderr}");
+    let rows: Value = serde_json::from_str(&out).unwrap();
     let truth = truth(&base, true);
     let (offset, size) = truth["mem_cgroup_per_node.lruvec"];
     assert_eq!(rows[0]["path"], "mem_cgroup_per_node.lruvec");

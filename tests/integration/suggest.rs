@@ -1,18 +1,16 @@
 //! `cachelint suggest` on the fixtures. The suggested plan is checked by
 //! the other commands reading it (`check --plan`), and sizes under
 //! `--no-grow` against the compiler's own `sizeof` (`cachelint_truth[]`).
-
-mod common;
+//! `suggest` runs in the library (`common::run::suggest`), the commands
+//! that read its plan in the binary; two tests run `suggest` in the binary
+//! for its command line and exit codes.
 
 use std::path::{Path, PathBuf};
 
-use common::{cachelint, fixture, truth};
-
-fn rules(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/rules")
-        .join(name)
-}
+use crate::common;
+use cachelint::commands::SuggestOptions;
+use common::run::{self, Format};
+use common::{cachelint, fixture, rules, truth};
 
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("cachelint-suggest-{}", std::process::id()));
@@ -47,10 +45,43 @@ fn json(
     serde_json::from_str(&out).unwrap()
 }
 
-fn suggest(extra: &[&str]) -> serde_json::Value {
-    let mut last = vec!["lru_gen_folio"];
-    last.extend(extra);
-    json("suggest", "lru.toml", &[], &last, &[0])
+/// `suggest`'s options: the rules file `rules_file` over the fixture
+/// builds.
+fn options(rules_file: &str) -> SuggestOptions {
+    let b = builds();
+    let b: Vec<&str> = b.iter().map(String::as_str).collect();
+    run::suggest_options(&[rules(rules_file)], &b)
+}
+
+/// The options of `lru.toml` over the fixture builds.
+fn lru() -> SuggestOptions {
+    options("lru.toml")
+}
+
+/// `suggest` of `types` under `opts` in `format`, as the binary runs it:
+/// exit code, standard output, standard error.
+fn suggest_run(opts: &SuggestOptions, types: &[&str], format: Format) -> (i32, String, String) {
+    run::as_binary(run::suggest(opts, types, format))
+}
+
+/// `suggest --format json` of `types` under `opts`, exiting 0: the JSON.
+fn suggest_json(opts: &SuggestOptions, types: &[&str]) -> serde_json::Value {
+    let (code, out, err) = suggest_run(opts, types, Format::Json);
+    assert_eq!(code, 0, "suggest: exit code {code}: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// `suggest` of `types` under `opts` in text, exiting 0: its standard
+/// output.
+fn suggest_text(opts: &SuggestOptions, types: &[&str]) -> String {
+    let (code, out, err) = suggest_run(opts, types, Format::Text);
+    assert_eq!(code, 0, "suggest {types:?}: {err}");
+    out
+}
+
+/// `suggest` of `lru_gen_folio` under `opts`: the JSON.
+fn suggest(opts: SuggestOptions) -> serde_json::Value {
+    suggest_json(&opts, &["lru_gen_folio"])
 }
 
 /// `check --plan PLAN` on the builds: (errors, warnings).
@@ -76,7 +107,10 @@ fn check_planned(plan: &Path) -> (u64, u64) {
 #[test]
 fn the_suggestion_clears_the_errors_and_check_agrees() {
     let plan = temp("lru.plan.toml");
-    let report = suggest(&["--plan-out", plan.to_str().unwrap()]);
+    let report = suggest(SuggestOptions {
+        plan_out: Some(plan.clone()),
+        ..lru()
+    });
     let sum = |key: &str, i: usize| -> u64 {
         report["builds"]
             .as_array()
@@ -95,7 +129,10 @@ fn the_suggestion_clears_the_errors_and_check_agrees() {
 
 #[test]
 fn no_grow_keeps_every_root_at_the_compilers_size() {
-    let report = suggest(&["--no-grow"]);
+    let report = suggest(SuggestOptions {
+        max_growth: Some(0),
+        ..lru()
+    });
     for b in report["builds"].as_array().unwrap() {
         let config = b["config"].as_str().unwrap();
         let t = truth(&fixture(config), true);
@@ -127,8 +164,11 @@ fn objectives(report: &serde_json::Value) -> (u64, u64, i64) {
 
 #[test]
 fn rank_orders_the_objectives_and_the_default_is_no_worse_than_growth_first() {
-    let default = suggest(&[]);
-    let growth_first = suggest(&["--rank", "errors,growth"]);
+    let default = suggest(lru());
+    let growth_first = suggest(SuggestOptions {
+        rank: Some("errors,growth".into()),
+        ..lru()
+    });
     assert_eq!(
         default["rank"],
         serde_json::json!(["errors", "warnings", "growth", "footprint", "moved"])
@@ -226,12 +266,12 @@ fn the_footprint_suggest_reports_is_the_one_footprint_finds_in_its_plan() {
     // through the loader. The two must agree, build by build.
     let plan = temp("contexts.plan.toml");
     let p = plan.to_str().unwrap();
-    let report = json(
-        "suggest",
-        "lru-contexts.toml",
-        &[],
-        &["lru_gen_folio", "--plan-out", p],
-        &[0],
+    let report = suggest_json(
+        &SuggestOptions {
+            plan_out: Some(plan.clone()),
+            ..options("lru-contexts.toml")
+        },
+        &["lru_gen_folio"],
     );
     let footprint = json(
         "footprint",
@@ -283,14 +323,11 @@ fn stdout(args: &[&str]) -> String {
 #[test]
 fn the_size_table_is_the_compilers_sizeof_and_the_plans_layout() {
     let plan = temp("sizes.plan.toml");
-    let p = plan.to_str().unwrap();
-    let report = suggest(&["--plan-out", p]);
-    let b = builds();
-    let r = rules("lru.toml");
-    let mut args = vec!["suggest", "--rules", r.to_str().unwrap()];
-    args.extend(b.iter().map(String::as_str));
-    args.push("lru_gen_folio");
-    let text = stdout(&args);
+    let report = suggest(SuggestOptions {
+        plan_out: Some(plan.clone()),
+        ..lru()
+    });
+    let text = suggest_text(&lru(), &["lru_gen_folio"]);
     // The struct, then the structs of mm_lru.h that embed it (through
     // lruvec): mem_cgroup_per_node and pglist_data.
     let types = ["lru_gen_folio", "mem_cgroup_per_node", "pglist_data"];
@@ -350,48 +387,47 @@ fn the_size_table_is_the_compilers_sizeof_and_the_plans_layout() {
     }
 }
 
-/// `suggest --plan-out PLAN FLAG` on the fixture builds: the plan's path,
-/// the text after `heading` (the last section), and the JSON.
-fn suggest_with(flag: &str, heading: &str) -> (PathBuf, String, serde_json::Value) {
-    suggest_type_with("lru.toml", "lru_gen_folio", flag, heading)
-}
-
-/// `suggest --rules RULES --plan-out P FLAG BUILDS... TYPE`: the plan file,
-/// the text after `heading`, and the JSON report.
-fn suggest_type_with(
-    rules_file: &str,
-    ty: &str,
-    flag: &str,
+/// `suggest` of lru_gen_folio under `opts`, its plan written to a file
+/// named for `name`: the plan's path, the text after `heading` (the last
+/// section), and the JSON.
+fn suggest_with(
+    opts: SuggestOptions,
+    name: &str,
     heading: &str,
 ) -> (PathBuf, String, serde_json::Value) {
-    let plan = temp(&format!("{ty}-{}.plan.toml", flag.trim_start_matches('-')));
-    let p = plan.to_str().unwrap();
-    let r = rules(rules_file);
-    let b = builds();
-    let mut args = vec![
-        "suggest",
-        "--rules",
-        r.to_str().unwrap(),
-        "--plan-out",
-        p,
-        flag,
-    ];
-    args.extend(b.iter().map(String::as_str));
-    args.push(ty);
-    let text = stdout(&args);
+    suggest_type_with(opts, "lru_gen_folio", name, heading)
+}
+
+/// `suggest` of `ty` under `opts`, its plan written to a file named for
+/// `name`: the plan file, the text after `heading`, and the JSON report.
+fn suggest_type_with(
+    opts: SuggestOptions,
+    ty: &str,
+    name: &str,
+    heading: &str,
+) -> (PathBuf, String, serde_json::Value) {
+    let plan = temp(&format!("{ty}-{name}.plan.toml"));
+    let opts = SuggestOptions {
+        plan_out: Some(plan.clone()),
+        ..opts
+    };
+    let text = suggest_text(&opts, &[ty]);
     let (_, section) = text
         .split_once(heading)
         .unwrap_or_else(|| panic!("no '{heading}' in\n{text}"));
     let section = section.to_owned();
-    args.splice(1..1, ["--format", "json"]);
-    let json = serde_json::from_str(&stdout(&args)).unwrap();
+    let json = suggest_json(&opts, &[ty]);
     (plan, section, json)
 }
 
 #[test]
 fn the_diagram_is_what_diagram_compare_draws_for_the_plan() {
     let (plan, text, json) = suggest_with(
-        "--diagram",
+        SuggestOptions {
+            diagram: true,
+            ..lru()
+        },
+        "diagram",
         "diagram (diagram --plan PLAN BUILD TYPE --compare BUILD):\n\n",
     );
     // The first build, compiled against itself under the written plan.
@@ -413,13 +449,17 @@ fn the_diagram_is_what_diagram_compare_draws_for_the_plan() {
     // JSON has the same text (diagram has no JSON of its own).
     assert_eq!(json["diagram"], drawn);
     assert!(json["asserts"].is_null());
-    assert!(suggest(&[])["diagram"].is_null());
+    assert!(suggest(lru())["diagram"].is_null());
 }
 
 #[test]
 fn the_c_is_what_layout_macros_prints_for_the_plan() {
     let (plan, text, json) = suggest_with(
-        "--no-grow",
+        SuggestOptions {
+            max_growth: Some(0),
+            ..lru()
+        },
+        "no-grow",
         "the struct in the new order, as C (on gcc-dwarf5-base; layout --macros --plan PLAN \
          BUILD TYPE):\n\n",
     );
@@ -445,9 +485,12 @@ fn the_check_function_is_what_asserts_writes_for_the_plan() {
     // counter_pair's suggestion puts its lockless writer in an aligned
     // group of its own.
     let (plan, text, json) = suggest_type_with(
-        "counters.toml",
+        SuggestOptions {
+            asserts: true,
+            ..options("counters.toml")
+        },
         "counter_pair",
-        "--asserts",
+        "asserts",
         "check function (asserts --plan PLAN BUILD TYPE):\n\n",
     );
     let r = rules("counters.toml");
@@ -475,21 +518,18 @@ fn the_check_function_is_what_asserts_writes_for_the_plan() {
     let theirs: serde_json::Value = serde_json::from_str(&asserts("json")).unwrap();
     assert_eq!(json["asserts"], theirs);
     assert!(json["diagram"].is_null());
-    assert!(suggest(&[])["asserts"].is_null());
+    assert!(suggest(lru())["asserts"].is_null());
     // A suggestion that makes no group has no check function: a note says
     // so, and the rest is printed.
-    let r = rules("lru.toml");
-    let mut args = vec![
-        "suggest",
-        "--rules",
-        r.to_str().unwrap(),
-        "--asserts",
-        "--format",
-        "json",
-    ];
-    args.extend(b.iter().map(String::as_str));
-    args.extend(["lru_gen_folio", "--rank", "moved"]);
-    let (code, out, err) = cachelint(&args);
+    let (code, out, err) = suggest_run(
+        &SuggestOptions {
+            asserts: true,
+            rank: Some("moved".into()),
+            ..lru()
+        },
+        &["lru_gen_folio"],
+        Format::Json,
+    );
     assert_eq!(code, 0, "{err}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(report["asserts"].is_null());
@@ -505,16 +545,16 @@ fn a_pinned_member_keeps_the_offset_the_compiler_gave_it() {
     // lockless writers on lines of their own); pinned, both keep the
     // compiler's offsetof in every build, and the rest may still move.
     let free = temp("unpinned.plan.toml");
-    suggest(&["--plan-out", free.to_str().unwrap()]);
+    suggest(SuggestOptions {
+        plan_out: Some(free.clone()),
+        ..lru()
+    });
     let plan = temp("pinned.plan.toml");
-    let report = suggest(&[
-        "--plan-out",
-        plan.to_str().unwrap(),
-        "--pin",
-        "evicted",
-        "--pin",
-        "max_seq",
-    ]);
+    let report = suggest(SuggestOptions {
+        plan_out: Some(plan.clone()),
+        pin: vec!["evicted".into(), "max_seq".into()],
+        ..lru()
+    });
     assert!(report["moved"].as_u64().unwrap() > 0);
     let paths = [
         "lru_gen_folio.evicted".to_owned(),
@@ -539,12 +579,14 @@ fn a_pinned_member_keeps_the_offset_the_compiler_gave_it() {
     // Without the pins, they would have moved: the test pins something.
     assert!(moved_unpinned);
     // A name that is neither a member nor a kernel group is an error.
-    let r = rules("lru.toml");
-    let b = builds();
-    let mut args = vec!["suggest", "--rules", r.to_str().unwrap()];
-    args.extend(b.iter().map(String::as_str));
-    args.extend(["lru_gen_folio", "--pin", "evicte"]);
-    let (code, _, err) = cachelint(&args);
+    let (code, _, err) = suggest_run(
+        &SuggestOptions {
+            pin: vec!["evicte".into()],
+            ..lru()
+        },
+        &["lru_gen_folio"],
+        Format::Text,
+    );
     assert_eq!(code, 2);
     assert!(
         err.contains("has no member or kernel group 'evicte'; did you mean 'evicted'?"),
@@ -566,16 +608,15 @@ fn a_member_some_builds_lack_is_optional_in_the_one_order() {
         .iter()
         .map(|(b, _)| format!("{b}={}", fixture(b).display()))
         .collect();
-    let mut args = vec![
-        "suggest",
-        "--rules",
-        r.to_str().unwrap(),
-        "--format",
-        "json",
-    ];
-    args.extend(builds.iter().map(String::as_str));
-    args.extend(["lruvec", "--plan-out", plan.to_str().unwrap()]);
-    let (code, out, err) = cachelint(&args);
+    let builds: Vec<&str> = builds.iter().map(String::as_str).collect();
+    let (code, out, err) = suggest_run(
+        &SuggestOptions {
+            plan_out: Some(plan.clone()),
+            ..run::suggest_options(&[r], &builds)
+        },
+        &["lruvec"],
+        Format::Json,
+    );
     assert_eq!(code, 0, "{err}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
@@ -678,7 +719,7 @@ fn a_struct_of_few_members_is_searched_exhaustively() {
     // --plan`, is smaller than its suggestion.
     let base = fixture("gcc-dwarf5-base");
     let b = base.to_str().unwrap();
-    let (code, out, err) = cachelint(&["suggest", "--format", "json", b, "anon"]);
+    let (code, out, err) = suggest_run(&run::suggest_options(&[], &[b]), &["anon"], Format::Json);
     assert_eq!(code, 0, "{err}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["exact"], true);
@@ -721,7 +762,7 @@ fn a_struct_of_few_members_is_searched_exhaustively() {
     assert_eq!(orders, 24);
     assert_eq!(suggested, smallest);
     // More members than that: a climb, not exhaustive.
-    assert_eq!(suggest(&[])["exact"], false);
+    assert_eq!(suggest(lru())["exact"], false);
 }
 
 #[test]
@@ -732,7 +773,8 @@ fn packing_reports_the_least_size_any_order_gives() {
     // the suggestion need not reach it; it is never below it.
     let base = fixture("gcc-dwarf5-base");
     let build = format!("base={}", base.display());
-    let (code, out, err) = cachelint(&["suggest", "--format", "json", &build, "bits"]);
+    let packing = run::suggest_options(&[], &[&build]);
+    let (code, out, err) = suggest_run(&packing, &["bits"], Format::Json);
     assert_eq!(code, 0, "{err}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["builds"][0]["least"], 16);
@@ -741,9 +783,9 @@ fn packing_reports_the_least_size_any_order_gives() {
         .unwrap();
     assert!(suggested >= 16, "{suggested}");
     // With rules there is no such figure, and without them no gap.
-    assert!(suggest(&[])["builds"][0].get("least").is_none());
+    assert!(suggest(lru())["builds"][0].get("least").is_none());
     assert!(report["gap"].is_null());
-    let (code, text, err) = cachelint(&["suggest", &build, "bits"]);
+    let (code, text, err) = suggest_run(&packing, &["bits"], Format::Text);
     assert_eq!(code, 0, "{err}");
     assert!(text.contains("least any order gives"), "{text}");
 }
@@ -761,17 +803,15 @@ fn packing_only_shrinks_a_struct_with_holes_to_what_the_compiler_gives() {
     let base = fixture("gcc-dwarf5-base");
     let build = format!("base={}", base.display());
     let plan = temp("packing.plan.toml");
-    let p = plan.to_str().unwrap();
-    let (code, out, err) = cachelint(&[
-        "suggest",
-        "--format",
-        "json",
-        "--plan-out",
-        p,
-        &build,
-        "anon",
-        "aligned",
-    ]);
+    let packing = run::suggest_options(&[], &[&build]);
+    let (code, out, err) = suggest_run(
+        &SuggestOptions {
+            plan_out: Some(plan.clone()),
+            ..packing.clone()
+        },
+        &["anon", "aligned"],
+        Format::Json,
+    );
     assert_eq!(code, 0, "{err}");
     let reports: serde_json::Value = serde_json::from_str(&out).unwrap();
     let reports = reports.as_array().expect("several types: an array");
@@ -819,7 +859,7 @@ fn packing_only_shrinks_a_struct_with_holes_to_what_the_compiler_gives() {
     }
     assert_eq!(t["anon"].1, 32);
     // The text says what it did.
-    let text = stdout(&["suggest", &build, "anon"]);
+    let text = suggest_text(&packing, &["anon"]);
     assert!(text.contains("packing only (no rules)"), "{text}");
     assert!(!text.contains("error pairs"), "{text}");
 }
@@ -843,7 +883,11 @@ fn group_markers_keep_their_members_in_packing() {
     // struct grouped: read_mostly { a, b }, then write_hot { counter }
     // aligned to 64: nothing moves out of a group, and no marker moves.
     let build = format!("base={}", fixture("gcc-dwarf5-base").display());
-    let (code, out, err) = cachelint(&["suggest", "--format", "json", &build, "grouped"]);
+    let (code, out, err) = suggest_run(
+        &run::suggest_options(&[], &[&build]),
+        &["grouped"],
+        Format::Json,
+    );
     assert_eq!(code, 0, "{err}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     let order: Vec<&str> = report["order"]

@@ -2,25 +2,17 @@
 //! test from the compiler's own offsets (`cachelint_truth[]`) or computed by
 //! hand here, never pasted from cachelint's output.
 
-mod common;
-
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use cachelint::commands::{self, Build, CheckOptions};
+use crate::common;
+use cachelint::commands::{Build, CheckOptions};
 use cachelint::report::{Report, ReportFinding};
 use cachelint::rules::{Kind, Severity};
 use common::run::{self as cli, Format};
-use common::{COMPILERS, fixture, truth};
+use common::{COMPILERS, cachelint, fixture, rules, truth};
 
 const LINE: u64 = 64;
-
-fn rules(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/rules")
-        .join(name)
-}
 
 fn options(rules_files: &[PathBuf], builds: &[(&str, PathBuf)]) -> CheckOptions {
     let builds: Vec<(&str, &Path)> = builds.iter().map(|(c, p)| (*c, p.as_path())).collect();
@@ -314,8 +306,7 @@ fn an_unaligned_root_is_tried_at_every_placement() {
 
 #[test]
 fn fail_on_and_exit_codes() {
-    let bin = env!("CARGO_BIN_EXE_cachelint");
-    let code = |args: &[&str]| Command::new(bin).args(args).output().unwrap().status.code();
+    let code = |args: &[&str]| cachelint(args).0;
     let lru = rules("lru.toml");
     let lru = lru.to_str().unwrap();
     let after = fixture("gcc-dwarf5-after");
@@ -325,30 +316,25 @@ fn fail_on_and_exit_codes() {
     // after: warnings only (derived above: no error); base: errors.
     let (report, _) = run(&options(&[rules("lru.toml")], &[("after", after.into())]));
     assert!(report.summary.warnings > 0 && report.summary.errors == 0);
-    assert_eq!(code(&["check", "--rules", lru, after]), Some(0));
+    assert_eq!(code(&["check", "--rules", lru, after]), 0);
     assert_eq!(
         code(&["check", "--rules", lru, "--fail-on", "warning", after]),
-        Some(1)
+        1
     );
-    assert_eq!(code(&["check", "--rules", lru, base]), Some(1));
-    assert_eq!(code(&["check", "--rules", lru, "nope"]), Some(2));
-    assert_eq!(code(&["check", base]), Some(2));
+    assert_eq!(code(&["check", "--rules", lru, base]), 1);
+    assert_eq!(code(&["check", "--rules", lru, "nope"]), 2);
+    assert_eq!(code(&["check", base]), 2);
 }
 
 #[test]
 fn text_diagnostics_are_compiler_style() {
-    let bin = env!("CARGO_BIN_EXE_cachelint");
     let build = format!("rt={}", fixture("gcc-dwarf5-rt").display());
-    let out = Command::new(bin)
-        .args([
-            "check",
-            "--rules",
-            rules("lru.toml").to_str().unwrap(),
-            &build,
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let (_, text, _) = cachelint(&[
+        "check",
+        "--rules",
+        rules("lru.toml").to_str().unwrap(),
+        &build,
+    ]);
     let (report, _) = run(&options(
         &[rules("lru.toml")],
         &[("rt", fixture("gcc-dwarf5-rt"))],
@@ -410,7 +396,7 @@ fn rules_error(text: &str, builds: &[&str]) -> String {
     let path = dir.join("r.toml");
     std::fs::write(&path, text).unwrap();
     let builds: Vec<(&str, PathBuf)> = builds.iter().map(|b| (*b, fixture(b))).collect();
-    let err = commands::check(&options(std::slice::from_ref(&path), &builds))
+    let err = cli::check(&options(std::slice::from_ref(&path), &builds), Format::Json)
         .map(|_| ())
         .unwrap_err()
         .to_string();
@@ -608,7 +594,10 @@ fn a_member_absent_in_one_config_is_a_note_there_and_an_error_nowhere_else() {
         report.notes
     );
     let alone = options(&[path], &[("nolrugen", fixture("gcc-dwarf5-nolrugen"))]);
-    let err = commands::check(&alone).unwrap_err().to_string();
+    let err = cli::check(&alone, Format::Json)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains(":2:1: ") && err.contains("no member 'lrugen'"),
         "{err}"
@@ -794,12 +783,8 @@ fn endless_and_binary_rules_files_are_refused_at_once() {
             "/dev/zero: not a baseline",
         ),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
-            .args(&args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let (code, _, err) = cachelint(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
     }
@@ -896,7 +881,6 @@ fn the_summary_counts_what_is_printed() {
     // Diagnostics are counted by their `SEVERITY:` lines, notes on the rules
     // and builds by their `note:` lines; the pairs of fields behind them by
     // the JSON findings. JSON and SARIF carry the same summary.
-    let bin = env!("CARGO_BIN_EXE_cachelint");
     let build = format!("base={}", fixture("gcc-dwarf5-base").display());
     let files = [rules("lru.toml"), rules("counters.toml")];
     let mut args = vec!["check".to_owned()];
@@ -904,11 +888,7 @@ fn the_summary_counts_what_is_printed() {
         args.extend(["--rules".to_owned(), f.display().to_string()]);
     }
     args.push(build);
-    let out = Command::new(bin).args(&args).output().unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    );
+    let (_, stdout, stderr) = cachelint(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let printed = |severity: &str| {
         stdout
             .lines()
@@ -1002,17 +982,16 @@ fn a_baseline_that_is_neither_a_report_nor_a_build_says_so() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("notjson.json");
     std::fs::write(&path, "not json at all\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
-        .args(["check", "--rules"])
-        .arg(rules("lru.toml"))
-        .arg("--baseline")
-        .arg(&path)
-        .arg(fixture("gcc-dwarf5-base"))
-        .output()
-        .unwrap();
+    let (code, _, err) = cachelint(&[
+        "check",
+        "--rules",
+        rules("lru.toml").to_str().unwrap(),
+        "--baseline",
+        path.to_str().unwrap(),
+        fixture("gcc-dwarf5-base").to_str().unwrap(),
+    ]);
     std::fs::remove_dir_all(&dir).unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(code, 2, "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.contains("notjson.json: not a baseline: neither a cachelint JSON report"),
@@ -1051,7 +1030,6 @@ fn builds_checked_together_give_what_each_gives_alone_in_build_order() {
 
     // And byte for byte what one thread (one build after the other) gives,
     // in every format.
-    let bin = env!("CARGO_BIN_EXE_cachelint");
     let args: Vec<String> = ["check", "--rules"]
         .iter()
         .map(|s| s.to_string())
@@ -1061,18 +1039,15 @@ fn builds_checked_together_give_what_each_gives_alone_in_build_order() {
         .collect();
     for format in ["text", "json", "sarif"] {
         let out = |threads: &str| {
-            Command::new(bin)
-                .args(&args)
-                .args(["--format", format])
-                .env("RAYON_NUM_THREADS", threads)
-                .output()
-                .unwrap()
+            let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+            args.extend(["--format", format]);
+            common::cachelint_with_env(&[("RAYON_NUM_THREADS", threads.as_ref())], &args)
         };
         let (one, three) = (out("1"), out("3"));
-        assert_eq!(one.status.code(), Some(1), "{format}");
-        assert_eq!(one.status.code(), three.status.code(), "{format}");
-        assert_eq!(one.stdout, three.stdout, "{format}");
-        assert_eq!(one.stderr, three.stderr, "{format}");
+        assert_eq!(one.0, 1, "{format}");
+        assert_eq!(one.0, three.0, "{format}");
+        assert_eq!(one.1, three.1, "{format}");
+        assert_eq!(one.2, three.2, "{format}");
     }
 }
 

@@ -5,30 +5,17 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
-
-use cachelint::commands::{self, AssertsOptions, Build, Reading};
-use cachelint::render::{self, Format};
-use common::{COMPILERS, cachelint, fixture, truth};
+use crate::common;
+use cachelint::render::Output;
+use common::run::Format;
+use common::{COMPILERS, cachelint, fixture, rules, truth};
 use serde_json::Value;
 
 const TY: &str = "lru_gen_folio";
 
-fn rules() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules/lru_gen_folio.rst")
-}
-
-fn run(build: &Path, against: Option<&Path>, format: Format) -> render::Output {
-    let report = commands::asserts(&AssertsOptions {
-        rules: vec![rules()],
-        build: Build::file(build),
-        ty: TY.into(),
-        against: against.map(Path::to_owned),
-        cacheline: None,
-        reading: Reading::default(),
-    })
-    .unwrap_or_else(|e| panic!("{}: {e}", build.display()));
-    render::output(&report, format, "asserts").unwrap()
+fn run(build: &Path, against: Option<&Path>, format: Format) -> Output {
+    common::run::asserts(&[rules("lru_gen_folio.rst")], build, TY, against, format)
+        .unwrap_or_else(|e| panic!("{}: {e}", build.display()))
 }
 
 /// A fresh directory for one test's files.
@@ -245,7 +232,7 @@ fn against_a_drifted_function_every_difference_is_at_its_line() {
     let (code, out, _) = cachelint(&[
         "asserts",
         "--rules",
-        rules().to_str().unwrap(),
+        rules("lru_gen_folio.rst").to_str().unwrap(),
         build.to_str().unwrap(),
         TY,
         "--against",
@@ -305,7 +292,7 @@ fn against_a_matching_function_there_is_no_difference() {
 #[test]
 fn mistakes_are_one_line_errors_with_exit_code_2() {
     let dir = scratch("mistakes");
-    let rules = rules();
+    let rules = rules("lru_gen_folio.rst");
     let rules = rules.to_str().unwrap();
     let after = fixture("gcc-dwarf5-after");
     let after = after.to_str().unwrap();

@@ -5,11 +5,10 @@
 //! `#[ignore]`d; run on purpose (`--ignored`) without the schema it fails
 //! rather than pass having checked nothing.
 
-mod common;
+use std::path::PathBuf;
 
-use std::path::{Path, PathBuf};
-
-use common::fixture;
+use crate::common;
+use common::{fixture, rules};
 use serde_json::{Value, json};
 
 fn schema() -> jsonschema::Validator {
@@ -76,14 +75,6 @@ fn has_key(value: &Value, key: &str) -> bool {
     }
 }
 
-fn rules(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/rules")
-        .join(name)
-        .display()
-        .to_string()
-}
-
 /// `check ARGS --format sarif`, parsed; `check` exits 0 or 1.
 fn sarif(args: &[&str]) -> Value {
     let mut all = vec!["check", "--format", "sarif"];
@@ -114,8 +105,8 @@ fn sarif_output_validates_against_the_oasis_schema() {
     let quiet = std::env::temp_dir().join(format!("cachelint-sarif-{}.toml", std::process::id()));
     std::fs::write(&quiet, "[lruvec]\nlru_lock = \"cold\"\n").unwrap();
     let quiet = quiet.display().to_string();
-    let lru = rules("lru.toml");
-    let contexts = rules("lru-contexts.toml");
+    let lru = rules("lru.toml").display().to_string();
+    let contexts = rules("lru-contexts.toml").display().to_string();
     let runs: Vec<(&str, Value)> = vec![
         ("findings", sarif(&["--rules", &lru, &base])),
         (

@@ -3,9 +3,8 @@
 //! BTF on top of a base. Offsets are checked against the compiler's
 //! `offsetof`, sizes against `pahole -F btf --sizes`.
 
-mod common;
-
-use cachelint::commands::{self, Source};
+use crate::common;
+use cachelint::commands::{CheckOptions, Source};
 use common::run::{self, Format};
 use common::{cachelint, expected, fixture, truth, truth_lines};
 use serde_json::Value;
@@ -174,21 +173,12 @@ fn check_from_btf_finds_what_check_from_dwarf_finds() {
     // The BTF was encoded from the DWARF of the same build; with the
     // cacheline_padding alignment known, every finding agrees (array
     // elements are numbered flat in BTF, so parts are compared as bytes).
-    let rules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules/lru.toml");
+    let rules = common::rules("lru.toml");
     let check = |config: &str, file: &str, source: Source| {
         let out = run::check(
-            &commands::CheckOptions {
-                rules: vec![rules.clone()],
-                builds: vec![commands::Build {
-                    config: config.into(),
-                    path: fixture(file),
-                }],
-                baseline: Vec::new(),
-                fail_on: cachelint::rules::Severity::Error,
-                cacheline: None,
+            &CheckOptions {
                 reading: source.into(),
-                explain: None,
-                adjacent_lines: false,
+                ..run::check_options(std::slice::from_ref(&rules), &[(config, &fixture(file))])
             },
             Format::Json,
         )

@@ -3,18 +3,13 @@
 //! the compiler put them), golden outputs reviewed by eye, and the
 //! before/after summary against the compiler's sizes.
 
-mod common;
+use std::path::Path;
 
-use std::path::{Path, PathBuf};
-
-use common::{COMPILERS, cachelint, fixture, truth};
-
-fn rules() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules/lru.toml")
-}
+use crate::common;
+use common::{COMPILERS, cachelint, fixture, rules, truth};
 
 fn diagram(build: &str, ty: &str, extra: &[&str]) -> String {
-    let rules = rules();
+    let rules = rules("lru.toml");
     let mut args = vec!["diagram", "--rules", rules.to_str().unwrap(), build, ty];
     args.extend_from_slice(extra);
     let (code, out, err) = cachelint(&args);
@@ -251,7 +246,7 @@ fn golden_diagrams() {
 
 #[test]
 fn mistakes_are_one_line_errors() {
-    let rules = rules();
+    let rules = rules("lru.toml");
     let rules = rules.to_str().unwrap();
     let base = fixture("gcc-dwarf5-base");
     let base = base.to_str().unwrap();
@@ -354,7 +349,7 @@ fn bitfields_sharing_a_byte_are_all_drawn_in_every_style() {
     // a:3 is bits 0-2 (byte 0) and b:7 bits 3-9 (bytes 0-1); d:4 is bits
     // 64-67 (byte 8) and e:40 bits 68-107 (bytes 8-13). The rules make a and
     // d lockless-write, b and e hot-read: bytes 0 and 8 hold both classes.
-    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules/bits.toml");
+    let rules = rules("bits.toml");
     let rules = rules.to_str().unwrap();
     for build in ["gcc-dwarf5-base", "clang-dwarf4-base"] {
         let b = build_arg(build);

@@ -4,10 +4,9 @@
 //! with the planned source (fixtures/src/mm_lru.h: LAYOUT_AFTER is RFC
 //! patch 3/3, tests/plans/rfc3.toml the same patch as a plan).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
+use crate::common;
 use common::run;
 use common::{COMPILERS, cachelint, fixture, truth_lines, truth_values};
 

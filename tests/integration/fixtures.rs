@@ -6,26 +6,14 @@
 //! from the ELF data; hole counts come from pahole's output, saved next to
 //! the fixtures; the rest is computed by hand in the test.
 
-mod common;
-
 use std::path::Path;
-use std::process::Command;
 
+use crate::common;
 use cachelint::commands::Source;
 use common::run::{self, Format};
-use common::{COMPILERS, CONFIGS, expected, fixture, truth, truth_lines, truth_values};
+use common::{COMPILERS, CONFIGS, cachelint, expected, fixture, truth, truth_lines, truth_values};
 use object::{Object, ObjectSection};
 use serde_json::Value;
-
-fn offsetof_json(file: &Path, paths: &[String]) -> Vec<Value> {
-    let out = run::offsetof(file, paths, Format::Json, None, &Source::Auto)
-        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    serde_json::from_str::<Value>(&out.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
-}
 
 fn check_truth(file: &Path, lru_gen: bool) {
     let lines = truth_lines(lru_gen);
@@ -37,7 +25,8 @@ fn check_truth(file: &Path, lru_gen: bool) {
         file.display()
     );
     let paths: Vec<String> = lines.iter().map(|l| l.path.clone()).collect();
-    let got = offsetof_json(file, &paths);
+    let got =
+        run::offsetof_json(file, &paths).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     for (i, (line, row)) in lines.iter().zip(&got).enumerate() {
         let (offset, size) = (values[2 * i], values[2 * i + 1]);
         assert_eq!(
@@ -121,7 +110,7 @@ fn sizes_equal_pahole_sizes_for_every_fixture() {
     let mut compared = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
-        // *.btf.sizes are pahole's BTF view, compared in tests/btf.rs.
+        // *.btf.sizes are pahole's BTF view, compared in btf.rs.
         let Some(bin) = name.strip_suffix(".sizes").filter(|b| !b.ends_with(".btf")) else {
             continue;
         };
@@ -469,7 +458,7 @@ fn a_section_cut_short_is_truncated_naming_it() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("cut");
     std::fs::write(&path, &cut_file).unwrap();
-    let (code, out, err) = run(&["sizes", path.to_str().unwrap()]);
+    let (code, out, err) = cachelint(&["sizes", path.to_str().unwrap()]);
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(code, 2, "{out}");
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -504,7 +493,7 @@ fn a_corrupt_abbreviation_is_located_in_debug_abbrev() {
         vec!["sizes", path.to_str().unwrap()],
         vec!["layout", path.to_str().unwrap(), "lruvec"],
     ] {
-        let (code, out, err) = run(&args);
+        let (code, out, err) = cachelint(&args);
         assert_eq!(code, 2, "{args:?}: {out}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
@@ -540,7 +529,7 @@ fn a_corrupt_string_section_is_an_error_naming_it() {
         vec!["sizes", path.to_str().unwrap()],
         vec!["layout", path.to_str().unwrap(), "lruvec"],
     ] {
-        let (code, out, err) = run(&args);
+        let (code, out, err) = cachelint(&args);
         assert_eq!(code, 2, "{args:?}: {out}");
         assert!(
             err.contains("section .debug_str: does not end in a NUL byte"),
@@ -548,18 +537,6 @@ fn a_corrupt_string_section_is_an_error_naming_it() {
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]
@@ -643,7 +620,7 @@ fn bad_input_exits_2_with_a_one_line_error() {
     ];
     for (args, needle) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, stdout, stderr) = run(&args);
+        let (code, stdout, stderr) = cachelint(&args);
         assert_eq!(code, 2, "{args:?}: {stderr}");
         assert!(stdout.is_empty(), "{args:?}");
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
@@ -654,7 +631,7 @@ fn bad_input_exits_2_with_a_one_line_error() {
 #[test]
 fn help_and_version_are_clap_s_own() {
     for args in [&["--help"][..], &["check", "--help"], &["--version"]] {
-        let (code, stdout, stderr) = run(args);
+        let (code, stdout, stderr) = cachelint(args);
         assert_eq!(code, 0, "{args:?}: {stderr}");
         assert!(stderr.is_empty(), "{args:?}");
         let want = if args == ["--version"] {
@@ -668,7 +645,7 @@ fn help_and_version_are_clap_s_own() {
 
 #[test]
 fn text_layout_reads_like_pahole() {
-    let (code, out, _) = run(&[
+    let (code, out, _) = cachelint(&[
         "layout",
         &fixture("gcc-dwarf5-base").to_string_lossy(),
         "lruvec",
@@ -691,20 +668,13 @@ fn a_file_name_with_an_equals_sign_is_a_file() {
     let dir = std::env::temp_dir().join(format!("cachelint-eq-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(fixture("gcc-dwarf5-base"), dir.join("base=copy")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_cachelint"))
-        .args(["offsetof", "base=copy", "lruvec.lru_lock"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let (code, out, err) =
+        common::cachelint_in(&dir, &["offsetof", "base=copy", "lruvec.lru_lock"]);
     std::fs::remove_dir_all(&dir).unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(code, 0, "{err}");
     let t = truth(&fixture("gcc-dwarf5-base"), true);
     let want = format!("lruvec.lru_lock: offset {} ", t["lruvec.lru_lock"].0);
-    assert!(
-        String::from_utf8_lossy(&out.stdout).starts_with(&want),
-        "{err}"
-    );
+    assert!(out.starts_with(&want), "{err}");
 }
 
 /// `layout` of every struct of a pahole reference under tests/golden/

@@ -5,16 +5,15 @@
 //! design (a line written in context A and used in context B that does
 //! not use the written field is flagged), never pasted from cachelint.
 
-mod common;
-
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use crate::common;
 use cachelint::commands::CheckOptions;
 use cachelint::report::Report;
 use cachelint::rules::{Kind, Severity};
 use common::run::{self as cli, Format};
-use common::{fixture, truth};
+use common::{fixture, rules, truth};
 
 const LINE: u64 = 64;
 const BUILDS: [&str; 4] = [
@@ -23,12 +22,6 @@ const BUILDS: [&str; 4] = [
     "clang-dwarf4-rt",
     "gcc-dwarf4-stats",
 ];
-
-fn rules(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/rules")
-        .join(name)
-}
 
 /// `check`'s options for one fixture build, labelled by its name.
 fn options(rules: Vec<PathBuf>, build: &str) -> CheckOptions {
