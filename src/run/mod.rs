@@ -134,6 +134,9 @@ pub struct Decoded {
     pub(crate) present: HashMap<String, Found>,
     /// [`Want::specs`], resolved in order.
     pub(crate) found: Vec<Found>,
+    /// The types found by name (specs, names, the rules'), without the
+    /// discovered roots.
+    by_name: Vec<TypeId>,
     /// A rules type the build has under an alias: its name → the alias.
     pub(crate) renames: HashMap<String, String>,
     /// The rules' roots present, then those discovered, in order.
@@ -315,13 +318,26 @@ impl Opened {
     /// planned structs, and every struct holding one, re-laid out. A plan
     /// naming a struct the build lacks is an error here.
     pub(crate) fn planned(&self, plan: &Arc<Plan>) -> Result<View<'_>> {
+        let mut used = self.data.by_name.clone();
+        used.extend(self.present.values().map(|f| f.id));
+        self.planned_for(plan, used)
+    }
+
+    /// [`Opened::planned`] of the types found by name only, not the roots
+    /// discovered: what a command that reads one struct (`diagram`,
+    /// `asserts`) re-lays out, so that `suggest` draws and asserts its
+    /// suggestion as those commands would.
+    pub(crate) fn planned_by_name(&self, plan: &Arc<Plan>) -> Result<View<'_>> {
+        self.planned_for(plan, self.data.by_name.clone())
+    }
+
+    /// The build laid out by `plan` among `used` and what they hold.
+    fn planned_for(&self, plan: &Arc<Plan>, mut used: Vec<TypeId>) -> Result<View<'_>> {
         if let Some(why) = &self.data.plan_missing {
             return Err(Error::Usage(why.clone()));
         }
         let mut table = self.data.table.clone();
         let mut planner = Planner::new(plan.clone(), self.abi, self.machine_line);
-        let mut used: Vec<TypeId> = self.found.iter().map(|f| f.id).collect();
-        used.extend(self.present.values().map(|f| f.id));
         used.sort_unstable();
         used.dedup();
         planner.apply(&mut table, &used)?;

@@ -95,6 +95,8 @@ fn decode(
     present.types.retain(|n, _| names.contains(n.as_str()));
     present.units.retain(|n, _| names.contains(n.as_str()));
     let renames = alias_renames(rules, &present.types, loaded.table(), loaded)?;
+    let mut by_name: Vec<TypeId> = found.iter().map(|f| f.id).collect();
+    by_name.extend(present.types.values().map(|f| f.id));
     let roots = match want.roots {
         true => {
             let rules = super::analyze::renamed(rules, &renames);
@@ -114,6 +116,7 @@ fn decode(
         table: loaded.take_table(),
         present: present.types,
         found,
+        by_name,
         renames,
         roots,
         kernel_config,

@@ -182,12 +182,25 @@ pub mod pahole_text;
 pub mod run {
     use std::path::{Path, PathBuf};
 
-    use cachelint::commands::{
-        self, AssertsOptions, CheckOptions, Reading, Source, SuggestOptions,
-    };
+    use cachelint::commands::{self, Build, Reading, Source};
     use cachelint::error::Result;
     pub use cachelint::render::Format;
     use cachelint::render::{self, Output};
+    use cachelint::rules::Severity;
+    use cachelint::run::{Run, Setup};
+
+    /// A run of `builds` under `rules` as the command line opens it.
+    fn open(
+        rules: &[PathBuf],
+        builds: Vec<Build>,
+        reading: Reading,
+        cacheline: Option<u64>,
+        want: impl FnOnce(&cachelint::rules::Rules) -> Result<cachelint::run::Want>,
+    ) -> Result<Run> {
+        let mut setup = Setup::files(rules.to_vec(), builds, reading);
+        setup.cacheline = cacheline;
+        Run::open(setup, want)
+    }
 
     pub fn layout(
         file: &Path,
@@ -197,15 +210,33 @@ pub mod run {
         cacheline: Option<u64>,
         source: &Source,
     ) -> Result<Output> {
-        let report = commands::layout(
-            file,
-            types,
+        let opts = commands::LayoutOptions {
+            types: types.to_vec(),
             expand,
-            false,
-            cacheline,
-            &source.clone().into(),
-        )?;
-        render::output(&report, format, "layout")
+            macros: false,
+        };
+        let builds = vec![Build::file(file)];
+        let run = open(&[], builds, source.clone().into(), cacheline, |r| {
+            opts.want(r)
+        })?;
+        render::output(&commands::layout(&run, &opts)?, format, "layout")
+    }
+
+    /// `offsetof` of `paths` in `file` as `reading` reads it.
+    fn offsetof_reading(
+        file: &Path,
+        paths: &[String],
+        format: Format,
+        cacheline: Option<u64>,
+        reading: Reading,
+    ) -> Result<Output> {
+        let opts = commands::OffsetofOptions {
+            paths: paths.to_vec(),
+        };
+        let run = open(&[], vec![Build::file(file)], reading, cacheline, |r| {
+            opts.want(r)
+        })?;
+        render::output(&commands::offsetof(&run, &opts)?, format, "offsetof")
     }
 
     pub fn offsetof(
@@ -215,8 +246,7 @@ pub mod run {
         cacheline: Option<u64>,
         source: &Source,
     ) -> Result<Output> {
-        let report = commands::offsetof(file, paths, cacheline, &source.clone().into())?;
-        render::output(&report, format, "offsetof")
+        offsetof_reading(file, paths, format, cacheline, source.clone().into())
     }
 
     /// `offsetof --format json` of `paths` in `file`, parsed.
@@ -236,13 +266,12 @@ pub mod run {
         paths: &[String],
         plan: &Path,
     ) -> Result<Vec<serde_json::Value>> {
-        let reading = cachelint::commands::Reading {
+        let reading = Reading {
             source: Source::Auto,
             plan: Some(std::sync::Arc::new(cachelint::plan::Plan::read(plan)?)),
             ..Default::default()
         };
-        let report = commands::offsetof(file, paths, None, &reading)?;
-        let out = render::output(&report, Format::Json, "offsetof")?;
+        let out = offsetof_reading(file, paths, Format::Json, None, reading)?;
         Ok(serde_json::from_str::<serde_json::Value>(&out.stdout)
             .unwrap()
             .as_array()
@@ -267,7 +296,28 @@ pub mod run {
     }
 
     pub fn sizes(file: &Path, source: &Source) -> Result<Output> {
-        render::output(&commands::sizes(file, source)?, Format::Text, "sizes")
+        let run = open(
+            &[],
+            vec![Build::file(file)],
+            source.clone().into(),
+            None,
+            commands::sizes_want,
+        )?;
+        render::output(&commands::sizes(&run)?, Format::Text, "sizes")
+    }
+
+    /// A `check` as the command line gives it: the run's parts (rules,
+    /// builds, baseline, reading, `--cacheline`) and check's own options.
+    #[derive(Clone, Debug)]
+    pub struct CheckOptions {
+        pub rules: Vec<PathBuf>,
+        pub builds: Vec<Build>,
+        pub baseline: Vec<Build>,
+        pub fail_on: Severity,
+        pub cacheline: Option<u64>,
+        pub reading: Reading,
+        pub explain: Option<String>,
+        pub adjacent_lines: bool,
     }
 
     /// `check`'s options with every default (errors fail, no baseline,
@@ -277,13 +327,13 @@ pub mod run {
             rules: rules.to_vec(),
             builds: builds
                 .iter()
-                .map(|(config, path)| commands::Build {
+                .map(|(config, path)| Build {
                     config: (*config).to_owned(),
                     path: path.to_path_buf(),
                 })
                 .collect(),
             baseline: Vec::new(),
-            fail_on: cachelint::rules::Severity::Error,
+            fail_on: Severity::Error,
             cacheline: None,
             reading: Source::Auto.into(),
             explain: None,
@@ -292,7 +342,40 @@ pub mod run {
     }
 
     pub fn check(opts: &CheckOptions, format: Format) -> Result<Output> {
-        render::output(&commands::check(opts)?, format, "check")
+        let own = commands::CheckOptions {
+            fail_on: opts.fail_on,
+            explain: opts.explain.clone(),
+            adjacent_lines: opts.adjacent_lines,
+        };
+        let mut setup = Setup::files(
+            opts.rules.clone(),
+            opts.builds.clone(),
+            opts.reading.clone(),
+        );
+        setup.baseline = opts.baseline.clone();
+        setup.cacheline = opts.cacheline;
+        let run = Run::open(setup, |r| own.want(r))?;
+        render::output(&commands::check(&run, &own)?, format, "check")
+    }
+
+    /// A `suggest` as the command line gives it: the run's parts (rules,
+    /// builds, reading, `--cacheline`) and suggest's own options; `ty` is
+    /// set by [`suggest`].
+    #[derive(Clone, Debug)]
+    pub struct SuggestOptions {
+        pub rules: Vec<PathBuf>,
+        pub builds: Vec<Build>,
+        pub ty: String,
+        pub plan_out: Option<PathBuf>,
+        pub max_growth: Option<u64>,
+        pub keep_footprint: bool,
+        pub pin: Vec<String>,
+        pub rank: Option<String>,
+        pub source_tree: Option<PathBuf>,
+        pub diagram: bool,
+        pub asserts: bool,
+        pub cacheline: Option<u64>,
+        pub reading: Reading,
     }
 
     /// `suggest`'s options with every default (no plan file, no growth
@@ -304,7 +387,7 @@ pub mod run {
             rules: rules.to_vec(),
             builds: builds
                 .iter()
-                .map(|b| commands::Build::parse(b).unwrap_or_else(|e| panic!("{b}: {e}")))
+                .map(|b| Build::parse(b).unwrap_or_else(|e| panic!("{b}: {e}")))
                 .collect(),
             ty: String::new(),
             plan_out: None,
@@ -320,15 +403,27 @@ pub mod run {
         }
     }
 
-    /// `suggest` of `types` under `opts` (its `ty` the first of them), as
-    /// the binary runs it.
+    /// `suggest` of `types` under `opts`, as the binary runs it.
     pub fn suggest(opts: &SuggestOptions, types: &[&str], format: Format) -> Result<Output> {
-        let types: Vec<String> = types.iter().map(|t| t.to_string()).collect();
-        let opts = SuggestOptions {
-            ty: types[0].clone(),
-            ..opts.clone()
+        let own = commands::SuggestOptions {
+            types: types.iter().map(|t| t.to_string()).collect(),
+            plan_out: opts.plan_out.clone(),
+            max_growth: opts.max_growth,
+            keep_footprint: opts.keep_footprint,
+            pin: opts.pin.clone(),
+            rank: opts.rank.clone(),
+            source_tree: opts.source_tree.clone(),
+            diagram: opts.diagram,
+            asserts: opts.asserts,
         };
-        render::output(&commands::suggest_types(&opts, &types)?, format, "suggest")
+        let run = open(
+            &opts.rules,
+            opts.builds.clone(),
+            opts.reading.clone(),
+            opts.cacheline,
+            |r| own.want(r),
+        )?;
+        render::output(&commands::suggest(&run, &own)?, format, "suggest")
     }
 
     /// What the binary makes of a command's `result`, as its `main` prints
@@ -354,15 +449,18 @@ pub mod run {
         against: Option<&Path>,
         format: Format,
     ) -> Result<Output> {
-        let report = commands::asserts(&AssertsOptions {
-            rules: rules.to_vec(),
-            build: commands::Build::file(build),
+        let opts = commands::AssertsOptions {
             ty: ty.into(),
             against: against.map(Path::to_owned),
-            cacheline: None,
-            reading: Reading::default(),
-        })?;
-        render::output(&report, format, "asserts")
+        };
+        let run = open(
+            rules,
+            vec![Build::file(build)],
+            Reading::default(),
+            None,
+            |r| opts.want(r),
+        )?;
+        render::output(&commands::asserts(&run, &opts)?, format, "asserts")
     }
 }
 

@@ -4,7 +4,8 @@
 //! `offsetof`, sizes against `pahole -F btf --sizes`.
 
 use crate::common;
-use cachelint::commands::{CheckOptions, Source};
+use crate::common::run::CheckOptions;
+use cachelint::commands::Source;
 use common::run::{self, Format};
 use common::{cachelint, expected, fixture, truth, truth_lines};
 use serde_json::Value;

@@ -6,9 +6,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::common;
-use cachelint::commands::{Build, CheckOptions};
+use cachelint::commands::Build;
 use cachelint::report::{Report, ReportFinding};
 use cachelint::rules::{Kind, Severity};
+use common::run::CheckOptions;
 use common::run::{self as cli, Format};
 use common::{COMPILERS, cachelint, fixture, rules, truth};
 

@@ -9,7 +9,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
 use crate::common;
-use cachelint::commands::CheckOptions;
+use crate::common::run::CheckOptions;
 use cachelint::report::Report;
 use cachelint::rules::{Kind, Severity};
 use common::run::{self as cli, Format};

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::common;
-use cachelint::commands::SuggestOptions;
+use crate::common::run::SuggestOptions;
 use common::run::{self, Format};
 use common::{cachelint, fixture, rules, truth};
 

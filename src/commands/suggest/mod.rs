@@ -102,7 +102,8 @@ fn suggest_one(run: &Run, opts: &SuggestOptions, ty: &str) -> Result<SuggestRepo
     let packing = run.rules_files.is_empty();
     if std::path::Path::new(ty).is_file() {
         return Err(Error::Usage(format!(
-            "the struct to reorder, '{ty}', is a file (a build?): give BUILD... TYPE..."
+            "the last argument is the struct to reorder, and '{ty}' is a file (a build?): \
+             give BUILD... TYPE..."
         )));
     }
     // The rules' type TYPE names, by its name or an alias.
@@ -347,7 +348,7 @@ fn from_snapshots(
         // first build: compiled against planned, and the planned groups.
         let opened = &run.builds[0];
         let compiled = opened.compiled();
-        let mut planned = opened.planned(&plan)?;
+        let mut planned = opened.planned_by_name(&plan)?;
         planned.label_against(&compiled);
         if opts.diagram {
             let spec = DrawSpec {
@@ -374,7 +375,7 @@ fn from_snapshots(
             let Some(found) = opened.present.get(ty) else {
                 return Err(run.unknown_type(opened, ty));
             };
-            let planned = opened.planned(&plan)?;
+            let planned = opened.planned_by_name(&plan)?;
             let written = run::check_function(run, &planned, found, ty)?.report;
             report.notes.extend(written.notes.iter().cloned());
             report.asserts = Some(written);
