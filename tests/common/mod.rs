@@ -179,6 +179,22 @@ pub mod pahole_text;
 
 /// The library's commands as the binary runs them: the report, written in
 /// `format`.
+/// `tests/rules/lru.toml` with `lru_gen_folio` renamed to a name no build
+/// has and the build's name given as its alias, written to a file.
+pub fn renamed_rules(dir_name: &str) -> PathBuf {
+    let text = std::fs::read_to_string(rules("lru.toml")).unwrap();
+    let renamed = text.replace(
+        "[lru_gen_folio]\n",
+        "[lru_gen_folio_next]\naliases = [\"lru_gen_folio\"]\n",
+    );
+    assert_ne!(renamed, text);
+    let dir = std::env::temp_dir().join(format!("cachelint-{dir_name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("renamed.toml");
+    std::fs::write(&path, renamed).unwrap();
+    path
+}
+
 pub mod run {
     use std::path::{Path, PathBuf};
 

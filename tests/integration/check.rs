@@ -467,25 +467,9 @@ fn rules_that_do_not_fit_the_binary_are_located_errors() {
     );
 }
 
-/// `tests/rules/lru.toml` with `lru_gen_folio` renamed to a name no build
-/// has and the build's name given as its alias, written to a file.
-fn renamed_rules(dir_name: &str) -> PathBuf {
-    let text = std::fs::read_to_string(rules("lru.toml")).unwrap();
-    let renamed = text.replace(
-        "[lru_gen_folio]\n",
-        "[lru_gen_folio_next]\naliases = [\"lru_gen_folio\"]\n",
-    );
-    assert_ne!(renamed, text);
-    let dir = std::env::temp_dir().join(format!("cachelint-{dir_name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("renamed.toml");
-    std::fs::write(&path, renamed).unwrap();
-    path
-}
-
 #[test]
 fn a_type_renamed_in_the_rules_is_found_under_its_alias() {
-    let path = renamed_rules("alias");
+    let path = common::renamed_rules("alias");
     for cc in COMPILERS {
         let build = format!("{cc}-base");
         let file = fixture(&build);

@@ -18,6 +18,7 @@ mod corpus;
 mod diagram;
 mod diff;
 mod fixtures;
+mod opens;
 mod plan;
 mod sarif;
 mod suggest;

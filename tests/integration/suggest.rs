@@ -910,3 +910,30 @@ fn group_markers_keep_their_members_in_packing() {
     );
     assert!(err.contains("group markers"), "{err}");
 }
+
+#[test]
+fn several_types_read_a_renamed_rules_type_under_its_alias() {
+    // One TYPE honoured a rules type's aliases and several did not
+    // ("no struct named 'lru_gen_folio_next'"): one path now. The renamed
+    // rules are the fixture rules under another name, so every plan must
+    // be the one the fixture rules give under the build's own names.
+    let b = builds();
+    let renamed = run::suggest_options(&[common::renamed_rules("suggest-alias")], &[&b[0]]);
+    let own = run::suggest_options(&[rules("lru.toml")], &[&b[0]]);
+    let alone = suggest_json(&renamed, &["lru_gen_folio_next"]);
+    let both = suggest_json(&renamed, &["lru_gen_folio_next", "lruvec"]);
+    let expected = suggest_json(&own, &["lru_gen_folio", "lruvec"]);
+    let both = both.as_array().expect("one report per type");
+    let expected = expected.as_array().unwrap();
+    assert_eq!(both.len(), 2);
+    assert_eq!(
+        both[0]["name"], "lru_gen_folio",
+        "named as the build has it"
+    );
+    assert_eq!(both[0]["plan"], alone["plan"]);
+    for (got, want) in both.iter().zip(expected) {
+        assert_eq!(got["name"], want["name"]);
+        assert_eq!(got["plan"], want["plan"], "{}", want["name"]);
+        assert_eq!(got["builds"], want["builds"], "{}", want["name"]);
+    }
+}
