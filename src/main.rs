@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use cachelint::commands::{
     self, AssertsOptions, Build, CheckOptions, DiagramOptions, DiffOptions, IndexCache, Reading,
@@ -31,8 +31,49 @@ use cachelint::rules::{Class, Kind, Severity};
 #[command(name = "cachelint", version, about, long_about = None, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Toplevel,
 }
+
+/// The commands, then those that describe the command line itself.
+// One value per run, parsed once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Subcommand)]
+enum Toplevel {
+    #[command(flatten)]
+    Lint(Command),
+    /// Print a shell completion script, generated from this command line.
+    ///
+    /// Save it where the shell looks for completions (bash, zsh, fish: see
+    /// the examples), or source it from the shell's profile (elvish,
+    /// powershell: `cachelint completions powershell | Out-String |
+    /// Invoke-Expression`).
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), generated from this command line.
+    ///
+    /// Without COMMAND, cachelint(1), which lists the commands; with one,
+    /// that command's page, cachelint-COMMAND(1), with all its options.
+    #[command(after_help = MAN_EXAMPLES)]
+    Man {
+        /// The command whose page to print, e.g. check.
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
+}
+
+const COMPLETIONS_EXAMPLES: &str = "Examples:
+  cachelint completions bash > ~/.local/share/bash-completion/completions/cachelint
+  cachelint completions zsh > ~/.zfunc/_cachelint     # with fpath+=~/.zfunc before compinit
+  cachelint completions fish > ~/.config/fish/completions/cachelint.fish";
+
+const MAN_EXAMPLES: &str = "Examples:
+  cachelint man | man -l -
+  cachelint man check | man -l -
+  cachelint man > /usr/local/share/man/man1/cachelint.1";
 
 const EXAMPLES: &str = "Examples:
   cachelint layout vmlinux lruvec
@@ -877,7 +918,12 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    match run(cli.command) {
+    let result = match cli.command {
+        Toplevel::Lint(command) => run(command),
+        Toplevel::Completions { shell } => Ok(completions(shell)),
+        Toplevel::Man { command } => man(command.as_deref()),
+    };
+    match result {
         Ok(output) => {
             for note in &output.notes {
                 eprintln!("note: {note}");
@@ -896,6 +942,46 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `completions SHELL`: the script clap_complete writes for the whole
+/// command line.
+fn completions(shell: clap_complete::Shell) -> Output {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "cachelint", &mut script);
+    Output {
+        stdout: String::from_utf8(script).expect("clap_complete writes UTF-8"),
+        ..Output::default()
+    }
+}
+
+/// `man [COMMAND]`: cachelint(1), or cachelint-COMMAND(1), as clap_mangen
+/// writes them from the command line.
+fn man(command: Option<&str>) -> cachelint::error::Result<Output> {
+    // `help` is a subcommand at run time, not a page.
+    let mut cli = Cli::command().disable_help_subcommand(true);
+    cli.build();
+    let page = match command {
+        None => cli,
+        Some(name) => cli.find_subcommand(name).cloned().ok_or_else(|| {
+            let names: Vec<&str> = cli.get_subcommands().map(|c| c.get_name()).collect();
+            cachelint::error::Error::Usage(format!(
+                "no command '{name}': man takes one of {}",
+                names.join(", ")
+            ))
+        })?,
+    };
+    let mut roff = Vec::new();
+    // A command's page names the tool and its version in the footer, as
+    // cachelint(1) does (clap_mangen would write the command's own name).
+    clap_mangen::Man::new(page)
+        .source(format!("cachelint {}", env!("CARGO_PKG_VERSION")))
+        .render(&mut roff)
+        .expect("writing to memory");
+    Ok(Output {
+        stdout: String::from_utf8(roff).expect("clap_mangen writes UTF-8"),
+        ..Output::default()
+    })
 }
 
 /// clap's usage errors as one `cachelint: error:` line, exit code 2, as
