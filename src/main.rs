@@ -1,10 +1,12 @@
 //! The `cachelint` command line: parses arguments, runs a command from the
 //! library, prints, and maps errors to exit code 2.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anstream::stream::{AsLockedWrite, RawStream};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -14,7 +16,7 @@ use cachelint::commands::{
 };
 use cachelint::diff::ListDepth;
 use cachelint::plan::Plan;
-use cachelint::render::{self, Format, Output, Render};
+use cachelint::render::{self, Format, Highlight, Marked, Output, Render, Tone};
 use cachelint::report::Checked;
 use cachelint::report::asserts::AssertsReport;
 use cachelint::report::diagram::{DiagramReport, Style};
@@ -32,6 +34,12 @@ use cachelint::rules::{Class, Kind, Severity};
 struct Cli {
     #[command(subcommand)]
     command: Toplevel,
+    /// When to colour diagnostics (FILE:LINE: error: ...) and messages:
+    /// auto, on a terminal unless NO_COLOR is set and not empty; always;
+    /// never. JSON, SARIF, tables and drawings are never coloured.
+    #[arg(long, global = true, value_name = "WHEN", value_enum,
+          default_value_t = clap::ColorChoice::Auto)]
+    color: clap::ColorChoice,
 }
 
 /// The commands, then those that describe the command line itself.
@@ -914,10 +922,14 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // Help and usage errors are written by or before the parse: they obey
+    // a --color read from the arguments first.
+    set_color(color_flag(std::env::args_os()));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
+    set_color(cli.color);
     let result = match cli.command {
         Toplevel::Lint(command) => run(command),
         Toplevel::Completions { shell } => Ok(completions(shell)),
@@ -926,11 +938,9 @@ fn main() -> ExitCode {
     match result {
         Ok(output) => {
             for note in &output.notes {
-                eprintln!("note: {note}");
+                message(false, Severity::Note, note);
             }
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth a message.
-            let _ = stdout.write_all(output.stdout.as_bytes());
+            write_marked(std::io::stdout().lock(), &output.stdout, &output.highlights);
             if output.failed {
                 ExitCode::from(1)
             } else {
@@ -938,10 +948,71 @@ fn main() -> ExitCode {
             }
         }
         Err(e) => {
-            eprintln!("cachelint: error: {e}");
+            message(true, Severity::Error, &e.to_string());
             ExitCode::from(2)
         }
     }
+}
+
+/// The value of the last `--color WHEN` or `--color=WHEN` before `--`,
+/// read ahead of clap's parse; auto without one (clap reports a bad one).
+fn color_flag(args: impl IntoIterator<Item = OsString>) -> clap::ColorChoice {
+    let mut choice = clap::ColorChoice::Auto;
+    let mut args = args.into_iter().skip(1);
+    while let Some(arg) = args.next() {
+        let value = match arg.to_str() {
+            Some("--") => break,
+            Some("--color") => args.next(),
+            Some(arg) => arg.strip_prefix("--color=").map(OsString::from),
+            None => None,
+        };
+        if let Some(c) = value
+            .as_ref()
+            .and_then(|v| v.to_str())
+            .and_then(|v| clap::ColorChoice::from_str(v, false).ok())
+        {
+            choice = c;
+        }
+    }
+    choice
+}
+
+/// Makes `choice` the one every stream's colour is decided by: ours and
+/// clap's help. auto is anstream's: never when NO_COLOR is set and not
+/// empty, always when CLICOLOR_FORCE is, else on a terminal that is not
+/// TERM=dumb.
+fn set_color(choice: clap::ColorChoice) {
+    anstream::ColorChoice::write_global(match choice {
+        clap::ColorChoice::Auto => anstream::ColorChoice::Auto,
+        clap::ColorChoice::Always => anstream::ColorChoice::Always,
+        clap::ColorChoice::Never => anstream::ColorChoice::Never,
+    });
+}
+
+/// Writes `text` to `stream`: painted with its highlights when the stream
+/// takes colour, else byte for byte as the renderer wrote it. A closed
+/// pipe (`| head`) is not an error worth a message.
+fn write_marked<S: RawStream + AsLockedWrite>(mut stream: S, text: &str, highlights: &[Highlight]) {
+    let choice = anstream::AutoStream::choice(&stream);
+    if highlights.is_empty() || choice == anstream::ColorChoice::Never {
+        let _ = stream.write_all(text.as_bytes());
+    } else {
+        let painted = render::paint(text, highlights);
+        let _ = anstream::AutoStream::new(stream, choice).write_all(painted.as_bytes());
+    }
+}
+
+/// `cachelint: error: TEXT` (`tool`) or `note: TEXT` on standard error,
+/// coloured as gcc's messages where standard error takes colour.
+fn message(tool: bool, severity: Severity, text: &str) {
+    let mut line = Marked::default();
+    if tool {
+        line.mark("cachelint:", Tone::Location);
+        line.push(' ');
+    }
+    line.mark(&format!("{severity}:"), Tone::Severity(severity));
+    line.push_str(&format!(" {text}\n"));
+    write_marked(std::io::stderr().lock(), &line.text, &line.highlights);
 }
 
 /// `completions SHELL`: the script clap_complete writes for the whole
@@ -1011,6 +1082,10 @@ fn usage_error(e: clap::Error) -> ExitCode {
         (false, true) => format!(" {}", detail.join(", ")),
         (false, false) => format!("; {}", detail.join(", ")),
     };
-    eprintln!("cachelint: error: {first}{detail} (see --help)");
+    message(
+        true,
+        Severity::Error,
+        &format!("{first}{detail} (see --help)"),
+    );
     ExitCode::from(2)
 }

@@ -11,7 +11,7 @@ use crate::report::{Report, ReportFinding, ReportSide, diagnostics};
 
 /// The whole text report, each diagnostic's location and severity marked
 /// for colour.
-pub(crate) fn report(report: &Report) -> Marked {
+pub fn report(report: &Report) -> Marked {
     let mut out = Marked::default();
     for group in diagnostics(&report.findings) {
         diagnostic(&mut out, group);

@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
-pub use style::{Highlight, Tone, paint};
+pub use style::{Highlight, Marked, Tone, paint};
 
 /// An output format. Each report says which it can be written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

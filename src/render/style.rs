@@ -70,8 +70,10 @@ pub fn paint(text: &str, highlights: &[Highlight]) -> String {
 /// Text being written, with its highlights: `write!` adds plain text,
 /// [`Marked::mark`] a highlighted span.
 #[derive(Debug, Default)]
-pub(crate) struct Marked {
+pub struct Marked {
+    /// The text, as a reader without colour gets it.
     pub text: String,
+    /// Its highlighted spans, in order.
     pub highlights: Vec<Highlight>,
 }
 
