@@ -34,9 +34,13 @@ use cachelint::rules::{Class, Kind, Severity};
 struct Cli {
     #[command(subcommand)]
     command: Toplevel,
-    /// When to colour diagnostics (FILE:LINE: error: ...) and messages:
-    /// auto, on a terminal unless NO_COLOR is set and not empty; always;
-    /// never. JSON, SARIF, tables and drawings are never coloured.
+    /// When to colour diagnostics and messages, as a compiler does.
+    ///
+    /// auto: on a terminal, unless NO_COLOR is set and not empty (or
+    /// TERM=dumb, or CLICOLOR=0); a CLICOLOR_FORCE set and not empty
+    /// colours a pipe too. The `FILE:LINE: SEVERITY:` of diagnostics and
+    /// the `error:` and `note:` of messages are coloured; JSON, SARIF,
+    /// tables and drawings never are.
     #[arg(long, global = true, value_name = "WHEN", value_enum,
           default_value_t = clap::ColorChoice::Auto)]
     color: clap::ColorChoice,
@@ -979,8 +983,8 @@ fn color_flag(args: impl IntoIterator<Item = OsString>) -> clap::ColorChoice {
 
 /// Makes `choice` the one every stream's colour is decided by: ours and
 /// clap's help. auto is anstream's: never when NO_COLOR is set and not
-/// empty, always when CLICOLOR_FORCE is, else on a terminal that is not
-/// TERM=dumb.
+/// empty, always when CLICOLOR_FORCE is, never when CLICOLOR=0, else on a
+/// terminal that is not TERM=dumb.
 fn set_color(choice: clap::ColorChoice) {
     anstream::ColorChoice::write_global(match choice {
         clap::ColorChoice::Auto => anstream::ColorChoice::Auto,
