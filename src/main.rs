@@ -1,12 +1,14 @@
 //! The `cachelint` command line: parses arguments, runs a command from the
 //! library, prints, and maps errors to exit code 2.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anstream::stream::{AsLockedWrite, RawStream};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use cachelint::commands::{
     self, AssertsOptions, Build, CheckOptions, DiagramOptions, DiffOptions, FootprintOptions,
@@ -15,7 +17,7 @@ use cachelint::commands::{
 };
 use cachelint::diff::ListDepth;
 use cachelint::plan::Plan;
-use cachelint::render::{self, Format, Output, Render};
+use cachelint::render::{self, Format, Highlight, Marked, Output, Render, Tone};
 use cachelint::report::Checked;
 use cachelint::report::asserts::AssertsReport;
 use cachelint::report::diagram::{DiagramReport, Style};
@@ -34,8 +36,59 @@ use cachelint::run::{Run, Setup, Want};
 #[command(name = "cachelint", version, about, long_about = None, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Toplevel,
+    /// When to colour diagnostics and messages, as a compiler does.
+    ///
+    /// auto: on a terminal, unless NO_COLOR is set and not empty (or
+    /// TERM=dumb, or CLICOLOR=0); a CLICOLOR_FORCE set and not empty
+    /// colours a pipe too. The `FILE:LINE: SEVERITY:` of diagnostics and
+    /// the `error:` and `note:` of messages are coloured; JSON, SARIF,
+    /// tables and drawings never are.
+    #[arg(long, global = true, value_name = "WHEN", value_enum,
+          default_value_t = clap::ColorChoice::Auto)]
+    color: clap::ColorChoice,
 }
+
+/// The commands, then those that describe the command line itself.
+// One value per run, parsed once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Subcommand)]
+enum Toplevel {
+    #[command(flatten)]
+    Lint(Command),
+    /// Print a shell completion script, generated from this command line.
+    ///
+    /// Save it where the shell looks for completions (bash, zsh, fish: see
+    /// the examples), or source it from the shell's profile (elvish,
+    /// powershell: `cachelint completions powershell | Out-String |
+    /// Invoke-Expression`).
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), generated from this command line.
+    ///
+    /// Without COMMAND, cachelint(1), which lists the commands; with one,
+    /// that command's page, cachelint-COMMAND(1), with all its options.
+    #[command(after_help = MAN_EXAMPLES)]
+    Man {
+        /// The command whose page to print, e.g. check.
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
+}
+
+const COMPLETIONS_EXAMPLES: &str = "Examples:
+  cachelint completions bash > ~/.local/share/bash-completion/completions/cachelint
+  cachelint completions zsh > ~/.zfunc/_cachelint     # with fpath+=~/.zfunc before compinit
+  cachelint completions fish > ~/.config/fish/completions/cachelint.fish";
+
+const MAN_EXAMPLES: &str = "Examples:
+  cachelint man | man -l -
+  cachelint man check | man -l -
+  cachelint man > /usr/local/share/man/man1/cachelint.1";
 
 const EXAMPLES: &str = "Examples:
   cachelint layout vmlinux lruvec
@@ -878,18 +931,25 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // Help and usage errors are written by or before the parse: they obey
+    // a --color read from the arguments first.
+    set_color(color_flag(std::env::args_os()));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    match run(cli.command) {
+    set_color(cli.color);
+    let result = match cli.command {
+        Toplevel::Lint(command) => run(command),
+        Toplevel::Completions { shell } => Ok(completions(shell)),
+        Toplevel::Man { command } => man(command.as_deref()),
+    };
+    match result {
         Ok(output) => {
             for note in &output.notes {
-                eprintln!("note: {note}");
+                message(false, Severity::Note, note);
             }
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth a message.
-            let _ = stdout.write_all(output.stdout.as_bytes());
+            write_marked(std::io::stdout().lock(), &output.stdout, &output.highlights);
             if output.failed {
                 ExitCode::from(1)
             } else {
@@ -897,10 +957,111 @@ fn main() -> ExitCode {
             }
         }
         Err(e) => {
-            eprintln!("cachelint: error: {e}");
+            message(true, Severity::Error, &e.to_string());
             ExitCode::from(2)
         }
     }
+}
+
+/// The value of the last `--color WHEN` or `--color=WHEN` before `--`,
+/// read ahead of clap's parse; auto without one (clap reports a bad one).
+fn color_flag(args: impl IntoIterator<Item = OsString>) -> clap::ColorChoice {
+    let mut choice = clap::ColorChoice::Auto;
+    let mut args = args.into_iter().skip(1);
+    while let Some(arg) = args.next() {
+        let value = match arg.to_str() {
+            Some("--") => break,
+            Some("--color") => args.next(),
+            Some(arg) => arg.strip_prefix("--color=").map(OsString::from),
+            None => None,
+        };
+        if let Some(c) = value
+            .as_ref()
+            .and_then(|v| v.to_str())
+            .and_then(|v| clap::ColorChoice::from_str(v, false).ok())
+        {
+            choice = c;
+        }
+    }
+    choice
+}
+
+/// Makes `choice` the one every stream's colour is decided by: ours and
+/// clap's help. auto is anstream's: never when NO_COLOR is set and not
+/// empty, always when CLICOLOR_FORCE is, never when CLICOLOR=0, else on a
+/// terminal that is not TERM=dumb.
+fn set_color(choice: clap::ColorChoice) {
+    anstream::ColorChoice::write_global(match choice {
+        clap::ColorChoice::Auto => anstream::ColorChoice::Auto,
+        clap::ColorChoice::Always => anstream::ColorChoice::Always,
+        clap::ColorChoice::Never => anstream::ColorChoice::Never,
+    });
+}
+
+/// Writes `text` to `stream`: painted with its highlights when the stream
+/// takes colour, else byte for byte as the renderer wrote it. A closed
+/// pipe (`| head`) is not an error worth a message.
+fn write_marked<S: RawStream + AsLockedWrite>(mut stream: S, text: &str, highlights: &[Highlight]) {
+    let choice = anstream::AutoStream::choice(&stream);
+    if highlights.is_empty() || choice == anstream::ColorChoice::Never {
+        let _ = stream.write_all(text.as_bytes());
+    } else {
+        let painted = render::paint(text, highlights);
+        let _ = anstream::AutoStream::new(stream, choice).write_all(painted.as_bytes());
+    }
+}
+
+/// `cachelint: error: TEXT` (`tool`) or `note: TEXT` on standard error,
+/// coloured as gcc's messages where standard error takes colour.
+fn message(tool: bool, severity: Severity, text: &str) {
+    let mut line = Marked::default();
+    if tool {
+        line.mark("cachelint:", Tone::Location);
+        line.push(' ');
+    }
+    line.mark(&format!("{severity}:"), Tone::Severity(severity));
+    line.push_str(&format!(" {text}\n"));
+    write_marked(std::io::stderr().lock(), &line.text, &line.highlights);
+}
+
+/// `completions SHELL`: the script clap_complete writes for the whole
+/// command line.
+fn completions(shell: clap_complete::Shell) -> Output {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "cachelint", &mut script);
+    Output {
+        stdout: String::from_utf8(script).expect("clap_complete writes UTF-8"),
+        ..Output::default()
+    }
+}
+
+/// `man [COMMAND]`: cachelint(1), or cachelint-COMMAND(1), as clap_mangen
+/// writes them from the command line.
+fn man(command: Option<&str>) -> cachelint::error::Result<Output> {
+    // `help` is a subcommand at run time, not a page.
+    let mut cli = Cli::command().disable_help_subcommand(true);
+    cli.build();
+    let page = match command {
+        None => cli,
+        Some(name) => cli.find_subcommand(name).cloned().ok_or_else(|| {
+            let names: Vec<&str> = cli.get_subcommands().map(|c| c.get_name()).collect();
+            cachelint::error::Error::Usage(format!(
+                "no command '{name}': man takes one of {}",
+                names.join(", ")
+            ))
+        })?,
+    };
+    let mut roff = Vec::new();
+    // A command's page names the tool and its version in the footer, as
+    // cachelint(1) does (clap_mangen would write the command's own name).
+    clap_mangen::Man::new(page)
+        .source(format!("cachelint {}", env!("CARGO_PKG_VERSION")))
+        .render(&mut roff)
+        .expect("writing to memory");
+    Ok(Output {
+        stdout: String::from_utf8(roff).expect("clap_mangen writes UTF-8"),
+        ..Output::default()
+    })
 }
 
 /// clap's usage errors as one `cachelint: error:` line, exit code 2, as
@@ -930,6 +1091,10 @@ fn usage_error(e: clap::Error) -> ExitCode {
         (false, true) => format!(" {}", detail.join(", ")),
         (false, false) => format!("; {}", detail.join(", ")),
     };
-    eprintln!("cachelint: error: {first}{detail} (see --help)");
+    message(
+        true,
+        Severity::Error,
+        &format!("{first}{detail} (see --help)"),
+    );
     ExitCode::from(2)
 }

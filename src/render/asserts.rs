@@ -4,24 +4,30 @@
 
 use std::fmt::Write;
 
+use super::style::Marked;
 use super::{Format, Output, Render, to_json};
 use crate::report::asserts::{
     AssertsReport, Comparison, Difference, DifferenceKind, GroupAsserts, Placement, Weight,
 };
+use crate::rules::Severity;
 
 impl Render for AssertsReport {
     const FORMATS: &'static [Format] = &[Format::Text, Format::Json];
 
     fn render(&self, format: Format) -> Output {
-        let stdout = match (format, &self.comparison) {
-            (Format::Json, _) => to_json(self),
-            (_, Some(c)) => comparison(self, c),
-            (_, None) => function(self),
+        let (stdout, highlights) = match (format, &self.comparison) {
+            (Format::Json, _) => (to_json(self), Vec::new()),
+            (_, Some(c)) => {
+                let text = comparison(self, c);
+                (text.text, text.highlights)
+            }
+            (_, None) => (function(self), Vec::new()),
         };
         Output {
             stdout,
             notes: self.notes.clone(),
             failed: self.differs(),
+            highlights,
         }
     }
 }
@@ -147,11 +153,13 @@ fn comment(out: &mut String, indent: &str, text: &str) {
     let _ = writeln!(out, "{indent} */");
 }
 
-/// The differences as `FILE:LINE: note: ...`, then the summary.
-fn comparison(r: &AssertsReport, c: &Comparison) -> String {
-    let mut out = String::new();
+/// The differences as `FILE:LINE: note: ...` (location and severity
+/// marked for colour), then the summary.
+fn comparison(r: &AssertsReport, c: &Comparison) -> Marked {
+    let mut out = Marked::default();
     for d in &c.differences {
-        let _ = writeln!(out, "{}:{}: note: {}", c.file, d.line, difference(d));
+        out.diagnostic_head(&format!("{}:{}", c.file, d.line), Severity::Note);
+        let _ = writeln!(out, "{}", difference(d));
     }
     let s = &c.summary;
     let _ = writeln!(

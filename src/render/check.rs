@@ -7,10 +7,14 @@ impl Render for Checked {
     const FORMATS: &'static [Format] = &[Format::Text, Format::Json, Format::Sarif];
 
     fn render(&self, format: Format) -> Output {
-        let stdout = match format {
-            Format::Json => to_json(&self.report),
-            Format::Sarif => to_json(&sarif::report(&self.report)),
-            _ => diagnostics::report(&self.report) + &explain::text(&self.report.explained),
+        let (stdout, highlights) = match format {
+            Format::Json => (to_json(&self.report), Vec::new()),
+            Format::Sarif => (to_json(&sarif::report(&self.report)), Vec::new()),
+            _ => {
+                let mut text = diagnostics::report(&self.report);
+                text.push_str(&explain::text(&self.report.explained));
+                (text.text, text.highlights)
+            }
         };
         // JSON and SARIF carry the notes inside.
         let notes = match format {
@@ -21,6 +25,7 @@ impl Render for Checked {
             stdout,
             notes,
             failed: self.failed,
+            highlights,
         }
     }
 }

@@ -6,13 +6,15 @@
 
 use std::fmt::Write;
 
+use super::style::Marked;
 use crate::report::{Report, ReportFinding, ReportSide, diagnostics};
 
-/// The whole text report.
-pub fn report(report: &Report) -> String {
-    let mut out = String::new();
+/// The whole text report, each diagnostic's location and severity marked
+/// for colour.
+pub fn report(report: &Report) -> Marked {
+    let mut out = Marked::default();
     for group in diagnostics(&report.findings) {
-        out.push_str(&diagnostic(group));
+        diagnostic(&mut out, group);
     }
     for f in &report.allowed {
         let _ = writeln!(
@@ -43,15 +45,16 @@ pub fn report(report: &Report) -> String {
 
 /// One diagnostic for findings that share their first field and line:
 /// the headline, then a detail line per field.
-pub fn diagnostic(group: &[ReportFinding]) -> String {
+fn diagnostic(out: &mut Marked, group: &[ReportFinding]) {
     let f = &group[0];
-    let mut out = String::new();
     let partners: Vec<String> = group.iter().map(|g| format!("'{}'", g.b.name)).collect();
+    out.diagnostic_head(
+        &location(&f.a).unwrap_or_else(|| f.config.clone()),
+        f.severity,
+    );
     let _ = writeln!(
         out,
-        "{}: {}: [{}] {} '{}' shares cacheline {} of {} with {} {}{} ({})",
-        location(&f.a).unwrap_or_else(|| f.config.clone()),
-        f.severity,
+        "[{}] {} '{}' shares cacheline {} of {} with {} {}{} ({})",
         f.config,
         f.a.class,
         f.a.name,
@@ -122,7 +125,6 @@ pub fn diagnostic(group: &[ReportFinding]) -> String {
             f.root, p.sharing, p.of, p.root_offset
         );
     }
-    out
 }
 
 /// `lockless-write 'refaulted' shares cacheline 23 of mem_cgroup_per_node

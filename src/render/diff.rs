@@ -17,6 +17,7 @@ impl Render for DiffReport {
             },
             notes: self.notes.clone(),
             failed: self.differ,
+            highlights: Vec::new(),
         }
     }
 }

@@ -19,6 +19,7 @@ impl Render for FootprintReport {
             stdout,
             notes: self.notes.clone(),
             failed: false,
+            highlights: Vec::new(),
         }
     }
 }

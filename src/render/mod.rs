@@ -20,12 +20,15 @@ mod json;
 mod layout;
 mod offsets;
 mod sarif;
+mod style;
 mod suggest;
 mod text;
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+
+pub use style::{Highlight, Marked, Tone, paint};
 
 /// An output format. Each report says which it can be written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -63,6 +66,10 @@ pub struct Output {
     /// True when the command's verdict is "fail" (exit code 1): findings
     /// at or above `--fail-on`, or differences for `diff`.
     pub failed: bool,
+    /// The spans of `stdout` a terminal shows in colour: the location and
+    /// severity of compiler-style diagnostics ([`paint`] applies them).
+    /// None in JSON, SARIF, tables or drawings.
+    pub highlights: Vec<Highlight>,
 }
 
 /// A command's report, writable in some formats.

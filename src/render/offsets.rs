@@ -31,6 +31,7 @@ impl Render for OffsetofReport {
             stdout,
             notes,
             failed: false,
+            highlights: Vec::new(),
         }
     }
 }
@@ -160,6 +161,7 @@ impl Render for OffsetsReport {
             stdout,
             notes: self.notes.clone(),
             failed: false,
+            highlights: Vec::new(),
         }
     }
 }

@@ -21,6 +21,7 @@ impl Render for SuggestReport {
             stdout,
             notes: self.notes.clone(),
             failed: false,
+            highlights: Vec::new(),
         }
     }
 }
@@ -70,6 +71,7 @@ impl Render for SuggestReports {
             },
             notes,
             failed: self.reports.iter().any(Result::is_err),
+            highlights: Vec::new(),
         }
     }
 }

@@ -163,6 +163,12 @@ fn outcome(command: &mut Command) -> (i32, String, String) {
     )
 }
 
+/// The cachelint binary as a `Command`, for a test that sets its
+/// environment (or removes variables) and reads raw bytes.
+pub fn binary() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cachelint"))
+}
+
 /// The sum of the top-level steps of a `diff --format json` type's size
 /// explanation: what they say the size changed by.
 pub fn top_level_delta(diff: &serde_json::Value) -> i64 {

@@ -13,6 +13,7 @@ mod common;
 mod asserts;
 mod btf;
 mod check;
+mod cli;
 mod contexts;
 mod corpus;
 mod diagram;

@@ -34,6 +34,7 @@ impl Render for DiagramReport {
             stdout: ascii(&out),
             notes: self.notes.clone(),
             failed: false,
+            highlights: Vec::new(),
         }
     }
 }
