@@ -95,7 +95,7 @@ paste - - < "$results" | while IFS=$'\t' read -r n1 w1 r1 _ w2 r2; do
   printf '%-24s %9ss %9ss %12s %12s %8s\n' "$case_name" "$w1" "$w2" "$r1" "$r2" "$ratio"
 done
 
-# Single-type lookups (issue 17, item 15) over the 30 largest and most
+# Single-type lookups (one type per command, cold) over the 30 largest and most
 # duplicated structs: cold (--no-cache: a scan of every unit) against the
 # whole-kernel sizes of this run (goal: at most 1.0x, peak RSS under 350
 # MB), and warm (the on-disk name index of a private cache directory,

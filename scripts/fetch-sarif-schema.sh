@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fetch the OASIS SARIF 2.1.0 JSON schema and print its path, for the test
-# that validates cachelint's SARIF (tests/sarif.rs, CACHELINT_SARIF_SCHEMA).
+# that validates cachelint's SARIF (tests/integration/sarif.rs, CACHELINT_SARIF_SCHEMA).
 # The schema is not kept in the repository: the crates.io package
 # serde-sarif 0.8.0 ships it as src/schema.json, and cargo fetches that
 # package like any other. Extracted once under

@@ -12,7 +12,7 @@
 #
 # The corpus (fuzz/corpus/TARGET, not committed) is seeded from the
 # fixtures. Crashes land in fuzz/artifacts/TARGET; copy each one into
-# tests/corpus/TARGET/ once fixed, where tests/corpus.rs replays it.
+# tests/corpus/TARGET/ once fixed, where tests/integration/corpus.rs replays it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=$1

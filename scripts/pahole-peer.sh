@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pahole --reorganize as a peer of `cachelint suggest` without rules
-# (packing only), issue 20: over the N largest structs with holes of a
+# (packing only): over the N largest structs with holes of a
 # vmlinux, pahole's claimed saving, whether pahole's reorganised layout is
 # one a compiler could give, and what cachelint saves with layouts the plan
 # engine gives.

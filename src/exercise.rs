@@ -1,5 +1,5 @@
 //! Whole-pipeline drivers over bytes in memory, for the fuzz targets
-//! (`fuzz/`) and the regression corpus test (`tests/corpus.rs`): each runs
+//! (`fuzz/`) and the regression corpus test (`tests/integration/corpus.rs`): each runs
 //! one input through every stage that reads it and must return, never
 //! panic, whatever the bytes are. Errors are the expected outcome for
 //! most inputs and are discarded.
@@ -45,7 +45,7 @@ const RULES: &str = "[lru_gen_folio]\nenabled = \"hot-read\"\nrefaulted = \"lock
 
 /// [`RULES`] parsed once for every input. A parse error is a bug in
 /// [`RULES`], not in an input: it panics on the first run (and in
-/// `tests/corpus.rs`) rather than fuzzing without rules.
+/// `tests/integration/corpus.rs`) rather than fuzzing without rules.
 static DRIVER_RULES: LazyLock<Rules> = LazyLock::new(|| {
     rules::toml::parse(&Arc::from(Path::new("rules.toml")), RULES)
         .expect("the drivers' rules parse")

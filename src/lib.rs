@@ -1,39 +1,41 @@
 //! cachelint: false sharing in kernel structs, from the exact layouts in
 //! DWARF or BTF.
 //!
-//! Data flows one way: [`input`] (ELF, sections) → loaders ([`dwarf`],
-//! [`btf`]) → [`model`] (types) → [`layout`] (flattened members, holes,
-//! lines) → [`analysis`] (rules × layout → findings, from [`rules`]) →
-//! [`render`] (text, JSON, diagnostics, SARIF, diagrams); `search` tries
-//! plans (member orders) through the plan engine and the analysis for
-//! `suggest`. [`commands`]
-//! wires one command each; the command line in `main.rs` only parses
-//! arguments and maps errors to exit codes.
+//! Data flows one way: `input` (ELF, sections) → loaders (`dwarf`, `btf`,
+//! behind `load`) → [`run`] (every build opened once, the rules read once)
+//! → [`commands`] (one leaf per command, over the run's types: `model`,
+//! `layout`, `plan`, `analysis`, `search`) → [`report`] (plain data) →
+//! [`render`] (text, JSON, diagnostics, SARIF, diagrams). The command line
+//! in `main.rs` only parses arguments, opens the [`run::Run`] and maps
+//! errors ([`error`]) to exit codes. `docs/design.md` walks through it.
+//!
+//! What is public is what the binary, the tests and the fuzz targets
+//! (`exercise`) use; the rest is the crate's own.
 
 #![warn(missing_docs)]
 
-pub mod analysis;
+pub(crate) mod analysis;
 pub(crate) mod btf;
 pub mod commands;
-pub mod diff;
+pub(crate) mod diff;
 pub(crate) mod dwarf;
 pub mod error;
 #[cfg(feature = "exercise")]
 pub mod exercise;
 pub(crate) mod input;
 pub(crate) mod kconfig;
-pub mod layout;
-pub mod lines;
+pub(crate) mod layout;
+pub(crate) mod lines;
 pub(crate) mod load;
 pub(crate) mod lookup;
-pub mod model;
+pub(crate) mod model;
 pub(crate) mod path;
-pub mod plan;
+pub(crate) mod plan;
 pub mod render;
 pub mod report;
-pub mod rules;
+pub(crate) mod rules;
 pub mod run;
 pub(crate) mod search;
-pub mod sizes;
+pub(crate) mod sizes;
 pub(crate) mod source_patch;
 pub(crate) mod suggest;

@@ -10,13 +10,15 @@ use anstream::stream::{AsLockedWrite, RawStream};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
+use cachelint::commands::ListDepth;
+use cachelint::commands::Plan;
+use cachelint::commands::Rules;
 use cachelint::commands::{
     self, AssertsOptions, Build, CheckOptions, DiagramOptions, DiffOptions, FootprintOptions,
     IndexCache, LayoutOptions, OffsetofOptions, OffsetsOptions, Reading, Selection, Source,
     SourceRoot, SuggestOptions,
 };
-use cachelint::diff::ListDepth;
-use cachelint::plan::Plan;
+use cachelint::commands::{Class, Kind, Severity};
 use cachelint::render::{self, Format, Highlight, Marked, Output, Render, Tone};
 use cachelint::report::Checked;
 use cachelint::report::asserts::AssertsReport;
@@ -26,8 +28,6 @@ use cachelint::report::footprint::FootprintReport;
 use cachelint::report::layout::{LayoutReport, OffsetofReport};
 use cachelint::report::offsets::OffsetsReport;
 use cachelint::report::suggest::SuggestReport;
-use cachelint::rules::Rules;
-use cachelint::rules::{Class, Kind, Severity};
 use cachelint::run::{Run, Setup, Want};
 
 /// Exact struct layouts and cachelines from the DWARF of a vmlinux, module or
@@ -172,7 +172,7 @@ enum Command {
     /// field.
     #[command(after_help = check_help())]
     Check {
-        /// Rules file: TOML (see the README), or a kernel
+        /// Rules file: TOML (see docs/rules.md), or a kernel
         /// Documentation/networking/net_cachelines/*.rst table. Repeat to
         /// merge several.
         #[arg(long, required = true)]
@@ -580,7 +580,7 @@ struct InputArgs {
     /// members, re-laid out by the target's C ABI with every struct that
     /// embeds them. For diff, and diagram --compare, the plan applies to
     /// the second build only: give the same build twice to see what the
-    /// plan changes. See the README's "Plans".
+    /// plan changes. See docs/plans.md.
     #[arg(long, value_name = "PLAN")]
     plan: Option<PathBuf>,
     /// Neither read nor write the on-disk name index. A lookup of a type
@@ -630,7 +630,7 @@ impl InputArgs {
 fn cacheline_size(text: &str) -> Result<u64, String> {
     text.parse()
         .ok()
-        .filter(|&n| cachelint::lines::is_cacheline_size(n))
+        .filter(|&n| cachelint::commands::is_cacheline_size(n))
         .ok_or_else(|| "a cacheline is a power of two from 16 to 4096 (bytes)".to_owned())
 }
 

@@ -15,7 +15,7 @@ use crate::model::{TypeId, TypeTable};
 use crate::rules::Rules;
 
 pub use annotate::{Annotated, Origin, Span};
-pub use findings::{Finding, Meeting, Side};
+pub use findings::{Finding, Side};
 
 /// One root analysed.
 #[derive(Clone, Debug)]

@@ -21,7 +21,11 @@ mod footprint;
 mod offsets;
 mod suggest;
 
+pub use crate::diff::ListDepth;
+pub use crate::lines::is_cacheline_size;
 pub use crate::load::{Build, IndexCache, Reading, Source, SourceRoot};
+pub use crate::plan::Plan;
+pub use crate::rules::{Class, Kind, Rules, Severity};
 pub use crate::run::{DEFAULT_WIDTH, MIN_WIDTH, Selection};
 pub use asserts::{AssertsOptions, asserts};
 pub use check::{CheckOptions, check};
@@ -37,7 +41,6 @@ use crate::lines::Lines;
 use crate::lookup::TypeSpec;
 use crate::path::{self, MemberPath};
 use crate::report::layout::{LayoutReport, OffsetRow, OffsetofReport, SizesReport};
-use crate::rules::Rules;
 use crate::run::{Run, Want};
 
 /// Everything `layout` needs besides the run (its one build).

@@ -43,7 +43,7 @@ pub struct Decoder<'f, 'a> {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum SourceRoot {
     /// The kernel source root found in the build's units
-    /// ([`kernel_source_root`]); paths as recorded when none is found.
+    /// (`kernel_source_root`); paths as recorded when none is found.
     #[default]
     Detect,
     /// Paths as recorded (only `.`, `..` and the build directory resolved).

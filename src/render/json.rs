@@ -1,4 +1,4 @@
-//! JSON for scripts. Keys are stable; see the README for their meaning.
+//! JSON for scripts. Keys are stable; docs/json.md gives their meaning.
 
 use serde::Serialize;
 

@@ -30,7 +30,7 @@ pub enum Class {
     Cold,
     /// Written in a context whose writers are one CPU at a time (the
     /// owner of the object, or a lock holder): how a context rule's field
-    /// is shown. Not a shorthand of its own: see [`Access`].
+    /// is shown. Not a shorthand of its own: see `Access`.
     OwnerWrite,
 }
 
@@ -461,7 +461,7 @@ impl Kind {
     }
 
     /// The two classes that make the kind, more disruptive first, as the
-    /// help and the README list them (`hot-read x lockless-write`).
+    /// help and docs/rules.md list them (`hot-read x lockless-write`).
     pub fn pair(self) -> String {
         let (a, b) = match self {
             Kind::FalseSharing => ("hot-read", "lockless-write"),
@@ -479,7 +479,7 @@ impl Kind {
         format!("{a} x {b}")
     }
 
-    /// The default severity (the severity matrix of the README).
+    /// The default severity (the severity matrix of docs/rules.md, "Kinds and severities").
     pub fn default_severity(self) -> Severity {
         match self {
             Kind::FalseSharing | Kind::WriteVsLocked | Kind::WriteVsLock => Severity::Error,
@@ -539,7 +539,7 @@ pub struct Rules {
     pub cacheline: Option<u64>,
     /// Roots named by the rules files (`roots = [...]`). They restrict
     /// only the types of the file that names them: see
-    /// [`Rules::discovered_types`].
+    /// `Rules::discovered_types`.
     pub roots: Vec<(String, Location)>,
     /// Per-type annotations.
     pub types: Vec<TypeRules>,

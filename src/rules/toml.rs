@@ -1,4 +1,4 @@
-//! The TOML rules file (its format is in the README), read with `toml`'s spanned
+//! The TOML rules file (its format is in the README and docs/rules.md), read with `toml`'s spanned
 //! document parser so that every mistake is reported at its line and column.
 //!
 //! ```toml

@@ -6,9 +6,9 @@
 //! what two commands share is an operation here (analyse roots, the rules'
 //! fit, a layout re-laid out under a plan, a diagram, a check function).
 //!
-//! A build is anything that implements [`Input`]: today a file with DWARF
+//! A build is anything that implements `Input`: today a file with DWARF
 //! or BTF ([`crate::load::Build`]). A new kind of build (one compiled for
-//! the occasion, say) implements [`Input`] and every command reads it
+//! the occasion, say) implements `Input` and every command reads it
 //! unchanged.
 
 mod analyze;

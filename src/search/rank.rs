@@ -1,5 +1,5 @@
-//! The order `suggest` ranks its objectives in (`--rank`): by default the
-//! issue's, no error first, then fewer warnings, the least growth, the
+//! The order `suggest` ranks its objectives in (`--rank`): by default
+//! no error first, then fewer warnings, the least growth, the
 //! smallest footprint, the fewest members moved. `--max-growth` and
 //! `--keep-footprint` are limits, not objectives: they rank before all.
 

@@ -204,11 +204,11 @@ pub fn renamed_rules(dir_name: &str) -> PathBuf {
 pub mod run {
     use std::path::{Path, PathBuf};
 
+    use cachelint::commands::Severity;
     use cachelint::commands::{self, Build, Reading, Source};
     use cachelint::error::Result;
     pub use cachelint::render::Format;
     use cachelint::render::{self, Output};
-    use cachelint::rules::Severity;
     use cachelint::run::{Run, Setup};
 
     /// A run of `builds` under `rules` as the command line opens it.
@@ -217,7 +217,7 @@ pub mod run {
         builds: Vec<Build>,
         reading: Reading,
         cacheline: Option<u64>,
-        want: impl FnOnce(&cachelint::rules::Rules) -> Result<cachelint::run::Want>,
+        want: impl FnOnce(&cachelint::commands::Rules) -> Result<cachelint::run::Want>,
     ) -> Result<Run> {
         let mut setup = Setup::files(rules.to_vec(), builds, reading);
         setup.cacheline = cacheline;
@@ -290,7 +290,7 @@ pub mod run {
     ) -> Result<Vec<serde_json::Value>> {
         let reading = Reading {
             source: Source::Auto,
-            plan: Some(std::sync::Arc::new(cachelint::plan::Plan::read(plan)?)),
+            plan: Some(std::sync::Arc::new(cachelint::commands::Plan::read(plan)?)),
             ..Default::default()
         };
         let out = offsetof_reading(file, paths, Format::Json, None, reading)?;

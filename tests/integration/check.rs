@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::common;
 use cachelint::commands::Build;
+use cachelint::commands::{Kind, Severity};
 use cachelint::report::{Report, ReportFinding};
-use cachelint::rules::{Kind, Severity};
 use common::run::CheckOptions;
 use common::run::{self as cli, Format};
 use common::{COMPILERS, cachelint, fixture, rules, truth};

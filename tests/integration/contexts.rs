@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use crate::common;
 use crate::common::run::CheckOptions;
+use cachelint::commands::{Kind, Severity};
 use cachelint::report::Report;
-use cachelint::rules::{Kind, Severity};
 use common::run::{self as cli, Format};
 use common::{fixture, rules, truth};
 

@@ -101,7 +101,7 @@ fn every_net_cachelines_table_of_the_source_tree_loads_on_its_kernel() {
                 table.display()
             );
         }
-        let rules = cachelint::rules::Rules::load(std::slice::from_ref(table)).unwrap();
+        let rules = cachelint::commands::Rules::load(std::slice::from_ref(table)).unwrap();
         let fields: usize = rules.types.iter().map(|t| t.fields.len()).sum();
         if !enum_table {
             assert_eq!(fields, rows, "{}: rows with an access", table.display());
