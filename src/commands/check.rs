@@ -50,11 +50,7 @@ pub fn check(run: &Run, opts: &CheckOptions) -> Result<Checked> {
             )));
         }
     }
-    let views = run
-        .builds
-        .iter()
-        .map(|b| run.view(b))
-        .collect::<Result<Vec<_>>>()?;
+    let views = run.views()?;
     let results = run::in_order(&views, |view| {
         run_build(run, view, &rules, opts.explain.as_deref())
     })?;

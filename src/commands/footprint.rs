@@ -62,11 +62,7 @@ pub fn footprint_report(run: &Run, opts: &FootprintOptions) -> Result<FootprintR
     let types = &opts.types;
     let contexts: Vec<String> = rules.contexts.iter().map(|c| c.name.clone()).collect();
     let wanted = opts.wanted(rules)?;
-    let views = run
-        .builds
-        .iter()
-        .map(|b| run.view(b))
-        .collect::<Result<Vec<_>>>()?;
+    let views = run.views()?;
     let results = run::in_order(&views, |view| {
         let line = run.line(view.opened);
         run::analyze(run, view, rules, line, Roots::Types(&wanted))

@@ -271,6 +271,11 @@ impl Run {
         }
     }
 
+    /// [`Run::view`] of every build, in order.
+    pub(crate) fn views(&self) -> Result<Vec<View<'_>>> {
+        self.builds.iter().map(|b| self.view(b)).collect()
+    }
+
     /// The "unknown type" error for `name` in `opened`, with the closest
     /// names it defines: the file is read again for them, on this error
     /// path only.
