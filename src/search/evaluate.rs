@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
-use super::{Limits, Outcome, Score, Snapshot};
+use super::{ContextLines, Limits, Outcome, RootSize, Score, Scored, Snapshot};
 use crate::analysis;
 use crate::error::Result;
 use crate::layout::{self, Layout};
@@ -23,9 +23,6 @@ use crate::model::{TypeId, TypeTable};
 use crate::plan::Plan;
 use crate::plan::apply::Planner;
 use crate::rules::{Rules, Severity};
-
-/// A complete score and what each build gives.
-pub(super) type Scored = (Score, Vec<Outcome>);
 
 /// What scores candidates of one struct.
 pub(super) struct Evaluator<'a> {
@@ -84,7 +81,7 @@ impl<'a> Evaluator<'a> {
             self.compiled_footprint = Some(
                 compiled
                     .iter()
-                    .map(|o| o.footprint.iter().map(|f| f.1).collect())
+                    .map(|o| o.footprint.iter().map(|f| f.lines).collect())
                     .collect(),
             );
         }
@@ -121,9 +118,9 @@ impl<'a> Evaluator<'a> {
                 }
                 let scored = scored?;
                 if let Ok(mut b) = best.lock()
-                    && b.as_ref().is_none_or(|b| scored.0 < *b)
+                    && b.as_ref().is_none_or(|b| scored.score < *b)
                 {
-                    *b = Some(scored.0.clone());
+                    *b = Some(scored.score.clone());
                 }
                 Some(scored)
             })
@@ -168,7 +165,10 @@ impl<'a> Evaluator<'a> {
                 .ok()??;
             outcomes.push(outcome);
         }
-        Some((tally.score(), outcomes))
+        Some(Scored {
+            score: tally.score(),
+            outcomes,
+        })
     }
 }
 
@@ -259,30 +259,34 @@ impl Snapshot {
         let scored = applied.map(|()| self.tally(rules, name, contexts, tally, beaten));
         planner.undo(&mut self.table, &mut self.known, self.len);
         self.table.truncate(self.len);
-        let Some((planned, roots, footprint)) = scored? else {
+        let Some(analysed) = scored? else {
             return Ok(None);
         };
         let mut outcome = Outcome {
             config: self.config.clone(),
-            target: (self.table.size_of(self.target).unwrap_or(0), planned),
-            roots: Vec::with_capacity(roots.len()),
+            target: (
+                self.table.size_of(self.target).unwrap_or(0),
+                analysed.planned,
+            ),
+            roots: Vec::with_capacity(analysed.roots.len()),
             errors: 0,
             warnings: 0,
-            footprint,
+            footprint: analysed.footprint,
         };
-        for ((name, id), (size, errors, warnings)) in self.roots.iter().zip(roots) {
-            outcome.errors += errors;
-            outcome.warnings += warnings;
-            let old = self.table.size_of(*id).unwrap_or(0);
-            outcome.roots.push((name.clone(), old, size));
+        for ((name, id), root) in self.roots.iter().zip(analysed.roots) {
+            outcome.errors += root.errors;
+            outcome.warnings += root.warnings;
+            outcome.roots.push(RootSize {
+                root: name.clone(),
+                old: self.table.size_of(*id).unwrap_or(0),
+                new: root.size,
+            });
         }
         Ok(Some(outcome))
     }
 
-    /// The planned layout's part of the score, root by root: the struct's
-    /// size, per root its size, errors and warnings (in root order), and
-    /// the footprint; `None` once `beaten`.
-    #[allow(clippy::type_complexity)]
+    /// The planned layout's part of the score, root by root; `None` once
+    /// `beaten`.
     fn tally(
         &self,
         rules: &Rules,
@@ -290,7 +294,7 @@ impl Snapshot {
         contexts: &[String],
         tally: &mut Tally,
         beaten: &dyn Fn(&Tally) -> bool,
-    ) -> Option<(u64, Vec<(u64, usize, usize)>, Vec<(String, usize, u64)>)> {
+    ) -> Option<Analysed> {
         let planned = self.table.size_of(self.target).unwrap_or(0);
         if self
             .pins
@@ -300,7 +304,7 @@ impl Snapshot {
             // A pinned member moved: not a layout the user allows.
             return None;
         }
-        let mut roots = vec![(0, 0, 0); self.roots.len()];
+        let mut roots = vec![RootFindings::default(); self.roots.len()];
         for &i in &self.by_size {
             let (root, id) = &self.roots[i];
             let a = analysis::analyze(&self.table, *id, root, self.line, rules);
@@ -320,7 +324,11 @@ impl Snapshot {
             s.growth_lines = s
                 .growth_lines
                 .max(a.size.div_ceil(self.line) as i64 - old.div_ceil(self.line) as i64);
-            roots[i] = (a.size, errors, warnings);
+            roots[i] = RootFindings {
+                size: a.size,
+                errors,
+                warnings,
+            };
             if beaten(tally) {
                 return None;
             }
@@ -332,29 +340,59 @@ impl Snapshot {
             s.growth_lines = s.growth_lines.max(0);
             s.growth_bytes = s.growth_bytes.max(planned as i64 - self.size as i64);
         }
-        let footprint: Vec<(String, usize, u64)> = if contexts.is_empty() {
+        let footprint: Vec<ContextLines> = if contexts.is_empty() {
             Vec::new()
         } else {
             let own = analysis::analyze(&self.table, self.target, name, self.line, rules);
             analysis::footprint::footprint(&own, contexts)
                 .contexts
                 .into_iter()
-                .map(|c| (c.context, c.lines.len(), c.optimum))
+                .map(|c| ContextLines {
+                    context: c.context,
+                    lines: c.lines.len(),
+                    optimum: c.optimum,
+                })
                 .collect()
         };
-        tally.score.footprint += footprint.iter().map(|f| f.1).sum::<usize>();
+        tally.score.footprint += footprint.iter().map(|f| f.lines).sum::<usize>();
         if let Some(kept) = &tally.kept {
             tally.score.regress += footprint
                 .iter()
                 .zip(kept)
-                .map(|(f, k)| f.1.saturating_sub(*k))
+                .map(|(f, k)| f.lines.saturating_sub(*k))
                 .sum::<usize>();
             if beaten(tally) {
                 return None;
             }
         }
-        Some((planned, roots, footprint))
+        Some(Analysed {
+            planned,
+            roots,
+            footprint,
+        })
     }
+}
+
+/// What one build's planned layout gives, before it becomes an
+/// [`Outcome`].
+struct Analysed {
+    /// The struct's own size as planned.
+    planned: u64,
+    /// Per root, in root order.
+    roots: Vec<RootFindings>,
+    /// The struct's footprint, per context.
+    footprint: Vec<ContextLines>,
+}
+
+/// One root as planned: its size and the finding pairs in it.
+#[derive(Clone, Default)]
+struct RootFindings {
+    /// Bytes.
+    size: u64,
+    /// Error pairs.
+    errors: usize,
+    /// Warning pairs.
+    warnings: usize,
 }
 
 #[cfg(test)]

@@ -194,7 +194,7 @@ pub(crate) struct Unit {
 }
 
 /// An entry of a candidate order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Entry {
     /// A unit, by index.
     Unit(usize),
@@ -269,19 +269,56 @@ pub(crate) struct Outcome {
     pub(crate) config: String,
     /// The struct's own size: as compiled, as planned.
     pub(crate) target: (u64, u64),
-    /// Per root: name, size as compiled, size as planned.
-    pub(crate) roots: Vec<(String, u64, u64)>,
+    /// Per root, in root order: its size as compiled and as planned.
+    pub(crate) roots: Vec<RootSize>,
     /// Errors and warnings over the roots.
     pub(crate) errors: usize,
     /// Warnings.
     pub(crate) warnings: usize,
-    /// The struct's footprint: per context, the lines it touches and the
-    /// fewest its bytes fit in (see [`crate::analysis::footprint`]).
-    pub(crate) footprint: Vec<(String, usize, u64)>,
+    /// The struct's footprint, per context (see
+    /// [`crate::analysis::footprint`]).
+    pub(crate) footprint: Vec<ContextLines>,
 }
 
-/// A candidate: the order, and the units it removes (old group markers).
-pub(crate) type Candidate = (Vec<Entry>, Vec<usize>);
+/// A root's size in one build: as compiled, as planned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RootSize {
+    /// The root's name.
+    pub(crate) root: String,
+    /// Bytes as compiled.
+    pub(crate) old: u64,
+    /// Bytes as planned.
+    pub(crate) new: u64,
+}
+
+/// The lines one context touches in the struct in one build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ContextLines {
+    /// The context's name.
+    pub(crate) context: String,
+    /// Lines its members touch.
+    pub(crate) lines: usize,
+    /// The fewest lines its bytes fit in.
+    pub(crate) optimum: u64,
+}
+
+/// A complete score, and what each build gives.
+#[derive(Clone, Debug)]
+pub(crate) struct Scored {
+    /// The score over every build.
+    pub(crate) score: Score,
+    /// Per build, in build order.
+    pub(crate) outcomes: Vec<Outcome>,
+}
+
+/// A candidate: an order, and the units it removes (old group markers).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Candidate {
+    /// The entries in their new order.
+    pub(crate) order: Vec<Entry>,
+    /// The units dropped (as indexes).
+    pub(crate) removed: Vec<usize>,
+}
 
 /// The best candidate found.
 pub(crate) struct Found {
@@ -294,7 +331,7 @@ pub(crate) struct Found {
     /// Per build.
     pub(crate) outcomes: Vec<Outcome>,
     /// The compiled order's score and outcomes.
-    pub(crate) before: (Score, Vec<Outcome>),
+    pub(crate) before: Scored,
     /// Candidates laid out and scored.
     pub(crate) tried: usize,
     /// Rounds of the climb (0: too many members to climb; the compiled
@@ -311,8 +348,16 @@ pub(crate) struct Found {
     pub(crate) alone: Vec<Alone>,
 }
 
-/// A candidate scored: the order, its score and outcomes, its plan text.
-type Scored = (Candidate, evaluate::Scored, String);
+/// A candidate scored.
+#[derive(Clone)]
+struct Evaluated {
+    /// The candidate.
+    candidate: Candidate,
+    /// Its score and outcomes.
+    scored: Scored,
+    /// Its plan file text.
+    text: String,
+}
 
 /// The struct being searched, and how its candidates become plans.
 struct Searcher<'a> {
@@ -330,13 +375,13 @@ impl Searcher<'_> {
         evaluator: &mut Evaluator,
         orders: Vec<Candidate>,
         bound: Option<&Score>,
-    ) -> Vec<Scored> {
+    ) -> Vec<Evaluated> {
         let texts: Vec<(String, usize)> = orders
             .iter()
-            .map(|(o, r)| {
+            .map(|c| {
                 (
-                    plan_text(self.name, &self.group, self.units, o, r),
-                    moved(o) + r.len(),
+                    plan_text(self.name, &self.group, self.units, &c.order, &c.removed),
+                    moved(&c.order) + c.removed.len(),
                 )
             })
             .collect();
@@ -345,7 +390,13 @@ impl Searcher<'_> {
             .into_iter()
             .zip(texts)
             .zip(scored)
-            .filter_map(|((c, (text, _)), s)| Some((c, s?, text)))
+            .filter_map(|((candidate, (text, _)), scored)| {
+                Some(Evaluated {
+                    candidate,
+                    scored: scored?,
+                    text,
+                })
+            })
             .collect()
     }
 
@@ -354,9 +405,9 @@ impl Searcher<'_> {
     fn climb(
         &self,
         evaluator: &mut Evaluator,
-        mut best: Scored,
+        mut best: Evaluated,
         tried: &mut usize,
-    ) -> (Scored, usize) {
+    ) -> (Evaluated, usize) {
         let large = self.units.len() > MAX_UNITS;
         let mut rounds = 0;
         while rounds < MAX_ROUNDS && !(large && *tried >= LARGE_BUDGET) {
@@ -364,16 +415,21 @@ impl Searcher<'_> {
             // order only (and the groups among themselves): every move of
             // every member is a neighbourhood the square of 100 members, so
             // it takes the first batch that improves, within a budget.
-            let mut steps = within_groups(&best.0.0);
+            let mut steps = within_groups(&best.candidate.order);
             if !large {
-                steps.extend(neighbours(&best.0.0, self.units));
+                steps.extend(neighbours(&best.candidate.order, self.units));
             }
             if steps.is_empty() {
                 break;
             }
             rounds += 1;
-            let candidates: Vec<Candidate> =
-                steps.into_iter().map(|o| (o, best.0.1.clone())).collect();
+            let candidates: Vec<Candidate> = steps
+                .into_iter()
+                .map(|order| Candidate {
+                    order,
+                    removed: best.candidate.removed.clone(),
+                })
+                .collect();
             let batch = if large { BATCH } else { candidates.len() };
             let mut improved = false;
             for chunk in candidates.chunks(batch) {
@@ -406,16 +462,22 @@ impl Searcher<'_> {
         &self,
         evaluator: &mut Evaluator,
         candidates: &[Candidate],
-        best: &Scored,
-    ) -> Option<Scored> {
-        self.evaluate(evaluator, candidates.to_vec(), Some(&best.1.0))
+        best: &Evaluated,
+    ) -> Option<Evaluated> {
+        let bound = &best.scored.score;
+        self.evaluate(evaluator, candidates.to_vec(), Some(bound))
             .into_iter()
-            .min_by(|x, y| x.1.0.cmp(&y.1.0))
-            .filter(|w| w.1.0 < best.1.0)
+            .min_by(|x, y| x.scored.score.cmp(&y.scored.score))
+            .filter(|w| w.scored.score < *bound)
     }
 
     /// The best of every order ([`every_order`]), from `best`.
-    fn exhaustive(&self, evaluator: &mut Evaluator, mut best: Scored, tried: &mut usize) -> Scored {
+    fn exhaustive(
+        &self,
+        evaluator: &mut Evaluator,
+        mut best: Evaluated,
+        tried: &mut usize,
+    ) -> Evaluated {
         let every = every_order(self.units);
         *tried += every.len();
         for chunk in every.chunks(BATCH * 8) {
@@ -450,7 +512,10 @@ pub(crate) fn search_seeded(
     seeds: Vec<Candidate>,
     climb: bool,
 ) -> Result<Found> {
-    let original: Candidate = ((0..units.len()).map(Entry::Unit).collect(), Vec::new());
+    let original = Candidate {
+        order: (0..units.len()).map(Entry::Unit).collect(),
+        removed: Vec::new(),
+    };
     let searcher = Searcher {
         name,
         group: format!("{name}_lockless"),
@@ -471,8 +536,8 @@ pub(crate) fn search_seeded(
         .evaluate(&mut evaluator, vec![original.clone()], None)
         .pop()
         .ok_or_else(unlaid)?;
-    let before = best.1.clone();
-    evaluator.compiled_footprint(&before.1);
+    let before = best.scored.clone();
+    evaluator.compiled_footprint(&before.outcomes);
     let compiled = best.clone();
     let mut tried = 1;
     let large = units.len() > MAX_UNITS;
@@ -483,7 +548,7 @@ pub(crate) fn search_seeded(
         tried += 1;
         let seed = by_context(name, units, &contexts);
         if let Some(seed) = searcher.evaluate(&mut evaluator, vec![seed], None).pop()
-            && (large || seed.1.0 < best.1.0)
+            && (large || seed.scored.score < best.scored.score)
         {
             best = seed;
         }
@@ -491,11 +556,11 @@ pub(crate) fn search_seeded(
     // Seeds of the caller's (packing orders), each kept when better.
     tried += seeds.len();
     for seed in searcher.evaluate(&mut evaluator, seeds, None) {
-        if seed.1.0 < best.1.0 {
+        if seed.scored.score < best.scored.score {
             best = seed;
         }
     }
-    let start = best.0.clone();
+    let start = best.candidate.clone();
     let exact = climb && units.len() <= EXACT_UNITS && !units.iter().any(|u| u.marker);
     let (mut best, mut rounds) = match (climb, exact) {
         (true, false) => searcher.climb(&mut evaluator, best, &mut tried),
@@ -515,19 +580,21 @@ pub(crate) fn search_seeded(
             ..limits.clone()
         };
         let mut other = Evaluator::new(name, snaps, rules, &limits, &names);
-        other.compiled_footprint(&before.1);
+        other.compiled_footprint(&before.outcomes);
         if let Some(from) = searcher.evaluate(&mut other, vec![start], None).pop() {
             tried += 1;
             let (found, more) = searcher.climb(&mut other, from, &mut tried);
             rounds += more;
-            if let Some(found) = searcher.evaluate(&mut evaluator, vec![found.0], None).pop()
-                && found.1.0 < best.1.0
+            if let Some(found) = searcher
+                .evaluate(&mut evaluator, vec![found.candidate], None)
+                .pop()
+                && found.scored.score < best.scored.score
             {
                 best = found;
             }
         }
     }
-    if compiled.1.0 < best.1.0 {
+    if compiled.scored.score < best.scored.score {
         // A large struct's climb found nothing better than as compiled.
         best = compiled;
     }
@@ -535,38 +602,44 @@ pub(crate) fn search_seeded(
     // would not: when the suggestion leaves findings, each build climbs
     // alone from it, and an order better there is scored on every build.
     let mut alone = Vec::new();
-    if snaps.len() > 1 && (best.1.0.errors > 0 || best.1.0.warnings > 0 || best.1.0.over > 0) {
+    let left = &best.scored.score;
+    if snaps.len() > 1 && (left.errors > 0 || left.warnings > 0 || left.over > 0) {
         for (b, snap) in snaps.iter().enumerate() {
             let mut one = Evaluator::new(name, std::slice::from_ref(snap), rules, limits, &names);
-            one.compiled_footprint(std::slice::from_ref(&before.1[b]));
+            one.compiled_footprint(std::slice::from_ref(&before.outcomes[b]));
             let start = match searcher
-                .evaluate(&mut one, vec![best.0.clone()], None)
+                .evaluate(&mut one, vec![best.candidate.clone()], None)
                 .pop()
             {
                 Some(s) => s,
                 None => continue,
             };
-            let joint = start.1.0.clone();
+            let joint = start.scored.score.clone();
             let (found, _) = searcher.climb(&mut one, start, &mut tried);
-            if found.1.0.errors + found.1.0.warnings + found.1.0.over as usize
+            let own = &found.scored.score;
+            if own.errors + own.warnings + own.over as usize
                 >= joint.errors + joint.warnings + joint.over as usize
             {
                 continue;
             }
             if let Some(everywhere) = searcher
-                .evaluate(&mut evaluator, vec![found.0.clone()], None)
+                .evaluate(&mut evaluator, vec![found.candidate.clone()], None)
                 .pop()
             {
                 alone.push(Alone {
                     build: b,
-                    order: found.0.0.clone(),
-                    plan_text: found.2.clone(),
-                    everywhere: everywhere.1.1,
+                    order: found.candidate.order,
+                    plan_text: found.text,
+                    everywhere: everywhere.scored.outcomes,
                 });
             }
         }
     }
-    let ((order, removed), (score, outcomes), plan_text) = best;
+    let Evaluated {
+        candidate: Candidate { order, removed },
+        scored: Scored { score, outcomes },
+        text: plan_text,
+    } = best;
     Ok(Found {
         order,
         removed,
@@ -601,7 +674,10 @@ fn every_order(units: &[Unit]) -> Vec<Candidate> {
     let all: Vec<usize> = (0..units.len()).collect();
     let mut out: Vec<Candidate> = permutations(&all)
         .into_iter()
-        .map(|p| (p.into_iter().map(Entry::Unit).collect(), Vec::new()))
+        .map(|p| Candidate {
+            order: p.into_iter().map(Entry::Unit).collect(),
+            removed: Vec::new(),
+        })
         .collect();
     let (writers, rest): (Vec<usize>, Vec<usize>) = all.iter().partition(|&&u| units[u].lockless);
     if !writers.is_empty() {
@@ -609,7 +685,10 @@ fn every_order(units: &[Unit]) -> Vec<Candidate> {
         for inner in permutations(&writers) {
             let mut entries: Vec<Entry> = rest.iter().map(|&u| Entry::Unit(u)).collect();
             entries.push(Entry::Group(inner));
-            out.extend(permutations(&entries).into_iter().map(|o| (o, Vec::new())));
+            out.extend(permutations(&entries).into_iter().map(|order| Candidate {
+                order,
+                removed: Vec::new(),
+            }));
         }
     }
     out
@@ -928,7 +1007,10 @@ pub(crate) fn by_context(ty: &str, units: &[Unit], contexts: &[String]) -> Candi
     let removed: Vec<usize> = (0..units.len()).filter(|&u| units[u].marker).collect();
     let kept: Vec<usize> = (0..units.len()).filter(|&u| !units[u].marker).collect();
     let Some((&first, rest)) = kept.split_first() else {
-        return (Vec::new(), removed);
+        return Candidate {
+            order: Vec::new(),
+            removed,
+        };
     };
     // (written, first context, last context) → the group's members.
     let mut groups: std::collections::BTreeMap<(bool, usize, usize), Vec<usize>> =
@@ -964,7 +1046,7 @@ pub(crate) fn by_context(ty: &str, units: &[Unit], contexts: &[String]) -> Candi
         order.push(Entry::Named(format!("{ty}_{kind}_{names}"), members));
     }
     order.extend(unused.into_iter().map(Entry::Unit));
-    (order, removed)
+    Candidate { order, removed }
 }
 
 #[cfg(test)]
@@ -998,7 +1080,7 @@ mod tests {
             unit("cold", &[], &[], 8),
         ];
         let contexts = ["tx".to_owned(), "rx".to_owned()];
-        let (order, removed) = by_context("s", &units, &contexts);
+        let Candidate { order, removed } = by_context("s", &units, &contexts);
         use Entry::*;
         assert_eq!(removed, [1]);
         assert_eq!(
@@ -1084,12 +1166,12 @@ mod tests {
         let every = every_order(&units);
         assert_eq!(every.len(), 24 + 2 * 6);
         let distinct: std::collections::HashSet<String> =
-            every.iter().map(|c| format!("{:?}", c.0)).collect();
+            every.iter().map(|c| format!("{:?}", c.order)).collect();
         assert_eq!(distinct.len(), every.len());
-        assert_eq!(every[0].0, (0..4).map(Entry::Unit).collect::<Vec<_>>());
+        assert_eq!(every[0].order, (0..4).map(Entry::Unit).collect::<Vec<_>>());
         let grouped = every
             .iter()
-            .filter(|c| c.0.contains(&Entry::Group(vec![3, 1])))
+            .filter(|c| c.order.contains(&Entry::Group(vec![3, 1])))
             .count();
         assert_eq!(grouped, 6);
     }
