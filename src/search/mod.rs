@@ -8,6 +8,7 @@
 //! while it improves.
 
 mod evaluate;
+mod snapshot;
 
 pub(crate) mod members;
 pub(crate) mod rank;
@@ -15,10 +16,10 @@ pub(crate) mod rank;
 use crate::error::Result;
 use crate::layout::{GROUP_BEGIN, GROUP_END, GROUP_PAD};
 use crate::model::{TypeId, TypeTable};
-use crate::plan::abi::Abi;
 use crate::rules::{Class, Rules};
 use evaluate::Evaluator;
 pub(crate) use rank::{Objective, Rank};
+pub(crate) use snapshot::Snapshot;
 
 pub(crate) mod packing;
 
@@ -94,74 +95,6 @@ pub(crate) fn pinned(
     out.sort_unstable();
     out.dedup();
     Ok(out)
-}
-
-/// One build as loaded: the model holding the struct and its roots.
-#[derive(Clone)]
-pub(crate) struct Snapshot {
-    /// Config label.
-    pub(crate) config: String,
-    /// The types decoded for the roots; a candidate is laid out in place
-    /// and undone (the planner hands back the structs it changed).
-    pub(crate) table: TypeTable,
-    /// The table's length as compiled: the types a candidate adds go.
-    pub(crate) len: u32,
-    /// The roots: name and id.
-    pub(crate) roots: Vec<(String, TypeId)>,
-    /// The struct searched.
-    pub(crate) target: TypeId,
-    /// Its name in this build (a rules alias, or the name asked for).
-    pub(crate) target_name: String,
-    /// The machine's C ABI.
-    pub(crate) abi: Abi,
-    /// Line size.
-    pub(crate) line: u64,
-    /// The roots' sizes as compiled, in root order.
-    sizes: Vec<u64>,
-    /// The struct's own size as compiled.
-    size: u64,
-    /// Root indexes, smallest root first: the order they are analysed in,
-    /// so that a candidate beaten early costs little.
-    by_size: Vec<usize>,
-    /// What planners read of the compiled structs, for the next.
-    known: std::sync::Arc<crate::plan::infer::Known>,
-    /// Pinned members: name and compiled bit offset in the struct.
-    pins: Vec<(String, u64)>,
-}
-
-impl Snapshot {
-    /// A snapshot of `table` for roots `roots` and the struct `target`.
-    pub(crate) fn new(
-        config: String,
-        table: TypeTable,
-        roots: Vec<(String, TypeId)>,
-        target: TypeId,
-        abi: Abi,
-        line: u64,
-    ) -> Snapshot {
-        let sizes: Vec<u64> = roots
-            .iter()
-            .map(|(_, id)| table.size_of(*id).unwrap_or(0))
-            .collect();
-        let mut by_size: Vec<usize> = (0..roots.len()).collect();
-        by_size.sort_by_key(|&i| sizes[i]);
-        let size = table.size_of(target).unwrap_or(0);
-        Snapshot {
-            config,
-            len: table.len(),
-            table,
-            roots,
-            target,
-            target_name: String::new(),
-            abi,
-            line,
-            size,
-            sizes,
-            by_size,
-            known: Default::default(),
-            pins: Vec::new(),
-        }
-    }
 }
 
 /// A unit of the order: one member, an anonymous struct or union (named by
