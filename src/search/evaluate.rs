@@ -7,22 +7,32 @@
 //! worse than the best complete score (every part of a [`Score`] only
 //! grows as builds and roots are added, so the rest could not save it):
 //! roots are analysed smallest first, and builds one after the other. A
-//! plan text scored once is not scored again.
+//! candidate scored once is not scored again.
 
-use std::collections::HashMap;
-use std::path::Path;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
+use super::candidate::{Candidate, Target};
 use super::snapshot::{Snapshot, Tally};
 use super::{Limits, Outcome, Score, Scored};
 use crate::plan::Plan;
 use crate::rules::Rules;
 
+/// A candidate scored.
+#[derive(Clone)]
+pub(super) struct Evaluated {
+    /// The candidate.
+    pub(super) candidate: Candidate,
+    /// Its score and outcomes.
+    pub(super) scored: Scored,
+}
+
 /// What scores candidates of one struct.
 pub(super) struct Evaluator<'a> {
-    name: &'a str,
+    /// The struct, and how a candidate becomes its plan.
+    target: &'a Target<'a>,
     rules: &'a Rules,
     contexts: Vec<String>,
     limits: Limits,
@@ -33,16 +43,16 @@ pub(super) struct Evaluator<'a> {
     template: Vec<Snapshot>,
     /// Copies of the builds, one per worker at work.
     pool: Mutex<Vec<Vec<Snapshot>>>,
-    /// Plan texts scored: the score, or `None` when the plan engine refused
-    /// it or it was beaten before it was complete (bounds only fall, so it
-    /// stays beaten).
-    seen: HashMap<String, Option<Scored>>,
+    /// Candidates scored: the score, or `None` when the plan engine
+    /// refused it or it was beaten before it was complete (bounds only
+    /// fall, so it stays beaten).
+    seen: HashMap<Candidate, Option<Scored>>,
 }
 
 impl<'a> Evaluator<'a> {
-    /// An evaluator of struct `name`'s candidates on `snaps`.
+    /// An evaluator of `target`'s candidates on `snaps`.
     pub(super) fn new(
-        name: &'a str,
+        target: &'a Target<'a>,
         snaps: &[Snapshot],
         rules: &'a Rules,
         limits: &Limits,
@@ -56,7 +66,7 @@ impl<'a> Evaluator<'a> {
             .map(|_| template.clone())
             .collect();
         Evaluator {
-            name,
+            target,
             rules,
             contexts: rules.contexts.iter().map(|c| c.name.clone()).collect(),
             limits: limits.clone(),
@@ -80,19 +90,20 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    /// Scores each `(plan text, members moved)`: `None` for a plan the
-    /// engine refuses on some build, and, with a `bound`, for one whose
-    /// score is worse than it or than a better one found meanwhile.
-    pub(super) fn score(
+    /// Scores `candidates`, in their order, leaving out one the plan
+    /// engine refuses on some build (a flexible array not last: simply not
+    /// a layout) and, with a `bound`, one whose score is worse than it or
+    /// than a better one found meanwhile.
+    pub(super) fn evaluate(
         &mut self,
-        candidates: &[(String, usize)],
+        candidates: Vec<Candidate>,
         bound: Option<&Score>,
-    ) -> Vec<Option<Scored>> {
-        let mut todo: Vec<&(String, usize)> = Vec::new();
+    ) -> Vec<Evaluated> {
+        let mut todo: Vec<&Candidate> = Vec::new();
         {
-            let mut queued = std::collections::HashSet::new();
-            for c in candidates {
-                if !self.seen.contains_key(&c.0) && queued.insert(&c.0) {
+            let mut queued = HashSet::new();
+            for c in &candidates {
+                if !self.seen.contains_key(c) && queued.insert(c) {
                     todo.push(c);
                 }
             }
@@ -101,11 +112,11 @@ impl<'a> Evaluator<'a> {
         let results: Vec<Option<Scored>> = todo
             .par_iter()
             .with_max_len(1)
-            .map(|(text, moved)| {
-                let plan = Arc::new(Plan::parse(Path::new("suggested.plan.toml"), text).ok()?);
+            .map(|c| {
+                let plan = Arc::new(self.target.plan(c)?);
                 let mut set = self.pool.lock().ok()?.pop();
                 let set = set.get_or_insert_with(|| self.template.clone());
-                let scored = self.score_one(set, &plan, *moved, &best);
+                let scored = self.score_one(set, &plan, c.moved(), &best);
                 if let Ok(mut pool) = self.pool.lock() {
                     pool.push(std::mem::take(set));
                 }
@@ -118,12 +129,15 @@ impl<'a> Evaluator<'a> {
                 Some(scored)
             })
             .collect();
-        for (c, r) in todo.iter().zip(results) {
-            self.seen.insert(c.0.clone(), r);
+        for (c, r) in todo.into_iter().zip(results) {
+            self.seen.insert(c.clone(), r);
         }
         candidates
-            .iter()
-            .map(|c| self.seen.get(&c.0).cloned().flatten())
+            .into_iter()
+            .filter_map(|candidate| {
+                let scored = self.seen.get(&candidate).cloned().flatten()?;
+                Some(Evaluated { candidate, scored })
+            })
             .collect()
     }
 
@@ -150,7 +164,7 @@ impl<'a> Evaluator<'a> {
                 .lay_out(
                     plan,
                     self.rules,
-                    self.name,
+                    self.target.name,
                     &self.contexts,
                     &mut tally,
                     &beaten,

@@ -7,6 +7,7 @@
 //! cacheline-aligned kernel group at every position, and keeps the best
 //! while it improves.
 
+mod candidate;
 mod evaluate;
 mod snapshot;
 
@@ -17,7 +18,9 @@ use crate::error::Result;
 use crate::layout::{GROUP_BEGIN, GROUP_END, GROUP_PAD};
 use crate::model::{TypeId, TypeTable};
 use crate::rules::{Class, Rules};
-use evaluate::Evaluator;
+use candidate::Target;
+pub(crate) use candidate::{Candidate, Entry};
+use evaluate::{Evaluated, Evaluator};
 pub(crate) use rank::{Objective, Rank};
 pub(crate) use snapshot::Snapshot;
 
@@ -124,17 +127,6 @@ pub(crate) struct Unit {
     /// True when some build lacks it (an `#ifdef` member): the plan lists
     /// it in `optional = [...]` ([`members::merge`] sets it).
     pub(crate) optional: bool,
-}
-
-/// An entry of a candidate order.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Entry {
-    /// A unit, by index.
-    Unit(usize),
-    /// An aligned kernel cacheline group of units.
-    Group(Vec<usize>),
-    /// A kernel cacheline group (not aligned) of units, by name.
-    Named(String, Vec<usize>),
 }
 
 /// How good a candidate is: the limits first (`over`, then `regress`),
@@ -244,15 +236,6 @@ pub(crate) struct Scored {
     pub(crate) outcomes: Vec<Outcome>,
 }
 
-/// A candidate: an order, and the units it removes (old group markers).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct Candidate {
-    /// The entries in their new order.
-    pub(crate) order: Vec<Entry>,
-    /// The units dropped (as indexes).
-    pub(crate) removed: Vec<usize>,
-}
-
 /// The best candidate found.
 pub(crate) struct Found {
     /// Its order.
@@ -281,58 +264,12 @@ pub(crate) struct Found {
     pub(crate) alone: Vec<Alone>,
 }
 
-/// A candidate scored.
-#[derive(Clone)]
-struct Evaluated {
-    /// The candidate.
-    candidate: Candidate,
-    /// Its score and outcomes.
-    scored: Scored,
-    /// Its plan file text.
-    text: String,
-}
-
-/// The struct being searched, and how its candidates become plans.
+/// The struct being searched: the moves of its units.
 struct Searcher<'a> {
-    name: &'a str,
-    group: String,
     units: &'a [Unit],
 }
 
 impl Searcher<'_> {
-    /// Scores candidates, each with its plan text; drops one the engine
-    /// refuses on some build (a flexible array not last: simply not a
-    /// layout) or, given a bound, one worse than it.
-    fn evaluate(
-        &self,
-        evaluator: &mut Evaluator,
-        orders: Vec<Candidate>,
-        bound: Option<&Score>,
-    ) -> Vec<Evaluated> {
-        let texts: Vec<(String, usize)> = orders
-            .iter()
-            .map(|c| {
-                (
-                    plan_text(self.name, &self.group, self.units, &c.order, &c.removed),
-                    moved(&c.order) + c.removed.len(),
-                )
-            })
-            .collect();
-        let scored = evaluator.score(&texts, bound);
-        orders
-            .into_iter()
-            .zip(texts)
-            .zip(scored)
-            .filter_map(|((candidate, (text, _)), scored)| {
-                Some(Evaluated {
-                    candidate,
-                    scored: scored?,
-                    text,
-                })
-            })
-            .collect()
-    }
-
     /// The hill climb from `best`: the best order found, and the rounds.
     /// `tried` counts the layouts.
     fn climb(
@@ -398,7 +335,8 @@ impl Searcher<'_> {
         best: &Evaluated,
     ) -> Option<Evaluated> {
         let bound = &best.scored.score;
-        self.evaluate(evaluator, candidates.to_vec(), Some(bound))
+        evaluator
+            .evaluate(candidates.to_vec(), Some(bound))
             .into_iter()
             .min_by(|x, y| x.scored.score.cmp(&y.scored.score))
             .filter(|w| w.scored.score < *bound)
@@ -449,24 +387,21 @@ pub(crate) fn search_seeded(
         order: (0..units.len()).map(Entry::Unit).collect(),
         removed: Vec::new(),
     };
-    let searcher = Searcher {
-        name,
-        group: format!("{name}_lockless"),
-        units,
-    };
+    let searcher = Searcher { units };
+    let target = Target::new(name, units);
     let names: Vec<&str> = limits
         .pinned
         .iter()
         .map(|&u| units[u].name.as_str())
         .collect();
-    let mut evaluator = Evaluator::new(name, snaps, rules, limits, &names);
+    let mut evaluator = Evaluator::new(&target, snaps, rules, limits, &names);
     let unlaid = || {
         crate::error::Error::Usage(format!(
             "struct {name} cannot be laid out again in its own order on every build"
         ))
     };
-    let mut best = searcher
-        .evaluate(&mut evaluator, vec![original.clone()], None)
+    let mut best = evaluator
+        .evaluate(vec![original.clone()], None)
         .pop()
         .ok_or_else(unlaid)?;
     let before = best.scored.clone();
@@ -480,7 +415,7 @@ pub(crate) fn search_seeded(
         let contexts: Vec<String> = rules.contexts.iter().map(|c| c.name.clone()).collect();
         tried += 1;
         let seed = by_context(name, units, &contexts);
-        if let Some(seed) = searcher.evaluate(&mut evaluator, vec![seed], None).pop()
+        if let Some(seed) = evaluator.evaluate(vec![seed], None).pop()
             && (large || seed.scored.score < best.scored.score)
         {
             best = seed;
@@ -488,7 +423,7 @@ pub(crate) fn search_seeded(
     }
     // Seeds of the caller's (packing orders), each kept when better.
     tried += seeds.len();
-    for seed in searcher.evaluate(&mut evaluator, seeds, None) {
+    for seed in evaluator.evaluate(seeds, None) {
         if seed.scored.score < best.scored.score {
             best = seed;
         }
@@ -512,15 +447,13 @@ pub(crate) fn search_seeded(
             rank: again,
             ..limits.clone()
         };
-        let mut other = Evaluator::new(name, snaps, rules, &limits, &names);
+        let mut other = Evaluator::new(&target, snaps, rules, &limits, &names);
         other.compiled_footprint(&before.outcomes);
-        if let Some(from) = searcher.evaluate(&mut other, vec![start], None).pop() {
+        if let Some(from) = other.evaluate(vec![start], None).pop() {
             tried += 1;
             let (found, more) = searcher.climb(&mut other, from, &mut tried);
             rounds += more;
-            if let Some(found) = searcher
-                .evaluate(&mut evaluator, vec![found.candidate], None)
-                .pop()
+            if let Some(found) = evaluator.evaluate(vec![found.candidate], None).pop()
                 && found.scored.score < best.scored.score
             {
                 best = found;
@@ -538,12 +471,10 @@ pub(crate) fn search_seeded(
     let left = &best.scored.score;
     if snaps.len() > 1 && (left.errors > 0 || left.warnings > 0 || left.over > 0) {
         for (b, snap) in snaps.iter().enumerate() {
-            let mut one = Evaluator::new(name, std::slice::from_ref(snap), rules, limits, &names);
+            let mut one =
+                Evaluator::new(&target, std::slice::from_ref(snap), rules, limits, &names);
             one.compiled_footprint(std::slice::from_ref(&before.outcomes[b]));
-            let start = match searcher
-                .evaluate(&mut one, vec![best.candidate.clone()], None)
-                .pop()
-            {
+            let start = match one.evaluate(vec![best.candidate.clone()], None).pop() {
                 Some(s) => s,
                 None => continue,
             };
@@ -555,23 +486,24 @@ pub(crate) fn search_seeded(
             {
                 continue;
             }
-            if let Some(everywhere) = searcher
-                .evaluate(&mut evaluator, vec![found.candidate.clone()], None)
+            if let Some(everywhere) = evaluator
+                .evaluate(vec![found.candidate.clone()], None)
                 .pop()
             {
                 alone.push(Alone {
                     build: b,
+                    plan_text: target.text(&found.candidate),
                     order: found.candidate.order,
-                    plan_text: found.text,
                     everywhere: everywhere.scored.outcomes,
                 });
             }
         }
     }
+    // The suggestion's text, written once: for the report and `--plan-out`.
+    let plan_text = target.text(&best.candidate);
     let Evaluated {
         candidate: Candidate { order, removed },
         scored: Scored { score, outcomes },
-        text: plan_text,
     } = best;
     Ok(Found {
         order,
@@ -746,75 +678,6 @@ fn within_groups(order: &[Entry]) -> Vec<Vec<Entry>> {
         }
     }
     out
-}
-
-/// Units not in the longest subsequence kept in the compiled order.
-fn moved(order: &[Entry]) -> usize {
-    let flat: Vec<usize> = order
-        .iter()
-        .flat_map(|e| match e {
-            Entry::Unit(u) => vec![*u],
-            Entry::Group(g) | Entry::Named(_, g) => g.clone(),
-        })
-        .collect();
-    // Longest increasing subsequence of the original indexes.
-    let mut tails: Vec<usize> = Vec::new();
-    for &x in &flat {
-        match tails.binary_search(&x) {
-            Ok(_) => {}
-            Err(p) if p == tails.len() => tails.push(x),
-            Err(p) => tails[p] = x,
-        }
-    }
-    let groups = order
-        .iter()
-        .filter(|e| matches!(e, Entry::Group(_) | Entry::Named(..)))
-        .count();
-    flat.len() - tails.len() + groups
-}
-
-/// The plan file of an order.
-pub(crate) fn plan_text(
-    name: &str,
-    group: &str,
-    units: &[Unit],
-    order: &[Entry],
-    removed: &[usize],
-) -> String {
-    let quoted = |u: &usize| format!("\"{}\"", units[*u].name);
-    let items: Vec<String> = order
-        .iter()
-        .map(|e| match e {
-            Entry::Unit(u) => quoted(u),
-            Entry::Group(g) => format!(
-                "{{ group = \"{group}\", aligned = true, members = [{}] }}",
-                g.iter().map(quoted).collect::<Vec<_>>().join(", ")
-            ),
-            Entry::Named(n, g) => format!(
-                "{{ group = \"{n}\", members = [{}] }}",
-                g.iter().map(quoted).collect::<Vec<_>>().join(", ")
-            ),
-        })
-        .collect();
-    let remove = if removed.is_empty() {
-        String::new()
-    } else {
-        let names: Vec<String> = removed.iter().map(quoted).collect();
-        format!("remove = [{}]\n", names.join(", "))
-    };
-    let optional: Vec<String> = (0..units.len())
-        .filter(|&u| units[u].optional)
-        .map(|u| quoted(&u))
-        .collect();
-    let remove = if optional.is_empty() {
-        remove
-    } else {
-        format!("optional = [{}]\n{remove}", optional.join(", "))
-    };
-    format!(
-        "[{name}]\n{remove}order = [\n  {},\n]\n",
-        items.join(",\n  ")
-    )
 }
 
 /// The units of struct `id` in `table`, those the rules say are written
@@ -1107,14 +970,5 @@ mod tests {
             .filter(|c| c.order.contains(&Entry::Group(vec![3, 1])))
             .count();
         assert_eq!(grouped, 6);
-    }
-
-    #[test]
-    fn moved_counts_what_leaves_the_compiled_order() {
-        use Entry::*;
-        assert_eq!(moved(&[Unit(0), Unit(1), Unit(2)]), 0);
-        assert_eq!(moved(&[Unit(2), Unit(0), Unit(1)]), 1);
-        // A group counts once besides its members' moves.
-        assert_eq!(moved(&[Unit(0), Group(vec![1, 2])]), 1);
     }
 }
