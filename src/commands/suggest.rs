@@ -15,7 +15,7 @@ use crate::load::{self, Build, Reading};
 use crate::plan::Plan;
 use crate::report::layout::LayoutReport;
 use crate::report::suggest::{
-    AloneBuild, AloneOrder, Gap, Growth, PerConfig, Placement, Role, Size, SuggestBuild,
+    AloneBuild, AloneOrder, Gap, Growth, Method, PerConfig, Placement, Role, Size, SuggestBuild,
     SuggestReport,
 };
 use crate::rules::Rules;
@@ -217,7 +217,8 @@ pub(crate) fn from_snapshots(
         rounds: found.rounds,
         budget: found.budget,
         gap: None,
-        exact: found.exact,
+        exact: found.method == Method::Exhaustive,
+        method: found.method,
         order: order_names(&found.order, &units, &opts.ty),
         moved: found.score.moved,
         removed: found

@@ -17,6 +17,7 @@ pub(crate) mod rank;
 use crate::error::Result;
 use crate::layout::{GROUP_BEGIN, GROUP_END, GROUP_PAD};
 use crate::model::{TypeId, TypeTable};
+use crate::report::suggest::Method;
 use crate::rules::{Class, Rules};
 use candidate::Target;
 pub(crate) use candidate::{Candidate, Entry};
@@ -45,7 +46,7 @@ const MAX_ROUNDS: usize = 8;
 pub(crate) const LARGE_BUDGET: usize = 600;
 
 /// Candidates scored together (in parallel) by the climb of a large struct.
-pub(crate) const BATCH: usize = 48;
+const BATCH: usize = 48;
 
 /// What a suggestion may not do, ranked before the findings.
 #[derive(Clone, Debug, Default)]
@@ -248,15 +249,14 @@ pub(crate) struct Found {
     pub(crate) outcomes: Vec<Outcome>,
     /// The compiled order's score and outcomes.
     pub(crate) before: Scored,
+    /// How the orders were searched.
+    pub(crate) method: Method,
     /// Candidates laid out and scored.
     pub(crate) tried: usize,
-    /// Rounds of the climb (0: too many members to climb; the compiled
-    /// order and the context order were compared).
+    /// Rounds of the climbs, both counted (0: none climbed).
     pub(crate) rounds: usize,
     /// The layout budget of a large struct's climb.
     pub(crate) budget: Option<usize>,
-    /// Every order was tried ([`EXACT_UNITS`]): the best of them, proven.
-    pub(crate) exact: bool,
     /// The units the suggestion removes.
     pub(crate) removed: Vec<usize>,
     /// Orders single builds like better, when the suggestion leaves
@@ -499,6 +499,15 @@ pub(crate) fn search_seeded(
             }
         }
     }
+    let method = if exact {
+        Method::Exhaustive
+    } else if rounds == 0 {
+        Method::Compared
+    } else if large {
+        Method::GroupClimb { batch: BATCH }
+    } else {
+        Method::Climb
+    };
     // The suggestion's text, written once: for the report and `--plan-out`.
     let plan_text = target.text(&best.candidate);
     let Evaluated {
@@ -512,10 +521,10 @@ pub(crate) fn search_seeded(
         score,
         outcomes,
         before,
+        method,
         tried,
         rounds,
         budget: large.then_some(LARGE_BUDGET),
-        exact,
         alone,
     })
 }
