@@ -14,6 +14,8 @@ pub(crate) mod apply;
 pub(crate) mod infer;
 mod parse;
 
+pub(crate) use parse::is_identifier;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -83,7 +83,7 @@ pub(super) fn parse(file: &Arc<Path>, text: &str) -> Result<(Vec<TypePlan>, Opti
 }
 
 /// A C identifier.
-pub(super) fn is_identifier(name: &str) -> bool {
+pub(crate) fn is_identifier(name: &str) -> bool {
     !name.is_empty()
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit())

@@ -7,7 +7,7 @@ use comfy_table::{Table, presets};
 use serde::Serialize;
 
 use super::{Format, Output, Render, to_json};
-use crate::report::suggest::{Role, SuggestReport, SuggestReports};
+use crate::report::suggest::{Method, Role, SuggestReport, SuggestReports};
 
 impl Render for SuggestReport {
     const FORMATS: &'static [Format] = &[Format::Text, Format::Json];
@@ -309,69 +309,54 @@ fn method(r: &SuggestReport) -> String {
         n => format!("{n} builds"),
     };
     let laid = "every layout is the plan engine's, as the compiler gives it";
-    if r.exact {
-        let what = match r.packing {
-            true => {
-                "packing only (no rules): the smallest size, then the fewest members moved; \
-                     exhaustive: every order of the members"
-            }
-            false => {
-                "exhaustive: every order of the members (and, with lockless writers, every \
-                      order with them as one cacheline-aligned group)"
-            }
-        };
-        return format!(
-            "{what}, {}: the best order there is; {laid}; {} layouts on {builds}",
+    let packing = "packing only (no rules): the smallest size, then the fewest members moved";
+    match (r.method, r.packing) {
+        (Method::Exhaustive, true) => format!(
+            "{packing}; exhaustive: every order of the members, {}: the best order there is; \
+             {laid}; {} layouts on {builds}",
             r.members, r.tried
-        );
-    }
-    if r.packing {
-        let how = if r.rounds == 0 {
-            "the compiled order against packing orders (by alignment then size, and \
-             holes filled), no climb"
-                .to_owned()
-        } else {
+        ),
+        (Method::Exhaustive, false) => format!(
+            "exhaustive: every order of the members (and, with lockless writers, every order \
+             with them as one cacheline-aligned group), {}: the best order there is; {laid}; {} \
+             layouts on {builds}",
+            r.members, r.tried
+        ),
+        (Method::Compared, true) => format!(
+            "{packing}; {} members; the compiled order against packing orders (by alignment \
+             then size, and holes filled), no climb; {laid}; {} layouts on {builds}",
+            r.members, r.tried
+        ),
+        (Method::Climb, true) => format!(
+            "{packing}; {} members; packing orders (by alignment then size, and holes filled), \
+             then a hill climb from the best (moves of one to three members, swaps), {} \
+             round(s): a local optimum, not proven best; {laid}; {} layouts on {builds}",
+            r.members, r.rounds, r.tried
+        ),
+        (Method::GroupClimb { batch }, _) => {
+            let stop = match r.budget {
+                Some(budget) if r.tried >= budget => {
+                    format!("stopped at its budget of {budget} layouts")
+                }
+                _ => "no move in its groups improved".to_owned(),
+            };
             format!(
-                "packing orders (by alignment then size, and holes filled), then a hill \
-                 climb from the best (moves of one to three members, swaps), {} round(s): \
-                 a local optimum, not proven best",
-                r.rounds
+                "{} members, too many for a full climb: a context order (members grouped by the \
+                 contexts that use them, kernel groups named as netdev names them, each packed \
+                 by alignment), then a climb inside it: each round tries moving a member inside \
+                 its group and a group among the groups, and takes the first batch of {batch} \
+                 that improves; {laid}; {} layouts on {builds} in {} rounds, {stop}: a local \
+                 optimum, not proven best",
+                r.members, r.tried, r.rounds
             )
-        };
-        return format!(
-            "packing only (no rules): the smallest size, then the fewest members moved; \
-             {} members; {how}; {laid}; {} layouts on {builds}",
-            r.members, r.tried
-        );
-    }
-    if let Some(budget) = r.budget.filter(|_| r.rounds > 0) {
-        let stop = if r.tried >= budget {
-            format!("stopped at its budget of {budget} layouts")
-        } else {
-            "no move in its groups improved".to_owned()
-        };
-        return format!(
-            "{} members, too many for a full climb: a context order (members grouped by the \
-             contexts that use them, kernel groups named as netdev names them, each packed by \
-             alignment), then a climb inside it: each round tries moving a member inside its \
-             group and a group among the groups, and takes the first batch of {} that \
-             improves; {laid}; {} layouts on {builds} in {} rounds, {stop}: a local optimum, \
-             not proven best",
-            r.members,
-            crate::search::BATCH,
-            r.tried,
-            r.rounds
-        );
-    }
-    if r.rounds == 0 {
-        format!(
+        }
+        (Method::Compared, false) => format!(
             "{} members, too many to climb: the compiled order against a context order \
              (members grouped by the contexts that use them, kernel groups named as netdev \
              names them, each packed by alignment); {laid}; {} layouts on {builds}",
             r.members, r.tried
-        )
-    } else {
-        format!(
+        ),
+        (Method::Climb, false) => format!(
             "hill climb from the compiled order (and from a context order, with context \
              rules): each round tries every move of a block of one to three members, every \
              swap of two, and the lockless writers gathered into one cacheline-aligned group, \
@@ -379,6 +364,6 @@ fn method(r: &SuggestReport) -> String {
              errors, and the better of the two is kept; {laid}; {} layouts on {builds} in {} \
              rounds: a local optimum, not proven best",
             r.tried, r.rounds
-        )
+        ),
     }
 }

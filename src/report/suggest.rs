@@ -26,6 +26,10 @@ pub struct SuggestReport {
     /// Every order of the members was tried (a struct of at most 7
     /// units): the suggestion is the best order there is.
     pub exact: bool,
+    /// How the orders were searched (JSON: `method`, and a group climb's
+    /// `batch`).
+    #[serde(flatten)]
+    pub method: Method,
     /// The suggested member order (group members as `G: a, b`).
     pub order: Vec<String>,
     /// Units moved from the compiled order (and removed).
@@ -70,6 +74,29 @@ pub struct SuggestReport {
     /// the members moved. In JSON only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub packing: bool,
+}
+
+/// How `suggest` searched the orders of a struct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "method", rename_all = "kebab-case")]
+pub enum Method {
+    /// Every order of the members (a struct of at most 7 units and no
+    /// kernel group markers): the best order there is.
+    Exhaustive,
+    /// A hill climb from the best seed: each round every move of one to
+    /// three members, every swap of two and the lockless writers'
+    /// group; with rules, a second climb ranks growth right after errors.
+    Climb,
+    /// The climb of a struct too large for a full one: moves inside the
+    /// context order's groups, the first batch that improves taken,
+    /// within the report's `budget`.
+    GroupClimb {
+        /// Candidates scored together.
+        batch: usize,
+    },
+    /// No climb: the compiled order compared with the seeds (a context
+    /// order, or the packing orders).
+    Compared,
 }
 
 /// How far a suggestion is from the bounds of its objectives: no finding

@@ -7,29 +7,32 @@
 //! worse than the best complete score (every part of a [`Score`] only
 //! grows as builds and roots are added, so the rest could not save it):
 //! roots are analysed smallest first, and builds one after the other. A
-//! plan text scored once is not scored again.
+//! candidate scored once is not scored again.
 
-use std::collections::HashMap;
-use std::path::Path;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
-use super::{Limits, Outcome, Score, Snapshot};
-use crate::analysis;
-use crate::error::Result;
-use crate::layout::{self, Layout};
-use crate::model::{TypeId, TypeTable};
+use super::candidate::{Candidate, Target};
+use super::snapshot::{Snapshot, Tally};
+use super::{Limits, Outcome, Score, Scored};
 use crate::plan::Plan;
-use crate::plan::apply::Planner;
-use crate::rules::{Rules, Severity};
+use crate::rules::Rules;
 
-/// A complete score and what each build gives.
-pub(super) type Scored = (Score, Vec<Outcome>);
+/// A candidate scored.
+#[derive(Clone)]
+pub(super) struct Evaluated {
+    /// The candidate.
+    pub(super) candidate: Candidate,
+    /// Its score and outcomes.
+    pub(super) scored: Scored,
+}
 
 /// What scores candidates of one struct.
 pub(super) struct Evaluator<'a> {
-    name: &'a str,
+    /// The struct, and how a candidate becomes its plan.
+    target: &'a Target<'a>,
     rules: &'a Rules,
     contexts: Vec<String>,
     limits: Limits,
@@ -40,16 +43,16 @@ pub(super) struct Evaluator<'a> {
     template: Vec<Snapshot>,
     /// Copies of the builds, one per worker at work.
     pool: Mutex<Vec<Vec<Snapshot>>>,
-    /// Plan texts scored: the score, or `None` when the plan engine refused
-    /// it or it was beaten before it was complete (bounds only fall, so it
-    /// stays beaten).
-    seen: HashMap<String, Option<Scored>>,
+    /// Candidates scored: the score, or `None` when the plan engine
+    /// refused it or it was beaten before it was complete (bounds only
+    /// fall, so it stays beaten).
+    seen: HashMap<Candidate, Option<Scored>>,
 }
 
 impl<'a> Evaluator<'a> {
-    /// An evaluator of struct `name`'s candidates on `snaps`.
+    /// An evaluator of `target`'s candidates on `snaps`.
     pub(super) fn new(
-        name: &'a str,
+        target: &'a Target<'a>,
         snaps: &[Snapshot],
         rules: &'a Rules,
         limits: &Limits,
@@ -57,16 +60,13 @@ impl<'a> Evaluator<'a> {
     ) -> Evaluator<'a> {
         let mut template = snaps.to_vec();
         for snap in &mut template {
-            snap.pins = pinned
-                .iter()
-                .filter_map(|n| Some((n.to_string(), snap.offset_of(n)?)))
-                .collect();
+            snap.pin(pinned);
         }
         let pool = (0..rayon::current_num_threads())
             .map(|_| template.clone())
             .collect();
         Evaluator {
-            name,
+            target,
             rules,
             contexts: rules.contexts.iter().map(|c| c.name.clone()).collect(),
             limits: limits.clone(),
@@ -84,25 +84,26 @@ impl<'a> Evaluator<'a> {
             self.compiled_footprint = Some(
                 compiled
                     .iter()
-                    .map(|o| o.footprint.iter().map(|f| f.1).collect())
+                    .map(|o| o.footprint.iter().map(|f| f.lines).collect())
                     .collect(),
             );
         }
     }
 
-    /// Scores each `(plan text, members moved)`: `None` for a plan the
-    /// engine refuses on some build, and, with a `bound`, for one whose
-    /// score is worse than it or than a better one found meanwhile.
-    pub(super) fn score(
+    /// Scores `candidates`, in their order, leaving out one the plan
+    /// engine refuses on some build (a flexible array not last: simply not
+    /// a layout) and, with a `bound`, one whose score is worse than it or
+    /// than a better one found meanwhile.
+    pub(super) fn evaluate(
         &mut self,
-        candidates: &[(String, usize)],
+        candidates: Vec<Candidate>,
         bound: Option<&Score>,
-    ) -> Vec<Option<Scored>> {
-        let mut todo: Vec<&(String, usize)> = Vec::new();
+    ) -> Vec<Evaluated> {
+        let mut todo: Vec<&Candidate> = Vec::new();
         {
-            let mut queued = std::collections::HashSet::new();
-            for c in candidates {
-                if !self.seen.contains_key(&c.0) && queued.insert(&c.0) {
+            let mut queued = HashSet::new();
+            for c in &candidates {
+                if !self.seen.contains_key(c) && queued.insert(c) {
                     todo.push(c);
                 }
             }
@@ -111,29 +112,32 @@ impl<'a> Evaluator<'a> {
         let results: Vec<Option<Scored>> = todo
             .par_iter()
             .with_max_len(1)
-            .map(|(text, moved)| {
-                let plan = Arc::new(Plan::parse(Path::new("suggested.plan.toml"), text).ok()?);
+            .map(|c| {
+                let plan = Arc::new(self.target.plan(c)?);
                 let mut set = self.pool.lock().ok()?.pop();
                 let set = set.get_or_insert_with(|| self.template.clone());
-                let scored = self.score_one(set, &plan, *moved, &best);
+                let scored = self.score_one(set, &plan, c.moved(), &best);
                 if let Ok(mut pool) = self.pool.lock() {
                     pool.push(std::mem::take(set));
                 }
                 let scored = scored?;
                 if let Ok(mut b) = best.lock()
-                    && b.as_ref().is_none_or(|b| scored.0 < *b)
+                    && b.as_ref().is_none_or(|b| scored.score < *b)
                 {
-                    *b = Some(scored.0.clone());
+                    *b = Some(scored.score.clone());
                 }
                 Some(scored)
             })
             .collect();
-        for (c, r) in todo.iter().zip(results) {
-            self.seen.insert(c.0.clone(), r);
+        for (c, r) in todo.into_iter().zip(results) {
+            self.seen.insert(c.clone(), r);
         }
         candidates
-            .iter()
-            .map(|c| self.seen.get(&c.0).cloned().flatten())
+            .into_iter()
+            .filter_map(|candidate| {
+                let scored = self.seen.get(&candidate).cloned().flatten()?;
+                Some(Evaluated { candidate, scored })
+            })
             .collect()
     }
 
@@ -160,7 +164,7 @@ impl<'a> Evaluator<'a> {
                 .lay_out(
                     plan,
                     self.rules,
-                    self.name,
+                    self.target.name,
                     &self.contexts,
                     &mut tally,
                     &beaten,
@@ -168,208 +172,9 @@ impl<'a> Evaluator<'a> {
                 .ok()??;
             outcomes.push(outcome);
         }
-        Some((tally.score(), outcomes))
-    }
-}
-
-/// A score being added up, root by root and build by build.
-pub(super) struct Tally {
-    max_growth: Option<i64>,
-    /// The build's lines per context as compiled, to keep.
-    kept: Option<Vec<usize>>,
-    score: Score,
-}
-
-impl Tally {
-    fn new(moved: usize, max_growth: Option<i64>, rank: super::Rank) -> Tally {
-        Tally {
-            max_growth,
-            kept: None,
-            score: Score {
-                rank,
-                over: 0,
-                regress: 0,
-                errors: 0,
-                warnings: 0,
-                growth_lines: i64::MIN,
-                growth_bytes: i64::MIN,
-                footprint: 0,
-                moved,
-            },
-        }
-    }
-
-    /// The score so far: no part of it falls when more is added.
-    fn score(&self) -> Score {
-        let mut s = self.score.clone();
-        if s.growth_lines == i64::MIN {
-            // No root yet (or none at all): nothing grew.
-            s.growth_lines = 0;
-            s.growth_bytes = 0;
-        }
-        if let Some(max) = self.max_growth {
-            s.over = s.growth_lines.saturating_sub(max).max(0);
-        }
-        s
-    }
-}
-
-impl Snapshot {
-    /// The bit offset of member `name` in the struct as it is laid out now.
-    fn offset_of(&self, name: &str) -> Option<u64> {
-        crate::path::find_member(&self.table, self.target, name)
-            .ok()
-            .flatten()
-            .map(|(_, at)| at)
-    }
-
-    /// Lays `plan` out on this build, analyses every root (smallest first)
-    /// and the struct `name` itself (its footprint in `contexts`), adds
-    /// them to `tally`, and undoes the layout. `Ok(None)` when `beaten`
-    /// says the tally is already worse than the best.
-    /// The struct as `plan` lays it out on this build, with the table its
-    /// member types are named from (for printing it as C).
-    pub(crate) fn planned(&self, plan: &Arc<Plan>) -> Result<(TypeTable, Layout)> {
-        let mut table = self.table.clone();
-        let mut planner = Planner::knowing(plan.clone(), self.abi, self.line, self.known.clone());
-        planner.apply(&mut table, &[self.target])?;
-        let laid = layout::layout(&table, self.target, self.line, layout::Depth::Direct)?;
-        Ok((table, laid))
-    }
-
-    pub(super) fn lay_out(
-        &mut self,
-        plan: &Arc<Plan>,
-        rules: &Rules,
-        name: &str,
-        contexts: &[String],
-        tally: &mut Tally,
-        beaten: &dyn Fn(&Tally) -> bool,
-    ) -> Result<Option<Outcome>> {
-        let ids: Vec<TypeId> = self
-            .roots
-            .iter()
-            .map(|(_, id)| *id)
-            .chain(std::iter::once(self.target))
-            .collect();
-        // The struct itself is laid out too (its footprint): a lookup's
-        // copy of it may not be the one a root holds.
-        let mut planner = Planner::knowing(plan.clone(), self.abi, self.line, self.known.clone());
-        let applied = planner.apply(&mut self.table, &ids);
-        let scored = applied.map(|()| self.tally(rules, name, contexts, tally, beaten));
-        planner.undo(&mut self.table, &mut self.known, self.len);
-        self.table.truncate(self.len);
-        let Some((planned, roots, footprint)) = scored? else {
-            return Ok(None);
-        };
-        let mut outcome = Outcome {
-            config: self.config.clone(),
-            target: (self.table.size_of(self.target).unwrap_or(0), planned),
-            roots: Vec::with_capacity(roots.len()),
-            errors: 0,
-            warnings: 0,
-            footprint,
-        };
-        for ((name, id), (size, errors, warnings)) in self.roots.iter().zip(roots) {
-            outcome.errors += errors;
-            outcome.warnings += warnings;
-            let old = self.table.size_of(*id).unwrap_or(0);
-            outcome.roots.push((name.clone(), old, size));
-        }
-        Ok(Some(outcome))
-    }
-
-    /// The planned layout's part of the score, root by root: the struct's
-    /// size, per root its size, errors and warnings (in root order), and
-    /// the footprint; `None` once `beaten`.
-    #[allow(clippy::type_complexity)]
-    fn tally(
-        &self,
-        rules: &Rules,
-        name: &str,
-        contexts: &[String],
-        tally: &mut Tally,
-        beaten: &dyn Fn(&Tally) -> bool,
-    ) -> Option<(u64, Vec<(u64, usize, usize)>, Vec<(String, usize, u64)>)> {
-        let planned = self.table.size_of(self.target).unwrap_or(0);
-        if self
-            .pins
-            .iter()
-            .any(|(n, at)| self.offset_of(n) != Some(*at))
-        {
-            // A pinned member moved: not a layout the user allows.
-            return None;
-        }
-        let mut roots = vec![(0, 0, 0); self.roots.len()];
-        for &i in &self.by_size {
-            let (root, id) = &self.roots[i];
-            let a = analysis::analyze(&self.table, *id, root, self.line, rules);
-            let (mut errors, mut warnings) = (0, 0);
-            for f in a.findings.iter().filter(|f| f.allowed.is_none()) {
-                match f.severity {
-                    Severity::Error => errors += 1,
-                    Severity::Warning => warnings += 1,
-                    Severity::Note => {}
-                }
-            }
-            let old = self.sizes[i];
-            let s = &mut tally.score;
-            s.errors += errors;
-            s.warnings += warnings;
-            s.growth_bytes = s.growth_bytes.max(a.size as i64 - old as i64);
-            s.growth_lines = s
-                .growth_lines
-                .max(a.size.div_ceil(self.line) as i64 - old.div_ceil(self.line) as i64);
-            roots[i] = (a.size, errors, warnings);
-            if beaten(tally) {
-                return None;
-            }
-        }
-        if self.roots.is_empty() {
-            // Packing only (no rules, so no roots): the struct's own growth
-            // in bytes is the growth; its lines follow from its bytes.
-            let s = &mut tally.score;
-            s.growth_lines = s.growth_lines.max(0);
-            s.growth_bytes = s.growth_bytes.max(planned as i64 - self.size as i64);
-        }
-        let footprint: Vec<(String, usize, u64)> = if contexts.is_empty() {
-            Vec::new()
-        } else {
-            let own = analysis::analyze(&self.table, self.target, name, self.line, rules);
-            analysis::footprint::footprint(&own, contexts)
-                .contexts
-                .into_iter()
-                .map(|c| (c.context, c.lines.len(), c.optimum))
-                .collect()
-        };
-        tally.score.footprint += footprint.iter().map(|f| f.1).sum::<usize>();
-        if let Some(kept) = &tally.kept {
-            tally.score.regress += footprint
-                .iter()
-                .zip(kept)
-                .map(|(f, k)| f.1.saturating_sub(*k))
-                .sum::<usize>();
-            if beaten(tally) {
-                return None;
-            }
-        }
-        Some((planned, roots, footprint))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_tally_only_grows_and_a_build_without_roots_grew_nothing() {
-        let mut t = Tally::new(3, Some(1), crate::search::Rank::default());
-        assert_eq!(t.score().growth_lines, 0);
-        assert_eq!(t.score().over, 0);
-        t.score.growth_lines = 4;
-        t.score.growth_bytes = 200;
-        // Over the limit by 3 lines; moved stays what it was given.
-        assert_eq!(t.score().over, 3);
-        assert_eq!(t.score().moved, 3);
+        Some(Scored {
+            score: tally.score(),
+            outcomes,
+        })
     }
 }

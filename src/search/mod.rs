@@ -7,7 +7,9 @@
 //! cacheline-aligned kernel group at every position, and keeps the best
 //! while it improves.
 
+mod candidate;
 mod evaluate;
+mod snapshot;
 
 pub(crate) mod members;
 pub(crate) mod rank;
@@ -15,10 +17,13 @@ pub(crate) mod rank;
 use crate::error::Result;
 use crate::layout::{GROUP_BEGIN, GROUP_END, GROUP_PAD};
 use crate::model::{TypeId, TypeTable};
-use crate::plan::abi::Abi;
+use crate::report::suggest::Method;
 use crate::rules::{Class, Rules};
-use evaluate::Evaluator;
+use candidate::Target;
+pub(crate) use candidate::{Candidate, Entry};
+use evaluate::{Evaluated, Evaluator};
 pub(crate) use rank::{Objective, Rank};
+pub(crate) use snapshot::Snapshot;
 
 pub(crate) mod packing;
 
@@ -41,7 +46,7 @@ const MAX_ROUNDS: usize = 8;
 pub(crate) const LARGE_BUDGET: usize = 600;
 
 /// Candidates scored together (in parallel) by the climb of a large struct.
-pub(crate) const BATCH: usize = 48;
+const BATCH: usize = 48;
 
 /// What a suggestion may not do, ranked before the findings.
 #[derive(Clone, Debug, Default)]
@@ -96,74 +101,6 @@ pub(crate) fn pinned(
     Ok(out)
 }
 
-/// One build as loaded: the model holding the struct and its roots.
-#[derive(Clone)]
-pub(crate) struct Snapshot {
-    /// Config label.
-    pub(crate) config: String,
-    /// The types decoded for the roots; a candidate is laid out in place
-    /// and undone (the planner hands back the structs it changed).
-    pub(crate) table: TypeTable,
-    /// The table's length as compiled: the types a candidate adds go.
-    pub(crate) len: u32,
-    /// The roots: name and id.
-    pub(crate) roots: Vec<(String, TypeId)>,
-    /// The struct searched.
-    pub(crate) target: TypeId,
-    /// Its name in this build (a rules alias, or the name asked for).
-    pub(crate) target_name: String,
-    /// The machine's C ABI.
-    pub(crate) abi: Abi,
-    /// Line size.
-    pub(crate) line: u64,
-    /// The roots' sizes as compiled, in root order.
-    sizes: Vec<u64>,
-    /// The struct's own size as compiled.
-    size: u64,
-    /// Root indexes, smallest root first: the order they are analysed in,
-    /// so that a candidate beaten early costs little.
-    by_size: Vec<usize>,
-    /// What planners read of the compiled structs, for the next.
-    known: std::sync::Arc<crate::plan::infer::Known>,
-    /// Pinned members: name and compiled bit offset in the struct.
-    pins: Vec<(String, u64)>,
-}
-
-impl Snapshot {
-    /// A snapshot of `table` for roots `roots` and the struct `target`.
-    pub(crate) fn new(
-        config: String,
-        table: TypeTable,
-        roots: Vec<(String, TypeId)>,
-        target: TypeId,
-        abi: Abi,
-        line: u64,
-    ) -> Snapshot {
-        let sizes: Vec<u64> = roots
-            .iter()
-            .map(|(_, id)| table.size_of(*id).unwrap_or(0))
-            .collect();
-        let mut by_size: Vec<usize> = (0..roots.len()).collect();
-        by_size.sort_by_key(|&i| sizes[i]);
-        let size = table.size_of(target).unwrap_or(0);
-        Snapshot {
-            config,
-            len: table.len(),
-            table,
-            roots,
-            target,
-            target_name: String::new(),
-            abi,
-            line,
-            size,
-            sizes,
-            by_size,
-            known: Default::default(),
-            pins: Vec::new(),
-        }
-    }
-}
-
 /// A unit of the order: one member, an anonymous struct or union (named by
 /// its first member), or a run of bitfields (named by the first).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -191,17 +128,6 @@ pub(crate) struct Unit {
     /// True when some build lacks it (an `#ifdef` member): the plan lists
     /// it in `optional = [...]` ([`members::merge`] sets it).
     pub(crate) optional: bool,
-}
-
-/// An entry of a candidate order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Entry {
-    /// A unit, by index.
-    Unit(usize),
-    /// An aligned kernel cacheline group of units.
-    Group(Vec<usize>),
-    /// A kernel cacheline group (not aligned) of units, by name.
-    Named(String, Vec<usize>),
 }
 
 /// How good a candidate is: the limits first (`over`, then `regress`),
@@ -269,19 +195,47 @@ pub(crate) struct Outcome {
     pub(crate) config: String,
     /// The struct's own size: as compiled, as planned.
     pub(crate) target: (u64, u64),
-    /// Per root: name, size as compiled, size as planned.
-    pub(crate) roots: Vec<(String, u64, u64)>,
+    /// Per root, in root order: its size as compiled and as planned.
+    pub(crate) roots: Vec<RootSize>,
     /// Errors and warnings over the roots.
     pub(crate) errors: usize,
     /// Warnings.
     pub(crate) warnings: usize,
-    /// The struct's footprint: per context, the lines it touches and the
-    /// fewest its bytes fit in (see [`crate::analysis::footprint`]).
-    pub(crate) footprint: Vec<(String, usize, u64)>,
+    /// The struct's footprint, per context (see
+    /// [`crate::analysis::footprint`]).
+    pub(crate) footprint: Vec<ContextLines>,
 }
 
-/// A candidate: the order, and the units it removes (old group markers).
-pub(crate) type Candidate = (Vec<Entry>, Vec<usize>);
+/// A root's size in one build: as compiled, as planned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RootSize {
+    /// The root's name.
+    pub(crate) root: String,
+    /// Bytes as compiled.
+    pub(crate) old: u64,
+    /// Bytes as planned.
+    pub(crate) new: u64,
+}
+
+/// The lines one context touches in the struct in one build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ContextLines {
+    /// The context's name.
+    pub(crate) context: String,
+    /// Lines its members touch.
+    pub(crate) lines: usize,
+    /// The fewest lines its bytes fit in.
+    pub(crate) optimum: u64,
+}
+
+/// A complete score, and what each build gives.
+#[derive(Clone, Debug)]
+pub(crate) struct Scored {
+    /// The score over every build.
+    pub(crate) score: Score,
+    /// Per build, in build order.
+    pub(crate) outcomes: Vec<Outcome>,
+}
 
 /// The best candidate found.
 pub(crate) struct Found {
@@ -294,16 +248,15 @@ pub(crate) struct Found {
     /// Per build.
     pub(crate) outcomes: Vec<Outcome>,
     /// The compiled order's score and outcomes.
-    pub(crate) before: (Score, Vec<Outcome>),
+    pub(crate) before: Scored,
+    /// How the orders were searched.
+    pub(crate) method: Method,
     /// Candidates laid out and scored.
     pub(crate) tried: usize,
-    /// Rounds of the climb (0: too many members to climb; the compiled
-    /// order and the context order were compared).
+    /// Rounds of the climbs, both counted (0: none climbed).
     pub(crate) rounds: usize,
     /// The layout budget of a large struct's climb.
     pub(crate) budget: Option<usize>,
-    /// Every order was tried ([`EXACT_UNITS`]): the best of them, proven.
-    pub(crate) exact: bool,
     /// The units the suggestion removes.
     pub(crate) removed: Vec<usize>,
     /// Orders single builds like better, when the suggestion leaves
@@ -311,52 +264,20 @@ pub(crate) struct Found {
     pub(crate) alone: Vec<Alone>,
 }
 
-/// A candidate scored: the order, its score and outcomes, its plan text.
-type Scored = (Candidate, evaluate::Scored, String);
-
-/// The struct being searched, and how its candidates become plans.
+/// The struct being searched: the moves of its units.
 struct Searcher<'a> {
-    name: &'a str,
-    group: String,
     units: &'a [Unit],
 }
 
 impl Searcher<'_> {
-    /// Scores candidates, each with its plan text; drops one the engine
-    /// refuses on some build (a flexible array not last: simply not a
-    /// layout) or, given a bound, one worse than it.
-    fn evaluate(
-        &self,
-        evaluator: &mut Evaluator,
-        orders: Vec<Candidate>,
-        bound: Option<&Score>,
-    ) -> Vec<Scored> {
-        let texts: Vec<(String, usize)> = orders
-            .iter()
-            .map(|(o, r)| {
-                (
-                    plan_text(self.name, &self.group, self.units, o, r),
-                    moved(o) + r.len(),
-                )
-            })
-            .collect();
-        let scored = evaluator.score(&texts, bound);
-        orders
-            .into_iter()
-            .zip(texts)
-            .zip(scored)
-            .filter_map(|((c, (text, _)), s)| Some((c, s?, text)))
-            .collect()
-    }
-
     /// The hill climb from `best`: the best order found, and the rounds.
     /// `tried` counts the layouts.
     fn climb(
         &self,
         evaluator: &mut Evaluator,
-        mut best: Scored,
+        mut best: Evaluated,
         tried: &mut usize,
-    ) -> (Scored, usize) {
+    ) -> (Evaluated, usize) {
         let large = self.units.len() > MAX_UNITS;
         let mut rounds = 0;
         while rounds < MAX_ROUNDS && !(large && *tried >= LARGE_BUDGET) {
@@ -364,16 +285,21 @@ impl Searcher<'_> {
             // order only (and the groups among themselves): every move of
             // every member is a neighbourhood the square of 100 members, so
             // it takes the first batch that improves, within a budget.
-            let mut steps = within_groups(&best.0.0);
+            let mut steps = within_groups(&best.candidate.order);
             if !large {
-                steps.extend(neighbours(&best.0.0, self.units));
+                steps.extend(neighbours(&best.candidate.order, self.units));
             }
             if steps.is_empty() {
                 break;
             }
             rounds += 1;
-            let candidates: Vec<Candidate> =
-                steps.into_iter().map(|o| (o, best.0.1.clone())).collect();
+            let candidates: Vec<Candidate> = steps
+                .into_iter()
+                .map(|order| Candidate {
+                    order,
+                    removed: best.candidate.removed.clone(),
+                })
+                .collect();
             let batch = if large { BATCH } else { candidates.len() };
             let mut improved = false;
             for chunk in candidates.chunks(batch) {
@@ -406,16 +332,23 @@ impl Searcher<'_> {
         &self,
         evaluator: &mut Evaluator,
         candidates: &[Candidate],
-        best: &Scored,
-    ) -> Option<Scored> {
-        self.evaluate(evaluator, candidates.to_vec(), Some(&best.1.0))
+        best: &Evaluated,
+    ) -> Option<Evaluated> {
+        let bound = &best.scored.score;
+        evaluator
+            .evaluate(candidates.to_vec(), Some(bound))
             .into_iter()
-            .min_by(|x, y| x.1.0.cmp(&y.1.0))
-            .filter(|w| w.1.0 < best.1.0)
+            .min_by(|x, y| x.scored.score.cmp(&y.scored.score))
+            .filter(|w| w.scored.score < *bound)
     }
 
     /// The best of every order ([`every_order`]), from `best`.
-    fn exhaustive(&self, evaluator: &mut Evaluator, mut best: Scored, tried: &mut usize) -> Scored {
+    fn exhaustive(
+        &self,
+        evaluator: &mut Evaluator,
+        mut best: Evaluated,
+        tried: &mut usize,
+    ) -> Evaluated {
         let every = every_order(self.units);
         *tried += every.len();
         for chunk in every.chunks(BATCH * 8) {
@@ -450,29 +383,29 @@ pub(crate) fn search_seeded(
     seeds: Vec<Candidate>,
     climb: bool,
 ) -> Result<Found> {
-    let original: Candidate = ((0..units.len()).map(Entry::Unit).collect(), Vec::new());
-    let searcher = Searcher {
-        name,
-        group: format!("{name}_lockless"),
-        units,
+    let original = Candidate {
+        order: (0..units.len()).map(Entry::Unit).collect(),
+        removed: Vec::new(),
     };
+    let searcher = Searcher { units };
+    let target = Target::new(name, units);
     let names: Vec<&str> = limits
         .pinned
         .iter()
         .map(|&u| units[u].name.as_str())
         .collect();
-    let mut evaluator = Evaluator::new(name, snaps, rules, limits, &names);
+    let mut evaluator = Evaluator::new(&target, snaps, rules, limits, &names);
     let unlaid = || {
         crate::error::Error::Usage(format!(
             "struct {name} cannot be laid out again in its own order on every build"
         ))
     };
-    let mut best = searcher
-        .evaluate(&mut evaluator, vec![original.clone()], None)
+    let mut best = evaluator
+        .evaluate(vec![original.clone()], None)
         .pop()
         .ok_or_else(unlaid)?;
-    let before = best.1.clone();
-    evaluator.compiled_footprint(&before.1);
+    let before = best.scored.clone();
+    evaluator.compiled_footprint(&before.outcomes);
     let compiled = best.clone();
     let mut tried = 1;
     let large = units.len() > MAX_UNITS;
@@ -482,20 +415,20 @@ pub(crate) fn search_seeded(
         let contexts: Vec<String> = rules.contexts.iter().map(|c| c.name.clone()).collect();
         tried += 1;
         let seed = by_context(name, units, &contexts);
-        if let Some(seed) = searcher.evaluate(&mut evaluator, vec![seed], None).pop()
-            && (large || seed.1.0 < best.1.0)
+        if let Some(seed) = evaluator.evaluate(vec![seed], None).pop()
+            && (large || seed.scored.score < best.scored.score)
         {
             best = seed;
         }
     }
     // Seeds of the caller's (packing orders), each kept when better.
     tried += seeds.len();
-    for seed in searcher.evaluate(&mut evaluator, seeds, None) {
-        if seed.1.0 < best.1.0 {
+    for seed in evaluator.evaluate(seeds, None) {
+        if seed.scored.score < best.scored.score {
             best = seed;
         }
     }
-    let start = best.0.clone();
+    let start = best.candidate.clone();
     let exact = climb && units.len() <= EXACT_UNITS && !units.iter().any(|u| u.marker);
     let (mut best, mut rounds) = match (climb, exact) {
         (true, false) => searcher.climb(&mut evaluator, best, &mut tried),
@@ -514,20 +447,20 @@ pub(crate) fn search_seeded(
             rank: again,
             ..limits.clone()
         };
-        let mut other = Evaluator::new(name, snaps, rules, &limits, &names);
-        other.compiled_footprint(&before.1);
-        if let Some(from) = searcher.evaluate(&mut other, vec![start], None).pop() {
+        let mut other = Evaluator::new(&target, snaps, rules, &limits, &names);
+        other.compiled_footprint(&before.outcomes);
+        if let Some(from) = other.evaluate(vec![start], None).pop() {
             tried += 1;
             let (found, more) = searcher.climb(&mut other, from, &mut tried);
             rounds += more;
-            if let Some(found) = searcher.evaluate(&mut evaluator, vec![found.0], None).pop()
-                && found.1.0 < best.1.0
+            if let Some(found) = evaluator.evaluate(vec![found.candidate], None).pop()
+                && found.scored.score < best.scored.score
             {
                 best = found;
             }
         }
     }
-    if compiled.1.0 < best.1.0 {
+    if compiled.scored.score < best.scored.score {
         // A large struct's climb found nothing better than as compiled.
         best = compiled;
     }
@@ -535,38 +468,52 @@ pub(crate) fn search_seeded(
     // would not: when the suggestion leaves findings, each build climbs
     // alone from it, and an order better there is scored on every build.
     let mut alone = Vec::new();
-    if snaps.len() > 1 && (best.1.0.errors > 0 || best.1.0.warnings > 0 || best.1.0.over > 0) {
+    let left = &best.scored.score;
+    if snaps.len() > 1 && (left.errors > 0 || left.warnings > 0 || left.over > 0) {
         for (b, snap) in snaps.iter().enumerate() {
-            let mut one = Evaluator::new(name, std::slice::from_ref(snap), rules, limits, &names);
-            one.compiled_footprint(std::slice::from_ref(&before.1[b]));
-            let start = match searcher
-                .evaluate(&mut one, vec![best.0.clone()], None)
-                .pop()
-            {
+            let mut one =
+                Evaluator::new(&target, std::slice::from_ref(snap), rules, limits, &names);
+            one.compiled_footprint(std::slice::from_ref(&before.outcomes[b]));
+            let start = match one.evaluate(vec![best.candidate.clone()], None).pop() {
                 Some(s) => s,
                 None => continue,
             };
-            let joint = start.1.0.clone();
+            let joint = start.scored.score.clone();
             let (found, _) = searcher.climb(&mut one, start, &mut tried);
-            if found.1.0.errors + found.1.0.warnings + found.1.0.over as usize
+            let own = &found.scored.score;
+            if own.errors + own.warnings + own.over as usize
                 >= joint.errors + joint.warnings + joint.over as usize
             {
                 continue;
             }
-            if let Some(everywhere) = searcher
-                .evaluate(&mut evaluator, vec![found.0.clone()], None)
+            if let Some(everywhere) = evaluator
+                .evaluate(vec![found.candidate.clone()], None)
                 .pop()
             {
                 alone.push(Alone {
                     build: b,
-                    order: found.0.0.clone(),
-                    plan_text: found.2.clone(),
-                    everywhere: everywhere.1.1,
+                    plan_text: target.text(&found.candidate),
+                    order: found.candidate.order,
+                    everywhere: everywhere.scored.outcomes,
                 });
             }
         }
     }
-    let ((order, removed), (score, outcomes), plan_text) = best;
+    let method = if exact {
+        Method::Exhaustive
+    } else if rounds == 0 {
+        Method::Compared
+    } else if large {
+        Method::GroupClimb { batch: BATCH }
+    } else {
+        Method::Climb
+    };
+    // The suggestion's text, written once: for the report and `--plan-out`.
+    let plan_text = target.text(&best.candidate);
+    let Evaluated {
+        candidate: Candidate { order, removed },
+        scored: Scored { score, outcomes },
+    } = best;
     Ok(Found {
         order,
         removed,
@@ -574,10 +521,10 @@ pub(crate) fn search_seeded(
         score,
         outcomes,
         before,
+        method,
         tried,
         rounds,
         budget: large.then_some(LARGE_BUDGET),
-        exact,
         alone,
     })
 }
@@ -601,7 +548,10 @@ fn every_order(units: &[Unit]) -> Vec<Candidate> {
     let all: Vec<usize> = (0..units.len()).collect();
     let mut out: Vec<Candidate> = permutations(&all)
         .into_iter()
-        .map(|p| (p.into_iter().map(Entry::Unit).collect(), Vec::new()))
+        .map(|p| Candidate {
+            order: p.into_iter().map(Entry::Unit).collect(),
+            removed: Vec::new(),
+        })
         .collect();
     let (writers, rest): (Vec<usize>, Vec<usize>) = all.iter().partition(|&&u| units[u].lockless);
     if !writers.is_empty() {
@@ -609,7 +559,10 @@ fn every_order(units: &[Unit]) -> Vec<Candidate> {
         for inner in permutations(&writers) {
             let mut entries: Vec<Entry> = rest.iter().map(|&u| Entry::Unit(u)).collect();
             entries.push(Entry::Group(inner));
-            out.extend(permutations(&entries).into_iter().map(|o| (o, Vec::new())));
+            out.extend(permutations(&entries).into_iter().map(|order| Candidate {
+                order,
+                removed: Vec::new(),
+            }));
         }
     }
     out
@@ -736,75 +689,6 @@ fn within_groups(order: &[Entry]) -> Vec<Vec<Entry>> {
     out
 }
 
-/// Units not in the longest subsequence kept in the compiled order.
-fn moved(order: &[Entry]) -> usize {
-    let flat: Vec<usize> = order
-        .iter()
-        .flat_map(|e| match e {
-            Entry::Unit(u) => vec![*u],
-            Entry::Group(g) | Entry::Named(_, g) => g.clone(),
-        })
-        .collect();
-    // Longest increasing subsequence of the original indexes.
-    let mut tails: Vec<usize> = Vec::new();
-    for &x in &flat {
-        match tails.binary_search(&x) {
-            Ok(_) => {}
-            Err(p) if p == tails.len() => tails.push(x),
-            Err(p) => tails[p] = x,
-        }
-    }
-    let groups = order
-        .iter()
-        .filter(|e| matches!(e, Entry::Group(_) | Entry::Named(..)))
-        .count();
-    flat.len() - tails.len() + groups
-}
-
-/// The plan file of an order.
-pub(crate) fn plan_text(
-    name: &str,
-    group: &str,
-    units: &[Unit],
-    order: &[Entry],
-    removed: &[usize],
-) -> String {
-    let quoted = |u: &usize| format!("\"{}\"", units[*u].name);
-    let items: Vec<String> = order
-        .iter()
-        .map(|e| match e {
-            Entry::Unit(u) => quoted(u),
-            Entry::Group(g) => format!(
-                "{{ group = \"{group}\", aligned = true, members = [{}] }}",
-                g.iter().map(quoted).collect::<Vec<_>>().join(", ")
-            ),
-            Entry::Named(n, g) => format!(
-                "{{ group = \"{n}\", members = [{}] }}",
-                g.iter().map(quoted).collect::<Vec<_>>().join(", ")
-            ),
-        })
-        .collect();
-    let remove = if removed.is_empty() {
-        String::new()
-    } else {
-        let names: Vec<String> = removed.iter().map(quoted).collect();
-        format!("remove = [{}]\n", names.join(", "))
-    };
-    let optional: Vec<String> = (0..units.len())
-        .filter(|&u| units[u].optional)
-        .map(|u| quoted(&u))
-        .collect();
-    let remove = if optional.is_empty() {
-        remove
-    } else {
-        format!("optional = [{}]\n{remove}", optional.join(", "))
-    };
-    format!(
-        "[{name}]\n{remove}order = [\n  {},\n]\n",
-        items.join(",\n  ")
-    )
-}
-
 /// The units of struct `id` in `table`, those the rules say are written
 /// locklessly marked.
 pub(crate) fn units(table: &TypeTable, id: TypeId, name: &str, rules: &Rules) -> Vec<Unit> {
@@ -928,7 +812,10 @@ pub(crate) fn by_context(ty: &str, units: &[Unit], contexts: &[String]) -> Candi
     let removed: Vec<usize> = (0..units.len()).filter(|&u| units[u].marker).collect();
     let kept: Vec<usize> = (0..units.len()).filter(|&u| !units[u].marker).collect();
     let Some((&first, rest)) = kept.split_first() else {
-        return (Vec::new(), removed);
+        return Candidate {
+            order: Vec::new(),
+            removed,
+        };
     };
     // (written, first context, last context) → the group's members.
     let mut groups: std::collections::BTreeMap<(bool, usize, usize), Vec<usize>> =
@@ -964,7 +851,7 @@ pub(crate) fn by_context(ty: &str, units: &[Unit], contexts: &[String]) -> Candi
         order.push(Entry::Named(format!("{ty}_{kind}_{names}"), members));
     }
     order.extend(unused.into_iter().map(Entry::Unit));
-    (order, removed)
+    Candidate { order, removed }
 }
 
 #[cfg(test)]
@@ -998,7 +885,7 @@ mod tests {
             unit("cold", &[], &[], 8),
         ];
         let contexts = ["tx".to_owned(), "rx".to_owned()];
-        let (order, removed) = by_context("s", &units, &contexts);
+        let Candidate { order, removed } = by_context("s", &units, &contexts);
         use Entry::*;
         assert_eq!(removed, [1]);
         assert_eq!(
@@ -1084,22 +971,13 @@ mod tests {
         let every = every_order(&units);
         assert_eq!(every.len(), 24 + 2 * 6);
         let distinct: std::collections::HashSet<String> =
-            every.iter().map(|c| format!("{:?}", c.0)).collect();
+            every.iter().map(|c| format!("{:?}", c.order)).collect();
         assert_eq!(distinct.len(), every.len());
-        assert_eq!(every[0].0, (0..4).map(Entry::Unit).collect::<Vec<_>>());
+        assert_eq!(every[0].order, (0..4).map(Entry::Unit).collect::<Vec<_>>());
         let grouped = every
             .iter()
-            .filter(|c| c.0.contains(&Entry::Group(vec![3, 1])))
+            .filter(|c| c.order.contains(&Entry::Group(vec![3, 1])))
             .count();
         assert_eq!(grouped, 6);
-    }
-
-    #[test]
-    fn moved_counts_what_leaves_the_compiled_order() {
-        use Entry::*;
-        assert_eq!(moved(&[Unit(0), Unit(1), Unit(2)]), 0);
-        assert_eq!(moved(&[Unit(2), Unit(0), Unit(1)]), 1);
-        // A group counts once besides its members' moves.
-        assert_eq!(moved(&[Unit(0), Group(vec![1, 2])]), 1);
     }
 }

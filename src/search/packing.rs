@@ -31,9 +31,12 @@ pub(crate) fn seeds(units: &[Unit]) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
     for order in [sorted(units), filled(units), sorted_filled(units)] {
         let compiled = order.iter().copied().eq(0..units.len());
-        let seen = out.iter().any(|(o, _)| entries(&order) == *o);
+        let seen = out.iter().any(|c| entries(&order) == c.order);
         if !compiled && !seen {
-            out.push((entries(&order), Vec::new()));
+            out.push(Candidate {
+                order: entries(&order),
+                removed: Vec::new(),
+            });
         }
     }
     out
@@ -183,7 +186,8 @@ mod tests {
     }
 
     fn order(c: &Candidate) -> Vec<usize> {
-        c.0.iter()
+        c.order
+            .iter()
             .map(|e| match e {
                 Entry::Unit(u) => *u,
                 _ => panic!("a group in a packing seed"),
@@ -212,7 +216,7 @@ mod tests {
         let seeds = seeds(&units);
         assert_eq!(seeds.len(), 2);
         assert_eq!(order(&seeds[0]), [1, 4, 3, 2, 0, 5]);
-        assert!(seeds.iter().all(|(_, removed)| removed.is_empty()));
+        assert!(seeds.iter().all(|c| c.removed.is_empty()));
     }
 
     #[test]

@@ -937,3 +937,31 @@ fn several_types_read_a_renamed_rules_type_under_its_alias() {
         assert_eq!(got["builds"], want["builds"], "{}", want["name"]);
     }
 }
+
+#[test]
+fn the_report_says_how_the_orders_were_searched() {
+    // lru_gen_folio (more than 7 units) with rules climbs; struct anon (4
+    // units, no markers) is searched exhaustively; struct grouped (group
+    // markers) packs without a climb. Only a large struct's climb has a
+    // batch.
+    let climbed = suggest(lru());
+    assert_eq!(climbed["method"], "climb");
+    assert!(climbed["rounds"].as_u64().unwrap() > 0);
+    assert!(climbed.get("batch").is_none());
+    let build = format!("base={}", fixture("gcc-dwarf5-base").display());
+    let method = |ty: &str| {
+        let (code, out, err) = cachelint(&["suggest", "--format", "json", &build, ty]);
+        assert_eq!(code, 0, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        (
+            report["method"].clone(),
+            report["exact"].clone(),
+            report["rounds"].clone(),
+        )
+    };
+    assert_eq!(method("anon"), ("exhaustive".into(), true.into(), 0.into()));
+    assert_eq!(
+        method("grouped"),
+        ("compared".into(), false.into(), 0.into())
+    );
+}

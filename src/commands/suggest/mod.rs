@@ -18,7 +18,7 @@ use crate::layout;
 use crate::plan::Plan;
 use crate::report::layout::LayoutReport;
 use crate::report::suggest::{
-    AloneBuild, AloneOrder, Gap, Growth, PerConfig, Placement, Role, Size, SuggestBuild,
+    AloneBuild, AloneOrder, Gap, Growth, Method, PerConfig, Placement, Role, Size, SuggestBuild,
     SuggestReport, SuggestReports,
 };
 use crate::rules::Rules;
@@ -268,7 +268,8 @@ fn from_snapshots(
         rounds: found.rounds,
         budget: found.budget,
         gap: None,
-        exact: found.exact,
+        exact: found.method == Method::Exhaustive,
+        method: found.method,
         order: order_names(&found.order, &units, ty),
         moved: found.score.moved,
         removed: found
@@ -296,14 +297,20 @@ fn from_snapshots(
         notes,
         packing,
     };
-    for ((before, after), snap) in found.before.1.iter().zip(&found.outcomes).zip(&snaps) {
+    for ((before, after), snap) in found
+        .before
+        .outcomes
+        .iter()
+        .zip(&found.outcomes)
+        .zip(&snaps)
+    {
         let (old, new) = after.target;
         let mut sizes = vec![size(ty, Role::Struct, old, new, snap.line)];
         sizes.extend(
             after
                 .roots
                 .iter()
-                .map(|(root, old, new)| size(root, Role::Root, *old, *new, snap.line)),
+                .map(|r| size(&r.root, Role::Root, r.old, r.new, snap.line)),
         );
         report.builds.push(SuggestBuild {
             config: after.config.clone(),
@@ -314,7 +321,7 @@ fn from_snapshots(
                 .footprint
                 .iter()
                 .zip(&after.footprint)
-                .map(|(b, a)| (a.0.clone(), b.1, a.1, a.2))
+                .map(|(b, a)| (a.context.clone(), b.lines, a.lines, a.optimum))
                 .collect(),
             least: match packing {
                 true => least_size(snap)?,
@@ -474,7 +481,7 @@ fn alone_order(
     let growth = |o: &search::Outcome, line: u64| {
         o.roots
             .iter()
-            .map(|(_, old, new)| new.div_ceil(line) as i64 - old.div_ceil(line) as i64)
+            .map(|r| r.new.div_ceil(line) as i64 - r.old.div_ceil(line) as i64)
             .max()
             .unwrap_or(0)
     };
