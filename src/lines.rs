@@ -5,6 +5,12 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// How many more lines of `line` bytes `new` bytes take than `old` bytes
+/// (negative when fewer): how a struct or root grows.
+pub fn growth(old: u64, new: u64, line: u64) -> i64 {
+    new.div_ceil(line) as i64 - old.div_ceil(line) as i64
+}
+
 /// The cacheline sizes cachelint accepts, from the command line or a rules
 /// file: a power of two from 16 to 4096 bytes.
 pub fn is_cacheline_size(bytes: u64) -> bool {

@@ -62,8 +62,7 @@ impl Render for SuggestReports {
                 }
             }
         }
-        let mut seen = std::collections::HashSet::new();
-        notes.retain(|n| seen.insert(n.clone()));
+        let notes = crate::report::unique_notes(notes);
         Output {
             stdout: match format {
                 Format::Json => to_json(&values),

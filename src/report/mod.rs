@@ -340,3 +340,11 @@ impl Summary {
 pub fn diagnostics(findings: &[ReportFinding]) -> impl Iterator<Item = &[ReportFinding]> {
     findings.chunk_by(ReportFinding::same_diagnostic)
 }
+
+/// `notes` with each note once, in first-seen order: how every report
+/// lists the notes of several builds, types and operations.
+pub(crate) fn unique_notes(mut notes: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    notes.retain(|n| seen.insert(n.clone()));
+    notes
+}

@@ -124,13 +124,11 @@ pub(crate) fn draw(run: &Run, views: &[&View<'_>], spec: &DrawSpec) -> Result<Di
             spec.ty
         )));
     }
-    let mut seen = std::collections::HashSet::new();
-    notes.retain(|n| seen.insert(n.clone()));
     Ok(DiagramReport {
         parts,
         comparison,
         width: spec.width,
-        notes,
+        notes: crate::report::unique_notes(notes),
         explained,
     })
 }

@@ -299,13 +299,8 @@ impl Run {
     }
 }
 
-/// `notes` with each note once, in first-seen order: how every report
-/// lists the notes of several builds and operations.
-pub(crate) fn dedup(mut notes: Vec<String>) -> Vec<String> {
-    let mut seen = std::collections::HashSet::new();
-    notes.retain(|n| seen.insert(n.clone()));
-    notes
-}
+/// `notes` with each note once, in first-seen order.
+pub(crate) use crate::report::unique_notes as dedup;
 
 impl Opened {
     /// The build as compiled.

@@ -199,7 +199,7 @@ impl Snapshot {
             s.growth_bytes = s.growth_bytes.max(a.size as i64 - old as i64);
             s.growth_lines = s
                 .growth_lines
-                .max(a.size.div_ceil(self.line) as i64 - old.div_ceil(self.line) as i64);
+                .max(crate::lines::growth(old, a.size, self.line));
             roots[i] = RootFindings {
                 size: a.size,
                 errors,

@@ -481,7 +481,7 @@ fn alone_order(
     let growth = |o: &search::Outcome, line: u64| {
         o.roots
             .iter()
-            .map(|r| r.new.div_ceil(line) as i64 - r.old.div_ceil(line) as i64)
+            .map(|r| crate::lines::growth(r.old, r.new, line))
             .max()
             .unwrap_or(0)
     };
@@ -550,7 +550,7 @@ fn size(ty: &str, role: Role, old: u64, new: u64, line: u64) -> Size {
         lines,
         growth: Growth {
             bytes: new as i64 - old as i64,
-            lines: lines[1] as i64 - lines[0] as i64,
+            lines: crate::lines::growth(old, new, line),
         },
     }
 }
