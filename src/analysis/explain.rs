@@ -37,8 +37,13 @@ pub struct LineExplained {
 }
 
 /// The spans `field` names: its path from the root, a path ending in it
-/// (`lrugen.refaulted`, `refaulted`), or `TYPE.member` of an instance.
+/// (`lrugen.refaulted`, `refaulted`), or `TYPE.member` of an instance;
+/// array indexes, in `field` or the spans' paths, are not compared (every
+/// element of an array is named by it). `explain` and `diagram --around`
+/// name fields this way.
 pub fn matching(a: &Analysis, field: &str) -> Vec<usize> {
+    let field = strip_indexes(field);
+    let field = field.as_str();
     let spans = &a.annotated.spans;
     (0..spans.len())
         .filter(|&i| {

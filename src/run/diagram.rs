@@ -170,9 +170,7 @@ fn select(a: &Analysis, selection: &Selection) -> Result<(Vec<u64>, Vec<String>)
             let mut l = Vec::new();
             let mut paths = Vec::new();
             for field in fields {
-                let matched: Vec<usize> = (0..a.annotated.spans.len())
-                    .filter(|&i| matches(&a.annotated.spans[i], field))
-                    .collect();
+                let matched = crate::analysis::explain::matching(a, field);
                 if matched.is_empty() {
                     let names: Vec<&str> = a.annotated.spans.iter().map(Span::name).collect();
                     let hint = crate::suggest::did_you_mean(field, names.into_iter());
@@ -217,16 +215,3 @@ fn capped(
 
 /// Most lines one diagram draws (a 640 KB struct in a strip).
 const MAX_LINES: usize = 10_000;
-
-/// True when `field` names `span`: its path, a dotted suffix of it, its
-/// own name, or `TYPE.member` of a struct on its way.
-fn matches(span: &Span, field: &str) -> bool {
-    let field = field.split('[').next().unwrap_or(field);
-    span.path == field
-        || span.path.ends_with(&format!(".{field}"))
-        || span.name() == field
-        || span
-            .owners
-            .iter()
-            .any(|(ty, rel)| format!("{ty}.{rel}") == field)
-}
