@@ -353,6 +353,11 @@ impl<'a> Body<'a> {
                     let mut j = i;
                     while lines[j].trim_end().ends_with('\\') && j + 1 < self.close {
                         j += 1;
+                        if self.kinds[j] == Kind::Member {
+                            return Err(
+                                self.refuse(i, "a #define continued into a member's declaration")
+                            );
+                        }
                         self.kinds[j] = Kind::Define;
                         frames[j] = stack.clone();
                     }
@@ -1123,6 +1128,18 @@ struct s {
         assert_eq!(
             body(text, &[4, 2]),
             ["\tint b;", "\tint a;\t/* a's,", "\t\t * two lines */"]
+        );
+    }
+
+    #[test]
+    fn a_define_continued_into_a_member_is_refused() {
+        // The member's line was taken for the #define's: it had no block,
+        // and placing it panicked.
+        let text = "struct s {\n#define M \\\n\tint a;\n\tint b;\n};\n";
+        let err = refused(text, &[4, 3]);
+        assert!(
+            err.contains("x.h:2: a #define continued into a member's declaration"),
+            "{err}"
         );
     }
 
