@@ -15,6 +15,7 @@
 pub mod analysis;
 pub(crate) mod btf;
 pub mod commands;
+pub(crate) mod csource;
 pub mod diff;
 pub(crate) mod dwarf;
 pub mod error;

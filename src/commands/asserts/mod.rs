@@ -5,12 +5,10 @@
 //! per group with the size measured in the build; with `--against`, the
 //! differences from the kernel's own function in a C file.
 
-mod compare;
-mod parse;
-
 use std::collections::HashSet;
 use std::path::PathBuf;
 
+use crate::analysis::asserts as compare;
 use crate::error::{Error, Result};
 use crate::layout::{self, Depth, Group};
 use crate::load::{self, Build, Reading, tagged};
@@ -42,7 +40,7 @@ pub fn asserts(opts: &AssertsOptions) -> Result<AssertsReport> {
     let rules = Rules::load(&opts.rules)?;
     let spec = TypeSpec::parse(&opts.ty)?;
     let kernel = match &opts.against {
-        Some(file) => Some(compare::read(file, &spec.name)?),
+        Some(file) => Some(crate::csource::asserts::read(file, &spec.name)?),
         None => None,
     };
     let mut report = load::open(&opts.build, &opts.reading, |loaded| {

@@ -6,6 +6,10 @@
 //! numbers), so a commented-out assert is not read, and the macros'
 //! own `#define`s (whose TYPE is a parameter) name no type.
 
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
 /// One assert of the type asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct KernelAssert {
@@ -82,6 +86,23 @@ pub(crate) fn kernel_asserts(text: &str, c_type: &str) -> Vec<KernelAssert> {
         });
     }
     out
+}
+
+/// The asserts of struct or union `name` in `file`; an error when it has
+/// none.
+pub(crate) fn read(file: &Path, name: &str) -> Result<(String, Vec<KernelAssert>)> {
+    let text = super::read(file)?;
+    let shown = file.display().to_string();
+    for keyword in ["struct", "union"] {
+        let found = kernel_asserts(&text, &format!("{keyword} {name}"));
+        if !found.is_empty() {
+            return Ok((shown, found));
+        }
+    }
+    Err(Error::Usage(format!(
+        "{shown}: no CACHELINE_ASSERT_GROUP_MEMBER or CACHELINE_ASSERT_GROUP_SIZE of \
+         struct {name}: nothing to compare with"
+    )))
 }
 
 fn is_ident(c: char) -> bool {
