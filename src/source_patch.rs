@@ -9,9 +9,12 @@
 //! beside them. Refused, with the file and line: a member that starts on
 //! another member's line, a conditional inside a member's declaration, an
 //! `#elif`, a `#define` a member uses, and lines that belong to no member.
+//! The header is read through [`crate::csource`]'s scanner: a bracket, a
+//! `;` or a `#` in a comment or a literal is no code.
 
 use std::collections::HashMap;
 
+use crate::csource::{self, Directive, Line, Nesting, Pp};
 use crate::error::{Error, Result};
 
 /// One entry of the new order.
@@ -55,8 +58,10 @@ enum Kind {
     If,
     Else,
     Endif,
-    /// `#define` or `#undef`, or a continuation of one.
+    /// `#define` or `#undef`, or a line it goes on to.
     Define,
+    /// A preprocessor line of another kind (`#include`, `#pragma`).
+    Unhandled,
     /// Part of a member's declaration.
     Member,
     /// Anything else: a declaration the debug info does not place.
@@ -101,7 +106,8 @@ impl Piece {
 struct Body<'a> {
     /// The file, relative to the tree, for refusals and the diff.
     path: &'a str,
-    lines: Vec<&'a str>,
+    /// The header's lines, scanned.
+    lines: Vec<Line<'a>>,
     /// The line of the struct's `{` (0-based).
     open: usize,
     /// The line of the `}` that closes it.
@@ -152,9 +158,9 @@ impl<'a> Body<'a> {
     /// The body of the struct declared at `struct_line` of `text`: from
     /// that line's `{` to the brace that closes it.
     fn find(path: &'a str, text: &'a str, struct_line: u64) -> Result<Self> {
-        let lines: Vec<&str> = text.lines().collect();
+        let lines = csource::scan(text);
         let open = (struct_line as usize).saturating_sub(1);
-        if open >= lines.len() || !lines[open].contains('{') {
+        if open >= lines.len() || !lines[open].code.contains('{') {
             return Err(refusal(
                 path,
                 open,
@@ -164,17 +170,17 @@ impl<'a> Body<'a> {
         let mut depth = 0i64;
         let mut close = None;
         for (i, l) in lines.iter().enumerate().skip(open) {
-            if i > open && is_directive(l) {
+            if i > open && l.preprocessor {
                 continue;
             }
-            depth += l.matches('{').count() as i64 - l.matches('}').count() as i64;
+            depth += l.code.matches('{').count() as i64 - l.code.matches('}').count() as i64;
             if depth == 0 {
                 close = Some(i);
                 break;
             }
         }
         let close = close.ok_or_else(|| refusal(path, open, "the struct's body does not close"))?;
-        let kinds = lines.iter().map(|l| kind_of(l)).collect();
+        let kinds = lines.iter().map(kind_of).collect();
         Ok(Body {
             path,
             lines,
@@ -241,7 +247,7 @@ impl<'a> Body<'a> {
         let mut previous_end = self.open;
         for &start in starts {
             let mut first = start;
-            let mut depth = unbalanced(lines[start]);
+            let mut depth = unbalanced(&lines[start].code);
             while depth > 0 {
                 if first <= previous_end + 1 {
                     return Err(
@@ -249,7 +255,7 @@ impl<'a> Body<'a> {
                     );
                 }
                 first -= 1;
-                depth += unbalanced(lines[first]);
+                depth += unbalanced(&lines[first].code);
             }
             if first <= previous_end {
                 return Err(self.refuse(start, "a member starts inside another's declaration"));
@@ -258,8 +264,8 @@ impl<'a> Body<'a> {
             let mut depth = 0i64;
             let mut end = None;
             for (i, l) in lines.iter().enumerate().take(self.close).skip(from) {
-                depth += brackets(l);
-                if depth <= 0 && l.contains(';') {
+                depth += brackets(&l.code);
+                if depth <= 0 && l.code.contains(';') {
                     end = Some(i);
                     break;
                 }
@@ -268,19 +274,19 @@ impl<'a> Body<'a> {
                 end.ok_or_else(|| self.refuse(start, "a member's declaration does not end"))?;
             // A comment opened after the `;` (`u32 x; /* two ... lines */`)
             // is the member's.
-            if opens_comment(lines[end]) {
+            if lines[end].in_comment {
                 end = (end + 1..self.close)
-                    .find(|&i| lines[i].contains("*/"))
+                    .find(|&i| !lines[i].in_comment)
                     .ok_or_else(|| self.refuse(end, "a member's comment does not end"))?;
             }
             // A #define inside (tcp_sock's rack) moves with the member.
             for (i, line) in lines.iter().enumerate().take(end + 1).skip(first) {
-                if !is_directive(line) {
+                let Some(directive) = &line.directive else {
                     continue;
-                }
-                match defined_name(line) {
-                    Some(name) if !line.trim_end().ends_with('\\') => {
-                        inner.push((i, name, start));
+                };
+                match directive.defines() {
+                    Some(name) if !line.joins_next => {
+                        inner.push((i, name.to_owned(), start));
                     }
                     _ => {
                         return Err(self.refuse(
@@ -308,50 +314,56 @@ impl<'a> Body<'a> {
     fn conditionals(&mut self) -> Result<Conditionals> {
         let lines = &self.lines;
         let mut conds: HashMap<usize, Cond> = HashMap::new();
-        let mut stack: Vec<Frame> = Vec::new();
+        let mut nesting = Nesting::default();
         let mut frames: Vec<Vec<Frame>> = vec![Vec::new(); lines.len()];
         let mut i = self.open + 1;
         while i < self.close {
-            frames[i] = stack.clone();
+            frames[i] = frames_of(&nesting);
+            let innermost = frames[i].last().copied();
+            let pp = lines[i].directive.as_ref().map(|d| d.kind);
             match self.kinds[i] {
                 Kind::If => {
-                    if lines[i].trim_end().ends_with('\\') {
+                    if lines[i].joins_next {
                         return Err(self.refuse(i, "a conditional continued over lines"));
                     }
                     conds.insert(
                         i,
                         Cond {
-                            negated: negated(lines[i]),
-                            parent: stack.last().map(|f| f.0),
+                            negated: lines[i]
+                                .directive
+                                .as_ref()
+                                .map_or_else(String::new, negated),
+                            parent: innermost.map(|f| f.0),
                             ..Cond::default()
                         },
                     );
-                    stack.push((i, 0));
+                    nesting.step(i, Pp::If);
                 }
                 Kind::Else => {
-                    let Some(top) = stack.last_mut() else {
+                    let Some((c, branch)) = innermost else {
                         return Err(self.refuse(i, "an #else without its #if in the struct's body"));
                     };
-                    if directive(lines[i]) == "elif" {
+                    if pp == Some(Pp::Elif) {
                         return Err(self.refuse(i, "an #elif (not handled yet)"));
                     }
-                    if top.1 != 0 {
+                    if branch != 0 {
                         return Err(self.refuse(i, "a second #else"));
                     }
-                    top.1 = 1;
-                    conds.get_mut(&top.0).unwrap().else_line = Some(i);
+                    nesting.step(i, Pp::Else);
+                    conds.get_mut(&c).unwrap().else_line = Some(i);
                 }
                 Kind::Endif => {
-                    let Some(top) = stack.pop() else {
+                    let Some((c, _)) = innermost else {
                         return Err(
                             self.refuse(i, "an #endif without its #if in the struct's body")
                         );
                     };
-                    conds.get_mut(&top.0).unwrap().endif = i;
+                    nesting.step(i, Pp::Endif);
+                    conds.get_mut(&c).unwrap().endif = i;
                 }
                 Kind::Define => {
                     let mut j = i;
-                    while lines[j].trim_end().ends_with('\\') && j + 1 < self.close {
+                    while lines[j].joins_next && j + 1 < self.close {
                         j += 1;
                         if self.kinds[j] == Kind::Member {
                             return Err(
@@ -359,24 +371,24 @@ impl<'a> Body<'a> {
                             );
                         }
                         self.kinds[j] = Kind::Define;
-                        frames[j] = stack.clone();
+                        frames[j] = frames[i].clone();
                     }
                     i = j;
                 }
-                Kind::Other if is_directive(lines[i]) => {
+                Kind::Unhandled => {
                     return Err(self.refuse(i, "a preprocessor line of a kind not handled"));
                 }
-                Kind::Other => match stack.last() {
+                Kind::Other => match innermost {
                     // Another config's member: its block moves whole.
-                    Some(&(c, _)) => conds.get_mut(&c).unwrap().unknown = true,
+                    Some((c, _)) => conds.get_mut(&c).unwrap().unknown = true,
                     None => return Err(self.refuse(i, "a line belongs to no member")),
                 },
                 _ => {}
             }
             i += 1;
         }
-        if let Some(&(c, _)) = stack.last() {
-            return Err(self.refuse(c, "an #if not closed in the struct's body"));
+        if let Some(open) = nesting.open().last() {
+            return Err(self.refuse(open.line, "an #if not closed in the struct's body"));
         }
         Ok(Conditionals { conds, frames })
     }
@@ -462,8 +474,8 @@ impl<'a> Body<'a> {
                     continue;
                 }
                 Kind::Define => {
-                    if let Some(name) = defined_name(lines[i]) {
-                        defines.push((i, name));
+                    if let Some(name) = lines[i].directive.as_ref().and_then(|d| d.defines()) {
+                        defines.push((i, name.to_owned()));
                     }
                     pending.push((i, frames[i].clone()));
                 }
@@ -495,7 +507,7 @@ impl<'a> Body<'a> {
             let used = blocks.of.values().any(|b| {
                 (b.lines.0..=b.lines.1)
                     .filter(|&l| self.kinds[l] != Kind::Define)
-                    .any(|l| has_word(lines[l], name))
+                    .any(|l| has_word(lines[l].text, name))
             });
             if used {
                 return Err(self.refuse(
@@ -506,7 +518,7 @@ impl<'a> Body<'a> {
         }
         for (at, name, owner) in inner {
             let used = blocks.of.iter().any(|(start, b)| {
-                start != owner && (b.lines.0..=b.lines.1).any(|l| has_word(lines[l], name))
+                start != owner && (b.lines.0..=b.lines.1).any(|l| has_word(lines[l].text, name))
             });
             if used {
                 return Err(self.refuse(
@@ -532,6 +544,7 @@ impl<'a> Body<'a> {
     ) -> Vec<String> {
         let (lines, kinds) = (&self.lines, &self.kinds);
         let indent: String = lines[starts[0]]
+            .text
             .chars()
             .take_while(|c| c.is_whitespace())
             .collect();
@@ -553,11 +566,14 @@ impl<'a> Body<'a> {
                 } else {
                     out.to(&b.frames[..k]);
                 }
-                out.body.push(lines[*line].to_owned());
+                out.body.push(lines[*line].text.to_owned());
             }
             out.to(&b.frames);
-            out.body
-                .extend(lines[b.lines.0..=b.lines.1].iter().map(|s| (*s).to_owned()));
+            out.body.extend(
+                lines[b.lines.0..=b.lines.1]
+                    .iter()
+                    .map(|l| l.text.to_owned()),
+            );
         };
         for piece in order {
             match piece {
@@ -582,7 +598,7 @@ impl<'a> Body<'a> {
         }
         for (line, frames) in &blocks.loose {
             out.to(frames);
-            out.body.push(lines[*line].to_owned());
+            out.body.push(lines[*line].text.to_owned());
         }
         out.to(&[]);
         out.body
@@ -601,14 +617,14 @@ impl<'a> Body<'a> {
             open + 1,
             new_body.len() + 2
         ));
-        out.push_str(&format!(" {}\n", lines[open]));
+        out.push_str(&format!(" {}\n", lines[open].text));
         for l in old_body {
-            out.push_str(&format!("-{l}\n"));
+            out.push_str(&format!("-{}\n", l.text));
         }
         for l in new_body {
             out.push_str(&format!("+{l}\n"));
         }
-        out.push_str(&format!(" {}\n", lines[close]));
+        out.push_str(&format!(" {}\n", lines[close].text));
         out
     }
 }
@@ -641,7 +657,7 @@ impl Conditionals {
 /// The new body as it is written, with the conditional frames open at
 /// its end.
 struct Emit<'a> {
-    lines: &'a [&'a str],
+    lines: &'a [Line<'a>],
     conds: &'a HashMap<usize, Cond>,
     body: Vec<String>,
     open: Vec<Frame>,
@@ -660,17 +676,18 @@ impl Emit<'_> {
         let keep = if next_branch { k + 1 } else { k };
         while self.open.len() > keep {
             let (c, _) = self.open.pop().unwrap();
-            self.body.push(self.lines[self.conds[&c].endif].to_owned());
+            self.body
+                .push(self.lines[self.conds[&c].endif].text.to_owned());
         }
         if next_branch {
             let c = frames[k].0;
             let at = self.conds[&c].else_line.expect("an #else branch");
-            self.body.push(self.lines[at].to_owned());
+            self.body.push(self.lines[at].text.to_owned());
             self.open[k] = frames[k];
         }
         for &(c, branch) in &frames[self.open.len()..] {
             self.body.push(match branch {
-                0 => self.lines[c].to_owned(),
+                0 => self.lines[c].text.to_owned(),
                 _ => self.conds[&c].negated.clone(),
             });
             self.open.push((c, branch));
@@ -700,71 +717,49 @@ fn keep_before(
     keep
 }
 
-fn kind_of(line: &str) -> Kind {
-    let t = line.trim();
-    if t.is_empty() {
+/// The frames the lines after the directives `nesting` stepped through
+/// are under.
+fn frames_of(nesting: &Nesting) -> Vec<Frame> {
+    nesting
+        .open()
+        .iter()
+        .map(|open| (open.line, open.branches.len()))
+        .collect()
+}
+
+fn kind_of(line: &Line) -> Kind {
+    if line.text.trim().is_empty() {
         return Kind::Blank;
     }
-    if is_directive(line) {
-        return match directive(line) {
-            "if" | "ifdef" | "ifndef" => Kind::If,
-            "else" | "elif" => Kind::Else,
-            "endif" => Kind::Endif,
-            "define" | "undef" => Kind::Define,
-            _ => Kind::Other,
+    if let Some(d) = &line.directive {
+        return match d.kind {
+            Pp::If => Kind::If,
+            Pp::Elif | Pp::Else => Kind::Else,
+            Pp::Endif => Kind::Endif,
+            Pp::Define => Kind::Define,
+            Pp::Other => Kind::Unhandled,
         };
     }
-    if is_comment_or_blank(line) {
+    if line.comment && line.code.trim().is_empty() {
         Kind::Comment
     } else {
         Kind::Other
     }
 }
 
-fn is_directive(line: &str) -> bool {
-    line.trim_start().starts_with('#')
-}
-
-/// The directive's name: `ifdef` of `#  ifdef X`.
-fn directive(line: &str) -> &str {
-    let rest = line.trim_start().trim_start_matches('#').trim_start();
-    let end = rest
-        .find(|c: char| !c.is_ascii_alphanumeric())
-        .unwrap_or(rest.len());
-    &rest[..end]
-}
-
-/// The condition of an `#if` line, negated, as an `#if` line.
-fn negated(line: &str) -> String {
-    let d = directive(line);
-    let rest = line.trim_start().trim_start_matches('#').trim_start();
-    let mut expr = rest[d.len()..].trim();
-    if let Some(cut) = expr.find("//") {
-        expr = expr[..cut].trim();
-    }
-    if let Some(cut) = expr.find("/*") {
-        expr = expr[..cut].trim();
-    }
-    match d {
+/// The condition of an `#if` line, negated, as an `#if` line (without
+/// its comments, whitespace collapsed).
+fn negated(directive: &Directive) -> String {
+    let expr = directive
+        .argument()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match directive.name() {
         "ifdef" => format!("#if !defined({expr})"),
         "ifndef" => format!("#if defined({expr})"),
         _ => format!("#if !({expr})"),
     }
-}
-
-/// The macro a `#define NAME` or `#undef NAME` line names.
-fn defined_name(line: &str) -> Option<String> {
-    let d = directive(line);
-    if d != "define" && d != "undef" {
-        return None;
-    }
-    let rest = line.trim_start().trim_start_matches('#').trim_start();
-    let name: String = rest[d.len()..]
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    (!name.is_empty()).then_some(name)
 }
 
 fn has_word(line: &str, word: &str) -> bool {
@@ -789,20 +784,6 @@ fn brackets(line: &str) -> i64 {
 /// declaration began (`} state:16;` closes the `enum {` above).
 fn unbalanced(line: &str) -> i64 {
     -brackets(line)
-}
-
-/// True when a line leaves a `/*` comment open.
-fn opens_comment(line: &str) -> bool {
-    match (line.rfind("/*"), line.rfind("*/")) {
-        (Some(open), Some(close)) => open > close,
-        (Some(_), None) => true,
-        _ => false,
-    }
-}
-
-fn is_comment_or_blank(line: &str) -> bool {
-    let t = line.trim();
-    t.is_empty() || t.starts_with("/*") || t.starts_with('*') || t.starts_with("//")
 }
 
 #[cfg(test)]
@@ -1140,6 +1121,56 @@ struct s {
         assert!(
             err.contains("x.h:2: a #define continued into a member's declaration"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn brackets_and_semicolons_in_comments_are_not_code() {
+        // The kernel's drbg_state and agp_allocate: a `)` or `(` in a
+        // comment was taken for the declaration's (refused); so was a `;`.
+        let text = "struct s {\n\tchar *v;\t/* state 1a) */\n\tu32 p;\t/* phys (some\n\t\t * devices; */\n\tint b;\n};\n";
+        assert_eq!(
+            body(text, &[5, 3, 2]),
+            [
+                "\tint b;",
+                "\tu32 p;\t/* phys (some",
+                "\t\t * devices; */",
+                "\tchar *v;\t/* state 1a) */"
+            ]
+        );
+    }
+
+    #[test]
+    fn every_line_of_a_comment_is_the_comments() {
+        // A line inside a comment that does not start with `*` was taken
+        // for a declaration no member has (refused).
+        let text = "struct s {\n\tint a;\n\t/* b's comment\n\t   on two lines */\n\tint b;\n};\n";
+        assert_eq!(
+            body(text, &[5, 2]),
+            [
+                "\t/* b's comment",
+                "\t   on two lines */",
+                "\tint b;",
+                "\tint a;"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_negated_condition_keeps_what_follows_a_comment() {
+        // It was cut at the comment: `#if !(defined(A))`, wrong for B.
+        let text =
+            "struct s {\n#if defined(A) /* a */ && B\n\tint a;\n#else\n\tint b;\n#endif\n};\n";
+        assert_eq!(
+            body(text, &[5, 3]),
+            [
+                "#if !(defined(A) && B)",
+                "\tint b;",
+                "#endif",
+                "#if defined(A) /* a */ && B",
+                "\tint a;",
+                "#endif"
+            ]
         );
     }
 

@@ -17,7 +17,7 @@ use std::path::Path;
 use crate::error::Result;
 
 pub(crate) use nesting::Nesting;
-pub(crate) use scan::{Line, Pp, scan};
+pub(crate) use scan::{Directive, Line, Pp, scan};
 
 /// The largest C file read: net/core/dev.c is 340 KB in 6.12.
 const MAX_SOURCE_BYTES: u64 = 64 << 20;
