@@ -17,6 +17,7 @@
 pub(crate) mod analysis;
 pub(crate) mod btf;
 pub mod commands;
+pub(crate) mod csource;
 pub(crate) mod diff;
 pub(crate) mod dwarf;
 pub mod error;

@@ -9,9 +9,12 @@
 //! beside them. Refused, with the file and line: a member that starts on
 //! another member's line, a conditional inside a member's declaration, an
 //! `#elif`, a `#define` a member uses, and lines that belong to no member.
+//! The header is read through [`crate::csource`]'s scanner: a bracket, a
+//! `;` or a `#` in a comment or a literal is no code.
 
 use std::collections::HashMap;
 
+use crate::csource::{self, Directive, Line, Nesting, Pp};
 use crate::error::{Error, Result};
 
 /// One entry of the new order.
@@ -55,8 +58,10 @@ enum Kind {
     If,
     Else,
     Endif,
-    /// `#define` or `#undef`, or a continuation of one.
+    /// `#define` or `#undef`, or a line it goes on to.
     Define,
+    /// A preprocessor line of another kind (`#include`, `#pragma`).
+    Unhandled,
     /// Part of a member's declaration.
     Member,
     /// Anything else: a declaration the debug info does not place.
@@ -76,419 +81,583 @@ pub(crate) fn reorder(
     removed: &[u64],
     runs: &[(u64, u64)],
 ) -> Result<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let open = (struct_line as usize).saturating_sub(1);
-    let refuse = |line: usize, why: &str| {
-        Error::Usage(format!(
-            "--source-tree: {path}:{}: {why}; apply the plan by hand",
-            line + 1
-        ))
-    };
-    if open >= lines.len() || !lines[open].contains('{') {
-        return Err(refuse(
-            open,
-            "the struct's declaration line opens no body here",
-        ));
-    }
-    // The body: up to the brace that closes the struct's.
-    let mut depth = 0i64;
-    let mut close = None;
-    for (i, l) in lines.iter().enumerate().skip(open) {
-        if i > open && is_directive(l) {
-            continue;
-        }
-        depth += l.matches('{').count() as i64 - l.matches('}').count() as i64;
-        if depth == 0 {
-            close = Some(i);
-            break;
-        }
-    }
-    let close = close.ok_or_else(|| refuse(open, "the struct's body does not close"))?;
-    // Lines are 1-based; a 0 (corrupt debug info) names no line.
-    let index = |l: u64| {
-        (l as usize)
-            .checked_sub(1)
-            .ok_or_else(|| refuse(open, "a member's declaration line is 0 in the debug info"))
-    };
-    let members: Vec<usize> = order
-        .iter()
-        .flat_map(|p| match p {
-            Piece::Member(l) => vec![*l],
-            Piece::AlignedGroup(_, m) | Piece::Group(_, m) => m.clone(),
-        })
-        .map(index)
-        .collect::<Result<_>>()?;
-    let mut starts = members.clone();
-    for l in removed {
-        starts.push(index(*l)?);
-    }
-    starts.sort_unstable();
-    if starts.is_empty() {
-        return Err(refuse(open, "the order moves no member"));
-    }
-    if starts.windows(2).any(|w| w[0] == w[1]) {
-        return Err(refuse(open, "two members are declared on one line"));
-    }
-    if let Some(&bad) = starts.iter().find(|&&l| l <= open || l >= close) {
-        return Err(refuse(
-            bad,
-            "a member's declaration line is outside the struct's body",
-        ));
-    }
-    let last_of: HashMap<usize, usize> = runs
-        .iter()
-        .map(|&(a, b)| Ok((index(a)?, index(b)?)))
-        .collect::<Result<_>>()?;
+    let mut body = Body::find(path, text, struct_line)?;
+    let starts = body.member_starts(order, removed)?;
+    let declarations = body.declarations(&starts, runs)?;
+    let conds = body.conditionals()?;
+    let blocks = body.blocks(&starts, &declarations, &conds, removed)?;
+    body.check_defines(&blocks, &declarations.inner)?;
+    let new_body = body.place(order, &starts, &blocks, &conds);
+    Ok(body.unified_diff(&new_body))
+}
 
-    // Each member's declaration: from the line that opens what its line
-    // closes (`enum {` ... `} state:16;`) to its `;` outside brackets.
-    let mut kinds: Vec<Kind> = (0..lines.len()).map(|i| kind_of(lines[i])).collect();
-    let mut extent: HashMap<usize, (usize, usize)> = HashMap::new();
-    // #defines inside a member's declaration: line, name, the member.
-    let mut inner: Vec<(usize, String, usize)> = Vec::new();
-    let mut previous_end = open;
-    for &start in &starts {
-        let mut first = start;
-        let mut depth = unbalanced(lines[start]);
-        while depth > 0 {
-            if first <= previous_end + 1 {
-                return Err(refuse(
-                    start,
-                    "a member's declaration does not open in the body",
-                ));
-            }
-            first -= 1;
-            depth += unbalanced(lines[first]);
+impl Piece {
+    /// The declaration lines of the members it places.
+    fn lines(&self) -> &[u64] {
+        match self {
+            Piece::Member(l) => std::slice::from_ref(l),
+            Piece::AlignedGroup(_, m) | Piece::Group(_, m) => m,
         }
-        if first <= previous_end {
-            return Err(refuse(
-                start,
-                "a member starts inside another's declaration",
+    }
+}
+
+/// The header's lines and the struct's body among them, with what each
+/// line is; the phases of [`reorder`] are its methods.
+struct Body<'a> {
+    /// The file, relative to the tree, for refusals and the diff.
+    path: &'a str,
+    /// The header's lines, scanned.
+    lines: Vec<Line<'a>>,
+    /// The line of the struct's `{` (0-based).
+    open: usize,
+    /// The line of the `}` that closes it.
+    close: usize,
+    /// Each line's kind; the members' lines are marked once their
+    /// declarations are read.
+    kinds: Vec<Kind>,
+}
+
+/// The members' declarations in the body.
+struct Declarations {
+    /// Each member's first and last line, by the line the debug info
+    /// gives (both 0-based).
+    extent: HashMap<usize, (usize, usize)>,
+    /// `#define`s inside a member's declaration: line, name, the member.
+    inner: Vec<(usize, String, usize)>,
+}
+
+/// The conditionals of the body.
+struct Conditionals {
+    /// Each `#if` block, by its `#if` line.
+    conds: HashMap<usize, Cond>,
+    /// The frames every line is under.
+    frames: Vec<Vec<Frame>>,
+}
+
+/// A member's block: the lines before it that move with it (comments,
+/// blank lines, #defines, whole blocks of other configs, each with its
+/// frames), and its own lines, under its frames.
+struct Block {
+    before: Vec<(usize, Vec<Frame>)>,
+    lines: (usize, usize),
+    frames: Vec<Frame>,
+}
+
+/// The body cut into what moves.
+struct Blocks {
+    /// Each member's block, by its declaration line.
+    of: HashMap<usize, Block>,
+    /// The `#define`s outside members: line and name.
+    defines: Vec<(usize, String)>,
+    /// #defines (and other configs' blocks) no member can take along:
+    /// they go last, under their own conditions.
+    loose: Vec<(usize, Vec<Frame>)>,
+}
+
+impl<'a> Body<'a> {
+    /// The body of the struct declared at `struct_line` of `text`: from
+    /// that line's `{` to the brace that closes it.
+    fn find(path: &'a str, text: &'a str, struct_line: u64) -> Result<Self> {
+        let lines = csource::scan(text);
+        let open = (struct_line as usize).saturating_sub(1);
+        if open >= lines.len() || !lines[open].code.contains('{') {
+            return Err(refusal(
+                path,
+                open,
+                "the struct's declaration line opens no body here",
             ));
         }
-        let from = last_of.get(&start).copied().unwrap_or(start);
         let mut depth = 0i64;
-        let mut end = None;
-        for (i, l) in lines.iter().enumerate().take(close).skip(from) {
-            depth += brackets(l);
-            if depth <= 0 && l.contains(';') {
-                end = Some(i);
+        let mut close = None;
+        for (i, l) in lines.iter().enumerate().skip(open) {
+            if i > open && l.preprocessor {
+                continue;
+            }
+            depth += l.code.matches('{').count() as i64 - l.code.matches('}').count() as i64;
+            if depth == 0 {
+                close = Some(i);
                 break;
             }
         }
-        let mut end = end.ok_or_else(|| refuse(start, "a member's declaration does not end"))?;
-        // A comment opened after the `;` (`u32 x; /* two ... lines */`)
-        // is the member's.
-        if opens_comment(lines[end]) {
-            end = (end + 1..close)
-                .find(|&i| lines[i].contains("*/"))
-                .ok_or_else(|| refuse(end, "a member's comment does not end"))?;
-        }
-        // A #define inside (tcp_sock's rack) moves with the member.
-        for (i, line) in lines.iter().enumerate().take(end + 1).skip(first) {
-            if !is_directive(line) {
-                continue;
-            }
-            match defined_name(line) {
-                Some(name) if !line.trim_end().ends_with('\\') => inner.push((i, name, start)),
-                _ => {
-                    return Err(refuse(
-                        i,
-                        "a preprocessor line inside a member's declaration (a conditional around \
-                         part of a member)",
-                    ));
-                }
-            }
-        }
-        for k in &mut kinds[first..=end] {
-            *k = Kind::Member;
-        }
-        extent.insert(start, (first, end));
-        previous_end = end;
+        let close = close.ok_or_else(|| refusal(path, open, "the struct's body does not close"))?;
+        let kinds = lines.iter().map(kind_of).collect();
+        Ok(Body {
+            path,
+            lines,
+            open,
+            close,
+            kinds,
+        })
     }
 
-    // The conditionals: each #if block, and the frames of every line.
-    let mut conds: HashMap<usize, Cond> = HashMap::new();
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut frames: Vec<Vec<Frame>> = vec![Vec::new(); lines.len()];
-    let mut i = open + 1;
-    while i < close {
-        frames[i] = stack.clone();
-        match kinds[i] {
-            Kind::If => {
-                if lines[i].trim_end().ends_with('\\') {
-                    return Err(refuse(i, "a conditional continued over lines"));
-                }
-                conds.insert(
-                    i,
-                    Cond {
-                        negated: negated(lines[i]),
-                        parent: stack.last().map(|f| f.0),
-                        ..Cond::default()
-                    },
-                );
-                stack.push((i, 0));
-            }
-            Kind::Else => {
-                let Some(top) = stack.last_mut() else {
-                    return Err(refuse(i, "an #else without its #if in the struct's body"));
-                };
-                if directive(lines[i]) == "elif" {
-                    return Err(refuse(i, "an #elif (not handled yet)"));
-                }
-                if top.1 != 0 {
-                    return Err(refuse(i, "a second #else"));
-                }
-                top.1 = 1;
-                conds.get_mut(&top.0).unwrap().else_line = Some(i);
-            }
-            Kind::Endif => {
-                let Some(top) = stack.pop() else {
-                    return Err(refuse(i, "an #endif without its #if in the struct's body"));
-                };
-                conds.get_mut(&top.0).unwrap().endif = i;
-            }
-            Kind::Define => {
-                let mut j = i;
-                while lines[j].trim_end().ends_with('\\') && j + 1 < close {
-                    j += 1;
-                    kinds[j] = Kind::Define;
-                    frames[j] = stack.clone();
-                }
-                i = j;
-            }
-            Kind::Other if is_directive(lines[i]) => {
-                return Err(refuse(i, "a preprocessor line of a kind not handled"));
-            }
-            Kind::Other => match stack.last() {
-                // Another config's member: its block moves whole.
-                Some(&(c, _)) => conds.get_mut(&c).unwrap().unknown = true,
-                None => return Err(refuse(i, "a line belongs to no member")),
-            },
-            _ => {}
+    /// The refusal of the patch at `line` (0-based), saying why.
+    fn refuse(&self, line: usize, why: &str) -> Error {
+        refusal(self.path, line, why)
+    }
+
+    /// The 0-based index of a 1-based line of the debug info; a 0
+    /// (corrupt debug info) names no line.
+    fn index(&self, line: u64) -> Result<usize> {
+        (line as usize).checked_sub(1).ok_or_else(|| {
+            self.refuse(
+                self.open,
+                "a member's declaration line is 0 in the debug info",
+            )
+        })
+    }
+
+    /// The lines the members of `order` and the `removed` ones are
+    /// declared at, sorted: at least one, no two alike, all inside the
+    /// body.
+    fn member_starts(&self, order: &[Piece], removed: &[u64]) -> Result<Vec<usize>> {
+        let mut starts: Vec<usize> = order
+            .iter()
+            .flat_map(Piece::lines)
+            .chain(removed)
+            .map(|&l| self.index(l))
+            .collect::<Result<_>>()?;
+        starts.sort_unstable();
+        if starts.is_empty() {
+            return Err(self.refuse(self.open, "the order moves no member"));
         }
-        i += 1;
+        if starts.windows(2).any(|w| w[0] == w[1]) {
+            return Err(self.refuse(self.open, "two members are declared on one line"));
+        }
+        if let Some(&bad) = starts.iter().find(|&&l| l <= self.open || l >= self.close) {
+            return Err(self.refuse(
+                bad,
+                "a member's declaration line is outside the struct's body",
+            ));
+        }
+        Ok(starts)
     }
-    if let Some(&(c, _)) = stack.last() {
-        return Err(refuse(c, "an #if not closed in the struct's body"));
+
+    /// Each member's declaration: from the line that opens what its line
+    /// closes (`enum {` ... `} state:16;`) to its `;` outside brackets
+    /// (for a unit of `runs`, its last declaration's), with a comment
+    /// opened after the `;`. Marks its lines as the member's.
+    fn declarations(&mut self, starts: &[usize], runs: &[(u64, u64)]) -> Result<Declarations> {
+        let last_of: HashMap<usize, usize> = runs
+            .iter()
+            .map(|&(a, b)| Ok((self.index(a)?, self.index(b)?)))
+            .collect::<Result<_>>()?;
+        let lines = &self.lines;
+        let mut extent = HashMap::new();
+        let mut inner = Vec::new();
+        let mut previous_end = self.open;
+        for &start in starts {
+            let mut first = start;
+            let mut depth = unbalanced(&lines[start].code);
+            while depth > 0 {
+                if first <= previous_end + 1 {
+                    return Err(
+                        self.refuse(start, "a member's declaration does not open in the body")
+                    );
+                }
+                first -= 1;
+                depth += unbalanced(&lines[first].code);
+            }
+            if first <= previous_end {
+                return Err(self.refuse(start, "a member starts inside another's declaration"));
+            }
+            let from = last_of.get(&start).copied().unwrap_or(start);
+            let mut depth = 0i64;
+            let mut end = None;
+            for (i, l) in lines.iter().enumerate().take(self.close).skip(from) {
+                depth += brackets(&l.code);
+                if depth <= 0 && l.code.contains(';') {
+                    end = Some(i);
+                    break;
+                }
+            }
+            let mut end =
+                end.ok_or_else(|| self.refuse(start, "a member's declaration does not end"))?;
+            // A comment opened after the `;` (`u32 x; /* two ... lines */`)
+            // is the member's.
+            if lines[end].in_comment {
+                end = (end + 1..self.close)
+                    .find(|&i| !lines[i].in_comment)
+                    .ok_or_else(|| self.refuse(end, "a member's comment does not end"))?;
+            }
+            // A #define inside (tcp_sock's rack) moves with the member.
+            for (i, line) in lines.iter().enumerate().take(end + 1).skip(first) {
+                let Some(directive) = &line.directive else {
+                    continue;
+                };
+                match directive.defines() {
+                    Some(name) if !line.joins_next => {
+                        inner.push((i, name.to_owned(), start));
+                    }
+                    _ => {
+                        return Err(self.refuse(
+                            i,
+                            "a preprocessor line inside a member's declaration (a conditional \
+                             around part of a member)",
+                        ));
+                    }
+                }
+            }
+            for k in &mut self.kinds[first..=end] {
+                *k = Kind::Member;
+            }
+            extent.insert(start, (first, end));
+            previous_end = end;
+        }
+        Ok(Declarations { extent, inner })
     }
-    // A block that moves whole, and the outermost of them a line is in.
-    let whole = |mut c: usize| -> Option<usize> {
+
+    /// Each `#if` block of the body and the frames of every line;
+    /// refused: an `#elif`, a second `#else`, a conditional continued
+    /// over lines or not closed in the body, a preprocessor line of
+    /// another kind, and a line of no member outside every block. Marks
+    /// the continuation lines of a `#define`.
+    fn conditionals(&mut self) -> Result<Conditionals> {
+        let lines = &self.lines;
+        let mut conds: HashMap<usize, Cond> = HashMap::new();
+        let mut nesting = Nesting::default();
+        let mut frames: Vec<Vec<Frame>> = vec![Vec::new(); lines.len()];
+        let mut i = self.open + 1;
+        while i < self.close {
+            frames[i] = frames_of(&nesting);
+            let innermost = frames[i].last().copied();
+            let pp = lines[i].directive.as_ref().map(|d| d.kind);
+            match self.kinds[i] {
+                Kind::If => {
+                    if lines[i].joins_next {
+                        return Err(self.refuse(i, "a conditional continued over lines"));
+                    }
+                    conds.insert(
+                        i,
+                        Cond {
+                            negated: lines[i]
+                                .directive
+                                .as_ref()
+                                .map_or_else(String::new, negated),
+                            parent: innermost.map(|f| f.0),
+                            ..Cond::default()
+                        },
+                    );
+                    nesting.step(i, Pp::If);
+                }
+                Kind::Else => {
+                    let Some((c, branch)) = innermost else {
+                        return Err(self.refuse(i, "an #else without its #if in the struct's body"));
+                    };
+                    if pp == Some(Pp::Elif) {
+                        return Err(self.refuse(i, "an #elif (not handled yet)"));
+                    }
+                    if branch != 0 {
+                        return Err(self.refuse(i, "a second #else"));
+                    }
+                    nesting.step(i, Pp::Else);
+                    conds.get_mut(&c).unwrap().else_line = Some(i);
+                }
+                Kind::Endif => {
+                    let Some((c, _)) = innermost else {
+                        return Err(
+                            self.refuse(i, "an #endif without its #if in the struct's body")
+                        );
+                    };
+                    nesting.step(i, Pp::Endif);
+                    conds.get_mut(&c).unwrap().endif = i;
+                }
+                Kind::Define => {
+                    let mut j = i;
+                    while lines[j].joins_next && j + 1 < self.close {
+                        j += 1;
+                        if self.kinds[j] == Kind::Member {
+                            return Err(
+                                self.refuse(i, "a #define continued into a member's declaration")
+                            );
+                        }
+                        self.kinds[j] = Kind::Define;
+                        frames[j] = frames[i].clone();
+                    }
+                    i = j;
+                }
+                Kind::Unhandled => {
+                    return Err(self.refuse(i, "a preprocessor line of a kind not handled"));
+                }
+                Kind::Other => match innermost {
+                    // Another config's member: its block moves whole.
+                    Some((c, _)) => conds.get_mut(&c).unwrap().unknown = true,
+                    None => return Err(self.refuse(i, "a line belongs to no member")),
+                },
+                _ => {}
+            }
+            i += 1;
+        }
+        if let Some(open) = nesting.open().last() {
+            return Err(self.refuse(open.line, "an #if not closed in the struct's body"));
+        }
+        Ok(Conditionals { conds, frames })
+    }
+
+    /// Cuts the body into what moves: each member's block, the
+    /// `#define`s, and the lines no member takes along; refused: an `#if`
+    /// block of another config's lines holding several members, and a
+    /// line after the last member that belongs to none.
+    fn blocks(
+        &self,
+        starts: &[usize],
+        declarations: &Declarations,
+        conditionals: &Conditionals,
+        removed: &[u64],
+    ) -> Result<Blocks> {
+        let (lines, kinds) = (&self.lines, &self.kinds);
+        let Conditionals { conds, frames } = conditionals;
+        let extent = &declarations.extent;
+        let mut of: HashMap<usize, Block> = HashMap::new();
+        let mut pending: Vec<(usize, Vec<Frame>)> = Vec::new();
+        let mut defines: Vec<(usize, String)> = Vec::new();
+        let mut loose: Vec<(usize, Vec<Frame>)> = Vec::new();
+        let mut i = self.open + 1;
+        while i < self.close {
+            // The outermost block with another config's lines moves whole.
+            let atomic =
+                (kinds[i] == Kind::If && conditionals.moves_whole(i) == Some(i)).then_some(i);
+            if let Some(c) = atomic {
+                let end = conds[&c].endif;
+                let inside: Vec<usize> = starts
+                    .iter()
+                    .copied()
+                    .filter(|&s| s > c && s < end)
+                    .collect();
+                match inside.as_slice() {
+                    [] => pending.extend((c..=end).map(|l| (l, frames[c].clone()))),
+                    [member] => {
+                        let before = keep_before(&mut pending, &frames[c], kinds, &mut loose);
+                        of.insert(
+                            *member,
+                            Block {
+                                before,
+                                lines: (c, end),
+                                frames: frames[c].clone(),
+                            },
+                        );
+                    }
+                    [_, second, ..] => {
+                        return Err(self.refuse(
+                            *second,
+                            "an #if block holds several members and lines the debug info does \
+                             not place (another config's members): it cannot be split",
+                        ));
+                    }
+                }
+                i = end + 1;
+                continue;
+            }
+            match kinds[i] {
+                Kind::Member => {
+                    let start = *starts
+                        .iter()
+                        .find(|&&s| extent[&s].0 == i)
+                        .expect("a member's first line");
+                    let (_, end) = extent[&start];
+                    let before = if removed.contains(&(start as u64 + 1)) {
+                        // A removed member's comments go with it; a #define
+                        // above it stays for the next member.
+                        pending.retain(|(l, _)| !matches!(kinds[*l], Kind::Blank | Kind::Comment));
+                        Vec::new()
+                    } else {
+                        keep_before(&mut pending, &frames[i], kinds, &mut loose)
+                    };
+                    of.insert(
+                        start,
+                        Block {
+                            before,
+                            lines: (i, end),
+                            frames: frames[i].clone(),
+                        },
+                    );
+                    i = end + 1;
+                    continue;
+                }
+                Kind::Define => {
+                    if let Some(name) = lines[i].directive.as_ref().and_then(|d| d.defines()) {
+                        defines.push((i, name.to_owned()));
+                    }
+                    pending.push((i, frames[i].clone()));
+                }
+                Kind::Blank | Kind::Comment => pending.push((i, frames[i].clone())),
+                _ => {}
+            }
+            i += 1;
+        }
+        // A #define after the last member stays last.
+        let trailing = keep_before(&mut pending, &[], kinds, &mut loose);
+        if let Some(&(l, _)) = trailing.iter().find(|(l, _)| kinds[*l] != Kind::Blank) {
+            return Err(self.refuse(l, "a line after the last member belongs to none"));
+        }
+        loose.extend(
+            trailing
+                .into_iter()
+                .filter(|(l, _)| kinds[*l] != Kind::Blank && kinds[*l] != Kind::Comment),
+        );
+        loose.sort_by_key(|(l, _)| *l);
+        Ok(Blocks { of, defines, loose })
+    }
+
+    /// Refuses a `#define` that moves away from a member using it: one
+    /// before a member (it moves with the next), or one inside a member's
+    /// declaration that another member uses.
+    fn check_defines(&self, blocks: &Blocks, inner: &[(usize, String, usize)]) -> Result<()> {
+        let lines = &self.lines;
+        for (at, name) in &blocks.defines {
+            let used = blocks.of.values().any(|b| {
+                (b.lines.0..=b.lines.1)
+                    .filter(|&l| self.kinds[l] != Kind::Define)
+                    .any(|l| has_word(lines[l].text, name))
+            });
+            if used {
+                return Err(self.refuse(
+                    *at,
+                    &format!("a #define in the body ({name}) that a member's declaration uses"),
+                ));
+            }
+        }
+        for (at, name, owner) in inner {
+            let used = blocks.of.iter().any(|(start, b)| {
+                start != owner && (b.lines.0..=b.lines.1).any(|l| has_word(lines[l].text, name))
+            });
+            if used {
+                return Err(self.refuse(
+                    *at,
+                    &format!(
+                        "a #define in a member ({name}) that another member's declaration uses"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The new body: the blocks in `order`, the groups' markers around
+    /// theirs (indented as the first member), the loose lines last, each
+    /// line under its conditions.
+    fn place(
+        &self,
+        order: &[Piece],
+        starts: &[usize],
+        blocks: &Blocks,
+        conditionals: &Conditionals,
+    ) -> Vec<String> {
+        let (lines, kinds) = (&self.lines, &self.kinds);
+        let indent: String = lines[starts[0]]
+            .text
+            .chars()
+            .take_while(|c| c.is_whitespace())
+            .collect();
+        let mut out = Emit {
+            lines,
+            conds: &conditionals.conds,
+            body: Vec::new(),
+            open: Vec::new(),
+        };
+        let emit_member = |out: &mut Emit, l: &u64| {
+            let b = &blocks.of[&(*l as usize - 1)];
+            for (line, frames) in &b.before {
+                let k = common(&out.open, &b.frames);
+                let content = !matches!(kinds[*line], Kind::Blank | Kind::Comment);
+                if b.frames.starts_with(frames) && (content || frames.len() >= k) {
+                    // A #define or another config's block under exactly
+                    // its own conditions; a comment without closing any.
+                    out.to(frames);
+                } else {
+                    out.to(&b.frames[..k]);
+                }
+                out.body.push(lines[*line].text.to_owned());
+            }
+            out.to(&b.frames);
+            out.body.extend(
+                lines[b.lines.0..=b.lines.1]
+                    .iter()
+                    .map(|l| l.text.to_owned()),
+            );
+        };
+        for piece in order {
+            match piece {
+                Piece::Member(l) => emit_member(&mut out, l),
+                Piece::AlignedGroup(g, members) | Piece::Group(g, members) => {
+                    let aligned = if matches!(piece, Piece::AlignedGroup(..)) {
+                        "_aligned"
+                    } else {
+                        ""
+                    };
+                    out.to(&[]);
+                    out.body
+                        .push(format!("{indent}__cacheline_group_begin{aligned}({g});"));
+                    for l in members {
+                        emit_member(&mut out, l);
+                    }
+                    out.to(&[]);
+                    out.body
+                        .push(format!("{indent}__cacheline_group_end{aligned}({g});"));
+                }
+            }
+        }
+        for (line, frames) in &blocks.loose {
+            out.to(frames);
+            out.body.push(lines[*line].text.to_owned());
+        }
+        out.to(&[]);
+        out.body
+    }
+
+    /// The unified diff that replaces the old body with `new_body`, the
+    /// struct's `{` and `}` lines as its context.
+    fn unified_diff(&self, new_body: &[String]) -> String {
+        let (path, lines, open, close) = (self.path, &self.lines, self.open, self.close);
+        let old_body = &lines[open + 1..close];
+        let mut out = format!("diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n");
+        out.push_str(&format!(
+            "@@ -{},{} +{},{} @@\n",
+            open + 1,
+            old_body.len() + 2,
+            open + 1,
+            new_body.len() + 2
+        ));
+        out.push_str(&format!(" {}\n", lines[open].text));
+        for l in old_body {
+            out.push_str(&format!("-{}\n", l.text));
+        }
+        for l in new_body {
+            out.push_str(&format!("+{l}\n"));
+        }
+        out.push_str(&format!(" {}\n", lines[close].text));
+        out
+    }
+}
+
+/// The refusal of a patch of `path` at `line` (0-based), saying why.
+fn refusal(path: &str, line: usize, why: &str) -> Error {
+    Error::Usage(format!(
+        "--source-tree: {path}:{}: {why}; apply the plan by hand",
+        line + 1
+    ))
+}
+
+impl Conditionals {
+    /// The outermost block around `c` (an `#if` line), itself included,
+    /// that moves whole because it holds another config's lines.
+    fn moves_whole(&self, mut c: usize) -> Option<usize> {
         let mut out = None;
         loop {
-            if conds[&c].unknown {
+            if self.conds[&c].unknown {
                 out = Some(c);
             }
-            match conds[&c].parent {
+            match self.conds[&c].parent {
                 Some(p) => c = p,
                 None => return out,
             }
         }
-    };
-
-    // Each member's block: the lines before it (comments, blank lines,
-    // #defines, whole blocks of other configs, each with its frames), and
-    // its own lines, under its frames.
-    struct Block {
-        before: Vec<(usize, Vec<Frame>)>,
-        lines: (usize, usize),
-        frames: Vec<Frame>,
     }
-    let mut blocks: HashMap<usize, Block> = HashMap::new();
-    let mut pending: Vec<(usize, Vec<Frame>)> = Vec::new();
-    let mut defines: Vec<(usize, String)> = Vec::new();
-    // #defines (and other configs' blocks) no member can take along: they
-    // go last, under their own conditions.
-    let mut loose: Vec<(usize, Vec<Frame>)> = Vec::new();
-    let mut i = open + 1;
-    while i < close {
-        // The outermost block with another config's lines moves whole.
-        let atomic = (kinds[i] == Kind::If && whole(i) == Some(i)).then_some(i);
-        if let Some(c) = atomic {
-            let end = conds[&c].endif;
-            let inside: Vec<usize> = starts
-                .iter()
-                .copied()
-                .filter(|&s| s > c && s < end)
-                .collect();
-            match inside.as_slice() {
-                [] => pending.extend((c..=end).map(|l| (l, frames[c].clone()))),
-                [member] => {
-                    let before = keep_before(&mut pending, &frames[c], &kinds, &mut loose);
-                    blocks.insert(
-                        *member,
-                        Block {
-                            before,
-                            lines: (c, end),
-                            frames: frames[c].clone(),
-                        },
-                    );
-                }
-                [_, second, ..] => {
-                    return Err(refuse(
-                        *second,
-                        "an #if block holds several members and lines the debug info does not \
-                         place (another config's members): it cannot be split",
-                    ));
-                }
-            }
-            i = end + 1;
-            continue;
-        }
-        match kinds[i] {
-            Kind::Member => {
-                let start = *starts
-                    .iter()
-                    .find(|&&s| extent[&s].0 == i)
-                    .expect("a member's first line");
-                let (_, end) = extent[&start];
-                let before = if removed.contains(&(start as u64 + 1)) {
-                    // A removed member's comments go with it; a #define
-                    // above it stays for the next member.
-                    pending.retain(|(l, _)| !matches!(kinds[*l], Kind::Blank | Kind::Comment));
-                    Vec::new()
-                } else {
-                    keep_before(&mut pending, &frames[i], &kinds, &mut loose)
-                };
-                blocks.insert(
-                    start,
-                    Block {
-                        before,
-                        lines: (i, end),
-                        frames: frames[i].clone(),
-                    },
-                );
-                i = end + 1;
-                continue;
-            }
-            Kind::Define => {
-                if let Some(name) = defined_name(lines[i]) {
-                    defines.push((i, name));
-                }
-                pending.push((i, frames[i].clone()));
-            }
-            Kind::Blank | Kind::Comment => pending.push((i, frames[i].clone())),
-            _ => {}
-        }
-        i += 1;
-    }
-    // A #define after the last member stays last.
-    let trailing = keep_before(&mut pending, &[], &kinds, &mut loose);
-    if let Some(&(l, _)) = trailing.iter().find(|(l, _)| kinds[*l] != Kind::Blank) {
-        return Err(refuse(l, "a line after the last member belongs to none"));
-    }
-    loose.extend(
-        trailing
-            .into_iter()
-            .filter(|(l, _)| kinds[*l] != Kind::Blank && kinds[*l] != Kind::Comment),
-    );
-    loose.sort_by_key(|(l, _)| *l);
-    // A #define moves with the member after it: no member may use it.
-    for (at, name) in &defines {
-        let used = blocks.values().any(|b| {
-            (b.lines.0..=b.lines.1)
-                .filter(|&l| kinds[l] != Kind::Define)
-                .any(|l| has_word(lines[l], name))
-        });
-        if used {
-            return Err(refuse(
-                *at,
-                &format!("a #define in the body ({name}) that a member's declaration uses"),
-            ));
-        }
-    }
-
-    for (at, name, owner) in &inner {
-        let used = blocks.iter().any(|(start, b)| {
-            start != owner && (b.lines.0..=b.lines.1).any(|l| has_word(lines[l], name))
-        });
-        if used {
-            return Err(refuse(
-                *at,
-                &format!("a #define in a member ({name}) that another member's declaration uses"),
-            ));
-        }
-    }
-
-    let indent: String = lines[starts[0]]
-        .chars()
-        .take_while(|c| c.is_whitespace())
-        .collect();
-    let mut out = Emit {
-        lines: &lines,
-        conds: &conds,
-        body: Vec::new(),
-        open: Vec::new(),
-    };
-    let emit_member = |out: &mut Emit, l: &u64| {
-        let b = &blocks[&(*l as usize - 1)];
-        for (line, frames) in &b.before {
-            let k = common(&out.open, &b.frames);
-            let content = !matches!(kinds[*line], Kind::Blank | Kind::Comment);
-            if b.frames.starts_with(frames) && (content || frames.len() >= k) {
-                // A #define or another config's block under exactly
-                // its own conditions; a comment without closing any.
-                out.to(frames);
-            } else {
-                out.to(&b.frames[..k]);
-            }
-            out.body.push(lines[*line].to_owned());
-        }
-        out.to(&b.frames);
-        out.body
-            .extend(lines[b.lines.0..=b.lines.1].iter().map(|s| (*s).to_owned()));
-    };
-    for piece in order {
-        match piece {
-            Piece::Member(l) => emit_member(&mut out, l),
-            Piece::AlignedGroup(g, members) | Piece::Group(g, members) => {
-                let aligned = if matches!(piece, Piece::AlignedGroup(..)) {
-                    "_aligned"
-                } else {
-                    ""
-                };
-                out.to(&[]);
-                out.body
-                    .push(format!("{indent}__cacheline_group_begin{aligned}({g});"));
-                for l in members {
-                    emit_member(&mut out, l);
-                }
-                out.to(&[]);
-                out.body
-                    .push(format!("{indent}__cacheline_group_end{aligned}({g});"));
-            }
-        }
-    }
-    for (line, frames) in &loose {
-        out.to(frames);
-        out.body.push(lines[*line].to_owned());
-    }
-    out.to(&[]);
-    let new_body = out.body;
-    let old_body = &lines[open + 1..close];
-    let mut out = format!("diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n");
-    out.push_str(&format!(
-        "@@ -{},{} +{},{} @@\n",
-        open + 1,
-        old_body.len() + 2,
-        open + 1,
-        new_body.len() + 2
-    ));
-    out.push_str(&format!(" {}\n", lines[open]));
-    for l in old_body {
-        out.push_str(&format!("-{l}\n"));
-    }
-    for l in &new_body {
-        out.push_str(&format!("+{l}\n"));
-    }
-    out.push_str(&format!(" {}\n", lines[close]));
-    Ok(out)
 }
 
 /// The new body as it is written, with the conditional frames open at
 /// its end.
 struct Emit<'a> {
-    lines: &'a [&'a str],
+    lines: &'a [Line<'a>],
     conds: &'a HashMap<usize, Cond>,
     body: Vec<String>,
     open: Vec<Frame>,
@@ -507,17 +676,18 @@ impl Emit<'_> {
         let keep = if next_branch { k + 1 } else { k };
         while self.open.len() > keep {
             let (c, _) = self.open.pop().unwrap();
-            self.body.push(self.lines[self.conds[&c].endif].to_owned());
+            self.body
+                .push(self.lines[self.conds[&c].endif].text.to_owned());
         }
         if next_branch {
             let c = frames[k].0;
             let at = self.conds[&c].else_line.expect("an #else branch");
-            self.body.push(self.lines[at].to_owned());
+            self.body.push(self.lines[at].text.to_owned());
             self.open[k] = frames[k];
         }
         for &(c, branch) in &frames[self.open.len()..] {
             self.body.push(match branch {
-                0 => self.lines[c].to_owned(),
+                0 => self.lines[c].text.to_owned(),
                 _ => self.conds[&c].negated.clone(),
             });
             self.open.push((c, branch));
@@ -547,71 +717,49 @@ fn keep_before(
     keep
 }
 
-fn kind_of(line: &str) -> Kind {
-    let t = line.trim();
-    if t.is_empty() {
+/// The frames the lines after the directives `nesting` stepped through
+/// are under.
+fn frames_of(nesting: &Nesting) -> Vec<Frame> {
+    nesting
+        .open()
+        .iter()
+        .map(|open| (open.line, open.branches.len()))
+        .collect()
+}
+
+fn kind_of(line: &Line) -> Kind {
+    if line.text.trim().is_empty() {
         return Kind::Blank;
     }
-    if is_directive(line) {
-        return match directive(line) {
-            "if" | "ifdef" | "ifndef" => Kind::If,
-            "else" | "elif" => Kind::Else,
-            "endif" => Kind::Endif,
-            "define" | "undef" => Kind::Define,
-            _ => Kind::Other,
+    if let Some(d) = &line.directive {
+        return match d.kind {
+            Pp::If => Kind::If,
+            Pp::Elif | Pp::Else => Kind::Else,
+            Pp::Endif => Kind::Endif,
+            Pp::Define => Kind::Define,
+            Pp::Other => Kind::Unhandled,
         };
     }
-    if is_comment_or_blank(line) {
+    if line.comment && line.code.trim().is_empty() {
         Kind::Comment
     } else {
         Kind::Other
     }
 }
 
-fn is_directive(line: &str) -> bool {
-    line.trim_start().starts_with('#')
-}
-
-/// The directive's name: `ifdef` of `#  ifdef X`.
-fn directive(line: &str) -> &str {
-    let rest = line.trim_start().trim_start_matches('#').trim_start();
-    let end = rest
-        .find(|c: char| !c.is_ascii_alphanumeric())
-        .unwrap_or(rest.len());
-    &rest[..end]
-}
-
-/// The condition of an `#if` line, negated, as an `#if` line.
-fn negated(line: &str) -> String {
-    let d = directive(line);
-    let rest = line.trim_start().trim_start_matches('#').trim_start();
-    let mut expr = rest[d.len()..].trim();
-    if let Some(cut) = expr.find("//") {
-        expr = expr[..cut].trim();
-    }
-    if let Some(cut) = expr.find("/*") {
-        expr = expr[..cut].trim();
-    }
-    match d {
+/// The condition of an `#if` line, negated, as an `#if` line (without
+/// its comments, whitespace collapsed).
+fn negated(directive: &Directive) -> String {
+    let expr = directive
+        .argument()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match directive.name() {
         "ifdef" => format!("#if !defined({expr})"),
         "ifndef" => format!("#if defined({expr})"),
         _ => format!("#if !({expr})"),
     }
-}
-
-/// The macro a `#define NAME` or `#undef NAME` line names.
-fn defined_name(line: &str) -> Option<String> {
-    let d = directive(line);
-    if d != "define" && d != "undef" {
-        return None;
-    }
-    let rest = line.trim_start().trim_start_matches('#').trim_start();
-    let name: String = rest[d.len()..]
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    (!name.is_empty()).then_some(name)
 }
 
 fn has_word(line: &str, word: &str) -> bool {
@@ -636,20 +784,6 @@ fn brackets(line: &str) -> i64 {
 /// declaration began (`} state:16;` closes the `enum {` above).
 fn unbalanced(line: &str) -> i64 {
     -brackets(line)
-}
-
-/// True when a line leaves a `/*` comment open.
-fn opens_comment(line: &str) -> bool {
-    match (line.rfind("/*"), line.rfind("*/")) {
-        (Some(open), Some(close)) => open > close,
-        (Some(_), None) => true,
-        _ => false,
-    }
-}
-
-fn is_comment_or_blank(line: &str) -> bool {
-    let t = line.trim();
-    t.is_empty() || t.starts_with("/*") || t.starts_with('*') || t.starts_with("//")
 }
 
 #[cfg(test)]
@@ -975,6 +1109,68 @@ struct s {
         assert_eq!(
             body(text, &[4, 2]),
             ["\tint b;", "\tint a;\t/* a's,", "\t\t * two lines */"]
+        );
+    }
+
+    #[test]
+    fn a_define_continued_into_a_member_is_refused() {
+        // The member's line was taken for the #define's: it had no block,
+        // and placing it panicked.
+        let text = "struct s {\n#define M \\\n\tint a;\n\tint b;\n};\n";
+        let err = refused(text, &[4, 3]);
+        assert!(
+            err.contains("x.h:2: a #define continued into a member's declaration"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn brackets_and_semicolons_in_comments_are_not_code() {
+        // The kernel's drbg_state and agp_allocate: a `)` or `(` in a
+        // comment was taken for the declaration's (refused); so was a `;`.
+        let text = "struct s {\n\tchar *v;\t/* state 1a) */\n\tu32 p;\t/* phys (some\n\t\t * devices; */\n\tint b;\n};\n";
+        assert_eq!(
+            body(text, &[5, 3, 2]),
+            [
+                "\tint b;",
+                "\tu32 p;\t/* phys (some",
+                "\t\t * devices; */",
+                "\tchar *v;\t/* state 1a) */"
+            ]
+        );
+    }
+
+    #[test]
+    fn every_line_of_a_comment_is_the_comments() {
+        // A line inside a comment that does not start with `*` was taken
+        // for a declaration no member has (refused).
+        let text = "struct s {\n\tint a;\n\t/* b's comment\n\t   on two lines */\n\tint b;\n};\n";
+        assert_eq!(
+            body(text, &[5, 2]),
+            [
+                "\t/* b's comment",
+                "\t   on two lines */",
+                "\tint b;",
+                "\tint a;"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_negated_condition_keeps_what_follows_a_comment() {
+        // It was cut at the comment: `#if !(defined(A))`, wrong for B.
+        let text =
+            "struct s {\n#if defined(A) /* a */ && B\n\tint a;\n#else\n\tint b;\n#endif\n};\n";
+        assert_eq!(
+            body(text, &[5, 3]),
+            [
+                "#if !(defined(A) && B)",
+                "\tint b;",
+                "#endif",
+                "#if defined(A) /* a */ && B",
+                "\tint a;",
+                "#endif"
+            ]
         );
     }
 

@@ -3,6 +3,7 @@
 //! neither DWARF nor the command line and formats nothing.
 
 mod annotate;
+pub(crate) mod asserts;
 pub mod compare;
 pub(crate) mod contexts;
 pub mod explain;

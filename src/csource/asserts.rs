@@ -2,9 +2,15 @@
 //! `CACHELINE_ASSERT_GROUP_MEMBER(TYPE, GROUP, MEMBER)` and
 //! `CACHELINE_ASSERT_GROUP_SIZE(TYPE, GROUP, SIZE)` of one type in a C
 //! file, wherever the arguments break lines, with the `#if` conditions
-//! around each. Comments and strings are blanked first (keeping line
-//! numbers), so a commented-out assert is not read, and the macros'
-//! own `#define`s (whose TYPE is a parameter) name no type.
+//! around each. It reads the code of the scanner's lines (comments and
+//! strings blanked, line numbers kept), so a commented-out assert is not
+//! read, and the macros' own `#define`s (whose TYPE is a parameter) name
+//! no type.
+
+use std::path::Path;
+
+use super::{Line, Nesting};
+use crate::error::{Error, Result};
 
 /// One assert of the type asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,8 +42,13 @@ const SIZE: &str = "CACHELINE_ASSERT_GROUP_SIZE";
 /// The asserts of `c_type` (`struct tcp_sock`) in C source `text`, in
 /// file order.
 pub(crate) fn kernel_asserts(text: &str, c_type: &str) -> Vec<KernelAssert> {
-    let code = blank_comments(text);
-    let conditions = line_conditions(&code);
+    let lines = super::scan(text);
+    let code = lines
+        .iter()
+        .map(|l| l.code.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let conditions = line_conditions(&lines);
     let wanted = squash(c_type);
     let mut out = Vec::new();
     let mut at = 0;
@@ -84,6 +95,23 @@ pub(crate) fn kernel_asserts(text: &str, c_type: &str) -> Vec<KernelAssert> {
     out
 }
 
+/// The asserts of struct or union `name` in `file`; an error when it has
+/// none.
+pub(crate) fn read(file: &Path, name: &str) -> Result<(String, Vec<KernelAssert>)> {
+    let text = super::read(file)?;
+    let shown = file.display().to_string();
+    for keyword in ["struct", "union"] {
+        let found = kernel_asserts(&text, &format!("{keyword} {name}"));
+        if !found.is_empty() {
+            return Ok((shown, found));
+        }
+    }
+    Err(Error::Usage(format!(
+        "{shown}: no CACHELINE_ASSERT_GROUP_MEMBER or CACHELINE_ASSERT_GROUP_SIZE of \
+         struct {name}: nothing to compare with"
+    )))
+}
+
 fn is_ident(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
@@ -117,75 +145,35 @@ fn arguments(text: &str) -> Option<Vec<String>> {
     None
 }
 
-/// `text` with every comment and string or character literal replaced by
-/// spaces, newlines kept.
-fn blank_comments(text: &str) -> String {
-    #[derive(PartialEq)]
-    enum State {
-        Code,
-        Line,
-        Block,
-        Quote(char),
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut state = State::Code;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        let keep = |c: char| if c == '\n' { '\n' } else { ' ' };
-        match state {
-            State::Code => match (c, chars.peek()) {
-                ('/', Some('/')) => state = State::Line,
-                ('/', Some('*')) => {
-                    chars.next();
-                    out.push(' ');
-                    state = State::Block;
-                }
-                ('"' | '\'', _) => state = State::Quote(c),
-                _ => {
-                    out.push(c);
-                    continue;
-                }
-            },
-            State::Line if c == '\n' => state = State::Code,
-            State::Block if c == '*' && chars.peek() == Some(&'/') => {
-                chars.next();
-                out.push(' ');
-                state = State::Code;
-            }
-            State::Quote(q) if c == q => state = State::Code,
-            State::Quote(_) if c == '\\' => {
-                if let Some(next) = chars.next() {
-                    out.push(keep(c));
-                    out.push(keep(next));
-                    continue;
-                }
-            }
-            _ => {}
+/// For each line, the conditional directives open around it (a
+/// directive's line under its own), each as written, whitespace collapsed,
+/// with its `#elif` and `#else` lines so far: `#if A (#else)`.
+fn line_conditions(lines: &[Line]) -> Vec<Vec<String>> {
+    let written = |l: usize| {
+        lines[l]
+            .directive
+            .as_ref()
+            .map_or_else(String::new, |d| format!("#{}", squash(&d.text)))
+    };
+    let mut nesting = Nesting::default();
+    let mut out = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(d) = &line.directive {
+            nesting.step(i, d.kind);
         }
-        out.push(keep(c));
-    }
-    out
-}
-
-/// For each line, the conditional directives open around it.
-fn line_conditions(code: &str) -> Vec<Vec<String>> {
-    let mut open: Vec<String> = Vec::new();
-    let mut out = Vec::new();
-    for line in code.lines() {
-        let directive = line.trim_start().strip_prefix('#').map(str::trim_start);
-        match directive {
-            Some(d) if d.starts_with("if") => open.push(format!("#{}", squash(d))),
-            Some(d) if d.starts_with("el") => {
-                if let Some(last) = open.last_mut() {
-                    *last = format!("{last} (#{})", squash(d));
-                }
-            }
-            Some(d) if d.starts_with("endif") => {
-                open.pop();
-            }
-            _ => {}
-        }
-        out.push(open.clone());
+        out.push(
+            nesting
+                .open()
+                .iter()
+                .map(|open| {
+                    let mut text = written(open.line);
+                    for &b in &open.branches {
+                        text = format!("{text} ({})", written(b));
+                    }
+                    text
+                })
+                .collect(),
+        );
     }
     out
 }
@@ -321,6 +309,19 @@ static void __init t_struct_check(void)
         );
         assert_eq!(got[2].conditions, vec!["#ifdef CONFIG_X".to_owned()]);
         assert!(kernel_asserts(SOURCE, "struct absent").is_empty());
+    }
+
+    #[test]
+    fn a_stray_quote_hides_nothing_and_conditions_are_read_whole() {
+        // A quote left open blanked the file up to the next quote, the
+        // assert with it; a condition went on over lines, cut at its
+        // backslash.
+        let text = "#if 0\nit's off\n#endif\n#if defined(A) && \\\n    defined(B)\n\
+                    CACHELINE_ASSERT_GROUP_MEMBER(struct t, g, a);\n#endif\n/* 'b' */\n";
+        let got = kernel_asserts(text, "struct t");
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].line, 6);
+        assert_eq!(got[0].conditions, ["#if defined(A) && defined(B)"]);
     }
 
     #[test]

@@ -5,38 +5,15 @@
 //! `CACHELINE_ASSERT_GROUP_SIZE` (where an assert would go).
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 
-use super::parse::{self, Asserted, KernelAssert};
-use crate::error::{Error, Result};
+use crate::csource::asserts::{Asserted, KernelAssert};
 use crate::report::asserts::{
     AssertsReport, Comparison, ComparisonSummary, Difference, DifferenceKind, Placement, Weight,
 };
 
-/// The largest C file read: net/core/dev.c is 340 KB in 6.12.
-const MAX_SOURCE_BYTES: u64 = 64 << 20;
-
-/// The asserts of struct or union `name` in `file`; an error when it has
-/// none.
-pub(super) fn read(file: &Path, name: &str) -> Result<(String, Vec<KernelAssert>)> {
-    let bytes = crate::input::read_limited(file, MAX_SOURCE_BYTES, "a C file")?;
-    let text = String::from_utf8_lossy(&bytes);
-    let shown = file.display().to_string();
-    for keyword in ["struct", "union"] {
-        let found = parse::kernel_asserts(&text, &format!("{keyword} {name}"));
-        if !found.is_empty() {
-            return Ok((shown, found));
-        }
-    }
-    Err(Error::Usage(format!(
-        "{shown}: no CACHELINE_ASSERT_GROUP_MEMBER or CACHELINE_ASSERT_GROUP_SIZE of \
-         struct {name}: nothing to compare with"
-    )))
-}
-
 /// Compares the kernel's `asserts` (read from `file`) with `report`;
 /// `build` says where a member the table does not name is in the build.
-pub(super) fn compare(
+pub(crate) fn compare(
     file: &str,
     asserts: &[KernelAssert],
     report: &AssertsReport,

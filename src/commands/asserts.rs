@@ -4,11 +4,9 @@
 //! `--against`, the differences from the kernel's own function in a C
 //! file.
 
-mod compare;
-mod parse;
-
 use std::path::PathBuf;
 
+use crate::analysis::asserts as compare;
 use crate::error::Result;
 use crate::lookup::TypeSpec;
 use crate::report::asserts::AssertsReport;
@@ -38,7 +36,7 @@ impl AssertsOptions {
 pub fn asserts(run: &Run, opts: &AssertsOptions) -> Result<AssertsReport> {
     let spec = TypeSpec::parse(&opts.ty)?;
     let kernel = match &opts.against {
-        Some(file) => Some(compare::read(file, &spec.name)?),
+        Some(file) => Some(crate::csource::asserts::read(file, &spec.name)?),
         None => None,
     };
     let opened = run.single("asserts")?;

@@ -1,0 +1,30 @@
+//! Unpreprocessed C as cachelint reads it: the kernel's C files, whose
+//! check functions `asserts --against` compares with ([`asserts`]), and
+//! its headers, whose struct bodies `suggest --source-tree` reorders
+//! (`source_patch`).
+//!
+//! Both sit on one tolerant scanner, [`scan`]: the lines of a file, the
+//! code of each told from its comments and literals, and the directives
+//! they start or go on with; [`Nesting`] follows the `#if` blocks through
+//! those. [`read`] reads a C file with a bound on its size.
+
+pub(crate) mod asserts;
+mod nesting;
+mod scan;
+
+use std::path::Path;
+
+use crate::error::Result;
+
+pub(crate) use nesting::Nesting;
+pub(crate) use scan::{Directive, Line, Pp, scan};
+
+/// The largest C file read: net/core/dev.c is 340 KB in 6.12.
+const MAX_SOURCE_BYTES: u64 = 64 << 20;
+
+/// The text of the C file at `path`, invalid UTF-8 replaced; refused past
+/// [`MAX_SOURCE_BYTES`].
+pub(crate) fn read(path: &Path) -> Result<String> {
+    let bytes = crate::input::read_limited(path, MAX_SOURCE_BYTES, "a C file")?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
