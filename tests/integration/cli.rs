@@ -20,6 +20,7 @@ fn run_with(env: &[(&str, &str)], args: &[&str]) -> Output {
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR")
         .env_remove("CLICOLOR_FORCE")
+        .env_remove("CI")
         .envs(env.iter().copied())
         .output()
         .unwrap()
@@ -428,6 +429,8 @@ fn auto_colours_a_terminal_unless_no_color() {
             .env_remove("NO_COLOR")
             .env_remove("CLICOLOR")
             .env_remove("CLICOLOR_FORCE")
+            // anstream takes a CI runner for a colour terminal whatever TERM says.
+            .env_remove("CI")
             .env("TERM", "xterm")
             .envs(env.iter().copied())
             .output()
