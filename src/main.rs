@@ -603,11 +603,20 @@ struct InputArgs {
 }
 
 impl InputArgs {
-    fn reading(self) -> cachelint::error::Result<Reading> {
+    /// A run's setup of `builds` under `rules`, read as these options say.
+    fn setup(self, rules: Vec<PathBuf>, builds: Vec<Build>) -> cachelint::error::Result<Setup> {
         let plan = match &self.plan {
             Some(path) => Some(std::sync::Arc::new(Plan::read(path)?)),
             None => None,
         };
+        let cacheline = self.cacheline;
+        let mut setup = Setup::files(rules, builds, self.reading()?);
+        setup.plan = plan;
+        setup.cacheline = cacheline;
+        Ok(setup)
+    }
+
+    fn reading(self) -> cachelint::error::Result<Reading> {
         let source_root = match self.source_root.as_str() {
             "auto" => SourceRoot::Detect,
             "none" => SourceRoot::Keep,
@@ -615,7 +624,6 @@ impl InputArgs {
         };
         Ok(Reading {
             source: self.source.source()?,
-            plan,
             index: if self.no_cache {
                 IndexCache::Off
             } else {
@@ -740,10 +748,7 @@ fn open(
     input: InputArgs,
     want: impl FnOnce(&Rules) -> cachelint::error::Result<Want>,
 ) -> cachelint::error::Result<Run> {
-    let cacheline = input.cacheline;
-    let mut setup = Setup::files(rules, builds, input.reading()?);
-    setup.cacheline = cacheline;
-    Run::open(setup, want)
+    Run::open(input.setup(rules, builds)?, want)
 }
 
 /// Runs the command and writes its report.
@@ -803,10 +808,8 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 explain,
                 adjacent_lines,
             };
-            let cacheline = input.cacheline;
-            let mut setup = Setup::files(rules, parse_builds(&builds)?, input.reading()?);
+            let mut setup = input.setup(rules, parse_builds(&builds)?)?;
             setup.baseline = parse_builds(&baseline)?;
-            setup.cacheline = cacheline;
             let run = Run::open(setup, |r| opts.want(r))?;
             render::output(&commands::check(&run, &opts)?, format, "check")
         }

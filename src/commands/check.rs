@@ -93,7 +93,7 @@ pub fn check(run: &Run, opts: &CheckOptions) -> Result<Checked> {
              name it as a path from the root, a member name, or TYPE.member"
         )));
     }
-    report.notes = run::dedup(notes);
+    report.notes = crate::report::unique_notes(notes);
     report.summary = Summary::count(
         &report.findings,
         report.notes.len(),

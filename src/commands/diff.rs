@@ -100,7 +100,7 @@ pub fn diff(run: &Run, opts: &DiffOptions) -> Result<DiffReport> {
         types,
         config,
         differ,
-        notes: run::dedup(notes),
+        notes: crate::report::unique_notes(notes),
     })
 }
 

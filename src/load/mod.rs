@@ -16,7 +16,6 @@ pub use index_cache::IndexCache;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 pub use crate::dwarf::decode::SourceRoot;
 use crate::error::{Error, Result};
@@ -24,7 +23,6 @@ use crate::input::{DebugSections, MappedFile};
 use crate::kconfig::{self, KernelConfig};
 use crate::lookup::{Found, Present, TypeSpec};
 use crate::model::{TypeId, TypeTable};
-use crate::plan::Plan;
 use crate::plan::abi::Abi;
 use crate::sizes::SizeLine;
 
@@ -44,15 +42,12 @@ pub enum Source {
     },
 }
 
-/// How builds are read: where their types come from, and the plan they
-/// are laid out by.
+/// How build files are read: where their types come from, how names are
+/// looked up and how source paths are printed.
 #[derive(Clone, Debug, Default)]
 pub struct Reading {
     /// DWARF, BTF or whichever the file has.
     pub source: Source,
-    /// `--plan`: lay the builds out as planned instead of as compiled
-    /// (the run layer applies it to a copy of the compiled types).
-    pub plan: Option<Arc<Plan>>,
     /// Whether DWARF lookups keep their name index on disk.
     pub index: IndexCache,
     /// `--source-root`: what the source files printed are relative to.

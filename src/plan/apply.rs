@@ -77,11 +77,6 @@ impl Planner {
         }
     }
 
-    /// The plan.
-    pub fn plan(&self) -> &Plan {
-        &self.plan
-    }
-
     /// Type names the plan needs decoded: the planned structs and the
     /// named types of added members.
     pub fn wanted_names(&self) -> Vec<String> {

@@ -38,7 +38,7 @@ use crate::model::{TypeId, TypeTable};
 use crate::plan::Plan;
 use crate::plan::abi::Abi;
 use crate::plan::apply::Planner;
-use crate::rules::Rules;
+use crate::rules::{Location, Rules};
 use crate::sizes::SizeLine;
 
 /// A kind of build: something that can be opened as a [`Loaded`] file of
@@ -49,12 +49,13 @@ pub(crate) trait Input: Send + Sync {
     /// Its label and the file its types are read from (for messages).
     fn build(&self) -> &Build;
 
-    /// Opens it as `reading` says and runs `f` on the loaded file.
+    /// Opens it as `reading` says and runs `f` on the loaded file (which
+    /// keeps what it reads).
     fn open(
         &self,
         reading: &Reading,
-        f: &mut dyn FnMut(&mut Loaded<'_, '_>) -> Result<Decoded>,
-    ) -> Result<Decoded>;
+        f: &mut dyn FnMut(&mut Loaded<'_, '_>) -> Result<()>,
+    ) -> Result<()>;
 }
 
 impl Input for Build {
@@ -65,8 +66,8 @@ impl Input for Build {
     fn open(
         &self,
         reading: &Reading,
-        f: &mut dyn FnMut(&mut Loaded<'_, '_>) -> Result<Decoded>,
-    ) -> Result<Decoded> {
+        f: &mut dyn FnMut(&mut Loaded<'_, '_>) -> Result<()>,
+    ) -> Result<()> {
         crate::load::open(self, reading, f)
     }
 }
@@ -80,8 +81,11 @@ pub struct Setup {
     /// `check --baseline`: builds or saved JSON reports, in the order
     /// given; the builds among them are opened like the others.
     pub baseline: Vec<Build>,
-    /// Where types come from, and `--plan`.
+    /// Where types come from.
     pub reading: Reading,
+    /// `--plan`: the builds laid out as planned, on a copy of their
+    /// compiled types, instead of as compiled.
+    pub plan: Option<Arc<Plan>>,
     /// `--cacheline`.
     pub cacheline: Option<u64>,
 }
@@ -97,6 +101,7 @@ impl Setup {
                 .collect(),
             baseline: Vec::new(),
             reading,
+            plan: None,
             cacheline: None,
         }
     }
@@ -147,9 +152,10 @@ pub struct Decoded {
     pub(crate) kernel_config: Option<KernelConfig>,
     /// [`Want::sizes`].
     pub(crate) sizes: Vec<SizeLine>,
-    /// Why `--plan` cannot lay this build out (a planned struct it lacks),
-    /// told when a planned layout is asked for.
-    plan_missing: Option<String>,
+    /// Why `--plan` cannot lay this build out (a planned struct it lacks:
+    /// where the plan names it, and the message), told when a planned
+    /// layout is asked for.
+    plan_missing: Option<(Location, String)>,
 }
 
 /// One build of a run: its label and what was read from it (shared with
@@ -181,17 +187,18 @@ pub enum Baseline {
 /// Everything a command runs on.
 pub struct Run {
     /// The rules as read (empty when no rules file was given).
-    pub rules: Rules,
+    pub(crate) rules: Rules,
     /// The rules files.
-    pub rules_files: Vec<PathBuf>,
+    pub(crate) rules_files: Vec<PathBuf>,
     /// The builds, in the order given.
-    pub builds: Vec<Opened>,
+    pub(crate) builds: Vec<Opened>,
     /// `check`'s baseline, in the order given.
-    pub baseline: Vec<Baseline>,
+    pub(crate) baseline: Vec<Baseline>,
     /// `--plan`.
-    pub plan: Option<Arc<Plan>>,
+    pub(crate) plan: Option<Arc<Plan>>,
     /// `--cacheline`.
-    pub cacheline: Option<u64>,
+    pub(crate) cacheline: Option<u64>,
+    /// How the files are read again, for a message (`did_you_mean`).
     reading: Reading,
 }
 
@@ -206,26 +213,33 @@ impl Run {
             false => Rules::load(&setup.rules)?,
         };
         let want = want(&rules)?;
-        let baseline_builds = setup
+        // A baseline item is a build when its file starts as one; the
+        // others are reports, which `check` reads.
+        let (baseline_builds, reports): (Vec<Build>, Vec<Build>) = setup
             .baseline
             .iter()
-            .filter(|b| Build::is_debug_file(&b.path))
-            .map(|b| Box::new(b.clone()) as Box<dyn Input>);
+            .cloned()
+            .partition(|b| Build::is_debug_file(&b.path));
         let given = setup.builds.len();
         let inputs: Vec<Arc<dyn Input>> = setup
             .builds
             .into_iter()
-            .chain(baseline_builds)
+            .chain(
+                baseline_builds
+                    .into_iter()
+                    .map(|b| Box::new(b) as Box<dyn Input>),
+            )
             .map(Arc::from)
             .collect();
-        let mut builds = open::all(&inputs, &rules, &want, &setup.reading)?;
-        let mut extra = builds.split_off(given).into_iter();
+        let plan = setup.plan.as_ref();
+        let mut builds = open::all(&inputs, &rules, &want, &setup.reading, plan)?;
+        let mut opened = builds.split_off(given).into_iter();
         let baseline = setup
             .baseline
             .into_iter()
-            .map(|b| match Build::is_debug_file(&b.path) {
-                true => Baseline::Build(extra.next().expect("one opened per baseline build")),
-                false => Baseline::Report(b.path),
+            .map(|b| match reports.contains(&b) {
+                false => Baseline::Build(opened.next().expect("one opened per baseline build")),
+                true => Baseline::Report(b.path),
             })
             .collect();
         Ok(Run {
@@ -233,7 +247,7 @@ impl Run {
             rules_files: setup.rules,
             builds,
             baseline,
-            plan: setup.reading.plan.clone(),
+            plan: setup.plan,
             cacheline: setup.cacheline,
             reading: setup.reading,
         })
@@ -291,16 +305,14 @@ impl Run {
     /// `names`: the file is read again, on an error path only.
     pub(crate) fn did_you_mean(&self, opened: &Opened, names: &[&str]) -> String {
         let mut hint = String::new();
+        // The names are a courtesy: a file that no longer opens gives none.
         let _ = opened.input.open(&self.reading, &mut |loaded| {
             hint = loaded.did_you_mean(names);
-            Err(Error::Usage(String::new()))
+            Ok(())
         });
         hint
     }
 }
-
-/// `notes` with each note once, in first-seen order.
-pub(crate) use crate::report::unique_notes as dedup;
 
 impl Opened {
     /// The build as compiled.
@@ -333,8 +345,8 @@ impl Opened {
 
     /// The build laid out by `plan` among `used` and what they hold.
     fn planned_for(&self, plan: &Arc<Plan>, mut used: Vec<TypeId>) -> Result<View<'_>> {
-        if let Some(why) = &self.data.plan_missing {
-            return Err(Error::Usage(why.clone()));
+        if let Some((at, why)) = &self.data.plan_missing {
+            return Err(at.plan_error(why.clone()));
         }
         let mut table = self.data.table.clone();
         let mut planner = Planner::new(plan.clone(), self.abi, self.machine_line);

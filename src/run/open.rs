@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::load::{Loaded, Reading};
 use crate::lookup::{self, Found, Present};
 use crate::model::{TypeId, TypeTable};
+use crate::plan::Plan;
 use crate::plan::apply::Planner;
 use crate::rules::Rules;
 
@@ -19,6 +20,7 @@ pub(super) fn all(
     rules: &Rules,
     want: &Want,
     reading: &Reading,
+    plan: Option<&Arc<Plan>>,
 ) -> Result<Vec<Opened>> {
     // The first input of each file is opened; the others share it.
     let mut first: Vec<usize> = Vec::new();
@@ -34,9 +36,12 @@ pub(super) fn all(
         }
     }
     let decoded = in_order(&first, |&i| {
-        inputs[i]
-            .open(reading, &mut |loaded| decode(loaded, rules, want, reading))
-            .map(Arc::new)
+        let mut decoded = None;
+        inputs[i].open(reading, &mut |loaded| {
+            decoded = Some(decode(loaded, rules, want, plan)?);
+            Ok(())
+        })?;
+        Ok(Arc::new(decoded.expect("an opened build is decoded")))
     })?;
     Ok(inputs
         .iter()
@@ -54,7 +59,7 @@ fn decode(
     loaded: &mut Loaded<'_, '_>,
     rules: &Rules,
     want: &Want,
-    reading: &Reading,
+    plan: Option<&Arc<Plan>>,
 ) -> Result<Decoded> {
     let found = match want.specs.is_empty() {
         true => Vec::new(),
@@ -64,13 +69,8 @@ fn decode(
     names.extend(want.names.iter().map(String::as_str));
     // The plan's structs (and the types of members it adds) are decoded
     // too, to be laid out; only the names asked for stay `present`.
-    let planner = reading
-        .plan
-        .as_ref()
-        .map(|p| Planner::new(p.clone(), loaded.abi(), loaded.cacheline));
-    let plan_names = planner
-        .as_ref()
-        .map(Planner::wanted_names)
+    let plan_names = plan
+        .map(|p| Planner::new(p.clone(), loaded.abi(), loaded.cacheline).wanted_names())
         .unwrap_or_default();
     let mut all = names.clone();
     all.extend(plan_names.iter().map(String::as_str));
@@ -78,19 +78,18 @@ fn decode(
         true => Present::default(),
         false => loaded.find_present(&all)?,
     };
-    let plan_missing = planner.as_ref().and_then(|p| {
+    let plan_missing = plan.and_then(|p| {
         let t = p
-            .plan()
             .types
             .iter()
             .find(|t| !present.types.contains_key(&t.name))?;
-        let error = t.at.plan_error(format!(
+        let why = format!(
             "no struct, union or typedef named '{}' in {}{}",
             t.name,
             loaded.build.path.display(),
             loaded.did_you_mean(&[&t.name])
-        ));
-        Some(error.to_string())
+        );
+        Some((t.at.clone(), why))
     });
     present.types.retain(|n, _| names.contains(n.as_str()));
     present.units.retain(|n, _| names.contains(n.as_str()));

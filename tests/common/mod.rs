@@ -224,6 +224,24 @@ pub mod run {
         Run::open(setup, want)
     }
 
+    /// [`open`] of one FILE with no rules, laid out by the plan file `plan`
+    /// when there is one (`--plan`).
+    fn open_file(
+        file: &Path,
+        reading: Reading,
+        plan: Option<&Path>,
+        cacheline: Option<u64>,
+        want: impl FnOnce(&cachelint::commands::Rules) -> Result<cachelint::run::Want>,
+    ) -> Result<Run> {
+        let mut setup = Setup::files(Vec::new(), vec![Build::file(file)], reading);
+        setup.plan = match plan {
+            Some(p) => Some(std::sync::Arc::new(cachelint::commands::Plan::read(p)?)),
+            None => None,
+        };
+        setup.cacheline = cacheline;
+        Run::open(setup, want)
+    }
+
     pub fn layout(
         file: &Path,
         types: &[String],
@@ -237,25 +255,25 @@ pub mod run {
             expand,
             macros: false,
         };
-        let builds = vec![Build::file(file)];
-        let run = open(&[], builds, source.clone().into(), cacheline, |r| {
+        let run = open_file(file, source.clone().into(), None, cacheline, |r| {
             opts.want(r)
         })?;
         render::output(&commands::layout(&run, &opts)?, format, "layout")
     }
 
-    /// `offsetof` of `paths` in `file` as `reading` reads it.
-    fn offsetof_reading(
+    /// `offsetof` of `paths` in `file`, laid out by `plan` when given.
+    fn offsetof_planned_by(
         file: &Path,
         paths: &[String],
         format: Format,
         cacheline: Option<u64>,
-        reading: Reading,
+        source: &Source,
+        plan: Option<&Path>,
     ) -> Result<Output> {
         let opts = commands::OffsetofOptions {
             paths: paths.to_vec(),
         };
-        let run = open(&[], vec![Build::file(file)], reading, cacheline, |r| {
+        let run = open_file(file, source.clone().into(), plan, cacheline, |r| {
             opts.want(r)
         })?;
         render::output(&commands::offsetof(&run, &opts)?, format, "offsetof")
@@ -268,7 +286,7 @@ pub mod run {
         cacheline: Option<u64>,
         source: &Source,
     ) -> Result<Output> {
-        offsetof_reading(file, paths, format, cacheline, source.clone().into())
+        offsetof_planned_by(file, paths, format, cacheline, source, None)
     }
 
     /// `offsetof --format json` of `paths` in `file`, parsed.
@@ -288,12 +306,7 @@ pub mod run {
         paths: &[String],
         plan: &Path,
     ) -> Result<Vec<serde_json::Value>> {
-        let reading = Reading {
-            source: Source::Auto,
-            plan: Some(std::sync::Arc::new(cachelint::commands::Plan::read(plan)?)),
-            ..Default::default()
-        };
-        let out = offsetof_reading(file, paths, Format::Json, None, reading)?;
+        let out = offsetof_planned_by(file, paths, Format::Json, None, &Source::Auto, Some(plan))?;
         Ok(serde_json::from_str::<serde_json::Value>(&out.stdout)
             .unwrap()
             .as_array()
@@ -318,10 +331,10 @@ pub mod run {
     }
 
     pub fn sizes(file: &Path, source: &Source) -> Result<Output> {
-        let run = open(
-            &[],
-            vec![Build::file(file)],
+        let run = open_file(
+            file,
             source.clone().into(),
+            None,
             None,
             commands::sizes_want,
         )?;

@@ -387,7 +387,7 @@ fn from_snapshots(
             report.notes.extend(written.notes.iter().cloned());
             report.asserts = Some(written);
         }
-        report.notes = run::dedup(std::mem::take(&mut report.notes));
+        report.notes = crate::report::unique_notes(std::mem::take(&mut report.notes));
     }
     Ok(report)
 }
