@@ -28,3 +28,17 @@ pub(crate) fn read(path: &Path) -> Result<String> {
     let bytes = crate::input::read_limited(path, MAX_SOURCE_BYTES, "a C file")?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
+
+/// The text of the C file at `path` exactly as it is (a file to patch: a
+/// replaced byte would make the patch miss), refused when not UTF-8 or
+/// past [`MAX_SOURCE_BYTES`].
+pub(crate) fn read_exact(path: &Path) -> Result<String> {
+    let bytes = crate::input::read_limited(path, MAX_SOURCE_BYTES, "a C file")?;
+    String::from_utf8(bytes).map_err(|e| {
+        crate::error::Error::Usage(format!(
+            "{}: not UTF-8 text (invalid at byte {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}

@@ -31,7 +31,13 @@ pub const DWARF_SECTIONS: &[&str] = &[
 /// passes `limit` bytes: never more than `limit + 1` bytes are read, so
 /// an endless file (`/dev/zero`) costs nothing.
 pub fn read_limited(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>> {
-    let data = head(path, limit + 1)?;
+    within(path, head(path, limit + 1)?, limit, what)
+}
+
+/// `data`, the first `limit + 1` bytes read of `path`, when the file is no
+/// larger than `limit`: for a reader that looks at the first bytes before
+/// it refuses a size ([`read_limited`] in two steps).
+pub fn within(path: &Path, data: Vec<u8>, limit: u64, what: &'static str) -> Result<Vec<u8>> {
     if data.len() as u64 > limit {
         return Err(Error::TooLarge {
             path: path.to_owned(),

@@ -580,13 +580,7 @@ impl Rules {
                     path.display()
                 )));
             }
-            if bytes.len() as u64 > MAX_RULES_BYTES {
-                return Err(Error::TooLarge {
-                    path: path.clone(),
-                    what: "a rules file",
-                    limit_mb: MAX_RULES_BYTES >> 20,
-                });
-            }
+            let bytes = crate::input::within(path, bytes, MAX_RULES_BYTES, "a rules file")?;
             let text = String::from_utf8(bytes).map_err(|e| Error::Usage(format!(
                 "{}: not a text file (invalid UTF-8 at byte {}): a rules file is TOML or a net_cachelines .rst table",
                 path.display(),

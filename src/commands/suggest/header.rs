@@ -7,9 +7,6 @@ use crate::error::{Error, Result};
 use crate::search::{self, Entry, Snapshot};
 use crate::source_patch::{self, Piece};
 
-/// The largest header read: include/linux/skbuff.h is 170 KB in 6.12.
-const MAX_HEADER_BYTES: u64 = 16 << 20;
-
 /// The unified diff of TYPE's header in `tree` for `order`. A member's
 /// line comes from the first build that has it (every build is compiled
 /// from the same header).
@@ -100,18 +97,11 @@ pub(super) fn patch(
         .collect::<Result<Vec<_>>>()?;
     let relative = decl.file.as_str();
     let path = tree.join(relative);
-    let text = read_header(&path).map_err(|e| {
+    let text = crate::csource::read_exact(&path).map_err(|e| {
         refuse(format!(
             "{e} (struct {ty} is declared in {}; give the tree the build comes from)",
             decl.file
         ))
     })?;
     source_patch::reorder(relative, &text, decl.line, &pieces, &removed, &runs)
-}
-
-/// The header at `path`, as text, at most [`MAX_HEADER_BYTES`].
-fn read_header(path: &Path) -> Result<String> {
-    let bytes = crate::input::read_limited(path, MAX_HEADER_BYTES, "a header")?;
-    String::from_utf8(bytes)
-        .map_err(|_| Error::Usage(format!("{}: not UTF-8 text", path.display())))
 }
