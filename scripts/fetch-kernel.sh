@@ -6,6 +6,9 @@
 #            linux-image-<version>-FLAVOUR-dbg known to apt is used.
 #   PACKAGE  an exact package name, e.g. linux-image-6.12.107+deb12-cloud-amd64-dbg
 #
+# With CACHELINT_SUITE=SUITE (trixie-backports: 7.x, bullseye: 5.10) the
+# package comes from that Debian suite through scripts/suite-apt.sh.
+#
 # Only vmlinux is extracted, into $CACHELINT_CACHE (default
 # ~/.cache/cachelint/kernels), and reused when present. Needs apt-get and
 # dpkg-deb; run `apt-get update` first on a fresh machine.
@@ -14,11 +17,19 @@ set -euo pipefail
 want=${1:-cloud-amd64}
 cache=${CACHELINT_CACHE:-$HOME/.cache/cachelint/kernels}
 mkdir -p "$cache"
+here=$(cd "$(dirname "$0")" && pwd)
+apt() { # apt-get|apt-cache ARGS: the system's suites, or CACHELINT_SUITE's
+  if [[ -n ${CACHELINT_SUITE:-} ]]; then
+    "$here/suite-apt.sh" "$CACHELINT_SUITE" "$@"
+  else
+    "$@"
+  fi
+}
 
 if [[ $want == linux-image-*-dbg ]]; then
   pkg=$want
 else
-  pkg=$(apt-cache pkgnames linux-image- |
+  pkg=$(apt apt-cache pkgnames linux-image- |
     grep -E "^linux-image-[0-9][^-]*(-[0-9]+)?-${want}-dbg\$" | sort -V | tail -n 1 || true)
   if [[ -z $pkg ]]; then
     echo "fetch-kernel: no linux-image-*-${want}-dbg package known to apt (run apt-get update?)" >&2
@@ -35,7 +46,7 @@ fi
 
 work=$(mktemp -d "$cache/.fetch.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-(cd "$work" && apt-get download "$pkg" >&2)
+(cd "$work" && apt apt-get download "$pkg" >&2)
 deb=$(ls "$work"/*.deb)
 dpkg-deb --fsys-tarfile "$deb" |
   tar -x -C "$work" --wildcards "./usr/lib/debug/boot/vmlinux-*"
