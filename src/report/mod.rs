@@ -3,6 +3,8 @@
 //! saved JSON report. Findings here are self-contained: paths, classes,
 //! offsets and source lines, no references into the type model.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::{Analysis, Finding, Origin, Side};
@@ -342,9 +344,70 @@ pub fn diagnostics(findings: &[ReportFinding]) -> impl Iterator<Item = &[ReportF
 }
 
 /// `notes` with each note once, in first-seen order: how every report
-/// lists the notes of several builds, types and operations.
-pub(crate) fn unique_notes(mut notes: Vec<String>) -> Vec<String> {
-    let mut seen = std::collections::HashSet::new();
-    notes.retain(|n| seen.insert(n.clone()));
-    notes
+/// lists the notes of several builds, types and operations. A note that
+/// several builds give alike (`[before] x`, `[after] x`) is told once with
+/// their labels (`[before, after] x`).
+pub(crate) fn unique_notes(notes: Vec<String>) -> Vec<String> {
+    // The note's text without its build tag, and the tag.
+    fn split(note: &str) -> (Option<&str>, &str) {
+        note.strip_prefix('[')
+            .and_then(|rest| rest.split_once("] "))
+            .filter(|(label, _)| !label.is_empty() && !label.contains(['[', ']']))
+            .map_or((None, note), |(label, text)| (Some(label), text))
+    }
+    let mut order: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    let mut plain = std::collections::HashSet::new();
+    for note in &notes {
+        match split(note) {
+            (Some(label), text) => {
+                let i = *at.entry(text).or_insert_with(|| {
+                    order.push((text, Vec::new()));
+                    order.len() - 1
+                });
+                if !order[i].1.contains(&label) {
+                    order[i].1.push(label);
+                }
+            }
+            (None, text) => {
+                if plain.insert(text) {
+                    order.push((text, Vec::new()));
+                }
+            }
+        }
+    }
+    order
+        .into_iter()
+        .map(|(text, labels)| match labels.is_empty() {
+            true => text.to_owned(),
+            false => format!("[{}] {text}", labels.join(", ")),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unique_notes;
+
+    #[test]
+    fn a_note_of_several_builds_is_told_once_with_their_labels() {
+        let notes = [
+            "[before] 'lruvec.x' (atomic_long_t) has no rule",
+            "no label",
+            "[after] 'lruvec.x' (atomic_long_t) has no rule",
+            "[after] only after",
+            "no label",
+            "[before] 'lruvec.x' (atomic_long_t) has no rule",
+            "[a]b] not a label",
+        ];
+        assert_eq!(
+            unique_notes(notes.iter().map(|n| n.to_string()).collect()),
+            [
+                "[before, after] 'lruvec.x' (atomic_long_t) has no rule",
+                "no label",
+                "[after] only after",
+                "[a]b] not a label",
+            ]
+        );
+    }
 }
