@@ -184,7 +184,9 @@ enum Command {
         /// Report only findings this baseline does not have: an older build
         /// (FILE or NAME=FILE) or a saved `check --format json` report.
         /// Findings match by root, kind, fields and classes, never by
-        /// offsets. Repeatable.
+        /// offsets; by config too when the baseline has a config of the
+        /// finding's label (else a finding of any of its configs matches).
+        /// Repeatable.
         #[arg(long, value_name = "OLD")]
         baseline: Vec<String>,
         /// Output format.
@@ -329,8 +331,8 @@ enum Command {
         old: String,
         /// The new build: FILE or NAME=FILE.
         new: String,
-        /// Types to compare.
-        #[arg(required = true)]
+        /// Types to compare (at least one).
+        #[arg(value_name = "TYPES")]
         types: Vec<String>,
         /// Rules file(s), as for `check`.
         #[arg(long)]
@@ -488,16 +490,19 @@ A rules file (TOML):
 /// `check`'s examples, then its classes and finding kinds, from the
 /// rules' own enums.
 fn check_help() -> String {
-    let classes: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
+    let classes: Vec<&str> = Class::SHORTHANDS.iter().map(|c| c.name()).collect();
     let mut kinds = Kind::ALL;
     kinds.sort_by_key(|k| std::cmp::Reverse(k.default_severity()));
     let mut out = format!(
         "{CHECK_EXAMPLES}Classes: {}.\n\
+         Output also shows {}: a context rule's field (field = {{ write = [\"CTX\"] }})\n\
+         whose writers are one CPU at a time; a rules file does not write it.\n\
          A lock-protected field names its lock: a member of the same struct or\n\
          TYPE.member of the nearest enclosing TYPE, of a kernel lock type\n\
          (spinlock_t, mutex, ...) or with class lock, and not the field itself.\n\n\
          Finding kinds and default severities (change them under [severity]):\n",
-        classes.join(", ")
+        classes.join(", "),
+        Class::OwnerWrite
     );
     for k in kinds {
         out.push_str(&format!(
@@ -663,10 +668,7 @@ fn builds_then_types(items: &[String]) -> cachelint::error::Result<(Vec<String>,
         .unwrap_or(items.len() - 1);
     let (builds, types) = items.split_at(split);
     if builds.is_empty() {
-        return Err(usage(format!(
-            "'{}' is not a file: give the builds (FILE or NAME=FILE) first, then the types",
-            items[0]
-        )));
+        return Err(not_a_build(&items[0], After::Then("the types")));
     }
     if let Some(late) = types.iter().find(|t| t.contains('=')) {
         return Err(usage(format!(
@@ -698,10 +700,11 @@ fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), Stri
         .unwrap_or(items.len());
     let (builds, paths) = items.split_at(split);
     if builds.is_empty() {
-        return Err(format!(
-            "'{}' is not a file: give the builds (FILE or NAME=FILE) first, then the paths",
-            items.first().map_or("", String::as_str)
-        ));
+        return Err(not_a_build(
+            items.first().map_or("", String::as_str),
+            After::Then("the paths"),
+        )
+        .to_string());
     }
     if paths.is_empty() {
         return Err("no path given: after the builds, name paths such as lruvec.lru_lock".into());
@@ -735,9 +738,55 @@ fn parse_lines(text: &str) -> Result<(u64, u64), String> {
     }
 }
 
-/// The builds named on the command line.
-fn parse_builds(items: &[String]) -> cachelint::error::Result<Vec<Build>> {
-    items.iter().map(|b| Build::parse(b)).collect()
+/// The builds named on the command line, where a type name stands in
+/// their place (`then`: what follows the builds).
+fn parse_builds(items: &[String], then: After) -> cachelint::error::Result<Vec<Build>> {
+    items.iter().map(|b| build_arg(b, then)).collect()
+}
+
+/// A BUILD argument (FILE or NAME=FILE), checked by [`build_first`].
+fn build_arg(text: &str, then: After) -> cachelint::error::Result<Build> {
+    build_first(
+        text.split_once('=').map_or(text, |(_, file)| file),
+        text,
+        then,
+    )?;
+    Build::parse(text)
+}
+
+/// A C identifier `name` (the file of argument `text`) where no such file
+/// is, is a type given before the builds: every command says so alike, with what should follow the
+/// builds (`then`).
+fn build_first(name: &str, text: &str, then: After) -> cachelint::error::Result<()> {
+    let identifier = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    match identifier && !std::path::Path::new(name).exists() {
+        true => Err(not_a_build(text, then)),
+        false => Ok(()),
+    }
+}
+
+/// What a command takes after its builds.
+#[derive(Clone, Copy)]
+enum After {
+    /// Positional arguments, such as "the types".
+    Then(&'static str),
+    /// Nothing: the builds are the only positional arguments, and this
+    /// says where the types come from.
+    Only(&'static str),
+}
+
+/// The error of a type name where a build goes.
+fn not_a_build(text: &str, after: After) -> cachelint::error::Error {
+    cachelint::error::Error::Usage(match after {
+        After::Then(then) => format!(
+            "'{text}' is not a file: the builds (FILE or NAME=FILE) come first, then {then}"
+        ),
+        After::Only(types) => {
+            format!("'{text}' is not a file: only builds (FILE or NAME=FILE) go here; {types}")
+        }
+    })
 }
 
 /// Opens a run of `builds` under `rules` for a command that wants
@@ -762,6 +811,8 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
+            let text = file.to_string_lossy();
+            build_first(&text, &text, After::Then("the types"))?;
             let opts = LayoutOptions {
                 types,
                 expand,
@@ -778,6 +829,8 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
+            let text = file.to_string_lossy();
+            build_first(&text, &text, After::Then("the paths"))?;
             let opts = OffsetofOptions { paths };
             let run = open(Vec::new(), vec![Build::file(&file)], input, |r| {
                 opts.want(r)
@@ -808,8 +861,12 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 explain,
                 adjacent_lines,
             };
-            let mut setup = input.setup(rules, parse_builds(&builds)?)?;
-            setup.baseline = parse_builds(&baseline)?;
+            let then = After::Only("check takes the types from the rules");
+            let mut setup = input.setup(rules, parse_builds(&builds, then)?)?;
+            setup.baseline = baseline
+                .iter()
+                .map(|b| Build::parse(b))
+                .collect::<cachelint::error::Result<_>>()?;
             let run = Run::open(setup, |r| opts.want(r))?;
             render::output(&commands::check(&run, &opts)?, format, "check")
         }
@@ -821,7 +878,8 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             input,
         } => {
             let opts = FootprintOptions { types };
-            let run = open(rules, parse_builds(&builds)?, input, |r| opts.want(r))?;
+            let then = After::Only("name a type with --type TYPE");
+            let run = open(rules, parse_builds(&builds, then)?, input, |r| opts.want(r))?;
             render::output(
                 &commands::footprint_report(&run, &opts)?,
                 format,
@@ -855,7 +913,12 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 diagram,
                 asserts,
             };
-            let run = open(rules, parse_builds(&builds)?, input, |r| opts.want(r))?;
+            let run = open(
+                rules,
+                parse_builds(&builds, After::Then("the types"))?,
+                input,
+                |r| opts.want(r),
+            )?;
             render::output(&commands::suggest(&run, &opts)?, format, "suggest")
         }
         Command::Offsets {
@@ -879,7 +942,15 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             input,
         } => {
             let opts = DiffOptions { types, depth };
-            let builds = vec![Build::parse(&old)?, Build::parse(&new)?];
+            let builds = vec![
+                build_arg(&old, After::Then("the types"))?,
+                build_arg(&new, After::Then("the types"))?,
+            ];
+            if opts.types.is_empty() {
+                return Err(cachelint::error::Error::Usage(
+                    "no type given: diff takes two builds (OLD NEW), then the types".into(),
+                ));
+            }
             let run = open(rules, builds, input, |r| opts.want(r))?;
             render::output(&commands::diff(&run, &opts)?, format, "diff")
         }
@@ -907,7 +978,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 width: width as usize,
                 style,
             };
-            let mut builds = vec![Build::parse(&build)?];
+            let mut builds = vec![build_arg(&build, After::Then("the type"))?];
             builds.extend(compare.as_deref().map(Build::parse).transpose()?);
             let run = open(rules, builds, input, |r| opts.want(r))?;
             render::output(&commands::diagram(&run, &opts)?, format, "diagram")
@@ -921,7 +992,12 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             input,
         } => {
             let opts = AssertsOptions { ty, against };
-            let run = open(rules, vec![Build::parse(&build)?], input, |r| opts.want(r))?;
+            let run = open(
+                rules,
+                vec![build_arg(&build, After::Then("the type"))?],
+                input,
+                |r| opts.want(r),
+            )?;
             render::output(&commands::asserts(&run, &opts)?, format, "asserts")
         }
     }

@@ -490,6 +490,12 @@ impl Parser<'_> {
 
     fn class(&self, value: &Value<'_>, text: &str) -> Result<Class> {
         Class::parse(text).ok_or_else(|| {
+            if text == Class::OwnerWrite.name() {
+                return self.at(value).error(format!(
+                    "'{text}' is not written in a rules file: it is how a context rule's field is shown; \
+                     write {{ write = [\"CONTEXT\"] }} with CONTEXT = \"serialized\" under [contexts]"
+                ));
+            }
             let names: Vec<&str> = Class::SHORTHANDS.iter().map(|c| c.name()).collect();
             let hint = crate::suggest::did_you_mean(text, names.iter().copied());
             self.at(value).error(format!(
@@ -603,6 +609,10 @@ write-vs-write = "off"
             (
                 "[a]\nx = \"hot-reed\"",
                 "r.toml:2:5: unknown class 'hot-reed'; did you mean 'hot-read'?",
+            ),
+            (
+                "[a]\nx = \"owner-write\"",
+                "r.toml:2:5: 'owner-write' is not written in a rules file: it is how a context rule's field is shown",
             ),
             (
                 "[a]\nx = { class = \"lock-protected\" }",

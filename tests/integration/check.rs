@@ -158,6 +158,45 @@ fn several_builds_tag_each_finding_with_its_config() {
 }
 
 #[test]
+fn a_baseline_config_of_the_same_label_is_the_only_one_matched() {
+    // The rule (README, `check --help`): a finding of config C matches the
+    // baseline's findings of config C when the baseline has a config
+    // labelled C, else the findings of any of its configs.
+    let base = fixture("gcc-dwarf5-base");
+    let rt = fixture("gcc-dwarf5-rt");
+    let key = |f: &ReportFinding| f.identity().pair;
+    let (old, _) = run(&options(&[rules("lru.toml")], &[("base", base.clone())]));
+    let (all, _) = run(&options(&[rules("lru.toml")], &[("base", rt.clone())]));
+    let old_keys: HashSet<_> = old.findings.iter().map(key).collect();
+    let with = |baseline: &[(&str, &std::path::Path)]| {
+        let mut opts = options(&[rules("lru.toml")], &[("base", rt.clone())]);
+        opts.baseline = baseline
+            .iter()
+            .map(|(config, path)| Build {
+                config: config.to_string(),
+                path: path.to_path_buf(),
+            })
+            .collect();
+        let (new, _) = run(&opts);
+        new.findings.iter().map(key).collect::<HashSet<_>>()
+    };
+    // No config labelled base in the baseline: rt's own findings, under
+    // another label, hide every pair.
+    assert!(with(&[("other", &rt)]).is_empty());
+    // A config labelled base: only its findings count, though `other` has
+    // every pair.
+    let shown = with(&[("other", &rt), ("base", &base)]);
+    let expected: HashSet<_> = all
+        .findings
+        .iter()
+        .map(key)
+        .filter(|k| !old_keys.contains(k))
+        .collect();
+    assert!(!expected.is_empty(), "the 32-byte lock of rt moves a pair");
+    assert_eq!(shown, expected);
+}
+
+#[test]
 fn the_baseline_hides_pairs_it_has_and_keeps_new_ones() {
     let base = fixture("gcc-dwarf5-base");
     let rt = fixture("gcc-dwarf5-rt");

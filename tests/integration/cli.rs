@@ -492,3 +492,110 @@ fn asserts_against_notes_are_coloured_as_check_s() {
     assert_eq!(strip(&always.stdout), never.stdout);
     assert!(!has_escape(&never.stdout));
 }
+
+#[test]
+fn every_class_check_help_lists_loads_from_a_rules_file() {
+    // A new user copies a class name from `check --help` into a rules file:
+    // each one listed must load (lock-protected with its lock).
+    let help = stdout(&["check", "--help"]);
+    let line = help
+        .lines()
+        .find_map(|l| l.strip_prefix("Classes: "))
+        .expect("check --help lists the classes");
+    let classes: Vec<&str> = line.trim_end_matches('.').split(", ").collect();
+    assert!(classes.contains(&"hot-read"), "{classes:?}");
+    let dir = std::env::temp_dir().join(format!("cachelint-help-classes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for class in classes {
+        let rule = if class == "lock-protected" {
+            format!("{{ class = \"{class}\", lock = \"lru_lock\" }}")
+        } else {
+            format!("\"{class}\"")
+        };
+        let rules = dir.join("r.toml");
+        std::fs::write(&rules, format!("[lruvec]\nlrugen = {rule}\n")).unwrap();
+        let gcc = common::fixture("gcc-dwarf5-base");
+        let (code, _, err) = common::cachelint(&[
+            "check",
+            "--rules",
+            rules.to_str().unwrap(),
+            gcc.to_str().unwrap(),
+        ]);
+        assert!(code == 0 || code == 1, "{class}: exit {code}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_readme_shows_what_its_first_command_prints() {
+    // The README opens with the main job on the fixtures and shows its
+    // output under "The diagnostic of the thread, and the summary": every
+    // line shown there (but the elisions) must be a line the command prints.
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let first = readme
+        .lines()
+        .find_map(|l| l.strip_prefix("cargo run --release -- "))
+        .expect("the README's first command");
+    let args: Vec<&str> = first
+        .split_whitespace()
+        .take_while(|w| !w.starts_with('#'))
+        .collect();
+    let out = common::binary()
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "the README says it exits 1");
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let shown = readme
+        .split("The diagnostic of the thread, and the summary:")
+        .nth(1)
+        .and_then(|rest| rest.split("```").nth(1))
+        .expect("the README's output block");
+    let mut checked = 0;
+    for line in shown.lines().filter(|l| !l.trim().is_empty()) {
+        if line.trim() == "..." {
+            continue;
+        }
+        assert!(
+            printed.lines().any(|p| p == line),
+            "the README shows a line the command does not print:\n{line}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 4, "{checked} lines checked");
+}
+
+#[test]
+fn a_type_before_the_builds_gets_one_message_everywhere() {
+    // Each command given its type where its build goes: the issue's three
+    // cases said "No such file", "is not a type name" and "<TYPES> not
+    // provided"; a user reads one sentence on every command instead.
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mm-lru.toml");
+    let rules = rules.to_str().unwrap();
+    let f = common::fixture("gcc-dwarf5-base");
+    let f = f.to_str().unwrap();
+    let named = format!("a={f}");
+    let cases: [&[&str]; 8] = [
+        &["diagram", "--rules", rules, "lruvec", &named],
+        &["layout", "lruvec", f],
+        &["offsetof", "lruvec", f],
+        &["diff", f, "lruvec"],
+        &["offsets", "lruvec", f],
+        &["suggest", "--rules", rules, "lruvec", f],
+        &["check", "--rules", rules, "lruvec", f],
+        &["footprint", "--rules", rules, "lruvec", f],
+    ];
+    for args in cases {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("cachelint: error: 'lruvec' is not a file: ")
+                && err.contains("(FILE or NAME=FILE)")
+                && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+}
