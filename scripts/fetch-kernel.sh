@@ -48,8 +48,16 @@ work=$(mktemp -d "$cache/.fetch.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 (cd "$work" && apt apt-get download "$pkg" >&2)
 deb=$(ls "$work"/*.deb)
+# Newer packages (7.x) ship the file under lib/modules/VERSION/ and
+# boot/vmlinux-VERSION as a symbolic link to it.
 dpkg-deb --fsys-tarfile "$deb" |
-  tar -x -C "$work" --wildcards "./usr/lib/debug/boot/vmlinux-*"
-mv "$work/usr/lib/debug/boot/vmlinux-$version" "$out.part"
+  tar -x -C "$work" --wildcards "./usr/lib/debug/boot/vmlinux-*" \
+    "./usr/lib/debug/lib/modules/*/vmlinux" 2>/dev/null || true
+file=$(readlink -f "$work/usr/lib/debug/boot/vmlinux-$version")
+if [[ ! -f $file || $file != "$work"/* ]]; then
+  echo "fetch-kernel: $pkg has no usr/lib/debug/boot/vmlinux-$version" >&2
+  exit 1
+fi
+mv "$file" "$out.part"
 mv "$out.part" "$out"
 echo "$out"

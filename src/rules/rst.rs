@@ -51,6 +51,10 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
         ));
     };
     let mut name = title_name(&lines[..header_line]);
+    // 7.3's snmp.rst dropped its `..enum` row: its title still says so.
+    let enum_title = lines[..header_line]
+        .iter()
+        .any(|l| l.contains(" enum fast path usage breakdown"));
     let mut fields: Vec<FieldRule> = Vec::new();
     let mut rows: Vec<(String, usize)> = Vec::new();
     let mut notes = Vec::new();
@@ -61,14 +65,17 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
         let Some(row) = Row::read(line, &columns) else {
             continue;
         };
-        if row.ty == "..enum" {
+        if row.ty == "..enum" || enum_title {
             // snmp.rst: MIB counters, an enum's values, not struct members.
             return Ok(Rules {
                 notes: vec![format!(
-                    "{}: an enum table (..enum, at line {}): its rows are counters, not \
+                    "{}: an enum table ({}): its rows are counters, not \
                      struct members; nothing to check in it",
                     file.display(),
-                    i + 1
+                    match row.ty.as_str() {
+                        "..enum" => format!("..enum, at line {}", i + 1),
+                        _ => "its title says enum".to_owned(),
+                    }
                 )],
                 ..Rules::default()
             });
@@ -78,13 +85,25 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
             name = Some(row.name.trim_start_matches('.').to_owned());
             continue;
         }
+        if C_KEYWORDS.contains(&row.name) {
+            // 7.3's net_device.rst, line 136: `void*priv_destructor` runs
+            // into the Name column, which then reads `struct net_device`.
+            notes.push(format!(
+                "{}: '{}' is a C keyword, not a member: the row's Type runs into its Name \
+                 column; this row is skipped",
+                located(i, row.name_at),
+                row.name
+            ));
+            continue;
+        }
         let access_of = |cell: Option<(usize, &str)>| match cell {
             None => Ok(Cell::None),
             Some((at, value)) => access(value).map_err(|v| located(i, at).error(bad_access(&v))),
         };
         let tx = access_of(row.tx)?;
         let rx = access_of(row.rx)?;
-        let path = row.name.split('[').next().unwrap_or("");
+        let path = member_path(&row.ty, row.name);
+        let path = path.as_str();
         if !valid_member_path(path) {
             return Err(
                 located(i, row.name_at).error(format!("'{}' is not a member name", row.name))
@@ -253,6 +272,61 @@ impl Columns {
         })
     }
 }
+
+/// The member a row names: its Name without an array's `[N]` or a
+/// bitfield's `:N;` (`netmem_tx:2;` in 7.3's net_device.rst), and inside
+/// the embedded struct its Type names as `struct MEMBER_TYPE`
+/// (`struct icsk_ack_u8  pending` is `icsk_ack.pending`, a member of the
+/// anonymous struct `icsk_ack`).
+fn member_path(ty: &str, name: &str) -> String {
+    let name = name.split('[').next().unwrap_or("");
+    let name = name.trim_end_matches(';');
+    let name = name.split(':').next().unwrap_or("");
+    // 6.12 writes `struct_icsk_ack_u8`, 7.3 `struct icsk_ack_u8`.
+    let embedded = ty
+        .strip_prefix("struct ")
+        .or_else(|| ty.strip_prefix("struct_"))
+        .map(|t| t.split(':').next().unwrap_or(t))
+        .and_then(|t| {
+            SCALARS.iter().find_map(|scalar| {
+                t.strip_suffix(scalar)?
+                    .strip_suffix('_')
+                    .filter(|outer| !outer.is_empty())
+            })
+        });
+    match embedded {
+        Some(outer) => format!("{outer}.{name}"),
+        None => name.to_owned(),
+    }
+}
+
+/// Words a member cannot be named.
+const C_KEYWORDS: &[&str] = &[
+    "struct", "union", "enum", "const", "volatile", "unsigned", "signed", "void",
+];
+
+/// The scalar types a row's Type ends with after the embedding member
+/// (`struct icsk_mtup_int`, `struct icsk_ack_u16`, 6.12's
+/// `struct_icsk_ack_unsigned_long`), the longer first.
+const SCALARS: &[&str] = &[
+    "unsigned_long",
+    "unsigned_int",
+    "unsigned_short",
+    "unsigned_char",
+    "long_long",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "s8",
+    "s16",
+    "s32",
+    "s64",
+    "int",
+    "bool",
+    "long",
+    "char",
+];
 
 fn is_border(line: &str) -> bool {
     line.contains('=') && line.chars().all(|c| c == '=' || c.is_whitespace())
@@ -427,6 +501,72 @@ u8                                  rx_only                 -                   
                 ("an_even_longer_member_name_here".into(), "tx: read", 5),
                 ("rx_only".into(), "rx: write", 6),
             ]
+        );
+    }
+
+    #[test]
+    fn rows_of_7_3_name_bitfields_and_members_of_embedded_structs() {
+        // Rows copied from 7.3's net_device.rst (line 13) and
+        // inet_connection_sock.rst (lines 36-46, and 6.12's spelling of
+        // line 37), and 7.3 net_device.rst's line 136; their members, by the
+        // headers: `unsigned long netmem_tx:2;` in struct net_device, and
+        // `struct { __u8 pending; ... } icsk_ack;` / `struct { int
+        // search_high; ... u32 probe_size:31; ... } icsk_mtup;` in struct
+        // inet_connection_sock.
+        let text = "\
+Type                                Name                   fastpath_tx_access  fastpath_rx_access  Comments
+..struct                            ..inet_connection_sock
+unsigned_long:2                     netmem_tx:2;           read_mostly
+struct icsk_ack_u8                  pending                read_write          read_write          inet_csk_ack_scheduled
+struct icsk_ack_u16                 rcv_mss                write_mostly        read_mostly         __tcp_select_window
+struct icsk_mtup_int                search_high            read_write                              tcp_mtup_init
+struct icsk_mtup_u32:31             probe_size             read_write                              tcp_mtup_init
+struct_icsk_ack_u8                  quick                  read_write
+struct_icsk_ack_unsigned_long       timeout                read_write
+struct sock_common                  skc                    read_mostly
+void*priv_destructor                struct net_device
+";
+        let rules = parse_str("inet_connection_sock.rst", text).unwrap();
+        let paths: Vec<String> = classes(&rules).into_iter().map(|c| c.0).collect();
+        assert_eq!(
+            paths,
+            [
+                "netmem_tx",
+                "icsk_ack.pending",
+                "icsk_ack.rcv_mss",
+                "icsk_mtup.search_high",
+                "icsk_mtup.probe_size",
+                "icsk_ack.quick",
+                "icsk_ack.timeout",
+                "skc",
+            ]
+        );
+        assert!(
+            rules.notes[0].contains(":11:37: 'struct' is a C keyword"),
+            "{:?}",
+            rules.notes
+        );
+    }
+
+    #[test]
+    fn an_enum_table_without_its_enum_row_is_a_note() {
+        // 7.3's snmp.rst: the `..enum` row is gone, the title still says enum.
+        let text = "\
+===========================================
+netns_ipv4 enum fast path usage breakdown
+===========================================
+
+============== ===================================== =================== =================== ==================================================
+Type           Name                                  fastpath_tx_access  fastpath_rx_access  comment
+============== ===================================== =================== =================== ==================================================
+unsigned_long  LINUX_MIB_TCPKEEPALIVE                write_mostly                            tcp_keepalive_timer
+";
+        let rules = parse_str("snmp.rst", text).unwrap();
+        assert!(rules.types.is_empty());
+        assert!(
+            rules.notes[0].contains("an enum table (its title says enum)"),
+            "{:?}",
+            rules.notes
         );
     }
 
