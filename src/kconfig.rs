@@ -55,6 +55,12 @@ pub fn find(path: &Path, bytes: &[u8]) -> Option<KernelConfig> {
             options: parse(&text),
         });
     }
+    beside(path)
+}
+
+/// The `.config` next to the ELF file at `path` (`FILE.config`, or
+/// `.config` in its directory): what can be had without reading the file.
+pub fn beside(path: &Path) -> Option<KernelConfig> {
     let beside: Vec<PathBuf> = [
         path.with_extension("config"),
         path.parent().unwrap_or(Path::new(".")).join(".config"),
@@ -68,6 +74,21 @@ pub fn find(path: &Path, bytes: &[u8]) -> Option<KernelConfig> {
             options: parse(&text),
         })
     })
+}
+
+/// The L1 cacheline size `config` sets, the kernel's `SMP_CACHE_BYTES`
+/// (`CONFIG_X86_L1_CACHE_SHIFT=6`, `CONFIG_ARM_L1_CACHE_SHIFT=6`): the
+/// option as written and the size, when exactly one such option is set.
+pub fn l1_line(config: &KernelConfig) -> Option<(String, u64)> {
+    let mut set = config
+        .options
+        .iter()
+        .filter(|(k, _)| k.ends_with("_L1_CACHE_SHIFT"))
+        .filter_map(|(k, v)| Some((k, v.parse::<u32>().ok().filter(|&s| (4..=10).contains(&s))?)));
+    let (key, shift) = set.next()?;
+    set.next()
+        .is_none()
+        .then(|| (format!("{key}={shift}"), 1u64 << shift))
 }
 
 /// The text of an embedded IKCONFIG blob.

@@ -574,8 +574,10 @@ impl SourceArgs {
 #[derive(clap::Args)]
 struct InputArgs {
     /// Cacheline size in bytes; default: the rules file's `cacheline`, else
-    /// the machine's (64 for x86_64/arm64/riscv, 128 for ppc64, 256 for
-    /// s390x; 64 for raw BTF, which does not say).
+    /// the build's: its config's CONFIG_*_L1_CACHE_SHIFT, else the
+    /// alignment of its struct cacheline_padding, else the ELF machine's
+    /// (64 for x86_64/arm64/riscv, 128 for ppc64, 256 for s390x; 64 for
+    /// raw BTF, which does not say).
     #[arg(long, value_parser = cacheline_size)]
     cacheline: Option<u64>,
     #[command(flatten)]

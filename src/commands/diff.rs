@@ -42,11 +42,11 @@ pub fn diff(run: &Run, opts: &DiffOptions) -> Result<DiffReport> {
     let old = old_build.compiled();
     let mut new = run.view(new_build)?;
     new.label_against(&old);
-    let line = run.cacheline.unwrap_or(new_build.machine_line);
-    if run.cacheline.is_none() && old_build.machine_line != new_build.machine_line {
+    let line = run.cacheline.unwrap_or(new_build.build_line);
+    if run.cacheline.is_none() && old_build.build_line != new_build.build_line {
         return Err(Error::Usage(format!(
             "the builds have different cacheline sizes ({} and {}); pass --cacheline",
-            old_build.machine_line, new_build.machine_line
+            old_build.build_line, new_build.build_line
         )));
     }
     let mut types = Vec::new();

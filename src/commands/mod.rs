@@ -76,7 +76,7 @@ fn specs_want<'a>(types: impl IntoIterator<Item = &'a String>) -> Result<Want> {
 pub fn layout(run: &Run, opts: &LayoutOptions) -> Result<LayoutReport> {
     let opened = run.single("layout")?;
     let view = run.view(opened)?;
-    let line = run.machine_line(opened);
+    let line = run.build_line(opened);
     let depth = if opts.expand {
         Depth::Expand
     } else {
@@ -129,7 +129,7 @@ pub fn offsetof(run: &Run, opts: &OffsetofOptions) -> Result<OffsetofReport> {
     let parsed = opts.parsed()?;
     let opened = run.single("offsetof")?;
     let view = run.view(opened)?;
-    let line = run.machine_line(opened);
+    let line = run.build_line(opened);
     let table = view.table();
     let mut rows = Vec::new();
     for ((text, p), f) in opts.paths.iter().zip(&parsed).zip(&opened.found) {

@@ -48,7 +48,7 @@ pub fn offsets(run: &Run, opts: &OffsetsOptions) -> Result<OffsetsReport> {
     for opened in &run.builds {
         let view = run.view(opened)?;
         notes.extend(view.tagged_notes());
-        let line = run.machine_line(opened);
+        let line = run.build_line(opened);
         let types: HashMap<&str, TypeId> = opened
             .present
             .iter()

@@ -15,6 +15,7 @@ mod analyze;
 mod asserts;
 mod diagram;
 mod fit;
+mod line;
 mod open;
 mod parallel;
 
@@ -128,8 +129,9 @@ pub struct Want {
 
 /// One build as read: owned data, usable after its file is closed.
 pub struct Decoded {
-    /// Cacheline size of the file's machine.
-    pub(crate) machine_line: u64,
+    /// The build's cacheline size ([`line`]: its config, its padding's
+    /// alignment, else its ELF machine's).
+    pub(crate) build_line: u64,
     /// The machine's C ABI, for re-layouts.
     pub(crate) abi: Abi,
     /// Every type decoded for the lookups, as compiled.
@@ -263,17 +265,17 @@ impl Run {
     }
 
     /// The line size for `opened` under the rules: `--cacheline`, else the
-    /// rules' `cacheline`, else the machine's.
+    /// rules' `cacheline`, else the build's.
     pub(crate) fn line(&self, opened: &Opened) -> u64 {
         self.cacheline
             .or(self.rules.cacheline)
-            .unwrap_or(opened.machine_line)
+            .unwrap_or(opened.build_line)
     }
 
     /// The line size for `opened` without the rules: `--cacheline`, else
-    /// the machine's.
-    pub(crate) fn machine_line(&self, opened: &Opened) -> u64 {
-        self.cacheline.unwrap_or(opened.machine_line)
+    /// the build's.
+    pub(crate) fn build_line(&self, opened: &Opened) -> u64 {
+        self.cacheline.unwrap_or(opened.build_line)
     }
 
     /// `opened` as the run lays it out: planned with `--plan`, else as
@@ -349,7 +351,7 @@ impl Opened {
             return Err(at.plan_error(why.clone()));
         }
         let mut table = self.data.table.clone();
-        let mut planner = Planner::new(plan.clone(), self.abi, self.machine_line);
+        let mut planner = Planner::new(plan.clone(), self.abi, self.build_line);
         used.sort_unstable();
         used.dedup();
         planner.apply(&mut table, &used)?;

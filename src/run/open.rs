@@ -74,6 +74,13 @@ fn decode(
         .unwrap_or_default();
     let mut all = names.clone();
     all.extend(plan_names.iter().map(String::as_str));
+    // The kernel's cacheline padding tells the build's line size where the
+    // debug info records alignments (DWARF; BTF does not).
+    let padding_type = crate::layout::PADDING_TYPE;
+    let probe_padding = loaded.capabilities().alignment_attributes && !all.contains(&padding_type);
+    if probe_padding {
+        all.insert(padding_type);
+    }
     let mut present = match all.is_empty() {
         true => Present::default(),
         false => loaded.find_present(&all)?,
@@ -91,6 +98,10 @@ fn decode(
         );
         Some((t.at.clone(), why))
     });
+    let padding = present
+        .types
+        .get(padding_type)
+        .and_then(|f| loaded.table().composite(f.id)?.alignment);
     present.types.retain(|n, _| names.contains(n.as_str()));
     present.units.retain(|n, _| names.contains(n.as_str()));
     let renames = alias_renames(rules, &present.types, loaded.table(), loaded)?;
@@ -104,14 +115,25 @@ fn decode(
         false => Vec::new(),
     };
     let kernel_config = want.kernel_config.then(|| loaded.kernel_config()).flatten();
+    let beside = match kernel_config {
+        Some(_) => None,
+        None => crate::kconfig::beside(&loaded.build.path),
+    };
+    let line = super::line::of(
+        loaded.cacheline,
+        kernel_config.as_ref().or(beside.as_ref()),
+        padding,
+    );
+    let mut notes = loaded.notes();
+    notes.extend(line.note(loaded.cacheline));
     let sizes = match want.sizes {
         true => loaded.sizes()?,
         false => Vec::new(),
     };
     Ok(Decoded {
-        machine_line: loaded.cacheline,
+        build_line: line.size,
         abi: loaded.abi(),
-        notes: loaded.notes(),
+        notes,
         table: loaded.take_table(),
         present: present.types,
         found,

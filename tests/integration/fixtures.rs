@@ -266,8 +266,13 @@ fn cacheline_groups_span_their_markers() {
 }
 
 #[test]
-fn cacheline_size_comes_from_the_elf_machine() {
-    for (file, line) in [
+fn cacheline_size_comes_from_the_build_then_the_elf_machine() {
+    // Every fixture is compiled with SMP_CACHE_BYTES 64
+    // (fixtures/src/mm_lru.h:18), so its struct cacheline_padding is
+    // aligned to 64 whatever the machine: the build's line is 64, and a
+    // note says so where the machine usually has another (as Debian's
+    // armhf kernel, CONFIG_ARM_L1_CACHE_SHIFT=6 on a 32-byte machine).
+    for (file, machine) in [
         ("clang-s390x-base.o", 256),
         ("clang-powerpc64-base.o", 128),
         ("clang-aarch64-base.o", 64),
@@ -275,10 +280,48 @@ fn cacheline_size_comes_from_the_elf_machine() {
     ] {
         assert_eq!(
             layout_json(file, "lruvec", false)["cacheline_size"],
-            line,
+            64,
             "{file}"
         );
+        let path = fixture(file);
+        let (code, _, err) = common::cachelint(&["layout", path.to_str().unwrap(), "lruvec"]);
+        assert_eq!(code, 0, "{err}");
+        let note = format!(
+            "64-byte cachelines, from the alignment of struct cacheline_padding (CACHELINE_PADDING) \
+             in the debug info; the ELF machine usually has {machine}"
+        );
+        assert_eq!(err.contains(&note), machine != 64, "{file}: {err}");
     }
+    // A .config beside the file comes first: x86's CONFIG_X86_L1_CACHE_SHIFT
+    // is 7 for a Pentium 4 (arch/x86/Kconfig.cpu).
+    let dir = std::env::temp_dir().join(format!("cachelint-line-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("vmlinux");
+    std::fs::copy(fixture("clang-s390x-base.o"), &copy).unwrap();
+    std::fs::write(
+        dir.join(".config"),
+        "CONFIG_SMP=y\nCONFIG_S390_L1_CACHE_SHIFT=8\n",
+    )
+    .unwrap();
+    let (code, out, err) = common::cachelint(&[
+        "layout",
+        "--format",
+        "json",
+        copy.to_str().unwrap(),
+        "lruvec",
+    ]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap()[0]["cacheline_size"],
+        256
+    );
+    assert!(err.is_empty(), "256 is the machine's: no note ({err})");
+    // BTF records no alignment, and the raw BTF no config: the machine's.
+    assert_eq!(
+        layout_json("gcc-btf-base.raw", "lruvec", false)["cacheline_size"],
+        64
+    );
     let out = run::layout(
         &fixture("gcc-dwarf5-base"),
         &["lruvec".into()],
