@@ -216,6 +216,7 @@ mod tests {
             array: None,
             decl: None,
             group: None,
+            unions: vec![],
         };
         let mut rules = Rules::default();
         rules.contexts.push(crate::rules::Context {

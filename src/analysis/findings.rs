@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::annotate::{Span, same_lock};
+use super::annotate::{Span, same_lock, same_memory};
 use super::contexts::{self, Ctx, Usage};
 use super::ranges;
 use crate::lines::Lines;
@@ -349,8 +349,9 @@ struct Shared {
     lines: Vec<u64>,
 }
 
-/// The kind of a pair, ordered so that the more disruptive side (the
-/// writer) comes first: by the severity matrix for two shorthand fields,
+/// The kind of a pair (none for alternatives of one union, which are the
+/// same memory), ordered so that the more disruptive side (the writer)
+/// comes first: by the severity matrix for two shorthand fields,
 /// on the context scale ([`contexts`]) when either has a context rule.
 pub(crate) fn classify(
     spans: &[Span],
@@ -358,6 +359,9 @@ pub(crate) fn classify(
     i: usize,
     j: usize,
 ) -> Option<(usize, usize, Kind)> {
+    if same_memory(&spans[i], &spans[j]) {
+        return None;
+    }
     if let Some(u) = usages
         && (spans[i].access.is_some() || spans[j].access.is_some())
     {
@@ -417,6 +421,7 @@ mod tests {
             array: None,
             decl: None,
             group: None,
+            unions: vec![],
         }
     }
 

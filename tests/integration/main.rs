@@ -23,6 +23,7 @@ mod opens;
 mod plan;
 mod sarif;
 mod suggest;
+mod unions;
 
 // The binary's allocator (src/main.rs): `suggest`, run here in the
 // library, makes thousands of small allocations per candidate layout.

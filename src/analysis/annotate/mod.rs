@@ -96,6 +96,41 @@ pub struct Span {
     pub decl: Option<SourceLoc>,
     /// The kernel cacheline group the span starts in.
     pub group: Option<String>,
+    /// The union instances on the way from the root, outermost first, each
+    /// with the alternative (member index) the span lies in: see
+    /// [`same_memory`].
+    pub unions: Vec<Alternative>,
+}
+
+/// One union instance on a span's way from the root, and which of its
+/// members (alternatives) the span lies in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Alternative {
+    /// The union instance: numbered in walk order, unique within one root
+    /// (each element of an array of unions is an instance of its own).
+    pub union: u32,
+    /// The index of the union's member that holds the span.
+    pub member: u32,
+}
+
+/// True when `a` and `b` are the same memory: they lie in different
+/// alternatives of a common union ancestor, so they never hold data at the
+/// same time and cannot be a false-sharing pair. Fields in one alternative
+/// are distinct memory wherever they sit.
+pub fn same_memory(a: &Span, b: &Span) -> bool {
+    diverging_union(a, b).is_some()
+}
+
+/// The union instance at which `a` and `b` take different alternatives.
+/// Their common ancestors are a common prefix of both chains, so the walk
+/// stops at the first union they do not share.
+fn diverging_union(a: &Span, b: &Span) -> Option<u32> {
+    a.unions
+        .iter()
+        .zip(&b.unions)
+        .take_while(|(x, y)| x.union == y.union)
+        .find(|(x, y)| x.member != y.member)
+        .map(|(x, _)| x.union)
 }
 
 impl Span {
@@ -148,13 +183,58 @@ pub fn annotate(table: &TypeTable, root: TypeId, root_name: &str, rules: &Rules)
             .map(|g| g.name.clone());
     }
     spans.sort_by(|a, b| a.offset.cmp(&b.offset).then(a.path.cmp(&b.path)));
+    let mut notes: Vec<String> = notes.into_iter().collect();
+    notes.extend(disagreeing_alternatives(root_name, &spans));
     Annotated {
         spans,
         groups,
-        notes: notes.into_iter().collect(),
+        notes,
         stopped,
         visits,
     }
+}
+
+/// Overlapping spans compared for [`disagreeing_alternatives`], at most.
+const MAX_OVERLAPS: usize = 1_000_000;
+
+/// One note per union instance whose alternatives give the same bytes
+/// different classes: not a finding (the bytes are one location), but the
+/// rules say two things about one location. `spans` are in offset order.
+fn disagreeing_alternatives(root: &str, spans: &[Span]) -> Vec<String> {
+    let classed: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.size > 0 && s.class.is_some() && !s.unions.is_empty())
+        .collect();
+    let mut noted = std::collections::HashSet::new();
+    let mut notes = Vec::new();
+    let mut compared = 0;
+    for (x, a) in classed.iter().enumerate() {
+        for b in &classed[x + 1..] {
+            if b.offset >= a.end() || compared == MAX_OVERLAPS {
+                break;
+            }
+            compared += 1;
+            let (Some(ca), Some(cb)) = (a.class, b.class) else {
+                continue;
+            };
+            if ca == cb {
+                continue;
+            }
+            if let Some(union) = diverging_union(a, b)
+                && noted.insert(union)
+            {
+                notes.push(format!(
+                    "'{}' ({ca}) and '{}' ({cb}) are alternatives of one union in {root} at \
+                     offset {}: the same memory, never a false-sharing pair, but the rules \
+                     class it twice",
+                    a.path,
+                    b.path,
+                    b.offset.max(a.offset)
+                ));
+            }
+        }
+    }
+    notes
 }
 
 #[cfg(test)]

@@ -8,9 +8,12 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::locks::{ATOMIC_TYPES, LOCK_TYPES};
-use super::{MAX_BYTES, MAX_ELEMENTS, MAX_MARKERS, MAX_NOTES, MAX_SPANS, MAX_VISITS, Origin, Span};
+use super::{
+    Alternative, MAX_BYTES, MAX_ELEMENTS, MAX_MARKERS, MAX_NOTES, MAX_SPANS, MAX_VISITS, Origin,
+    Span,
+};
 use crate::layout::{GROUP_BEGIN, GROUP_END, PADDING_TYPE};
-use crate::model::{Type, TypeId, TypeTable, element_count};
+use crate::model::{CompositeKind, Type, TypeId, TypeTable, element_count};
 use crate::rules::{Access, Class, FieldRule, Rules};
 
 /// What the walk found, before locks are marked and groups paired.
@@ -37,6 +40,8 @@ pub(super) fn walk(table: &TypeTable, root: TypeId, root_name: &str, rules: &Rul
         visits: 0,
         bytes: 0,
         stopped: false,
+        unions: Vec::new(),
+        next_union: 0,
     };
     let root_frame = Frame {
         ty: root_name.to_owned(),
@@ -114,6 +119,11 @@ struct Walker<'t, 'r> {
     bytes: usize,
     /// A limit was reached (and noted).
     stopped: bool,
+    /// The union instances around the current member, with the alternative
+    /// it lies in.
+    unions: Vec<Alternative>,
+    /// The number of the next union instance entered.
+    next_union: u32,
 }
 
 /// A member's type seen through typedefs, qualifiers and arrays.
@@ -213,9 +223,20 @@ impl Walker<'_, '_> {
             return;
         };
         self.active.push(id);
-        for m in c.members.as_deref().unwrap_or(&[]) {
+        let union = (c.kind == CompositeKind::Union).then(|| {
+            self.next_union = self.next_union.saturating_add(1);
+            self.next_union
+        });
+        for (k, m) in c.members.as_deref().unwrap_or(&[]).iter().enumerate() {
             if self.stopped {
                 break;
+            }
+            if let Some(union) = union {
+                self.unions.truncate(self.unions_at(union));
+                self.unions.push(Alternative {
+                    union,
+                    member: u32::try_from(k).unwrap_or(u32::MAX),
+                });
             }
             let offset = base.saturating_add(m.bit_offset / 8);
             let shape = self.shape(m.ty);
@@ -239,7 +260,18 @@ impl Walker<'_, '_> {
             }
             self.member(m, name, abs, offset, shape, frames, inherited);
         }
+        if let Some(union) = union {
+            self.unions.truncate(self.unions_at(union));
+        }
         self.active.pop();
+    }
+
+    /// How many entries of the union chain lie outside union instance `union`.
+    fn unions_at(&self, union: u32) -> usize {
+        self.unions
+            .iter()
+            .position(|a| a.union == union)
+            .unwrap_or(self.unions.len())
     }
 
     /// Keeps `text` as a note, once, up to [`MAX_NOTES`].
@@ -437,6 +469,7 @@ impl Walker<'_, '_> {
             array,
             decl: m.decl.clone(),
             group: None,
+            unions: self.unions.clone(),
         });
     }
 
