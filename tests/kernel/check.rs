@@ -362,3 +362,54 @@ fn the_rules_find_lru_gen_folio_under_its_6_1_name() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
+fn the_alternatives_of_mem_cgroups_swap_memsw_union_are_never_a_pair() {
+    // 6.12 mem_cgroup has `union { struct page_counter swap; struct
+    // page_counter memsw; }`. Rules from page_counter.h's own comments:
+    // usage and the protection counters are written locklessly (atomics),
+    // the limits and parent are read mostly.
+    let k = vmlinux();
+    let dir = std::env::temp_dir().join(format!("cachelint-unions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("pc.toml");
+    std::fs::write(
+        &rules,
+        "roots = [\"mem_cgroup\"]\n[page_counter]\n\
+         usage = \"lockless-write\"\nmin_usage = \"lockless-write\"\n\
+         children_min_usage = \"lockless-write\"\nlow_usage = \"lockless-write\"\n\
+         children_low_usage = \"lockless-write\"\nmin = \"hot-read\"\nlow = \"hot-read\"\n\
+         high = \"hot-read\"\nmax = \"hot-read\"\nparent = \"hot-read\"\n",
+    )
+    .unwrap();
+    let out = run::check(&run::check_options(&[rules], &[("k", &k)]), Format::Json).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    let alternative = |side: &Value| {
+        let path = side["path"].as_str().unwrap();
+        ["swap.", "memsw."]
+            .into_iter()
+            .find(|a| path.starts_with(a))
+    };
+    let cross = findings.iter().filter(
+        |f| matches!((alternative(&f["a"]), alternative(&f["b"])), (Some(x), Some(y)) if x != y),
+    );
+    assert_eq!(cross.count(), 0, "a pair between swap and memsw");
+    // Inside one alternative fields are distinct memory: min_usage and
+    // children_min_usage are adjacent atomics between _pad1_ and _pad2_ in
+    // page_counter.h, two lockless writers on one line, in each.
+    for a in ["swap", "memsw"] {
+        assert!(
+            findings.iter().any(|f| f["kind"] == "write-vs-write"
+                && f["a"]["path"] == format!("{a}.min_usage")
+                && f["b"]["path"] == format!("{a}.children_min_usage")),
+            "{a}: no write-vs-write pair inside the alternative"
+        );
+    }
+    eprintln!(
+        "mem_cgroup under page_counter rules: {} pairs",
+        findings.len()
+    );
+}
