@@ -604,27 +604,52 @@ impl<'a> Body<'a> {
         out.body
     }
 
-    /// The unified diff that replaces the old body with `new_body`, the
-    /// struct's `{` and `}` lines as its context.
+    /// The unified diff that replaces the old body with `new_body`: only
+    /// the lines that change, in hunks with three lines of context, as
+    /// `git apply` and `patch -p1` read them; empty when nothing changes
+    /// (a plan that moves no member).
     fn unified_diff(&self, new_body: &[String]) -> String {
+        const CONTEXT: usize = 3;
         let (path, lines, open, close) = (self.path, &self.lines, self.open, self.close);
-        let old_body = &lines[open + 1..close];
+        // The struct and three lines each side of it, old and new.
+        let first = open.saturating_sub(CONTEXT);
+        let end = (close + 1 + CONTEXT).min(lines.len());
+        let old: Vec<&str> = lines[first..end].iter().map(|l| l.text).collect();
+        let mut new: Vec<&str> = lines[first..=open].iter().map(|l| l.text).collect();
+        new.extend(new_body.iter().map(String::as_str));
+        new.extend(lines[close..end].iter().map(|l| l.text));
+        let diff = similar::TextDiff::from_slices(&old, &new);
+        let groups = diff.grouped_ops(CONTEXT);
+        if groups.is_empty() {
+            return String::new();
+        }
         let mut out = format!("diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n");
-        out.push_str(&format!(
-            "@@ -{},{} +{},{} @@\n",
-            open + 1,
-            old_body.len() + 2,
-            open + 1,
-            new_body.len() + 2
-        ));
-        out.push_str(&format!(" {}\n", lines[open].text));
-        for l in old_body {
-            out.push_str(&format!("-{}\n", l.text));
+        for ops in groups {
+            let (Some(head), Some(tail)) = (ops.first(), ops.last()) else {
+                continue;
+            };
+            let olds = head.old_range().start..tail.old_range().end;
+            let news = head.new_range().start..tail.new_range().end;
+            out.push_str(&format!(
+                "@@ -{},{} +{},{} @@\n",
+                first + olds.start + 1,
+                olds.len(),
+                first + news.start + 1,
+                news.len()
+            ));
+            for op in &ops {
+                for change in diff.iter_changes(op) {
+                    let sign = match change.tag() {
+                        similar::ChangeTag::Equal => ' ',
+                        similar::ChangeTag::Delete => '-',
+                        similar::ChangeTag::Insert => '+',
+                    };
+                    out.push(sign);
+                    out.push_str(change.value());
+                    out.push('\n');
+                }
+            }
         }
-        for l in new_body {
-            out.push_str(&format!("+{l}\n"));
-        }
-        out.push_str(&format!(" {}\n", lines[close].text));
         out
     }
 }
@@ -804,6 +829,13 @@ struct s {
 ";
 
     #[test]
+    fn an_order_that_moves_nothing_is_no_patch() {
+        // HEADER's members in their own order: a (line 4), b (7), c (9).
+        let order = [Piece::Member(4), Piece::Member(7), Piece::Member(9)];
+        assert_eq!(reorder("x.h", HEADER, 2, &order, &[], &[]).unwrap(), "");
+    }
+
+    #[test]
     fn members_move_with_their_comments() {
         let order = [
             Piece::Member(9),
@@ -811,25 +843,42 @@ struct s {
             Piece::Member(7),
         ];
         let diff = reorder("x.h", HEADER, 2, &order, &[], &[]).unwrap();
-        let new: Vec<&str> = diff
+        assert_eq!(
+            added(HEADER, &diff),
+            [
+                "",
+                "\tchar c;",
+                "\t__cacheline_group_begin_aligned(g);",
+                "\t/* a's comment */",
+                "\tint a;",
+                "\t__cacheline_group_end_aligned(g);",
+                "\t/* b's comment,",
+                "\t * two lines */",
+                "\tlong b;",
+            ]
+        );
+        // Only what moves is touched (read by eye): the blank line and c
+        // go up, the group's two lines come in; a and b stay as context.
+        let changed: Vec<&str> = diff
             .lines()
-            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .filter(|l| {
+                (l.starts_with('+') || l.starts_with('-'))
+                    && !l.starts_with("+++")
+                    && !l.starts_with("---")
+            })
             .collect();
         assert_eq!(
-            new,
+            changed,
             [
                 "+",
                 "+\tchar c;",
                 "+\t__cacheline_group_begin_aligned(g);",
-                "+\t/* a's comment */",
-                "+\tint a;",
                 "+\t__cacheline_group_end_aligned(g);",
-                "+\t/* b's comment,",
-                "+\t * two lines */",
-                "+\tlong b;",
-            ]
+                "-",
+                "-\tchar c;",
+            ],
+            "{diff}"
         );
-        assert!(diff.contains("@@ -2,9 +2,11 @@"), "{diff}");
     }
 
     #[test]
@@ -860,14 +909,53 @@ struct s {
     /// The new body of `text` reordered as `order` (members by line).
     fn body(text: &str, order: &[u64]) -> Vec<String> {
         let order: Vec<Piece> = order.iter().map(|&l| Piece::Member(l)).collect();
-        added(&reorder("x.h", text, 1, &order, &[], &[]).unwrap())
+        added(text, &reorder("x.h", text, 1, &order, &[], &[]).unwrap())
     }
 
-    fn added(diff: &str) -> Vec<String> {
-        diff.lines()
-            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
-            .map(|l| l[1..].to_owned())
-            .collect()
+    /// The struct body of `text` (the lines between the first `{` line
+    /// and the `};` after it) once `diff` is applied, as `patch` applies
+    /// a unified diff: hunk by hunk, context and removed lines checked.
+    fn added(text: &str, diff: &str) -> Vec<String> {
+        let old: Vec<&str> = text.lines().collect();
+        let mut new: Vec<String> = Vec::new();
+        let mut at = 0;
+        let mut hunk = diff.lines().skip_while(|l| !l.starts_with("@@")).peekable();
+        while let Some(head) = hunk.next() {
+            let start: usize = head
+                .trim_start_matches("@@ -")
+                .split([',', ' '])
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            while at + 1 < start {
+                new.push(old[at].to_owned());
+                at += 1;
+            }
+            while let Some(l) = hunk.next_if(|l| !l.starts_with("@@")) {
+                match l.split_at(1) {
+                    (" ", rest) | ("-", rest) if l.starts_with(' ') => {
+                        assert_eq!(old[at], rest, "context");
+                        new.push(rest.to_owned());
+                        at += 1;
+                    }
+                    ("-", rest) => {
+                        assert_eq!(old[at], rest, "removed");
+                        at += 1;
+                    }
+                    ("+", rest) => new.push(rest.to_owned()),
+                    _ => panic!("not a hunk line: {l:?}"),
+                }
+            }
+        }
+        new.extend(old[at..].iter().map(|l| l.to_string()));
+        let open = new.iter().position(|l| l.ends_with('{')).unwrap();
+        let close = open
+            + new[open..]
+                .iter()
+                .position(|l| l.starts_with("};"))
+                .unwrap();
+        new[open + 1..close].to_vec()
     }
 
     fn refused(text: &str, order: &[u64]) -> String {
@@ -1087,7 +1175,7 @@ struct s {
         ];
         let diff = reorder("x.h", text, 1, &order, &[], &[(9, 10)]).unwrap();
         assert_eq!(
-            added(&diff),
+            added(text, &diff),
             [
                 "\tunsigned f:1;",
                 "\tunsigned h:1;",

@@ -341,14 +341,13 @@ fn from_snapshots(
     let plan = Arc::new(Plan::parse(&path, &found.plan_text)?);
     report.c = Some(c_declaration(&plan, &snaps[0], opts.plan_out.as_deref())?);
     if let Some(tree) = &opts.source_tree {
-        report.patch = Some(header::patch(
-            tree,
-            &snaps,
-            &units,
-            &found.order,
-            &found.removed,
-            ty,
-        )?);
+        let patch = header::patch(tree, &snaps, &units, &found.order, &found.removed, ty)?;
+        match patch.is_empty() {
+            true => report.notes.push(format!(
+                "--source-tree: no header patch: the suggestion leaves every line of struct {ty} as it is"
+            )),
+            false => report.patch = Some(patch),
+        }
     }
     if opts.diagram || opts.asserts {
         // What `diagram` and `asserts` give reading the plan file, on the
