@@ -227,12 +227,14 @@ impl Walker<'_, '_> {
             self.next_union = self.next_union.saturating_add(1);
             self.next_union
         });
+        // The chain outside this union: each alternative replaces the last.
+        let outside = self.unions.len();
         for (k, m) in c.members.as_deref().unwrap_or(&[]).iter().enumerate() {
             if self.stopped {
                 break;
             }
             if let Some(union) = union {
-                self.unions.truncate(self.unions_at(union));
+                self.unions.truncate(outside);
                 self.unions.push(Alternative {
                     union,
                     member: u32::try_from(k).unwrap_or(u32::MAX),
@@ -260,18 +262,8 @@ impl Walker<'_, '_> {
             }
             self.member(m, name, abs, offset, shape, frames, inherited);
         }
-        if let Some(union) = union {
-            self.unions.truncate(self.unions_at(union));
-        }
+        self.unions.truncate(outside);
         self.active.pop();
-    }
-
-    /// How many entries of the union chain lie outside union instance `union`.
-    fn unions_at(&self, union: u32) -> usize {
-        self.unions
-            .iter()
-            .position(|a| a.union == union)
-            .unwrap_or(self.unions.len())
     }
 
     /// Keeps `text` as a note, once, up to [`MAX_NOTES`].
