@@ -934,7 +934,7 @@ struct s {
             }
             while let Some(l) = hunk.next_if(|l| !l.starts_with("@@")) {
                 match l.split_at(1) {
-                    (" ", rest) | ("-", rest) if l.starts_with(' ') => {
+                    (" ", rest) => {
                         assert_eq!(old[at], rest, "context");
                         new.push(rest.to_owned());
                         at += 1;
