@@ -297,10 +297,10 @@ fn cacheline_size_comes_from_the_build_then_the_elf_machine() {
     let dir = std::env::temp_dir().join(format!("cachelint-line-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let copy = dir.join("vmlinux");
-    std::fs::copy(fixture("clang-s390x-base.o"), &copy).unwrap();
+    std::fs::copy(fixture("gcc-dwarf5-base"), &copy).unwrap();
     std::fs::write(
         dir.join(".config"),
-        "CONFIG_SMP=y\nCONFIG_S390_L1_CACHE_SHIFT=8\n",
+        "CONFIG_SMP=y\nCONFIG_X86_L1_CACHE_SHIFT=7\n",
     )
     .unwrap();
     let (code, out, err) = common::cachelint(&[
@@ -314,13 +314,13 @@ fn cacheline_size_comes_from_the_build_then_the_elf_machine() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         serde_json::from_str::<Value>(&out).unwrap()[0]["cacheline_size"],
-        256
+        128
     );
-    assert!(err.is_empty(), "256 is the machine's: no note ({err})");
-    // BTF records no alignment, and the raw BTF no config: the machine's.
-    assert_eq!(
-        layout_json("gcc-btf-base.raw", "lruvec", false)["cacheline_size"],
-        64
+    // The config wins over the padding's 64 and the machine's 64.
+    assert!(
+        err.contains("128-byte cachelines, from CONFIG_X86_L1_CACHE_SHIFT=7 in ")
+            && err.contains("the ELF machine usually has 64"),
+        "{err}"
     );
     let out = run::layout(
         &fixture("gcc-dwarf5-base"),

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::common;
 use crate::common::run::{self, Format};
-use crate::{kernel_source, mm_lru_rules, pahole_offset, rt_vmlinux, vmlinux};
+use crate::{env_path, kernel_source, mm_lru_rules, pahole_offset, rt_vmlinux, vmlinux};
 
 #[test]
 #[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
@@ -67,14 +67,9 @@ fn every_net_cachelines_table_of_the_source_tree_loads_on_its_kernel() {
 #[test]
 #[ignore = "needs Debian's 7.3 kernel and source: .ci/run sets CACHELINT_VMLINUX_73 and CACHELINT_KERNEL_SOURCE_73"]
 fn every_net_cachelines_table_of_7_3_loads_on_its_kernel() {
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .map(PathBuf::from)
-            .unwrap_or_else(|| panic!("{name} must be set (see .ci/run)"))
-    };
     tables_load(
-        &var("CACHELINT_VMLINUX_73"),
-        &var("CACHELINT_KERNEL_SOURCE_73"),
+        &env_path("CACHELINT_VMLINUX_73", "Debian's 7.3 vmlinux"),
+        &env_path("CACHELINT_KERNEL_SOURCE_73", "the 7.3 source tree"),
     );
 }
 

@@ -31,9 +31,18 @@ use common::run;
 /// `cargo test` lists them as ignored; run on purpose (`--ignored`)
 /// without a kernel they fail rather than pass having checked nothing.
 fn vmlinux() -> PathBuf {
-    std::env::var_os("CACHELINT_VMLINUX")
+    env_path(
+        "CACHELINT_VMLINUX",
+        "a vmlinux with DWARF (scripts/fetch-kernel.sh)",
+    )
+}
+
+/// The path variable `name` names, which must be set (.ci/run sets it):
+/// `what` it must name, for the message when it is not.
+fn env_path(name: &str, what: &str) -> PathBuf {
+    std::env::var_os(name)
         .map(PathBuf::from)
-        .expect("CACHELINT_VMLINUX must name a vmlinux with DWARF (scripts/fetch-kernel.sh)")
+        .unwrap_or_else(|| panic!("{name} must name {what} (see .ci/run)"))
 }
 
 /// `examples/mm-lru.toml`: the mm thread's rules as a kernel user writes
@@ -180,9 +189,10 @@ fn assert_module_truth(
 /// The kernel source tree of the vmlinux (scripts/fetch-source.sh), for
 /// its net_cachelines tables.
 fn kernel_source() -> PathBuf {
-    std::env::var_os("CACHELINT_KERNEL_SOURCE")
-        .map(PathBuf::from)
-        .expect("CACHELINT_KERNEL_SOURCE must name the 6.12 source tree (scripts/fetch-source.sh)")
+    env_path(
+        "CACHELINT_KERNEL_SOURCE",
+        "the 6.12 source tree (scripts/fetch-source.sh)",
+    )
 }
 
 /// The members of one struct from `pahole -C` that C names directly:
