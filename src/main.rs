@@ -279,10 +279,19 @@ enum Command {
         /// every build; repeatable.
         #[arg(long, value_name = "MEMBER|GROUP")]
         pin: Vec<String>,
+        /// Let the author's isolation move: by default CACHELINE_PADDING
+        /// members, members with an explicit alignment
+        /// (`____cacheline_aligned_in_smp`) and aligned kernel groups'
+        /// markers keep their compiled offsets, and the report says which.
+        #[arg(long)]
+        unpin_aligned: bool,
         /// The objectives, most important first: names from errors,
-        /// warnings, growth, footprint, moved, comma-separated; those not
-        /// named follow in this default order. `--rank errors,growth`: no
-        /// error first, then the least growth, then fewer warnings.
+        /// warnings, growth, notes, footprint, moved, comma-separated; those
+        /// not named follow in this default order. `--rank errors,growth`:
+        /// no error first, then the least growth, then fewer warnings.
+        /// With the default order a suggestion is never worse than the
+        /// compiled layout on any build (errors, then warnings, then
+        /// notes); an order of your own may trade that away, and says so.
         #[arg(long, value_name = "OBJECTIVE,...")]
         rank: Option<String>,
         /// The kernel source tree the builds come from: also print the
@@ -896,6 +905,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             no_grow,
             keep_footprint,
             pin,
+            unpin_aligned,
             rank,
             source_tree,
             diagram,
@@ -910,6 +920,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 max_growth: if no_grow { Some(0) } else { max_growth },
                 keep_footprint,
                 pin,
+                unpin_aligned,
                 rank,
                 source_tree,
                 diagram,

@@ -106,13 +106,14 @@ fn text(r: &SuggestReport) -> String {
         let _ = writeln!(out, "ranked by: {} (--rank)", r.rank.join(", "));
     }
     if let Some(g) = &r.gap {
-        let at = g.errors == 0 && g.warnings == 0 && g.footprint_lines == 0;
+        let at = g.errors == 0 && g.warnings == 0 && g.notes == 0 && g.footprint_lines == 0;
         let _ = writeln!(
             out,
             "from the bounds (no pair, each context in its fewest lines): {} error pairs, {} \
-             warning pairs, {} context lines over{}; worst growth {} lines",
+             warning pairs, {} note pairs, {} context lines over{}; worst growth {} lines",
             g.errors,
             g.warnings,
+            g.notes,
             g.footprint_lines,
             if at {
                 " (no order has fewer findings or a smaller footprint)"
@@ -126,12 +127,13 @@ fn text(r: &SuggestReport) -> String {
     if !r.packing {
         let mut table = Table::new();
         table.load_style(presets::ASCII_FULL_CONDENSED);
-        table.set_header(["config", "error pairs", "warning pairs"]);
+        table.set_header(["config", "error pairs", "warning pairs", "note pairs"]);
         for b in &r.builds {
             table.add_row([
                 b.config.clone(),
                 format!("{} -> {}", b.errors[0], b.errors[1]),
                 format!("{} -> {}", b.warnings[0], b.warnings[1]),
+                format!("{} -> {}", b.notes[0], b.notes[1]),
             ]);
         }
         let _ = writeln!(out, "{table}");
@@ -218,6 +220,7 @@ fn text(r: &SuggestReport) -> String {
             "config",
             "error pairs",
             "warning pairs",
+            "note pairs",
             "worst root growth",
         ]);
         for b in &a.builds {
@@ -225,6 +228,7 @@ fn text(r: &SuggestReport) -> String {
                 b.config.clone(),
                 format!("{} -> {}", b.errors[0], b.errors[1]),
                 format!("{} -> {}", b.warnings[0], b.warnings[1]),
+                format!("{} -> {}", b.notes[0], b.notes[1]),
                 format!("{:+} -> {:+} lines", b.growth_lines[0], b.growth_lines[1]),
             ]);
         }

@@ -109,6 +109,8 @@ pub struct Gap {
     pub errors: usize,
     /// Warning pairs left (bound 0).
     pub warnings: usize,
+    /// Note pairs left (bound 0).
+    pub notes: usize,
     /// Worst growth of the struct or a root, in lines (0 when none grows).
     pub growth_lines: i64,
     /// Lines the contexts touch beyond their optimum, summed over
@@ -149,6 +151,8 @@ pub struct AloneBuild {
     pub errors: [usize; 2],
     /// Warning pairs: the suggestion's, this order's.
     pub warnings: [usize; 2],
+    /// Note pairs: the suggestion's, this order's.
+    pub notes: [usize; 2],
     /// Worst growth of a root in lines: the suggestion's, this order's.
     pub growth_lines: [i64; 2],
 }
@@ -184,6 +188,8 @@ pub struct SuggestBuild {
     pub errors: [usize; 2],
     /// Warnings: compiled, suggested.
     pub warnings: [usize; 2],
+    /// Notes (write-vs-write, adjacent lines): compiled, suggested.
+    pub notes: [usize; 2],
     /// The struct's size, then each root's: compiled and suggested.
     pub sizes: Vec<Size>,
     /// With context rules, the struct's footprint per context: name, lines

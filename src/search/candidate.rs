@@ -44,6 +44,30 @@ impl Candidate {
     pub(super) fn moved(&self) -> usize {
         moved(&self.order) + self.removed.len()
     }
+
+    /// True when no unit crosses one of `barriers` (unit indexes, sorted):
+    /// each keeps its place in the order, and every unit stays on the side
+    /// of it where it was compiled (the author's isolation).
+    pub(super) fn keeps(&self, barriers: &[usize]) -> bool {
+        if barriers.is_empty() {
+            return true;
+        }
+        if barriers.iter().any(|b| self.removed.contains(b)) {
+            return false;
+        }
+        // The segment of a unit: 2k between barrier k-1 and barrier k,
+        // 2k + 1 for barrier k itself. In order, they may only rise.
+        let key = |u: usize| match barriers.binary_search(&u) {
+            Ok(k) => 2 * k + 1,
+            Err(k) => 2 * k,
+        };
+        let flat = self.order.iter().flat_map(|e| match e {
+            Entry::Unit(u) => std::slice::from_ref(u),
+            Entry::Group(g) | Entry::Named(_, g) => g.as_slice(),
+        });
+        let keys: Vec<usize> = flat.map(|&u| key(u)).collect();
+        keys.windows(2).all(|w| w[0] <= w[1])
+    }
 }
 
 /// The struct searched, as its plans name it.
@@ -275,6 +299,7 @@ mod tests {
             size: 8,
             lockless: false,
             optional: false,
+            isolation: None,
             bits: Vec::new(),
         }
     }
@@ -289,6 +314,41 @@ mod tests {
 
     fn built(target: &Target, c: &Candidate) -> Option<String> {
         target.plan(c).map(|p| format!("{p:?}"))
+    }
+
+    #[test]
+    fn no_unit_crosses_a_barrier_and_a_barrier_keeps_its_place() {
+        let c = |order: &[usize]| Candidate {
+            order: order.iter().map(|&u| Entry::Unit(u)).collect(),
+            removed: Vec::new(),
+        };
+        // Units 0 1 | 2 | 3 4 | 5 | 6, barriers 2 and 5.
+        let barriers = [2, 5];
+        assert!(c(&[0, 1, 2, 3, 4, 5, 6]).keeps(&barriers));
+        assert!(c(&[1, 0, 2, 4, 3, 5, 6]).keeps(&barriers));
+        assert!(!c(&[0, 2, 1, 3, 4, 5, 6]).keeps(&barriers), "1 crossed 2");
+        assert!(!c(&[0, 1, 2, 3, 5, 6, 4]).keeps(&barriers), "4 crossed 5");
+        assert!(
+            !c(&[0, 1, 5, 3, 4, 2, 6]).keeps(&barriers),
+            "barriers swapped"
+        );
+        // A group gathering units of two segments crosses.
+        let grouped = Candidate {
+            order: vec![
+                Entry::Unit(0),
+                Entry::Group(vec![1, 3]),
+                Entry::Unit(2),
+                Entry::Unit(4),
+            ],
+            removed: Vec::new(),
+        };
+        assert!(!grouped.keeps(&[2]));
+        assert!(grouped.keeps(&[]));
+        let removed = Candidate {
+            removed: vec![2],
+            ..c(&[0, 1, 3])
+        };
+        assert!(!removed.keeps(&[2]));
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub(super) struct Evaluator<'a> {
     /// With `--keep-footprint`: per build, the lines each context touches
     /// as compiled.
     compiled_footprint: Option<Vec<Vec<usize>>>,
+    /// Per build, the errors, warnings and notes as compiled.
+    compiled_findings: Option<Vec<[usize; 3]>>,
     /// The builds as loaded, copied for a worker that finds the pool empty.
     template: Vec<Snapshot>,
     /// Copies of the builds, one per worker at work.
@@ -71,15 +73,32 @@ impl<'a> Evaluator<'a> {
             contexts: rules.contexts.iter().map(|c| c.name.clone()).collect(),
             limits: limits.clone(),
             compiled_footprint: None,
+            compiled_findings: None,
             template,
             pool: Mutex::new(pool),
             seen: HashMap::new(),
         }
     }
 
+    /// True when an order of the units keeps the limits' barriers.
+    pub(super) fn allows(&self, order: &[super::Entry]) -> bool {
+        let c = Candidate {
+            order: order.to_vec(),
+            removed: Vec::new(),
+        };
+        c.keeps(&self.limits.barriers)
+    }
+
     /// Takes the compiled order's outcomes as what `--keep-footprint`
-    /// keeps (when it is given).
-    pub(super) fn compiled_footprint(&mut self, compiled: &[Outcome]) {
+    /// keeps (when it is given), and as the findings no build may be
+    /// worse than.
+    pub(super) fn compiled(&mut self, compiled: &[Outcome]) {
+        self.compiled_findings = Some(
+            compiled
+                .iter()
+                .map(|o| [o.errors, o.warnings, o.notes])
+                .collect(),
+        );
         if self.limits.keep_footprint {
             self.compiled_footprint = Some(
                 compiled
@@ -103,8 +122,15 @@ impl<'a> Evaluator<'a> {
         {
             let mut queued = HashSet::new();
             for c in &candidates {
-                if !self.seen.contains_key(c) && queued.insert(c) {
-                    todo.push(c);
+                if self.seen.contains_key(c) || !queued.insert(c) {
+                    continue;
+                }
+                match c.keeps(&self.limits.barriers) {
+                    true => todo.push(c),
+                    // Across the author's isolation: not a layout allowed.
+                    false => {
+                        self.seen.insert(c.clone(), None);
+                    }
                 }
             }
         }
@@ -150,10 +176,16 @@ impl<'a> Evaluator<'a> {
         moved: usize,
         best: &Mutex<Option<Score>>,
     ) -> Option<Scored> {
-        let mut tally = Tally::new(moved, self.limits.max_growth, self.limits.rank);
+        let mut tally = Tally::new(
+            moved,
+            self.limits.max_growth,
+            self.limits.rank,
+            self.limits.guard,
+        );
         let mut outcomes = Vec::with_capacity(set.len());
         for (b, snap) in set.iter_mut().enumerate() {
             tally.kept = self.compiled_footprint.as_ref().map(|f| f[b].clone());
+            tally.compiled = self.compiled_findings.as_ref().map(|f| f[b]);
             let beaten = |t: &Tally| {
                 best.lock()
                     .ok()

@@ -87,6 +87,7 @@ mod tests {
                 size: 8,
                 lockless: false,
                 optional: false,
+                isolation: None,
                 bits: Vec::new(),
             })
             .collect()

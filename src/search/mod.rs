@@ -57,8 +57,15 @@ pub(crate) struct Limits {
     pub(crate) keep_footprint: bool,
     /// Units that keep their compiled offset in every build (`--pin`).
     pub(crate) pinned: Vec<usize>,
+    /// Units no other unit moves across, which keep their place in the
+    /// order (the author's isolation), sorted.
+    pub(crate) barriers: Vec<usize>,
     /// The order of the objectives (`--rank`).
     pub(crate) rank: Rank,
+    /// Rank "worse than compiled on some build" right after the limits:
+    /// the default order's promise, which an order of the user's own
+    /// (`--rank`) does not make.
+    pub(crate) guard: bool,
 }
 
 /// The units `--pin` names: a unit by name, or a kernel cacheline group
@@ -128,6 +135,45 @@ pub(crate) struct Unit {
     /// True when some build lacks it (an `#ifdef` member): the plan lists
     /// it in `optional = [...]` ([`members::merge`] sets it).
     pub(crate) optional: bool,
+    /// The author's isolation, when the member is one: it keeps its
+    /// compiled offset unless `--unpin-aligned`.
+    pub(crate) isolation: Option<Isolation>,
+}
+
+/// Why a member is the author's isolation, which `suggest` keeps where it
+/// is by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Isolation {
+    /// A `CACHELINE_PADDING()` member: a line boundary put there.
+    Padding,
+    /// A member declared with an alignment beyond its type's (bytes):
+    /// `____cacheline_aligned_in_smp`, or an aligned group's marker.
+    Aligned(u64),
+}
+
+impl Isolation {
+    /// Of member `m` (in `table`), if it is one. BTF records no member
+    /// alignment: there only padding is known.
+    fn of(table: &TypeTable, m: &crate::model::Member) -> Option<Isolation> {
+        let ty = table.strip(m.ty);
+        let padding = table.composite(ty).and_then(|c| c.name.as_deref())
+            == Some(crate::layout::PADDING_TYPE);
+        match padding {
+            true => Some(Isolation::Padding),
+            false => m
+                .alignment
+                .filter(|&a| a > table.alignment_of(m.ty))
+                .map(Isolation::Aligned),
+        }
+    }
+
+    /// In words, for the note that lists what stays.
+    pub(crate) fn describe(self) -> String {
+        match self {
+            Isolation::Padding => "CACHELINE_PADDING".into(),
+            Isolation::Aligned(a) => format!("aligned({a})"),
+        }
+    }
 }
 
 /// How good a candidate is: the limits first (`over`, then `regress`),
@@ -145,10 +191,19 @@ pub(crate) struct Score {
     /// With `--keep-footprint`: lines the contexts touch beyond what they
     /// touch as compiled, summed over contexts and builds.
     pub(crate) regress: usize,
+    /// Builds on which the findings are worse than as compiled (errors,
+    /// then warnings, then notes): ranked right after the limits when
+    /// `guard`.
+    pub(crate) worse: usize,
+    /// See `worse`.
+    pub(crate) guard: bool,
     /// Error findings over every root of every build.
     pub(crate) errors: usize,
     /// Warning findings.
     pub(crate) warnings: usize,
+    /// Note findings (write-vs-write: two lockless writers bouncing one
+    /// line; adjacent lines).
+    pub(crate) notes: usize,
     /// Growth of the roots in lines, worst build.
     pub(crate) growth_lines: i64,
     /// Growth of the roots in bytes, worst build.
@@ -167,6 +222,7 @@ impl Score {
         match o {
             Objective::Errors => (n(self.errors), 0),
             Objective::Warnings => (n(self.warnings), 0),
+            Objective::Notes => (n(self.notes), 0),
             Objective::Growth => (self.growth_lines, self.growth_bytes),
             Objective::Footprint => (n(self.footprint), 0),
             Objective::Moved => (n(self.moved), 0),
@@ -176,8 +232,9 @@ impl Score {
 
 impl Ord for Score {
     fn cmp(&self, other: &Score) -> std::cmp::Ordering {
-        (self.over, self.regress)
-            .cmp(&(other.over, other.regress))
+        let worse = |s: &Score| if s.guard { s.worse } else { 0 };
+        (self.over, self.regress, worse(self))
+            .cmp(&(other.over, other.regress, worse(other)))
             .then_with(|| self.rank.compare(|o| self.part(o), |o| other.part(o)))
     }
 }
@@ -197,10 +254,12 @@ pub(crate) struct Outcome {
     pub(crate) target: (u64, u64),
     /// Per root, in root order: its size as compiled and as planned.
     pub(crate) roots: Vec<RootSize>,
-    /// Errors and warnings over the roots.
+    /// Errors, warnings and notes over the roots.
     pub(crate) errors: usize,
     /// Warnings.
     pub(crate) warnings: usize,
+    /// Notes.
+    pub(crate) notes: usize,
     /// The struct's footprint, per context (see
     /// [`crate::analysis::footprint`]).
     pub(crate) footprint: Vec<ContextLines>,
@@ -289,6 +348,7 @@ impl Searcher<'_> {
             if !large {
                 steps.extend(neighbours(&best.candidate.order, self.units));
             }
+            steps.retain(|order| evaluator.allows(order));
             if steps.is_empty() {
                 break;
             }
@@ -405,7 +465,7 @@ pub(crate) fn search_seeded(
         .pop()
         .ok_or_else(unlaid)?;
     let before = best.scored.clone();
-    evaluator.compiled_footprint(&before.outcomes);
+    evaluator.compiled(&before.outcomes);
     let compiled = best.clone();
     let mut tried = 1;
     let large = units.len() > MAX_UNITS;
@@ -448,7 +508,7 @@ pub(crate) fn search_seeded(
             ..limits.clone()
         };
         let mut other = Evaluator::new(&target, snaps, rules, &limits, &names);
-        other.compiled_footprint(&before.outcomes);
+        other.compiled(&before.outcomes);
         if let Some(from) = other.evaluate(vec![start], None).pop() {
             tried += 1;
             let (found, more) = searcher.climb(&mut other, from, &mut tried);
@@ -473,7 +533,7 @@ pub(crate) fn search_seeded(
         for (b, snap) in snaps.iter().enumerate() {
             let mut one =
                 Evaluator::new(&target, std::slice::from_ref(snap), rules, limits, &names);
-            one.compiled_footprint(std::slice::from_ref(&before.outcomes[b]));
+            one.compiled(std::slice::from_ref(&before.outcomes[b]));
             let start = match one.evaluate(vec![best.candidate.clone()], None).pop() {
                 Some(s) => s,
                 None => continue,
@@ -744,6 +804,7 @@ pub(crate) fn units(table: &TypeTable, id: TypeId, name: &str, rules: &Rules) ->
             bits: field.into_iter().collect(),
             name,
             optional: false,
+            isolation: Isolation::of(table, m),
         };
         add_contexts(&mut unit, type_rules, &names);
         out.push(unit);
@@ -868,6 +929,7 @@ mod tests {
             size: align,
             lockless: false,
             optional: false,
+            isolation: None,
             bits: Vec::new(),
         }
     }

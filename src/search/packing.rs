@@ -181,6 +181,7 @@ mod tests {
             size,
             lockless: false,
             optional: false,
+            isolation: None,
             bits: Vec::new(),
         }
     }

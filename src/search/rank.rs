@@ -1,6 +1,7 @@
 //! The order `suggest` ranks its objectives in (`--rank`): by default
-//! no error first, then fewer warnings, the least growth, the
-//! smallest footprint, the fewest members moved. `--max-growth` and
+//! no error first, then fewer warnings, the least growth, fewer notes
+//! (two lockless writers on one line bounce it: a note by default, but
+//! never free), the smallest footprint, the fewest members moved. `--max-growth` and
 //! `--keep-footprint` are limits, not objectives: they rank before all.
 
 use std::cmp::Ordering;
@@ -12,6 +13,8 @@ pub(crate) enum Objective {
     Errors,
     /// Warning findings.
     Warnings,
+    /// Note findings (write-vs-write, adjacent lines).
+    Notes,
     /// The roots' worst growth, in lines, then in bytes.
     Growth,
     /// The lines the contexts touch in the struct.
@@ -21,10 +24,11 @@ pub(crate) enum Objective {
 }
 
 impl Objective {
-    const ALL: [Objective; 5] = [
+    const ALL: [Objective; 6] = [
         Objective::Errors,
         Objective::Warnings,
         Objective::Growth,
+        Objective::Notes,
         Objective::Footprint,
         Objective::Moved,
     ];
@@ -34,6 +38,7 @@ impl Objective {
         match self {
             Objective::Errors => "errors",
             Objective::Warnings => "warnings",
+            Objective::Notes => "notes",
             Objective::Growth => "growth",
             Objective::Footprint => "footprint",
             Objective::Moved => "moved",
@@ -43,7 +48,7 @@ impl Objective {
 
 /// The objectives, most important first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Rank(pub(crate) [Objective; 5]);
+pub(crate) struct Rank(pub(crate) [Objective; 6]);
 
 impl Default for Rank {
     fn default() -> Rank {
@@ -120,15 +125,15 @@ mod tests {
         let names = |r: Rank| r.0.map(Objective::name).join(", ");
         assert_eq!(
             names(Rank::parse("growth").unwrap()),
-            "growth, errors, warnings, footprint, moved"
+            "growth, errors, warnings, notes, footprint, moved"
         );
         assert_eq!(
             names(Rank::parse("errors,growth").unwrap()),
-            "errors, growth, warnings, footprint, moved"
+            "errors, growth, warnings, notes, footprint, moved"
         );
         assert_eq!(
             names(Rank::default()),
-            "errors, warnings, growth, footprint, moved"
+            "errors, warnings, growth, notes, footprint, moved"
         );
         assert!(
             Rank::parse("errors,size")

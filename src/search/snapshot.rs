@@ -147,11 +147,13 @@ impl Snapshot {
             roots: Vec::with_capacity(analysed.roots.len()),
             errors: 0,
             warnings: 0,
+            notes: 0,
             footprint: analysed.footprint,
         };
         for ((name, id), root) in self.roots.iter().zip(analysed.roots) {
             outcome.errors += root.errors;
             outcome.warnings += root.warnings;
+            outcome.notes += root.notes;
             outcome.roots.push(RootSize {
                 root: name.clone(),
                 old: self.table.size_of(*id).unwrap_or(0),
@@ -184,18 +186,19 @@ impl Snapshot {
         for &i in &self.by_size {
             let (root, id) = &self.roots[i];
             let a = analysis::analyze(&self.table, *id, root, self.line, rules);
-            let (mut errors, mut warnings) = (0, 0);
+            let (mut errors, mut warnings, mut notes) = (0, 0, 0);
             for f in a.findings.iter().filter(|f| f.allowed.is_none()) {
                 match f.severity {
                     Severity::Error => errors += 1,
                     Severity::Warning => warnings += 1,
-                    Severity::Note => {}
+                    Severity::Note => notes += 1,
                 }
             }
             let old = self.sizes[i];
             let s = &mut tally.score;
             s.errors += errors;
             s.warnings += warnings;
+            s.notes += notes;
             s.growth_bytes = s.growth_bytes.max(a.size as i64 - old as i64);
             s.growth_lines = s
                 .growth_lines
@@ -204,9 +207,22 @@ impl Snapshot {
                 size: a.size,
                 errors,
                 warnings,
+                notes,
             };
             if beaten(tally) {
                 return None;
+            }
+        }
+        if let Some(compiled) = tally.compiled {
+            // Once worse than compiled, a build stays worse as roots are
+            // added (each count only grows), so the bound holds.
+            let sum = |f: fn(&RootFindings) -> usize| roots.iter().map(f).sum::<usize>();
+            let here = [sum(|r| r.errors), sum(|r| r.warnings), sum(|r| r.notes)];
+            if here > compiled {
+                tally.score.worse += 1;
+                if beaten(tally) {
+                    return None;
+                }
             }
         }
         if self.roots.is_empty() {
@@ -254,21 +270,28 @@ pub(super) struct Tally {
     max_growth: Option<i64>,
     /// The build's lines per context as compiled, to keep.
     pub(super) kept: Option<Vec<usize>>,
+    /// The build's errors, warnings and notes as compiled, not to be
+    /// worse than (`None` while the compiled order itself is scored).
+    pub(super) compiled: Option<[usize; 3]>,
     score: Score,
 }
 
 impl Tally {
     /// Nothing added yet, for a candidate that moved `moved` units.
-    pub(super) fn new(moved: usize, max_growth: Option<i64>, rank: Rank) -> Tally {
+    pub(super) fn new(moved: usize, max_growth: Option<i64>, rank: Rank, guard: bool) -> Tally {
         Tally {
             max_growth,
             kept: None,
+            compiled: None,
             score: Score {
                 rank,
                 over: 0,
                 regress: 0,
+                worse: 0,
+                guard,
                 errors: 0,
                 warnings: 0,
+                notes: 0,
                 growth_lines: i64::MIN,
                 growth_bytes: i64::MIN,
                 footprint: 0,
@@ -312,6 +335,8 @@ struct RootFindings {
     errors: usize,
     /// Warning pairs.
     warnings: usize,
+    /// Note pairs.
+    notes: usize,
 }
 
 #[cfg(test)]
@@ -320,7 +345,7 @@ mod tests {
 
     #[test]
     fn a_tally_only_grows_and_a_build_without_roots_grew_nothing() {
-        let mut t = Tally::new(3, Some(1), Rank::default());
+        let mut t = Tally::new(3, Some(1), Rank::default(), true);
         assert_eq!(t.score().growth_lines, 0);
         assert_eq!(t.score().over, 0);
         t.score.growth_lines = 4;

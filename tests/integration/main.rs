@@ -19,6 +19,7 @@ mod corpus;
 mod diagram;
 mod diff;
 mod fixtures;
+mod isolation;
 mod opens;
 mod plan;
 mod sarif;

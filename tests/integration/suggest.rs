@@ -149,8 +149,8 @@ fn no_grow_keeps_every_root_at_the_compilers_size() {
 }
 
 /// (errors, warnings, worst growth in lines) of a suggestion, over the
-/// builds.
-fn objectives(report: &serde_json::Value) -> (u64, u64, i64) {
+/// builds, and its notes.
+fn objectives(report: &serde_json::Value) -> ((u64, u64, i64), u64) {
     let builds = report["builds"].as_array().unwrap();
     let sum = |key: &str| builds.iter().map(|b| b[key][1].as_u64().unwrap()).sum();
     let growth = builds
@@ -159,7 +159,7 @@ fn objectives(report: &serde_json::Value) -> (u64, u64, i64) {
         .map(|s| s["growth"]["lines"].as_i64().unwrap())
         .max()
         .unwrap();
-    (sum("errors"), sum("warnings"), growth)
+    ((sum("errors"), sum("warnings"), growth), sum("notes"))
 }
 
 #[test]
@@ -171,19 +171,34 @@ fn rank_orders_the_objectives_and_the_default_is_no_worse_than_growth_first() {
     });
     assert_eq!(
         default["rank"],
-        serde_json::json!(["errors", "warnings", "growth", "footprint", "moved"])
+        serde_json::json!([
+            "errors",
+            "warnings",
+            "growth",
+            "notes",
+            "footprint",
+            "moved"
+        ])
     );
     assert_eq!(
         growth_first["rank"],
-        serde_json::json!(["errors", "growth", "warnings", "footprint", "moved"])
+        serde_json::json!([
+            "errors",
+            "growth",
+            "warnings",
+            "notes",
+            "footprint",
+            "moved"
+        ])
     );
-    let (d, g) = (objectives(&default), objectives(&growth_first));
+    let ((d, dn), (g, gn)) = (objectives(&default), objectives(&growth_first));
     // The distance to the bounds is these figures (no footprint rules).
-    for (report, (e, w, growth)) in [(&default, d), (&growth_first, g)] {
+    for (report, (e, w, growth), n) in [(&default, d, dn), (&growth_first, g, gn)] {
         assert_eq!(
             report["gap"],
             serde_json::json!({
-                "errors": e, "warnings": w, "growth_lines": growth.max(0), "footprint_lines": 0
+                "errors": e, "warnings": w, "notes": n, "growth_lines": growth.max(0),
+                "footprint_lines": 0
             })
         );
     }
@@ -199,7 +214,7 @@ fn rank_orders_the_objectives_and_the_default_is_no_worse_than_growth_first() {
         let plan = temp(&format!("rank-{name}.plan.toml"));
         std::fs::write(&plan, report["plan"].as_str().unwrap()).unwrap();
         let (errors, warnings) = check_planned(&plan);
-        let (e, w, _) = objectives(report);
+        let ((e, w, _), _) = objectives(report);
         assert_eq!((errors, warnings), (e, w), "{name}");
     }
 }
@@ -246,7 +261,7 @@ fn suggest_refuses_what_it_cannot_do() {
                 &base,
                 "lru_gen_folio",
             ],
-            "--rank: 'size' is not an objective (one of errors, warnings, growth, footprint, moved)",
+            "--rank: 'size' is not an objective (one of errors, warnings, growth, notes, footprint, moved)",
         ),
         (
             vec!["suggest", "--rank", "growth", &base, "lru_gen_folio"],

@@ -581,3 +581,79 @@ fn suggest_finds_the_struct_under_its_6_1_alias_and_refuses_builds_that_disagree
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+#[ignore = "needs real kernels: .ci/run sets CACHELINT_PLAN_ORACLE (scripts/fetch-kernel.sh)"]
+fn page_counters_padding_is_kept_and_the_default_is_never_worse() {
+    // 6.12 page_counter: usage alone before CACHELINE_PADDING(_pad1_), the
+    // read-mostly limits after _pad2_ ("Keep all the read most fields in
+    // a separete cacheline"). Rules from page_counter.h's comments; the
+    // root mem_cgroup embeds it four times (memory, swap|memsw, kmem,
+    // tcpmem).
+    let kernels: Vec<PathBuf> = plan_oracles().into_iter().map(|(v, _)| v).collect();
+    let dir = std::env::temp_dir().join(format!("cachelint-pc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("pc.toml");
+    std::fs::write(
+        &rules,
+        "roots = [\"mem_cgroup\"]\n[page_counter]\n\
+         usage = \"lockless-write\"\nmin_usage = \"lockless-write\"\n\
+         children_min_usage = \"lockless-write\"\nlow_usage = \"lockless-write\"\n\
+         children_low_usage = \"lockless-write\"\nwatermark = \"lockless-write\"\n\
+         min = \"hot-read\"\nlow = \"hot-read\"\nhigh = \"hot-read\"\nmax = \"hot-read\"\n\
+         parent = \"hot-read\"\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| -> Value {
+        let r = rules.to_str().unwrap().to_owned();
+        let mut args = vec!["suggest", "--rules", &r, "--format", "json"];
+        args.extend(extra);
+        let labelled: Vec<String> = kernels
+            .iter()
+            .enumerate()
+            .map(|(i, k)| format!("k{i}={}", k.display()))
+            .collect();
+        args.extend(labelled.iter().map(String::as_str));
+        args.push("page_counter");
+        let (code, out, err) = common::cachelint(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let counts =
+        |b: &Value, i: usize| ["errors", "warnings", "notes"].map(|k| b[k][i].as_u64().unwrap());
+    let default = run(&[]);
+    let order: Vec<&str> = default["order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    let at = |m: &str| order.iter().position(|x| *x == m).unwrap();
+    assert!(at("usage") < at("_pad1_"), "{order:?}");
+    for m in ["protection_support", "min", "low", "high", "max", "parent"] {
+        assert!(at("_pad2_") < at(m), "{m} crossed _pad2_: {order:?}");
+    }
+    for b in default["builds"].as_array().unwrap() {
+        assert!(counts(b, 1) <= counts(b, 0), "{}: worse", b["config"]);
+        // No byte saved by undoing the isolation.
+        assert_eq!(b["sizes"][0]["bytes"][0], b["sizes"][0]["bytes"][1]);
+    }
+    // Unpinned and growth first, the 64 bytes saved cost bouncing writers,
+    // and the report says whose order that was.
+    let growth = run(&["--unpin-aligned", "--rank", "growth"]);
+    let worse = growth["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| counts(b, 1) > counts(b, 0))
+        .count();
+    let notes = growth["notes"].to_string();
+    assert!(worse > 0, "growth first was no worse: {notes}");
+    assert!(notes.contains("--rank growth ranks it so"), "{notes}");
+    println!(
+        "page_counter: default keeps {} bytes, never worse; --unpin-aligned --rank growth: worse on {worse} of {} builds",
+        default["builds"][0]["sizes"][0]["bytes"][0],
+        kernels.len()
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

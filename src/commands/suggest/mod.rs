@@ -39,6 +39,9 @@ pub struct SuggestOptions {
     pub keep_footprint: bool,
     /// Members, or kernel groups, kept at their compiled offsets.
     pub pin: Vec<String>,
+    /// Let padding, explicitly aligned members and aligned groups' markers
+    /// move (`--unpin-aligned`): by default they keep their offsets.
+    pub unpin_aligned: bool,
     /// `--rank`: the objectives most important first (comma-separated
     /// names; the rest follow in the default order).
     pub rank: Option<String>,
@@ -233,12 +236,16 @@ fn from_snapshots(
                 .into(),
         ));
     }
+    let pinned =
+        search::pinned(ty, &units, &opts.pin).map_err(|e| Error::Usage(format!("--pin: {e}")))?;
+    let isolation = isolation(ty, &units, opts.unpin_aligned);
     let limits = search::Limits {
         max_growth: opts.max_growth.map(|l| l.min(i64::MAX as u64) as i64),
         keep_footprint: opts.keep_footprint,
-        pinned: search::pinned(ty, &units, &opts.pin)
-            .map_err(|e| Error::Usage(format!("--pin: {e}")))?,
+        pinned,
+        barriers: isolation.barriers,
         rank: rank(opts, packing)?,
+        guard: opts.rank.is_none(),
     };
     let (found, mut notes) = match packing {
         true => packing::search(ty, &units, &snaps, &limits)?,
@@ -247,6 +254,15 @@ fn from_snapshots(
             Vec::new(),
         ),
     };
+    notes.extend(isolation.note);
+    if !limits.barriers.is_empty() && found.score.errors + found.score.warnings > 0 {
+        notes.push(format!(
+            "struct {ty} keeps {} error and {} warning pairs with its isolation kept: \
+             --unpin-aligned shows what moving it would give",
+            found.score.errors, found.score.warnings
+        ));
+    }
+    notes.extend(worse_note(&found, opts));
     if found.score.over > 0 {
         notes.push(format!(
             "no order found within --max-growth {}: the best grows a root by {} lines",
@@ -316,6 +332,7 @@ fn from_snapshots(
             config: after.config.clone(),
             errors: [before.errors, after.errors],
             warnings: [before.warnings, after.warnings],
+            notes: [before.notes, after.notes],
             sizes,
             footprint: before
                 .footprint
@@ -391,11 +408,87 @@ fn from_snapshots(
     Ok(report)
 }
 
+/// The author's isolation in `units` of struct `ty`: the units no member
+/// moves across (none with `--unpin-aligned`), and the note that says
+/// which.
+struct Kept {
+    barriers: Vec<usize>,
+    note: Option<String>,
+}
+
+/// See [`Kept`].
+fn isolation(ty: &str, units: &[search::Unit], unpin: bool) -> Kept {
+    let found: Vec<(usize, String)> = units
+        .iter()
+        .enumerate()
+        .filter_map(|(i, u)| Some((i, format!("{} ({})", u.name, u.isolation?.describe()))))
+        .collect();
+    if found.is_empty() {
+        return Kept {
+            barriers: Vec::new(),
+            note: None,
+        };
+    }
+    let list: Vec<&str> = found.iter().map(|(_, n)| n.as_str()).collect();
+    match unpin {
+        true => Kept {
+            barriers: Vec::new(),
+            note: Some(format!(
+                "--unpin-aligned: the author's isolation of struct {ty} may move: {}",
+                list.join(", ")
+            )),
+        },
+        false => Kept {
+            barriers: found.iter().map(|(i, _)| *i).collect(),
+            note: Some(format!(
+                "the author's isolation of struct {ty} stays, and no member moves across \
+                 it (--unpin-aligned lets it move): {}",
+                list.join(", ")
+            )),
+        },
+    }
+}
+
+/// When the suggestion is worse than the compiled layout on some build
+/// (errors, then warnings, then notes), which and why: only an order of
+/// the user's own (`--rank`) or a limit can make it so.
+fn worse_note(found: &search::Found, opts: &SuggestOptions) -> Option<String> {
+    let counts = |o: &search::Outcome| [o.errors, o.warnings, o.notes];
+    let worse: Vec<String> = found
+        .before
+        .outcomes
+        .iter()
+        .zip(&found.outcomes)
+        .filter(|(b, a)| counts(a) > counts(b))
+        .map(|(b, a)| {
+            let [e0, w0, n0] = counts(b);
+            let [e1, w1, n1] = counts(a);
+            format!(
+                "{} (errors {e0} -> {e1}, warnings {w0} -> {w1}, notes {n0} -> {n1})",
+                a.config
+            )
+        })
+        .collect();
+    if worse.is_empty() {
+        return None;
+    }
+    let why = match (&opts.rank, opts.max_growth, opts.keep_footprint) {
+        (Some(r), _, _) => format!("--rank {r} ranks it so"),
+        (None, Some(g), _) => format!("--max-growth {g} forces it"),
+        (None, None, _) => "--keep-footprint forces it".to_owned(),
+    };
+    Some(format!(
+        "the suggestion has worse findings than the compiled layout on {}: {why}",
+        worse.join(", ")
+    ))
+}
+
 /// How far the suggested builds are from the objectives' bounds.
 fn gap(builds: &[SuggestBuild]) -> Gap {
     Gap {
         errors: builds.iter().map(|b| b.errors[1]).sum(),
         warnings: builds.iter().map(|b| b.warnings[1]).sum(),
+        notes: builds.iter().map(|b| b.notes[1]).sum(),
         growth_lines: builds
             .iter()
             .flat_map(|b| &b.sizes)
@@ -497,6 +590,7 @@ fn alone_order(
                 config: o.config.clone(),
                 errors: [s.errors, o.errors],
                 warnings: [s.warnings, o.warnings],
+                notes: [s.notes, o.notes],
                 growth_lines: [growth(s, snap.line), growth(o, snap.line)],
             })
             .collect(),
