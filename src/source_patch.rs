@@ -279,15 +279,22 @@ impl<'a> Body<'a> {
                     .find(|&i| !lines[i].in_comment)
                     .ok_or_else(|| self.refuse(end, "a member's comment does not end"))?;
             }
-            // A #define inside (tcp_sock's rack) moves with the member.
+            // A #define inside (tcp_sock's rack) moves with the member, and
+            // so does a conditional opened and closed inside it (6.12
+            // mm_struct's lru_gen: `#ifdef CONFIG_MEMCG` around a member of
+            // its own struct).
+            let closed = conditionals_closed(&lines[first..=end]);
             for (i, line) in lines.iter().enumerate().take(end + 1).skip(first) {
                 let Some(directive) = &line.directive else {
                     continue;
                 };
+                let conditional =
+                    matches!(directive.kind, Pp::If | Pp::Elif | Pp::Else | Pp::Endif);
                 match directive.defines() {
                     Some(name) if !line.joins_next => {
                         inner.push((i, name.to_owned(), start));
                     }
+                    None if conditional && closed && !line.joins_next => {}
                     _ => {
                         return Err(self.refuse(
                             i,
@@ -811,6 +818,25 @@ fn unbalanced(line: &str) -> i64 {
     -brackets(line)
 }
 
+/// True when every conditional among `lines` (a member's declaration) is
+/// opened and closed among them, and an `#elif` or `#else` is inside one:
+/// the member then moves whole, its conditionals with it.
+fn conditionals_closed(lines: &[Line]) -> bool {
+    let mut depth = 0usize;
+    for d in lines.iter().filter_map(|l| l.directive.as_ref()) {
+        match d.kind {
+            Pp::If => depth += 1,
+            Pp::Elif | Pp::Else if depth == 0 => return false,
+            Pp::Endif => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return false,
+            },
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1267,11 +1293,27 @@ struct s {
         let text = "struct s {\n\tint a;\n#ifdef X\n\tint b;\n#elif Y\n\tint c;\n#endif\n};\n";
         let err = refused(text, &[4, 2, 6]);
         assert!(err.contains("x.h:5: an #elif"), "{err}");
+        // A conditional opened and closed inside a member moves with it;
+        // one that closes outside is refused.
         let text =
             "struct s {\n\tint a;\n\tunion {\n#ifdef X\n\t\tint p;\n#endif\n\t\tint q;\n\t};\n};\n";
-        let err = refused(text, &[3, 2]);
+        assert_eq!(
+            body(text, &[3, 2]),
+            [
+                "\tunion {",
+                "#ifdef X",
+                "\t\tint p;",
+                "#endif",
+                "\t\tint q;",
+                "\t};",
+                "\tint a;"
+            ]
+        );
+        let text =
+            "struct s {\n\tint a;\n#ifdef X\n\tunion {\n\t\tint p;\n#endif\n\t\tint q;\n\t};\n};\n";
+        let err = refused(text, &[4, 2]);
         assert!(
-            err.contains("x.h:4: a preprocessor line inside a member's declaration"),
+            err.contains("a preprocessor line inside a member's declaration"),
             "{err}"
         );
         let text =

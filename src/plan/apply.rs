@@ -80,7 +80,13 @@ impl Planner {
     /// Type names the plan needs decoded: the planned structs and the
     /// named types of added members.
     pub fn wanted_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.plan.types.iter().map(|t| t.name.clone()).collect();
+        // An anonymous member's plan (`OUTER.MEMBER`) needs OUTER.
+        let mut names: Vec<String> = self
+            .plan
+            .types
+            .iter()
+            .map(|t| t.name.split('.').next().unwrap_or(&t.name).to_owned())
+            .collect();
         for t in &self.plan.types {
             let items: Vec<&Item> = match &t.shape {
                 Shape::Order(items) => items.iter().collect(),
@@ -163,9 +169,11 @@ impl Planner {
     }
 
     /// Planned structs among `reach` not re-laid out yet: (id, index of
-    /// its plan). Structs are found by tag in `reach`; only a plan name no
-    /// tag there matches is looked for as a typedef of an anonymous struct
-    /// (`typedef struct { ... } name_t;`), over the whole table.
+    /// its plan). Structs are found by tag in `reach`, an anonymous
+    /// member's plan (`OUTER.MEMBER`) inside every OUTER there; only a
+    /// plan name no tag there matches is looked for as a typedef of an
+    /// anonymous struct (`typedef struct { ... } name_t;`), over the whole
+    /// table.
     fn planned_ids(&self, table: &TypeTable, reach: &HashSet<TypeId>) -> Vec<(TypeId, usize)> {
         let index: HashMap<&str, usize> = self
             .plan
@@ -184,6 +192,25 @@ impl Planner {
                 tagged.insert(p);
                 if !self.compiled.is_kept(id) {
                     out.push((id, p));
+                }
+            }
+            let Some(tag) = c.name.as_deref() else {
+                continue;
+            };
+            for (name, &p) in &index {
+                let mut parts = name.split('.');
+                if parts.next() != Some(tag) {
+                    continue;
+                }
+                let mut at = Some(id);
+                for member in parts {
+                    at = at.and_then(|a| anonymous_holding(table, a, member));
+                }
+                if let Some(anon) = at.filter(|&a| a != id) {
+                    tagged.insert(p);
+                    if !self.compiled.is_kept(anon) {
+                        out.push((anon, p));
+                    }
                 }
             }
         }
@@ -760,6 +787,31 @@ fn children(table: &TypeTable, c: &Composite) -> Vec<TypeId> {
         .flatten()
         .filter_map(|m| by_value(table, m.ty))
         .collect()
+}
+
+/// The anonymous struct or union inside struct `id` (through anonymous
+/// levels) that holds a member named `member` itself.
+pub(crate) fn anonymous_holding(table: &TypeTable, id: TypeId, member: &str) -> Option<TypeId> {
+    let mut stack = vec![(id, 0)];
+    while let Some((ty, depth)) = stack.pop() {
+        let Some(members) = table.composite(ty).and_then(|c| c.members.as_ref()) else {
+            continue;
+        };
+        for m in members.iter().filter(|m| m.name.is_none()) {
+            let inner = table.strip(m.ty);
+            let holds = table
+                .composite(inner)
+                .and_then(|c| c.members.as_ref())
+                .is_some_and(|ms| ms.iter().any(|x| x.name.as_deref() == Some(member)));
+            if holds {
+                return Some(inner);
+            }
+            if depth < crate::model::MAX_TYPE_DEPTH {
+                stack.push((inner, depth + 1));
+            }
+        }
+    }
+    None
 }
 
 /// The structs `used` are or hold by value, directly or through others.

@@ -65,8 +65,13 @@ pub(super) fn parse(file: &Arc<Path>, text: &str) -> Result<(Vec<TypePlan>, Opti
             )));
         };
         let name = name.strip_prefix("struct ").unwrap_or(name);
-        if !is_identifier(name) {
-            return Err(at.plan_error(format!("'{name}' is not a struct name")));
+        // `["OUTER.MEMBER"]`: the anonymous struct or union inside OUTER
+        // that holds MEMBER (deeper with more names).
+        if !name.split('.').all(is_identifier) {
+            return Err(at.plan_error(format!(
+                "'{name}' is not a struct name (nor OUTER.MEMBER, the anonymous struct or \
+                 union of OUTER holding MEMBER)"
+            )));
         }
         if types.iter().any(|t| t.name == name) {
             return Err(at.plan_error(format!("[{name}] is planned twice")));
@@ -137,6 +142,12 @@ impl Parser<'_> {
                     _ => return Err(self.at(value).plan_error("'packed' must be true or false")),
                 },
                 "align" => align = Some(self.alignment(value)?),
+                other if matches!(value.get_ref(), DeValue::Table(_)) => {
+                    return Err(self.at(key).plan_error(format!(
+                        "a table '{other}' inside [{name}]: the plan of the anonymous struct \
+                         or union of {name} holding '{other}' is [\"{name}.{other}\"], quoted"
+                    )));
+                }
                 other => {
                     return Err(self.at(key).plan_error(format!(
                         "unknown key '{other}' in [{name}]; a struct's plan takes order, moves, \

@@ -101,7 +101,13 @@ impl<'a> Json<'a> {
 
 fn text(r: &SuggestReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "suggest struct {}: {}", r.name, method(r));
+    let _ = writeln!(
+        out,
+        "suggest struct {}: {}; searched in {:.2} s",
+        r.name,
+        method(r),
+        r.seconds
+    );
     if !r.packing {
         let _ = writeln!(out, "ranked by: {} (--rank)", r.rank.join(", "));
     }
@@ -341,15 +347,23 @@ fn method(r: &SuggestReport) -> String {
                 Some(budget) if r.tried >= budget => {
                     format!("stopped at its budget of {budget} layouts")
                 }
-                _ => "no move in its groups improved".to_owned(),
+                _ => "no move improved".to_owned(),
+            };
+            let contexts = r.builds.iter().any(|b| !b.footprint.is_empty());
+            let (start, inside) = match contexts {
+                true => (
+                    "a context order (members grouped by the contexts that use them, kernel \
+                     groups named as netdev names them, each packed by alignment)",
+                    ", a member inside its group and a group among the groups",
+                ),
+                false => ("the compiled order", ""),
             };
             format!(
-                "{} members, too many for a full climb: a context order (members grouped by the \
-                 contexts that use them, kernel groups named as netdev names them, each packed \
-                 by alignment), then a climb inside it: each round tries moving a member inside \
-                 its group and a group among the groups, and takes the first batch of {batch} \
-                 that improves; {laid}; {} layouts on {builds} in {} rounds, {stop}: a local \
-                 optimum, not proven best",
+                "{} members, too many for a full climb: a climb from {start} in which each round \
+                 tries moving one member the rules class to every place (nearest first){inside} \
+                 and the lockless writers gathered into one cacheline-aligned group, and takes \
+                 the first batch of {batch} that improves; {laid}; {} layouts on {builds} in {} \
+                 rounds, {stop}: a local optimum, not proven best",
                 r.members, r.tried, r.rounds
             )
         }

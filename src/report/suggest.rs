@@ -16,6 +16,8 @@ pub struct SuggestReport {
     pub members: usize,
     /// Layouts tried.
     pub tried: usize,
+    /// The time the search took, in seconds.
+    pub seconds: f64,
     /// Rounds of the climb; 0 when the struct had too many members to
     /// climb, and the compiled order was compared with a context order.
     pub rounds: usize,
@@ -87,9 +89,10 @@ pub enum Method {
     /// three members, every swap of two and the lockless writers'
     /// group; with rules, a second climb ranks growth right after errors.
     Climb,
-    /// The climb of a struct too large for a full one: moves inside the
-    /// context order's groups, the first batch that improves taken,
-    /// within the report's `budget`.
+    /// The climb of a struct too large for a full one: moves of the
+    /// members the rules class (and, from a context order, moves inside
+    /// its groups), the first batch that improves taken, within the
+    /// report's `budget`.
     GroupClimb {
         /// Candidates scored together.
         batch: usize,

@@ -86,17 +86,33 @@ fn decode(
         false => loaded.find_present(&all)?,
     };
     let plan_missing = plan.and_then(|p| {
-        let t = p
-            .types
-            .iter()
-            .find(|t| !present.types.contains_key(&t.name))?;
-        let why = format!(
-            "no struct, union or typedef named '{}' in {}{}",
-            t.name,
-            loaded.build.path.display(),
-            loaded.did_you_mean(&[&t.name])
-        );
-        Some((t.at.clone(), why))
+        p.types.iter().find_map(|t| {
+            // `OUTER.MEMBER...`: OUTER, and its anonymous members holding
+            // each MEMBER in turn.
+            let mut parts = t.name.split('.');
+            let outer = parts.next().unwrap_or(&t.name);
+            let Some(found) = present.types.get(outer) else {
+                let why = format!(
+                    "no struct, union or typedef named '{outer}' in {}{}",
+                    loaded.build.path.display(),
+                    loaded.did_you_mean(&[outer])
+                );
+                return Some((t.at.clone(), why));
+            };
+            let mut at = found.id;
+            for member in parts {
+                let table = loaded.table();
+                let Some(inner) = crate::plan::apply::anonymous_holding(table, at, member) else {
+                    let why = format!(
+                        "struct {outer} has no anonymous struct or union holding '{member}' in {}",
+                        loaded.build.path.display()
+                    );
+                    return Some((t.at.clone(), why));
+                };
+                at = inner;
+            }
+            None
+        })
     });
     let padding = present
         .types

@@ -93,7 +93,7 @@ impl<'a> Target<'a> {
         let mut target = Target {
             name,
             units,
-            group: format!("{name}_lockless"),
+            group: format!("{}_lockless", name.split('.').next().unwrap_or(name)),
             file,
             optional: None,
         };
@@ -105,11 +105,18 @@ impl<'a> Target<'a> {
         target
     }
 
+    /// The name its rules go by: an anonymous member's plan
+    /// (`OUTER.MEMBER`) is under OUTER's rules, whose paths skip the
+    /// anonymous level as C does.
+    pub(super) fn rules_name(&self) -> &'a str {
+        self.name.split('.').next().unwrap_or(self.name)
+    }
+
     /// The plan of candidate `c`, as [`Plan::parse`] reads it from
     /// [`Target::text`]; `None` where the parser refuses that text.
     pub(super) fn plan(&self, c: &Candidate) -> Option<Plan> {
         // `[smp_cache_bytes]` would be the plan's one setting, not a struct.
-        if !is_identifier(self.name) || self.name == "smp_cache_bytes" {
+        if !self.name.split('.').all(is_identifier) || self.name == "smp_cache_bytes" {
             return None;
         }
         let optional = self.optional.clone()?;
@@ -182,9 +189,13 @@ impl<'a> Target<'a> {
         } else {
             format!("optional = [{}]\n{remove}", optional.join(", "))
         };
+        // An anonymous member's plan, `OUTER.MEMBER`, is a quoted key.
+        let header = match self.name.contains('.') {
+            true => format!("[\"{}\"]", self.name),
+            false => format!("[{}]", self.name),
+        };
         format!(
-            "[{}]\n{remove}order = [\n  {},\n]\n",
-            self.name,
+            "{header}\n{remove}order = [\n  {},\n]\n",
             items.join(",\n  ")
         )
     }
@@ -300,6 +311,7 @@ mod tests {
             lockless: false,
             optional: false,
             isolation: None,
+            classed: false,
             bits: Vec::new(),
         }
     }

@@ -196,7 +196,7 @@ impl<'a> Evaluator<'a> {
                 .lay_out(
                     plan,
                     self.rules,
-                    self.target.name,
+                    self.target.rules_name(),
                     &self.contexts,
                     &mut tally,
                     &beaten,

@@ -88,6 +88,7 @@ mod tests {
                 lockless: false,
                 optional: false,
                 isolation: None,
+                classed: false,
                 bits: Vec::new(),
             })
             .collect()

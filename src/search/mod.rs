@@ -9,6 +9,7 @@
 
 mod candidate;
 mod evaluate;
+mod progress;
 mod snapshot;
 
 pub(crate) mod members;
@@ -43,7 +44,7 @@ const MAX_ROUNDS: usize = 8;
 /// Layouts the climb of a struct of more than [`MAX_UNITS`] units tries,
 /// at most: its neighbourhood is too large to try whole, so it takes the
 /// first improvement in batches of [`BATCH`].
-pub(crate) const LARGE_BUDGET: usize = 600;
+pub(crate) const LARGE_BUDGET: usize = 4000;
 
 /// Candidates scored together (in parallel) by the climb of a large struct.
 const BATCH: usize = 48;
@@ -132,6 +133,9 @@ pub(crate) struct Unit {
     pub(crate) bits: Vec<crate::plan::abi::Bitfield>,
     /// True when it is written locklessly (gathered in the group).
     pub(crate) lockless: bool,
+    /// True when the rules class it (or a field inside it): the members a
+    /// large struct's climb moves.
+    pub(crate) classed: bool,
     /// True when some build lacks it (an `#ifdef` member): the plan lists
     /// it in `optional = [...]` ([`members::merge`] sets it).
     pub(crate) optional: bool,
@@ -146,15 +150,17 @@ pub(crate) struct Unit {
 pub(crate) enum Isolation {
     /// A `CACHELINE_PADDING()` member: a line boundary put there.
     Padding,
-    /// A member declared with an alignment beyond its type's (bytes):
-    /// `____cacheline_aligned_in_smp`, or an aligned group's marker.
+    /// A member declared with an alignment beyond its type's, of a line
+    /// or more (bytes): `____cacheline_aligned_in_smp`, or an aligned
+    /// group's marker. (A smaller one, as `call_single_data_t`'s, is the
+    /// ABI's need, not isolation.)
     Aligned(u64),
 }
 
 impl Isolation {
-    /// Of member `m` (in `table`), if it is one. BTF records no member
-    /// alignment: there only padding is known.
-    fn of(table: &TypeTable, m: &crate::model::Member) -> Option<Isolation> {
+    /// Of member `m` (in `table`, of `line`-byte lines), if it is one. BTF
+    /// records no member alignment: there only padding is known.
+    fn of(table: &TypeTable, m: &crate::model::Member, line: u64) -> Option<Isolation> {
         let ty = table.strip(m.ty);
         let padding = table.composite(ty).and_then(|c| c.name.as_deref())
             == Some(crate::layout::PADDING_TYPE);
@@ -162,7 +168,7 @@ impl Isolation {
             true => Some(Isolation::Padding),
             false => m
                 .alignment
-                .filter(|&a| a > table.alignment_of(m.ty))
+                .filter(|&a| a > table.alignment_of(m.ty) && a >= line)
                 .map(Isolation::Aligned),
         }
     }
@@ -321,11 +327,15 @@ pub(crate) struct Found {
     /// Orders single builds like better, when the suggestion leaves
     /// findings.
     pub(crate) alone: Vec<Alone>,
+    /// The time the search took.
+    pub(crate) elapsed: std::time::Duration,
 }
 
 /// The struct being searched: the moves of its units.
 struct Searcher<'a> {
     units: &'a [Unit],
+    /// The bar the layouts tried go to.
+    progress: progress::Progress,
 }
 
 impl Searcher<'_> {
@@ -345,8 +355,9 @@ impl Searcher<'_> {
             // every member is a neighbourhood the square of 100 members, so
             // it takes the first batch that improves, within a budget.
             let mut steps = within_groups(&best.candidate.order);
-            if !large {
-                steps.extend(neighbours(&best.candidate.order, self.units));
+            match large {
+                true => steps.extend(classed_moves(&best.candidate.order, self.units)),
+                false => steps.extend(neighbours(&best.candidate.order, self.units)),
             }
             steps.retain(|order| evaluator.allows(order));
             if steps.is_empty() {
@@ -372,6 +383,7 @@ impl Searcher<'_> {
                     break;
                 }
                 *tried += chunk.len();
+                self.progress.tried(*tried);
                 if let Some(w) = self.better(evaluator, chunk, &best) {
                     best = w;
                     improved = true;
@@ -411,7 +423,10 @@ impl Searcher<'_> {
     ) -> Evaluated {
         let every = every_order(self.units);
         *tried += every.len();
-        for chunk in every.chunks(BATCH * 8) {
+        let start = *tried - every.len();
+        for (i, chunk) in every.chunks(BATCH * 8).enumerate() {
+            self.progress
+                .tried(start + ((i + 1) * BATCH * 8).min(every.len()));
             if let Some(w) = self.better(evaluator, chunk, &best) {
                 best = w;
             }
@@ -447,7 +462,11 @@ pub(crate) fn search_seeded(
         order: (0..units.len()).map(Entry::Unit).collect(),
         removed: Vec::new(),
     };
-    let searcher = Searcher { units };
+    let large = units.len() > MAX_UNITS;
+    let searcher = Searcher {
+        units,
+        progress: progress::Progress::start(name, large.then_some(LARGE_BUDGET)),
+    };
     let target = Target::new(name, units);
     let names: Vec<&str> = limits
         .pinned
@@ -468,7 +487,6 @@ pub(crate) fn search_seeded(
     evaluator.compiled(&before.outcomes);
     let compiled = best.clone();
     let mut tried = 1;
-    let large = units.len() > MAX_UNITS;
     // The context order: where a large struct's climb starts (it moves
     // members inside the groups), the other seed of a small one's.
     if !rules.contexts.is_empty() {
@@ -586,6 +604,7 @@ pub(crate) fn search_seeded(
         rounds,
         budget: large.then_some(LARGE_BUDGET),
         alone,
+        elapsed: searcher.progress.finish(),
     })
 }
 
@@ -684,6 +703,38 @@ fn neighbours(order: &[Entry], units: &[Unit]) -> Vec<Vec<Entry>> {
             out.push(c);
         }
     }
+    out.extend(gathered(order, units));
+    out
+}
+
+/// Every order one move of a classed unit from `order`, nearest places
+/// first, and the lockless writers gathered into one aligned group at
+/// every place: a large struct's neighbourhood, the classed units times
+/// the places (not the square of the units).
+fn classed_moves(order: &[Entry], units: &[Unit]) -> Vec<Vec<Entry>> {
+    let mut moves: Vec<(usize, Vec<Entry>)> = Vec::new();
+    for i in 0..order.len() {
+        let Entry::Unit(u) = order[i] else { continue };
+        if !units[u].classed || units[u].marker {
+            continue;
+        }
+        let mut rest = order.to_vec();
+        let entry = rest.remove(i);
+        for pos in (0..=rest.len()).filter(|&p| p != i) {
+            let mut c = rest.clone();
+            c.insert(pos, entry.clone());
+            moves.push((pos.abs_diff(i), c));
+        }
+    }
+    moves.sort_by_key(|(distance, _)| *distance);
+    let mut out: Vec<Vec<Entry>> = moves.into_iter().map(|(_, c)| c).collect();
+    out.extend(gathered(order, units));
+    out
+}
+
+/// `order` with its lockless writers gathered into one aligned group, at
+/// every place (none when there is a group already or no writer).
+fn gathered(order: &[Entry], units: &[Unit]) -> Vec<Vec<Entry>> {
     let writers: Vec<usize> = order
         .iter()
         .filter_map(|e| match e {
@@ -692,19 +743,21 @@ fn neighbours(order: &[Entry], units: &[Unit]) -> Vec<Vec<Entry>> {
         })
         .collect();
     let has_group = order.iter().any(|e| matches!(e, Entry::Group(_)));
-    if !writers.is_empty() && !has_group {
-        let rest: Vec<Entry> = order
-            .iter()
-            .filter(|e| !matches!(e, Entry::Unit(u) if writers.contains(u)))
-            .cloned()
-            .collect();
-        for pos in 0..=rest.len() {
+    if writers.is_empty() || has_group {
+        return Vec::new();
+    }
+    let rest: Vec<Entry> = order
+        .iter()
+        .filter(|e| !matches!(e, Entry::Unit(u) if writers.contains(u)))
+        .cloned()
+        .collect();
+    (0..=rest.len())
+        .map(|pos| {
             let mut c = rest.clone();
             c.insert(pos, Entry::Group(writers.clone()));
-            out.push(c);
-        }
-    }
-    out
+            c
+        })
+        .collect()
 }
 
 /// Every order one step from `order` inside its groups: a member of a
@@ -751,7 +804,13 @@ fn within_groups(order: &[Entry]) -> Vec<Vec<Entry>> {
 
 /// The units of struct `id` in `table`, those the rules say are written
 /// locklessly marked.
-pub(crate) fn units(table: &TypeTable, id: TypeId, name: &str, rules: &Rules) -> Vec<Unit> {
+pub(crate) fn units(
+    table: &TypeTable,
+    id: TypeId,
+    name: &str,
+    rules: &Rules,
+    line: u64,
+) -> Vec<Unit> {
     let mut out: Vec<Unit> = Vec::new();
     let Some(members) = table.composite(id).and_then(|c| c.members.as_ref()) else {
         return out;
@@ -794,8 +853,16 @@ pub(crate) fn units(table: &TypeTable, id: TypeId, name: &str, rules: &Rules) ->
         let marker = [GROUP_BEGIN, GROUP_END, GROUP_PAD]
             .iter()
             .any(|p| name.starts_with(p));
+        let classed = type_rules.is_some_and(|t| {
+            t.fields.iter().any(|f| {
+                names
+                    .iter()
+                    .any(|n| f.path == *n || f.path.starts_with(&format!("{n}.")))
+            })
+        });
         let mut unit = Unit {
             lockless: class_of(&name) == Some(Class::LocklessWrite),
+            classed,
             reads: Vec::new(),
             writes: Vec::new(),
             marker,
@@ -804,7 +871,7 @@ pub(crate) fn units(table: &TypeTable, id: TypeId, name: &str, rules: &Rules) ->
             bits: field.into_iter().collect(),
             name,
             optional: false,
-            isolation: Isolation::of(table, m),
+            isolation: Isolation::of(table, m, line),
         };
         add_contexts(&mut unit, type_rules, &names);
         out.push(unit);
@@ -930,6 +997,7 @@ mod tests {
             lockless: false,
             optional: false,
             isolation: None,
+            classed: false,
             bits: Vec::new(),
         }
     }

@@ -182,6 +182,7 @@ mod tests {
             lockless: false,
             optional: false,
             isolation: None,
+            classed: false,
             bits: Vec::new(),
         }
     }

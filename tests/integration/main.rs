@@ -25,6 +25,7 @@ mod plan;
 mod sarif;
 mod suggest;
 mod unions;
+mod wrapper;
 
 // The binary's allocator (src/main.rs): `suggest`, run here in the
 // library, makes thousands of small allocations per candidate layout.

@@ -657,3 +657,105 @@ fn page_counters_padding_is_kept_and_the_default_is_never_worse() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `patch` applies to the tree `source` with both `patch -p1 --dry-run`
+/// and `git apply --check`.
+fn assert_applies(source: &std::path::Path, patch: &std::path::Path) {
+    let run = |program: &str, args: &[&str]| {
+        let out = Command::new(program)
+            .args(args)
+            .current_dir(source)
+            .output()
+            .unwrap_or_else(|e| panic!("{program}: {e}"));
+        assert!(
+            out.status.success(),
+            "{program} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let p = patch.to_str().unwrap();
+    run("patch", &["-p1", "--dry-run", "--silent", "-i", p]);
+    run("git", &["apply", "--check", p]);
+}
+
+#[test]
+#[ignore = "needs real kernels and the source tree: .ci/run sets CACHELINT_PLAN_ORACLE and CACHELINT_KERNEL_SOURCE"]
+fn mm_struct_is_ordered_inside_its_wrapper_and_rq_is_searched() {
+    // 6.12 mm_struct is `struct { ... } __randomize_layout; cpu_bitmap[]`:
+    // every member inside one anonymous struct, which as the one member of
+    // mm_struct could not move anything. Rules from mm_types.h's comments
+    // ("Fields which are often written to are placed in a separate cache
+    // line"; membarrier_state "touched by switch_mm()").
+    let kernels: Vec<PathBuf> = plan_oracles().into_iter().map(|(v, _)| v).collect();
+    let dir = std::env::temp_dir().join(format!("cachelint-mm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("mm.toml");
+    std::fs::write(
+        &rules,
+        "[mm_struct]\nmm_count = \"lockless-write\"\nmm_users = \"lockless-write\"\n\
+         pgtables_bytes = \"lockless-write\"\nmembarrier_state = \"hot-read\"\n\
+         pgd = \"hot-read\"\nmm_mt = \"hot-read\"\ntask_size = \"hot-read\"\n\
+         mmap_lock = \"lock\"\npage_table_lock = \"lock\"\n\
+         map_count = { class = \"lock-protected\", lock = \"mmap_lock\" }\n",
+    )
+    .unwrap();
+    let (report, patch, _) = suggest_patch(&dir, &rules, &kernels, "mm_struct", &[]);
+    assert_eq!(report["name"], "mm_struct.mm_mt");
+    assert!(
+        report["plan"]
+            .as_str()
+            .unwrap()
+            .starts_with("[\"mm_struct.mm_mt\"]")
+    );
+    let pairs =
+        |b: &Value, i: usize| b["errors"][i].as_u64().unwrap() + b["warnings"][i].as_u64().unwrap();
+    for b in report["builds"].as_array().unwrap() {
+        assert!(
+            pairs(b, 1) < pairs(b, 0),
+            "{}: nothing cleared",
+            b["config"]
+        );
+    }
+    // The patch moves members of the anonymous struct, with the lru_gen
+    // member's inner #ifdef CONFIG_MEMCG moving whole, and applies.
+    assert_applies(&kernel_source(), &patch);
+    println!(
+        "mm_struct: {} members inside its wrapper, {} layouts in {:.2} s; errors+warnings {}",
+        report["members"],
+        report["tried"],
+        report["seconds"].as_f64().unwrap(),
+        report["builds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| format!("{} {} -> {}", b["config"], pairs(b, 0), pairs(b, 1)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    // rq has 75 members and no context rules: searched, not refused.
+    std::fs::write(
+        &rules,
+        "[rq]\n__lock = \"lock\"\nnr_running = { class = \"lock-protected\", lock = \"__lock\" }\n\
+         clock = { class = \"lock-protected\", lock = \"__lock\" }\n\
+         nr_iowait = \"lockless-write\"\nttwu_pending = \"lockless-write\"\n\
+         cpu = \"hot-read\"\nonline = \"hot-read\"\nrd = \"hot-read\"\n",
+    )
+    .unwrap();
+    let r = rules.to_str().unwrap().to_owned();
+    let mut args = vec!["suggest", "--rules", &r, "--format", "json"];
+    let labelled: Vec<String> = kernels.iter().map(|k| k.display().to_string()).collect();
+    args.extend(labelled.iter().map(String::as_str));
+    args.push("rq");
+    let (code, out, err) = common::cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    let rq: Value = serde_json::from_str(&out).unwrap();
+    assert!(rq["members"].as_u64().unwrap() > 40);
+    assert!(rq["rounds"].as_u64().unwrap() > 0, "rq was not climbed");
+    println!(
+        "rq: {} members, {} layouts in {:.2} s",
+        rq["members"],
+        rq["tried"],
+        rq["seconds"].as_f64().unwrap()
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

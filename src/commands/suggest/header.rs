@@ -78,18 +78,36 @@ pub(super) fn patch(
         Err(refuse(format!("no build places '{name}' of {ty}")))
     };
     let mut pieces = Vec::new();
+    // Members declared on one line (`unsigned long start_code, end_code;`)
+    // move as that line: one piece, when the order keeps them together
+    // and in their declared order (else the line appears twice, which
+    // the patch refuses).
+    let mut last: Option<(usize, u64)> = None;
+    let group = format!("{}_lockless", ty.split('.').next().unwrap_or(ty));
     for e in order {
-        pieces.push(match e {
-            Entry::Unit(u) => Piece::Member(line_of(*u)?),
+        let piece = match e {
+            Entry::Unit(u) => {
+                let line = line_of(*u)?;
+                let same = last.is_some_and(|(p, l)| l == line && p < *u);
+                last = Some((*u, line));
+                if same {
+                    continue;
+                }
+                Piece::Member(line)
+            }
             Entry::Group(g) => Piece::AlignedGroup(
-                format!("{ty}_lockless"),
+                group.clone(),
                 g.iter().map(|u| line_of(*u)).collect::<Result<_>>()?,
             ),
             Entry::Named(n, g) => Piece::Group(
                 n.clone(),
                 g.iter().map(|u| line_of(*u)).collect::<Result<_>>()?,
             ),
-        });
+        };
+        if !matches!(piece, Piece::Member(_)) {
+            last = None;
+        }
+        pieces.push(piece);
     }
     let removed = removed
         .iter()

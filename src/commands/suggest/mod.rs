@@ -171,6 +171,7 @@ fn snapshot(run: &Run, opened: &Opened, ty: &str, canonical: Option<&str>) -> Re
     let Some(target) = present.get(&built).map(|f| f.id) else {
         return Err(run.unknown_type(opened, ty));
     };
+    let (target, built) = wrapped(&opened.table, target, built);
     let roots = opened
         .roots
         .iter()
@@ -188,6 +189,41 @@ fn snapshot(run: &Run, opened: &Opened, ty: &str, canonical: Option<&str>) -> Re
     Ok(snap)
 }
 
+/// Where the members of struct `id` (named `name`) live: inside the one
+/// anonymous struct that holds all of them when it is a wrapper (6.12
+/// `mm_struct` is `struct { ... }; cpu_bitmap[]`), as deep as wrappers
+/// go, with the plan's name for it (`mm_struct.mm_mt`); else itself.
+fn wrapped(
+    table: &crate::model::TypeTable,
+    id: crate::model::TypeId,
+    name: String,
+) -> (crate::model::TypeId, String) {
+    let (mut id, mut name) = (id, name);
+    for _ in 0..crate::model::MAX_TYPE_DEPTH {
+        let Some(members) = table.composite(id).and_then(|c| c.members.as_ref()) else {
+            break;
+        };
+        let sized: Vec<_> = members
+            .iter()
+            .filter(|m| table.size_of(m.ty).unwrap_or(0) > 0)
+            .collect();
+        let [only] = sized.as_slice() else { break };
+        let inner = table.strip(only.ty);
+        let Some(c) = table.composite(inner) else {
+            break;
+        };
+        let first = c.members.iter().flatten().find_map(|m| m.name.clone());
+        match (&only.name, c.kind, first) {
+            (None, crate::model::CompositeKind::Struct, Some(first)) => {
+                id = inner;
+                name = format!("{name}.{first}");
+            }
+            _ => break,
+        }
+    }
+    (id, name)
+}
+
 /// `suggest` of struct `ty` (named as the builds have it) on its builds'
 /// snapshots, under `rules` in the builds' names.
 fn from_snapshots(
@@ -198,6 +234,8 @@ fn from_snapshots(
     snaps: Vec<Snapshot>,
 ) -> Result<SuggestReport> {
     let packing = run.rules_files.is_empty();
+    // An anonymous wrapper's plan (`OUTER.MEMBER`) is under OUTER's rules.
+    let rules_ty = ty.split('.').next().unwrap_or(ty);
     // One order for every build, over the union of their members: a
     // member under an #ifdef some config lacks is optional in the plan.
     let lists: Vec<(&str, Vec<search::Unit>)> = snaps
@@ -205,22 +243,12 @@ fn from_snapshots(
         .map(|s| {
             (
                 s.config.as_str(),
-                search::units(&s.table, s.target, ty, rules),
+                search::units(&s.table, s.target, rules_ty, rules, s.line),
             )
         })
         .collect();
     let merged = search::members::merge(ty, &lists)?;
     let units = merged.units;
-    if units.len() > search::MAX_UNITS && rules.contexts.is_empty() && !packing {
-        return Err(Error::Usage(format!(
-            "struct {} has {} members to order: suggest climbs up to {} so far (its \
-             neighbourhood grows with the square of the members); with context rules it \
-             compares a context order instead",
-            ty,
-            units.len(),
-            search::MAX_UNITS
-        )));
-    }
     let per_config: Vec<PerConfig> = units
         .iter()
         .zip(&merged.present)
@@ -254,7 +282,25 @@ fn from_snapshots(
             Vec::new(),
         ),
     };
+    if let Some((outer, _)) = ty.split_once('.') {
+        notes.push(format!(
+            "every member of struct {outer} lives in one anonymous struct: suggest orders the \
+             members inside it, planned as [\"{ty}\"]"
+        ));
+    }
     notes.extend(isolation.note);
+    if found.score.moved == 0 && !packing {
+        let (e, w) = (found.score.errors, found.score.warnings);
+        let why = match e + w + found.score.notes {
+            0 => "it has no finding pair to clear".to_owned(),
+            _ => format!(
+                "of the {} layouts tried none ranks better ({e} error and {w} warning pairs \
+                 stay)",
+                found.tried
+            ),
+        };
+        notes.push(format!("struct {ty} keeps its compiled order: {why}"));
+    }
     if !limits.barriers.is_empty() && found.score.errors + found.score.warnings > 0 {
         notes.push(format!(
             "struct {ty} keeps {} error and {} warning pairs with its isolation kept: \
@@ -281,6 +327,7 @@ fn from_snapshots(
         name: ty.to_owned(),
         members: units.len(),
         tried: found.tried,
+        seconds: found.elapsed.as_secs_f64(),
         rounds: found.rounds,
         budget: found.budget,
         gap: None,
