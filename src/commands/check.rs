@@ -82,6 +82,7 @@ pub fn check(run: &Run, opts: &CheckOptions) -> Result<Checked> {
     report
         .findings
         .sort_by_key(|f| std::cmp::Reverse(f.severity));
+    report.findings = crate::report::cross_line::gather(std::mem::take(&mut report.findings));
     report
         .allowed
         .sort_by_key(|f| std::cmp::Reverse(f.severity));

@@ -7,7 +7,9 @@
 use std::fmt::Write;
 
 use super::style::Marked;
+use crate::report::cross_line::{self, ContextOnLine};
 use crate::report::{Report, ReportFinding, ReportSide, diagnostics};
+use crate::rules::Kind;
 
 /// The whole text report, each diagnostic's location and severity marked
 /// for colour.
@@ -47,27 +49,42 @@ pub fn report(report: &Report) -> Marked {
 /// the headline, then a detail line per field.
 fn diagnostic(out: &mut Marked, group: &[ReportFinding]) {
     let f = &group[0];
-    let partners: Vec<String> = group.iter().map(|g| format!("'{}'", g.b.name)).collect();
     out.diagnostic_head(
         &location(&f.a).unwrap_or_else(|| f.config.clone()),
         f.severity,
     );
-    let _ = writeln!(
-        out,
-        "[{}] {} '{}' shares cacheline {} of {} with {} {}{} ({})",
-        f.config,
-        f.a.class,
-        f.a.name,
-        f.cacheline,
-        f.root,
-        f.b.class,
-        partners.join(", "),
-        in_each(f),
-        f.description
-    );
-    let sides: Vec<&ReportSide> = std::iter::once(&f.a)
-        .chain(group.iter().map(|g| &g.b))
-        .collect();
+    let sides: Vec<&ReportSide> = match f.kind {
+        Kind::CrossContext => {
+            cross_context_head(out, group);
+            // Each field once: the writers, then the fields used.
+            let mut sides: Vec<&ReportSide> = Vec::new();
+            for s in group.iter().map(|g| &g.a).chain(group.iter().map(|g| &g.b)) {
+                if !sides.iter().any(|x| x.part == s.part) {
+                    sides.push(s);
+                }
+            }
+            sides
+        }
+        _ => {
+            let partners: Vec<String> = group.iter().map(|g| format!("'{}'", g.b.name)).collect();
+            let _ = writeln!(
+                out,
+                "[{}] {} '{}' shares cacheline {} of {} with {} {}{} ({})",
+                f.config,
+                f.a.class,
+                f.a.name,
+                f.cacheline,
+                f.root,
+                f.b.class,
+                partners.join(", "),
+                in_each(f),
+                f.description
+            );
+            std::iter::once(&f.a)
+                .chain(group.iter().map(|g| &g.b))
+                .collect()
+        }
+    };
     let width = sides.iter().map(|s| s.part.len()).max().unwrap_or(0);
     for side in sides {
         let _ = write!(
@@ -124,6 +141,63 @@ fn diagnostic(out: &mut Marked, group: &[ReportFinding]) {
             "    struct {} is not cacheline-aligned: the pair shares a line in {} of {} placements; lines shown with the struct at byte {} of a line",
             f.root, p.sharing, p.of, p.root_offset
         );
+    }
+}
+
+/// The headline of one line's cross-context sharing, and a line per
+/// context: what it writes, and what the others' writes cost it.
+fn cross_context_head(out: &mut Marked, group: &[ReportFinding]) {
+    let f = &group[0];
+    let contexts = cross_line::contexts_on_line(group);
+    let quoted = |v: &[String]| {
+        v.iter()
+            .map(|p| format!("'{p}'"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let writers: Vec<&str> = contexts
+        .iter()
+        .filter(|c| !c.writes.is_empty())
+        .map(|c| c.context.as_str())
+        .collect();
+    let _ = writeln!(
+        out,
+        "[{}] cacheline {} of {} is written in {} and used without those writes in {} \
+         ({} of fields{}; {})",
+        f.config,
+        f.cacheline,
+        f.root,
+        writers.join(", "),
+        contexts
+            .iter()
+            .filter(|c| !c.uses.is_empty())
+            .map(|c| c.context.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        plural(group.len(), "pair"),
+        in_each(f),
+        Kind::CrossContext.description()
+    );
+    for c in contexts.iter().filter(|c| !c.writes.is_empty()) {
+        let _ = writeln!(out, "    {} writes {}", c.context, quoted(&c.writes));
+    }
+    for ContextOnLine {
+        context,
+        uses,
+        bytes,
+        from,
+        ..
+    } in &contexts
+    {
+        if !uses.is_empty() {
+            let _ = writeln!(
+                out,
+                "    {context} uses {} of the line ({}), and loses it to every write of {}",
+                plural(*bytes as usize, "byte"),
+                quoted(uses),
+                from.join(", ")
+            );
+        }
     }
 }
 

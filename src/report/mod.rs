@@ -12,6 +12,7 @@ use crate::rules::{Kind, Severity};
 pub use elements::Elements;
 
 pub mod asserts;
+pub mod cross_line;
 pub mod diagram;
 pub mod diff;
 pub(crate) mod elements;
@@ -136,6 +137,19 @@ pub struct ReportFinding {
     /// told once (its paths then name the range: `node_zones[0..4].lock`).
     #[serde(default)]
     pub elements: Option<Elements>,
+    /// For a pair of a context rule: the contexts writing the first side,
+    /// and those using the line through the second only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meeting: Option<ReportMeeting>,
+}
+
+/// The contexts of a context rule's pair.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ReportMeeting {
+    /// The contexts writing the first side.
+    pub writes_in: Vec<String>,
+    /// The contexts using the line through the second side only.
+    pub others: Vec<String>,
 }
 
 /// A finding as `--baseline` matches it, in any config.
@@ -248,12 +262,29 @@ impl ReportFinding {
             b: side(&f.b),
             allowed: f.allowed.clone(),
             elements: None,
+            meeting: f.meeting.as_ref().map(|m| ReportMeeting {
+                writes_in: m.writes_in.clone(),
+                others: m.others.clone(),
+            }),
         }
     }
 
     /// True when `other` differs from this finding only in its second
     /// field: both are told in one diagnostic.
     fn same_diagnostic(&self, other: &ReportFinding) -> bool {
+        // Cross-context sharing is told once per line ([`cross_line`]).
+        if self.kind == Kind::CrossContext && other.kind == Kind::CrossContext {
+            let key = |f: &ReportFinding| {
+                (
+                    f.config.clone(),
+                    f.root.clone(),
+                    f.severity,
+                    f.cacheline,
+                    f.allowed.clone(),
+                )
+            };
+            return key(self) == key(other);
+        }
         let key = |f: &ReportFinding| {
             (
                 f.config.clone(),
@@ -338,7 +369,8 @@ impl Summary {
 
 /// The findings told as one diagnostic each: runs of findings that differ
 /// only in their second field (`refaulted` with `enabled`, `gen`, `seg`
-/// and `list` on one line).
+/// and `list` on one line), and the cross-context findings of one line
+/// (once [`cross_line::gather`]ed).
 pub fn diagnostics(findings: &[ReportFinding]) -> impl Iterator<Item = &[ReportFinding]> {
     findings.chunk_by(ReportFinding::same_diagnostic)
 }

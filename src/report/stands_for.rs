@@ -98,6 +98,7 @@ mod tests {
             placement: None,
             allowed: None,
             elements: None,
+            meeting: None,
         }
     }
 

@@ -13,7 +13,7 @@ use crate::common::run::CheckOptions;
 use cachelint::commands::{Kind, Severity};
 use cachelint::report::Report;
 use common::run::{self as cli, Format};
-use common::{fixture, rules, truth};
+use common::{cachelint, fixture, rules, truth};
 
 const LINE: u64 = 64;
 const BUILDS: [&str; 4] = [
@@ -527,4 +527,51 @@ fn diagram_explains_under_the_drawing() {
         "{out}"
     );
     assert!(explained[0].contains(&format!("line {} of lru_gen_folio", o / LINE)));
+}
+
+#[test]
+fn cross_context_sharing_is_one_diagnostic_per_line() {
+    // tests/rules/lru-contexts-writers.rst: line 23 of
+    // mem_cgroup_per_node holds refaulted's last elements, enabled, gen
+    // and seg (fixtures/src/mm_lru.h declares them in that order); rx
+    // writes refaulted and seg, tx writes gen, both read enabled: every
+    // cross-context pair there is one diagnostic, which says who writes
+    // and what each context loses (enabled and gen, a byte each, for tx).
+    let file = rules("lru-contexts-writers.rst");
+    let (report, _) = check(std::slice::from_ref(&file), "gcc-dwarf5-base");
+    let lines: BTreeSet<(String, u64)> = report
+        .findings
+        .iter()
+        .filter(|f| f.kind == Kind::CrossContext)
+        .map(|f| (f.root.clone(), f.cacheline))
+        .collect();
+    let pairs = report
+        .findings
+        .iter()
+        .filter(|f| f.kind == Kind::CrossContext)
+        .count();
+    assert!(pairs > lines.len(), "no line with two pairs: {pairs}");
+    assert_eq!(report.summary.warnings, lines.len(), "{lines:?}");
+    let path = fixture("gcc-dwarf5-base");
+    let (code, text, err) = cachelint(&[
+        "check",
+        "--rules",
+        file.to_str().unwrap(),
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let heads: Vec<&str> = text.lines().filter(|l| l.contains(": warning: ")).collect();
+    assert_eq!(heads.len(), lines.len(), "{text}");
+    let line23 = text
+        .split("\nsrc/")
+        .find(|d| d.contains("cacheline 23 of mem_cgroup_per_node is written in rx, tx"))
+        .unwrap_or_else(|| panic!("{text}"));
+    for want in [
+        "    tx writes 'lruvec.lrugen.gen'",
+        "'lruvec.lrugen.seg'",
+        "tx uses 2 bytes of the line ('lruvec.lrugen.enabled', 'lruvec.lrugen.gen'), and \
+         loses it to every write of rx",
+    ] {
+        assert!(line23.contains(want), "{want}: {line23}");
+    }
 }

@@ -408,3 +408,52 @@ fn the_alternatives_of_mem_cgroups_swap_memsw_union_are_never_a_pair() {
         findings.len()
     );
 }
+
+#[test]
+#[ignore = "needs the 6.12 and 7.3 kernels and sources: .ci/run sets CACHELINT_VMLINUX, CACHELINT_KERNEL_SOURCE and the _73 pair"]
+fn tcp_socks_cross_context_sharing_is_told_once_per_line() {
+    // netdev laid tcp_sock out in groups per context; where a line still
+    // holds fields of two contexts, each pair was a warning of its own (28
+    // on 6.12, 71 on 7.3). Once per line: as many warnings as lines.
+    for (k, source) in [
+        (vmlinux(), kernel_source()),
+        (
+            env_path("CACHELINT_VMLINUX_73", "Debian's 7.3 vmlinux"),
+            env_path("CACHELINT_KERNEL_SOURCE_73", "the 7.3 source tree"),
+        ),
+    ] {
+        let table = source.join("Documentation/networking/net_cachelines/tcp_sock.rst");
+        let t = table.to_str().unwrap();
+        let b = k.to_str().unwrap();
+        let (code, out, err) = common::cachelint(&["check", "--rules", t, "--format", "json", b]);
+        assert!(code <= 1, "{err}");
+        let report: Value = serde_json::from_str(&out).unwrap();
+        let cross: Vec<&Value> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "cross-context")
+            .collect();
+        let lines: HashSet<(String, u64)> = cross
+            .iter()
+            .map(|f| (f["root"].to_string(), f["cacheline"].as_u64().unwrap()))
+            .collect();
+        let warnings = report["summary"]["warnings"].as_u64().unwrap() as usize;
+        let other = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "warning" && f["kind"] != "cross-context")
+            .count();
+        assert_eq!(other, 0, "{}: warnings of another kind", k.display());
+        assert_eq!(warnings, lines.len(), "{}", k.display());
+        // Every pair is still in the JSON (and the baseline's identities).
+        assert!(cross.len() > lines.len(), "{}", k.display());
+        println!(
+            "{}: tcp_sock cross-context: {} pairs on {} lines, {warnings} warnings",
+            k.display(),
+            cross.len(),
+            lines.len()
+        );
+    }
+}

@@ -447,7 +447,14 @@ fn packing_only_suggest_is_the_size_of_its_plan_and_never_larger() {
     let planned = run::offsetof_planned(&k, &names, &plan).unwrap();
     let mut shrunk = 0;
     for ((ty, report), planned) in types.iter().zip(reports.as_array().unwrap()).zip(&planned) {
-        assert_eq!(report["name"], *ty);
+        // mm_struct's members live in one anonymous struct, which is what
+        // is ordered (`mm_struct.mm_mt`): with cpu_bitmap[] taking no
+        // bytes, its size is mm_struct's.
+        let name = report["name"].as_str().unwrap();
+        assert!(
+            name == *ty || name.starts_with(&format!("{ty}.")),
+            "{ty}: {name}"
+        );
         let bytes = &report["builds"][0]["sizes"][0]["bytes"];
         let (compiled, suggested) = (bytes[0].as_u64().unwrap(), bytes[1].as_u64().unwrap());
         assert_eq!(compiled, pahole_size(ty), "{ty}: compiled");
