@@ -370,7 +370,7 @@ impl Summary {
 /// The findings told as one diagnostic each: runs of findings that differ
 /// only in their second field (`refaulted` with `enabled`, `gen`, `seg`
 /// and `list` on one line), and the cross-context findings of one line
-/// (once [`cross_line::gather`]ed).
+/// (which `check` gathers next to each other).
 pub fn diagnostics(findings: &[ReportFinding]) -> impl Iterator<Item = &[ReportFinding]> {
     findings.chunk_by(ReportFinding::same_diagnostic)
 }

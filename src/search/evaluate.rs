@@ -99,7 +99,9 @@ impl<'a> Evaluator<'a> {
                 .map(|o| [o.errors, o.warnings, o.notes])
                 .collect(),
         );
-        if self.limits.keep_footprint {
+        // The guard keeps the footprint too: a context in more lines than
+        // compiled is worse for it.
+        if self.limits.keep_footprint || self.limits.guard {
             self.compiled_footprint = Some(
                 compiled
                     .iter()
@@ -185,6 +187,7 @@ impl<'a> Evaluator<'a> {
         let mut outcomes = Vec::with_capacity(set.len());
         for (b, snap) in set.iter_mut().enumerate() {
             tally.kept = self.compiled_footprint.as_ref().map(|f| f[b].clone());
+            tally.keep = self.limits.keep_footprint;
             tally.compiled = self.compiled_findings.as_ref().map(|f| f[b]);
             let beaten = |t: &Tally| {
                 best.lock()

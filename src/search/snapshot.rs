@@ -213,18 +213,6 @@ impl Snapshot {
                 return None;
             }
         }
-        if let Some(compiled) = tally.compiled {
-            // Once worse than compiled, a build stays worse as roots are
-            // added (each count only grows), so the bound holds.
-            let sum = |f: fn(&RootFindings) -> usize| roots.iter().map(f).sum::<usize>();
-            let here = [sum(|r| r.errors), sum(|r| r.warnings), sum(|r| r.notes)];
-            if here > compiled {
-                tally.score.worse += 1;
-                if beaten(tally) {
-                    return None;
-                }
-            }
-        }
         if self.roots.is_empty() {
             // Packing only (no rules, so no roots): the struct's own growth
             // in bytes is the growth; its lines follow from its bytes.
@@ -247,15 +235,28 @@ impl Snapshot {
                 .collect()
         };
         tally.score.footprint += footprint.iter().map(|f| f.lines).sum::<usize>();
-        if let Some(kept) = &tally.kept {
-            tally.score.regress += footprint
+        let regress = tally.kept.as_ref().map_or(0, |kept| {
+            footprint
                 .iter()
                 .zip(kept)
                 .map(|(f, k)| f.lines.saturating_sub(*k))
-                .sum::<usize>();
-            if beaten(tally) {
-                return None;
+                .sum::<usize>()
+        });
+        if tally.keep {
+            tally.score.regress += regress;
+        }
+        if let Some(compiled) = tally.compiled {
+            // Worse than compiled: more findings (errors, then warnings,
+            // then notes; once worse a build stays worse as roots are
+            // added, each count only growing) or a context in more lines.
+            let sum = |f: fn(&RootFindings) -> usize| roots.iter().map(f).sum::<usize>();
+            let here = [sum(|r| r.errors), sum(|r| r.warnings), sum(|r| r.notes)];
+            if here > compiled || regress > 0 {
+                tally.score.worse += 1;
             }
+        }
+        if beaten(tally) {
+            return None;
         }
         Some(Analysed {
             planned,
@@ -268,8 +269,10 @@ impl Snapshot {
 /// A score being added up, root by root and build by build.
 pub(super) struct Tally {
     max_growth: Option<i64>,
-    /// The build's lines per context as compiled, to keep.
+    /// The build's lines per context as compiled.
     pub(super) kept: Option<Vec<usize>>,
+    /// Keep them (`--keep-footprint`): lines beyond them are `regress`.
+    pub(super) keep: bool,
     /// The build's errors, warnings and notes as compiled, not to be
     /// worse than (`None` while the compiled order itself is scored).
     pub(super) compiled: Option<[usize; 3]>,
@@ -282,6 +285,7 @@ impl Tally {
         Tally {
             max_growth,
             kept: None,
+            keep: false,
             compiled: None,
             score: Score {
                 rank,

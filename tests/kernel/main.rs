@@ -18,6 +18,7 @@ mod asserts;
 mod btf;
 mod check;
 mod footprint;
+mod history;
 mod index;
 mod layout;
 mod plan;

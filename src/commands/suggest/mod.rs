@@ -497,23 +497,33 @@ fn isolation(ty: &str, units: &[search::Unit], unpin: bool) -> Kept {
 }
 
 /// When the suggestion is worse than the compiled layout on some build
-/// (errors, then warnings, then notes), which and why: only an order of
-/// the user's own (`--rank`) or a limit can make it so.
+/// (errors, then warnings, then notes; or a context in more lines), which
+/// and why: only an order of the user's own (`--rank`) or a limit can
+/// make it so.
 fn worse_note(found: &search::Found, opts: &SuggestOptions) -> Option<String> {
     let counts = |o: &search::Outcome| [o.errors, o.warnings, o.notes];
+    let wider = |b: &search::Outcome, a: &search::Outcome| -> Vec<String> {
+        b.footprint
+            .iter()
+            .zip(&a.footprint)
+            .filter(|(x, y)| y.lines > x.lines)
+            .map(|(x, y)| format!("{} {} -> {} lines", x.context, x.lines, y.lines))
+            .collect()
+    };
     let worse: Vec<String> = found
         .before
         .outcomes
         .iter()
         .zip(&found.outcomes)
-        .filter(|(b, a)| counts(a) > counts(b))
+        .filter(|(b, a)| counts(a) > counts(b) || !wider(b, a).is_empty())
         .map(|(b, a)| {
             let [e0, w0, n0] = counts(b);
             let [e1, w1, n1] = counts(a);
-            format!(
-                "{} (errors {e0} -> {e1}, warnings {w0} -> {w1}, notes {n0} -> {n1})",
-                a.config
-            )
+            let mut parts = vec![format!(
+                "errors {e0} -> {e1}, warnings {w0} -> {w1}, notes {n0} -> {n1}"
+            )];
+            parts.extend(wider(b, a));
+            format!("{} ({})", a.config, parts.join(", "))
         })
         .collect();
     if worse.is_empty() {
@@ -525,7 +535,7 @@ fn worse_note(found: &search::Found, opts: &SuggestOptions) -> Option<String> {
         (None, None, _) => "--keep-footprint forces it".to_owned(),
     };
     Some(format!(
-        "the suggestion has worse findings than the compiled layout on {}: {why}",
+        "the suggestion is worse than the compiled layout on {}: {why}",
         worse.join(", ")
     ))
 }
