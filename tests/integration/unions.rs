@@ -129,3 +129,101 @@ fn sarif_has_a_result_per_pair_and_none_between_alternatives() {
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), expected().len());
 }
+
+#[test]
+fn a_diagram_draws_the_alternatives_in_one_cell() {
+    // u_named's cnt is a union of two counters at byte 8: swap.usage and
+    // memsw.usage are bytes 8-15 both, so one cell names both, and no
+    // cell holds one of them alone.
+    let file = fixture("unions.o");
+    let r = rules("unions.toml");
+    let (code, out, err) = common::cachelint(&[
+        "diagram",
+        "--rules",
+        r.to_str().unwrap(),
+        file.to_str().unwrap(),
+        "u_named",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    // The column whose byte range is 8-15.
+    let column = rows
+        .iter()
+        .find_map(|r| r.iter().position(|c| c.starts_with("8-15")))
+        .unwrap_or_else(|| panic!("no cell of bytes 8-15: {out}"));
+    let cell: String = rows
+        .iter()
+        .filter_map(|r| r.get(column))
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        cell.contains("memsw.usage") && cell.contains("swap.usage"),
+        "{cell}"
+    );
+}
+
+#[test]
+fn suggest_moves_a_union_whole_and_never_parts_its_alternatives() {
+    let file = fixture("unions.o");
+    let r = rules("unions.toml");
+    let (code, out, err) = common::cachelint(&[
+        "suggest",
+        "--rules",
+        r.to_str().unwrap(),
+        "--format",
+        "json",
+        file.to_str().unwrap(),
+        "u_named",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let order: Vec<&str> = report["order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        // A group entry (`G (aligned): a, b`) by its members.
+        .flat_map(|m| m.as_str().unwrap().rsplit(": ").next().unwrap().split(", "))
+        .collect();
+    // before, cnt, after in some order: the union is one unit.
+    let mut sorted = order.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["after", "before", "cnt"], "{order:?}");
+    // Its plan, checked: still no pair between swap and memsw.
+    let dir = std::env::temp_dir().join(format!("cachelint-unions-s-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("u.toml");
+    std::fs::write(&plan, report["plan"].as_str().unwrap()).unwrap();
+    let (code, out, err) = common::cachelint(&[
+        "check",
+        "--rules",
+        r.to_str().unwrap(),
+        "--plan",
+        plan.to_str().unwrap(),
+        "--format",
+        "json",
+        file.to_str().unwrap(),
+    ]);
+    assert!(code <= 1, "{err}");
+    let checked: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for f in checked["findings"].as_array().unwrap() {
+        let (a, b) = (
+            f["a"]["path"].as_str().unwrap(),
+            f["b"]["path"].as_str().unwrap(),
+        );
+        let alt = |p: &str| {
+            ["cnt.swap.", "cnt.memsw."]
+                .into_iter()
+                .find(|x| p.starts_with(x))
+        };
+        assert!(
+            !matches!((alt(a), alt(b)), (Some(x), Some(y)) if x != y),
+            "{a} x {b}"
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
