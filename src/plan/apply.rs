@@ -85,7 +85,7 @@ impl Planner {
             .plan
             .types
             .iter()
-            .map(|t| t.name.split('.').next().unwrap_or(&t.name).to_owned())
+            .map(|t| super::outer(&t.name).to_owned())
             .collect();
         for t in &self.plan.types {
             let items: Vec<&Item> = match &t.shape {
@@ -198,15 +198,10 @@ impl Planner {
                 continue;
             };
             for (name, &p) in &index {
-                let mut parts = name.split('.');
-                if parts.next() != Some(tag) {
+                if !name.contains('.') || super::outer(name) != tag {
                     continue;
                 }
-                let mut at = Some(id);
-                for member in parts {
-                    at = at.and_then(|a| anonymous_holding(table, a, member));
-                }
-                if let Some(anon) = at.filter(|&a| a != id) {
+                if let Ok(anon) = anonymous_path(table, id, name) {
                     tagged.insert(p);
                     if !self.compiled.is_kept(anon) {
                         out.push((anon, p));
@@ -789,9 +784,23 @@ fn children(table: &TypeTable, c: &Composite) -> Vec<TypeId> {
         .collect()
 }
 
+/// The struct or union a plan's `name` names inside struct `id` (its
+/// OUTER): `id` itself for a plain name, else each anonymous level
+/// holding the next of its [`super::inner_members`] in turn; `Err` with
+/// the member no anonymous level holds.
+pub(crate) fn anonymous_path<'n>(
+    table: &TypeTable,
+    id: TypeId,
+    name: &'n str,
+) -> std::result::Result<TypeId, &'n str> {
+    super::inner_members(name).try_fold(id, |at, member| {
+        anonymous_holding(table, at, member).ok_or(member)
+    })
+}
+
 /// The anonymous struct or union inside struct `id` (through anonymous
 /// levels) that holds a member named `member` itself.
-pub(crate) fn anonymous_holding(table: &TypeTable, id: TypeId, member: &str) -> Option<TypeId> {
+fn anonymous_holding(table: &TypeTable, id: TypeId, member: &str) -> Option<TypeId> {
     let mut stack = vec![(id, 0)];
     while let Some((ty, depth)) = stack.pop() {
         let Some(members) = table.composite(ty).and_then(|c| c.members.as_ref()) else {

@@ -176,3 +176,16 @@ impl Plan {
         self.types.iter().find(|t| t.name == name)
     }
 }
+
+/// The struct a plan's name is in: `mm_struct` of `mm_struct.mm_mt` (the
+/// anonymous struct of mm_struct holding mm_mt), the name itself for a
+/// plain one. Its rules, and the tag the debug info knows, are OUTER's.
+pub(crate) fn outer(name: &str) -> &str {
+    name.split_once('.').map_or(name, |(outer, _)| outer)
+}
+
+/// The members of a plan's name that name anonymous levels inside its
+/// [`outer`] struct, in turn (none for a plain name).
+pub(crate) fn inner_members(name: &str) -> impl Iterator<Item = &str> {
+    name.split('.').skip(1)
+}

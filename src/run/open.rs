@@ -89,8 +89,7 @@ fn decode(
         p.types.iter().find_map(|t| {
             // `OUTER.MEMBER...`: OUTER, and its anonymous members holding
             // each MEMBER in turn.
-            let mut parts = t.name.split('.');
-            let outer = parts.next().unwrap_or(&t.name);
+            let outer = crate::plan::outer(&t.name);
             let Some(found) = present.types.get(outer) else {
                 let why = format!(
                     "no struct, union or typedef named '{outer}' in {}{}",
@@ -99,19 +98,13 @@ fn decode(
                 );
                 return Some((t.at.clone(), why));
             };
-            let mut at = found.id;
-            for member in parts {
-                let table = loaded.table();
-                let Some(inner) = crate::plan::apply::anonymous_holding(table, at, member) else {
-                    let why = format!(
-                        "struct {outer} has no anonymous struct or union holding '{member}' in {}",
-                        loaded.build.path.display()
-                    );
-                    return Some((t.at.clone(), why));
-                };
-                at = inner;
-            }
-            None
+            let member =
+                crate::plan::apply::anonymous_path(loaded.table(), found.id, &t.name).err()?;
+            let why = format!(
+                "struct {outer} has no anonymous struct or union holding '{member}' in {}",
+                loaded.build.path.display()
+            );
+            Some((t.at.clone(), why))
         })
     });
     let padding = present

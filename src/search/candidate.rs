@@ -93,7 +93,7 @@ impl<'a> Target<'a> {
         let mut target = Target {
             name,
             units,
-            group: format!("{}_lockless", name.split('.').next().unwrap_or(name)),
+            group: format!("{}_lockless", crate::plan::outer(name)),
             file,
             optional: None,
         };
@@ -109,7 +109,7 @@ impl<'a> Target<'a> {
     /// (`OUTER.MEMBER`) is under OUTER's rules, whose paths skip the
     /// anonymous level as C does.
     pub(super) fn rules_name(&self) -> &'a str {
-        self.name.split('.').next().unwrap_or(self.name)
+        crate::plan::outer(self.name)
     }
 
     /// The plan of candidate `c`, as [`Plan::parse`] reads it from

@@ -83,7 +83,7 @@ pub(super) fn patch(
     // and in their declared order (else the line appears twice, which
     // the patch refuses).
     let mut last: Option<(usize, u64)> = None;
-    let group = format!("{}_lockless", ty.split('.').next().unwrap_or(ty));
+    let group = format!("{}_lockless", crate::plan::outer(ty));
     for e in order {
         let piece = match e {
             Entry::Unit(u) => {

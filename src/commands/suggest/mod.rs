@@ -235,7 +235,7 @@ fn from_snapshots(
 ) -> Result<SuggestReport> {
     let packing = run.rules_files.is_empty();
     // An anonymous wrapper's plan (`OUTER.MEMBER`) is under OUTER's rules.
-    let rules_ty = ty.split('.').next().unwrap_or(ty);
+    let rules_ty = crate::plan::outer(ty);
     // One order for every build, over the union of their members: a
     // member under an #ifdef some config lacks is optional in the plan.
     let lists: Vec<(&str, Vec<search::Unit>)> = snaps
@@ -282,7 +282,8 @@ fn from_snapshots(
             Vec::new(),
         ),
     };
-    if let Some((outer, _)) = ty.split_once('.') {
+    if rules_ty != ty {
+        let outer = rules_ty;
         notes.push(format!(
             "every member of struct {outer} lives in one anonymous struct: suggest orders the \
              members inside it, planned as [\"{ty}\"]"
