@@ -280,9 +280,10 @@ enum Command {
         #[arg(long, value_name = "MEMBER|GROUP")]
         pin: Vec<String>,
         /// Let the author's isolation move: by default CACHELINE_PADDING
-        /// members, members with an explicit alignment
+        /// members, members with an explicit alignment of a line or more
         /// (`____cacheline_aligned_in_smp`) and aligned kernel groups'
-        /// markers keep their compiled offsets, and the report says which.
+        /// markers keep their places and no member moves across them; the
+        /// report says which.
         #[arg(long)]
         unpin_aligned: bool,
         /// The objectives, most important first: names from errors,
@@ -291,7 +292,8 @@ enum Command {
         /// no error first, then the least growth, then fewer warnings.
         /// With the default order a suggestion is never worse than the
         /// compiled layout on any build (errors, then warnings, then
-        /// notes); an order of your own may trade that away, and says so.
+        /// notes; no context in more lines); an order of your own may trade
+        /// that away, and says so.
         #[arg(long, value_name = "OBJECTIVE,...")]
         rank: Option<String>,
         /// The kernel source tree the builds come from: also print the

@@ -39,7 +39,8 @@ pub(super) struct Evaluator<'a> {
     /// With `--keep-footprint`: per build, the lines each context touches
     /// as compiled.
     compiled_footprint: Option<Vec<Vec<usize>>>,
-    /// Per build, the errors, warnings and notes as compiled.
+    /// With the default order ([`super::Limits::guard`]): per build, the
+    /// errors, warnings and notes as compiled.
     compiled_findings: Option<Vec<[usize; 3]>>,
     /// The builds as loaded, copied for a worker that finds the pool empty.
     template: Vec<Snapshot>,
@@ -82,23 +83,19 @@ impl<'a> Evaluator<'a> {
 
     /// True when an order of the units keeps the limits' barriers.
     pub(super) fn allows(&self, order: &[super::Entry]) -> bool {
-        let c = Candidate {
-            order: order.to_vec(),
-            removed: Vec::new(),
-        };
-        c.keeps(&self.limits.barriers)
+        super::candidate::keeps(order, &[], &self.limits.barriers)
     }
 
     /// Takes the compiled order's outcomes as what `--keep-footprint`
     /// keeps (when it is given), and as the findings no build may be
     /// worse than.
     pub(super) fn compiled(&mut self, compiled: &[Outcome]) {
-        self.compiled_findings = Some(
+        self.compiled_findings = self.limits.guard.then(|| {
             compiled
                 .iter()
                 .map(|o| [o.errors, o.warnings, o.notes])
-                .collect(),
-        );
+                .collect()
+        });
         // The guard keeps the footprint too: a context in more lines than
         // compiled is worse for it.
         if self.limits.keep_footprint || self.limits.guard {
@@ -127,7 +124,7 @@ impl<'a> Evaluator<'a> {
                 if self.seen.contains_key(c) || !queued.insert(c) {
                     continue;
                 }
-                match c.keeps(&self.limits.barriers) {
+                match super::candidate::keeps(&c.order, &c.removed, &self.limits.barriers) {
                     true => todo.push(c),
                     // Across the author's isolation: not a layout allowed.
                     false => {
@@ -182,12 +179,11 @@ impl<'a> Evaluator<'a> {
             moved,
             self.limits.max_growth,
             self.limits.rank,
-            self.limits.guard,
+            self.limits.keep_footprint,
         );
         let mut outcomes = Vec::with_capacity(set.len());
         for (b, snap) in set.iter_mut().enumerate() {
             tally.kept = self.compiled_footprint.as_ref().map(|f| f[b].clone());
-            tally.keep = self.limits.keep_footprint;
             tally.compiled = self.compiled_findings.as_ref().map(|f| f[b]);
             let beaten = |t: &Tally| {
                 best.lock()

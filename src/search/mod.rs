@@ -139,8 +139,8 @@ pub(crate) struct Unit {
     /// True when some build lacks it (an `#ifdef` member): the plan lists
     /// it in `optional = [...]` ([`members::merge`] sets it).
     pub(crate) optional: bool,
-    /// The author's isolation, when the member is one: it keeps its
-    /// compiled offset unless `--unpin-aligned`.
+    /// The author's isolation, when the member is one: a barrier no
+    /// member crosses, unless `--unpin-aligned`.
     pub(crate) isolation: Option<Isolation>,
 }
 
@@ -183,7 +183,7 @@ impl Isolation {
 }
 
 /// How good a candidate is: the limits first (`over`, then `regress`),
-/// then the objectives in the order of `rank`. No field falls as builds
+/// then `worse`, then the objectives in the order of `rank`. No field falls as builds
 /// and roots are added, so neither does the score in any such order (the
 /// evaluation stops a candidate early on that).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -197,12 +197,11 @@ pub(crate) struct Score {
     /// With `--keep-footprint`: lines the contexts touch beyond what they
     /// touch as compiled, summed over contexts and builds.
     pub(crate) regress: usize,
-    /// Builds on which the findings are worse than as compiled (errors,
-    /// then warnings, then notes): ranked right after the limits when
-    /// `guard`.
+    /// With the default order ([`Limits::guard`]): builds on which the
+    /// candidate is worse than compiled (errors, then warnings, then
+    /// notes; or a context in more lines), ranked right after the limits.
+    /// 0 otherwise.
     pub(crate) worse: usize,
-    /// See `worse`.
-    pub(crate) guard: bool,
     /// Error findings over every root of every build.
     pub(crate) errors: usize,
     /// Warning findings.
@@ -238,9 +237,8 @@ impl Score {
 
 impl Ord for Score {
     fn cmp(&self, other: &Score) -> std::cmp::Ordering {
-        let worse = |s: &Score| if s.guard { s.worse } else { 0 };
-        (self.over, self.regress, worse(self))
-            .cmp(&(other.over, other.regress, worse(other)))
+        (self.over, self.regress, self.worse)
+            .cmp(&(other.over, other.regress, other.worse))
             .then_with(|| self.rank.compare(|o| self.part(o), |o| other.part(o)))
     }
 }
@@ -350,10 +348,11 @@ impl Searcher<'_> {
         let large = self.units.len() > MAX_UNITS;
         let mut rounds = 0;
         while rounds < MAX_ROUNDS && !(large && *tried >= LARGE_BUDGET) {
-            // A large struct moves members inside the groups of its context
-            // order only (and the groups among themselves): every move of
-            // every member is a neighbourhood the square of 100 members, so
-            // it takes the first batch that improves, within a budget.
+            // A large struct moves its classed members, and members inside
+            // the groups of its context order (and the groups among
+            // themselves): every move of every member is a neighbourhood
+            // the square of 100 members, so it takes the first batch that
+            // improves, within a budget.
             let mut steps = within_groups(&best.candidate.order);
             match large {
                 true => steps.extend(classed_moves(&best.candidate.order, self.units)),
@@ -816,15 +815,15 @@ pub(crate) fn units(
         return out;
     };
     let type_rules = rules.type_rules(name);
-    let class_of = |m: &str| {
-        type_rules
-            .and_then(|t| {
-                t.fields
-                    .iter()
-                    .find(|f| f.path == m || f.path.starts_with(&format!("{m}.")))
-            })
-            .map(|f| f.class)
+    // The rule on member `m`, or on a field inside it.
+    let rule_on = |m: &str| {
+        type_rules.and_then(|t| {
+            t.fields
+                .iter()
+                .find(|f| f.path == m || f.path.starts_with(&format!("{m}.")))
+        })
     };
+    let classed = |names: &[String]| names.iter().any(|n| rule_on(n).is_some());
     let mut previous_bitfield = false;
     for m in members {
         let bitfield = m.bit_size.is_some();
@@ -843,6 +842,7 @@ pub(crate) fn units(
             if let Some(last) = out.last_mut() {
                 add_contexts(last, type_rules, &names);
                 last.bits.extend(field);
+                last.classed |= classed(&names);
             }
             continue;
         }
@@ -853,16 +853,9 @@ pub(crate) fn units(
         let marker = [GROUP_BEGIN, GROUP_END, GROUP_PAD]
             .iter()
             .any(|p| name.starts_with(p));
-        let classed = type_rules.is_some_and(|t| {
-            t.fields.iter().any(|f| {
-                names
-                    .iter()
-                    .any(|n| f.path == *n || f.path.starts_with(&format!("{n}.")))
-            })
-        });
         let mut unit = Unit {
-            lockless: class_of(&name) == Some(Class::LocklessWrite),
-            classed,
+            lockless: rule_on(&name).map(|f| f.class) == Some(Class::LocklessWrite),
+            classed: classed(&names),
             reads: Vec::new(),
             writes: Vec::new(),
             marker,

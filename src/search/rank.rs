@@ -1,8 +1,9 @@
 //! The order `suggest` ranks its objectives in (`--rank`): by default
 //! no error first, then fewer warnings, the least growth, fewer notes
 //! (two lockless writers on one line bounce it: a note by default, but
-//! never free), the smallest footprint, the fewest members moved. `--max-growth` and
-//! `--keep-footprint` are limits, not objectives: they rank before all.
+//! never free), the smallest footprint, the fewest members moved.
+//! `--max-growth` and `--keep-footprint` are limits, not objectives: they
+//! rank before all.
 
 use std::cmp::Ordering;
 

@@ -272,27 +272,28 @@ pub(super) struct Tally {
     /// The build's lines per context as compiled.
     pub(super) kept: Option<Vec<usize>>,
     /// Keep them (`--keep-footprint`): lines beyond them are `regress`.
-    pub(super) keep: bool,
+    keep: bool,
     /// The build's errors, warnings and notes as compiled, not to be
-    /// worse than (`None` while the compiled order itself is scored).
+    /// worse than: with the default order only, and `None` while the
+    /// compiled order itself is scored.
     pub(super) compiled: Option<[usize; 3]>,
     score: Score,
 }
 
 impl Tally {
     /// Nothing added yet, for a candidate that moved `moved` units.
-    pub(super) fn new(moved: usize, max_growth: Option<i64>, rank: Rank, guard: bool) -> Tally {
+    /// With `keep` (`--keep-footprint`), lines beyond `kept` are `regress`.
+    pub(super) fn new(moved: usize, max_growth: Option<i64>, rank: Rank, keep: bool) -> Tally {
         Tally {
             max_growth,
             kept: None,
-            keep: false,
+            keep,
             compiled: None,
             score: Score {
                 rank,
                 over: 0,
                 regress: 0,
                 worse: 0,
-                guard,
                 errors: 0,
                 warnings: 0,
                 notes: 0,

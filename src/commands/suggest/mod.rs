@@ -40,7 +40,7 @@ pub struct SuggestOptions {
     /// Members, or kernel groups, kept at their compiled offsets.
     pub pin: Vec<String>,
     /// Let padding, explicitly aligned members and aligned groups' markers
-    /// move (`--unpin-aligned`): by default they keep their offsets.
+    /// move (`--unpin-aligned`): by default no member moves across them.
     pub unpin_aligned: bool,
     /// `--rank`: the objectives most important first (comma-separated
     /// names; the rest follow in the default order).
