@@ -25,62 +25,53 @@ pub struct ContextOnLine {
     pub from: Vec<String>,
 }
 
-/// The contexts meeting on one line, from its cross-context findings.
+/// The contexts meeting on one line, from its cross-context findings, in
+/// name order; their fields in line order.
 pub fn contexts_on_line(group: &[ReportFinding]) -> Vec<ContextOnLine> {
-    let mut by: BTreeMap<String, ContextOnLine> = BTreeMap::new();
-    let entry = |by: &mut BTreeMap<String, ContextOnLine>, c: &str| {
-        by.entry(c.to_owned())
-            .or_insert_with(|| ContextOnLine {
-                context: c.to_owned(),
-                writes: Vec::new(),
-                uses: Vec::new(),
-                bytes: 0,
-                from: Vec::new(),
-            })
-            .context
-            .clone()
-    };
-    // (context, part) seen, and each part's first byte (for line order).
-    let mut used: HashMap<(String, String), u64> = HashMap::new();
-    let mut written: BTreeSet<(String, u64, String)> = BTreeSet::new();
+    // Per context: the fields it writes and those it uses, by (first
+    // byte, part), the bytes of each used, and whose writes take the line.
+    let mut writes: BTreeMap<&str, BTreeSet<(u64, &str)>> = BTreeMap::new();
+    let mut uses: BTreeMap<&str, BTreeMap<(u64, &str), u64>> = BTreeMap::new();
+    let mut from: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for f in group {
         let Some(m) = &f.meeting else { continue };
         for w in &m.writes_in {
-            entry(&mut by, w);
-            written.insert((w.clone(), f.a.bytes[0], f.a.part.clone()));
+            writes
+                .entry(w)
+                .or_default()
+                .insert((f.a.bytes[0], &f.a.part));
         }
         for o in &m.others {
-            entry(&mut by, o);
-            if used
-                .insert((o.clone(), f.b.part.clone()), f.b.bytes[0])
-                .is_none()
-            {
-                let c = by.get_mut(o).expect("entered above");
-                c.bytes += f.b.bytes[1] + 1 - f.b.bytes[0];
-            }
-            let c = by.get_mut(o).expect("entered above");
-            for w in &m.writes_in {
-                if !c.from.contains(w) {
-                    c.from.push(w.clone());
-                }
-            }
+            uses.entry(o)
+                .or_default()
+                .insert((f.b.bytes[0], &f.b.part), f.b.bytes[1] + 1 - f.b.bytes[0]);
+            from.entry(o)
+                .or_default()
+                .extend(m.writes_in.iter().map(String::as_str));
         }
     }
-    for (context, _, part) in written {
-        let c = by.get_mut(&context).expect("entered above");
-        if !c.writes.contains(&part) {
-            c.writes.push(part);
-        }
-    }
-    let mut uses: Vec<((String, String), u64)> = used.into_iter().collect();
-    uses.sort_by(|x, y| (x.1, &x.0.1).cmp(&(y.1, &y.0.1)));
-    for ((context, part), _) in uses {
-        by.get_mut(&context).expect("entered above").uses.push(part);
-    }
-    by.into_values()
-        .map(|mut c| {
-            c.from.sort();
-            c
+    let contexts: BTreeSet<&str> = writes.keys().chain(uses.keys()).copied().collect();
+    contexts
+        .into_iter()
+        .map(|c| {
+            let used = uses.remove(c).unwrap_or_default();
+            ContextOnLine {
+                context: c.to_owned(),
+                writes: writes
+                    .remove(c)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(_, p)| p.to_owned())
+                    .collect(),
+                bytes: used.values().sum(),
+                uses: used.into_keys().map(|(_, p)| p.to_owned()).collect(),
+                from: from
+                    .remove(c)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
+            }
         })
         .collect()
 }
