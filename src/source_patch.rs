@@ -1313,7 +1313,7 @@ struct s {
             "struct s {\n\tint a;\n#ifdef X\n\tunion {\n\t\tint p;\n#endif\n\t\tint q;\n\t};\n};\n";
         let err = refused(text, &[4, 2]);
         assert!(
-            err.contains("a preprocessor line inside a member's declaration"),
+            err.contains("x.h:6: a preprocessor line inside a member's declaration"),
             "{err}"
         );
         let text =

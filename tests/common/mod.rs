@@ -119,10 +119,17 @@ pub fn truth(file: &Path, lru_gen: bool) -> HashMap<String, (u64, u64)> {
 /// `why`.
 pub fn cc(args: &[&OsStr], why: &str) {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(&cc)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cc}: {e} (a C compiler is needed, as for linking)"));
+    succeed(
+        Command::new(&cc).args(args),
+        &format!("{cc} (a C compiler is needed, as for linking)"),
+        why,
+    );
+}
+
+/// Runs `cmd` (named `what`, for the panic when it cannot start); panics
+/// with its standard error, prefixed by `why`, when it fails.
+pub fn succeed(cmd: &mut Command, what: &str, why: &str) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
     assert!(
         out.status.success(),
         "{why}\n{}",

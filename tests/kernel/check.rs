@@ -362,24 +362,11 @@ fn the_rules_find_lru_gen_folio_under_its_6_1_name() {
 #[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
 fn the_alternatives_of_mem_cgroups_swap_memsw_union_are_never_a_pair() {
     // 6.12 mem_cgroup has `union { struct page_counter swap; struct
-    // page_counter memsw; }`. Rules from page_counter.h's own comments:
-    // usage and the protection counters are written locklessly (atomics),
-    // the limits and parent are read mostly.
+    // page_counter memsw; }`. Rules from page_counter.h's own comments
+    // (tests/rules/page_counter.toml).
     let k = vmlinux();
-    let dir = std::env::temp_dir().join(format!("cachelint-unions-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let rules = dir.join("pc.toml");
-    std::fs::write(
-        &rules,
-        "roots = [\"mem_cgroup\"]\n[page_counter]\n\
-         usage = \"lockless-write\"\nmin_usage = \"lockless-write\"\n\
-         children_min_usage = \"lockless-write\"\nlow_usage = \"lockless-write\"\n\
-         children_low_usage = \"lockless-write\"\nmin = \"hot-read\"\nlow = \"hot-read\"\n\
-         high = \"hot-read\"\nmax = \"hot-read\"\nparent = \"hot-read\"\n",
-    )
-    .unwrap();
+    let rules = common::rules("page_counter.toml");
     let out = run::check(&run::check_options(&[rules], &[("k", &k)]), Format::Json).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     let report: Value = serde_json::from_str(&out.stdout).unwrap();
     let findings = report["findings"].as_array().unwrap();
     let alternative = |side: &Value| {

@@ -598,34 +598,8 @@ fn page_counters_padding_is_kept_and_the_default_is_never_worse() {
     // root mem_cgroup embeds it four times (memory, swap|memsw, kmem,
     // tcpmem).
     let kernels: Vec<PathBuf> = plan_oracles().into_iter().map(|(v, _)| v).collect();
-    let dir = std::env::temp_dir().join(format!("cachelint-pc-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let rules = dir.join("pc.toml");
-    std::fs::write(
-        &rules,
-        "roots = [\"mem_cgroup\"]\n[page_counter]\n\
-         usage = \"lockless-write\"\nmin_usage = \"lockless-write\"\n\
-         children_min_usage = \"lockless-write\"\nlow_usage = \"lockless-write\"\n\
-         children_low_usage = \"lockless-write\"\nwatermark = \"lockless-write\"\n\
-         min = \"hot-read\"\nlow = \"hot-read\"\nhigh = \"hot-read\"\nmax = \"hot-read\"\n\
-         parent = \"hot-read\"\n",
-    )
-    .unwrap();
-    let run = |extra: &[&str]| -> Value {
-        let r = rules.to_str().unwrap().to_owned();
-        let mut args = vec!["suggest", "--rules", &r, "--format", "json"];
-        args.extend(extra);
-        let labelled: Vec<String> = kernels
-            .iter()
-            .enumerate()
-            .map(|(i, k)| format!("k{i}={}", k.display()))
-            .collect();
-        args.extend(labelled.iter().map(String::as_str));
-        args.push("page_counter");
-        let (code, out, err) = common::cachelint(&args);
-        assert_eq!(code, 0, "{err}");
-        serde_json::from_str(&out).unwrap()
-    };
+    let rules = common::rules("page_counter.toml");
+    let run = |extra: &[&str]| suggest_json(&rules, &kernels, "page_counter", extra);
     let counts =
         |b: &Value, i: usize| ["errors", "warnings", "notes"].map(|k| b[k][i].as_u64().unwrap());
     let default = run(&[]);
@@ -662,22 +636,29 @@ fn page_counters_padding_is_kept_and_the_default_is_never_worse() {
         default["builds"][0]["sizes"][0]["bytes"][0],
         kernels.len()
     );
-    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `suggest --rules RULES --format json EXTRA... KERNELS... TYPE`, exiting
+/// 0: the JSON.
+fn suggest_json(rules: &std::path::Path, kernels: &[PathBuf], ty: &str, extra: &[&str]) -> Value {
+    let r = rules.to_str().unwrap();
+    let mut args = vec!["suggest", "--rules", r, "--format", "json"];
+    args.extend(extra);
+    args.extend(kernels.iter().map(|k| k.to_str().unwrap()));
+    args.push(ty);
+    let (code, out, err) = common::cachelint(&args);
+    assert_eq!(code, 0, "suggest {ty}: {err}");
+    serde_json::from_str(&out).unwrap()
 }
 
 /// `patch` applies to the tree `source` with both `patch -p1 --dry-run`
 /// and `git apply --check`.
 fn assert_applies(source: &std::path::Path, patch: &std::path::Path) {
     let run = |program: &str, args: &[&str]| {
-        let out = Command::new(program)
-            .args(args)
-            .current_dir(source)
-            .output()
-            .unwrap_or_else(|e| panic!("{program}: {e}"));
-        assert!(
-            out.status.success(),
-            "{program} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        common::succeed(
+            Command::new(program).args(args).current_dir(source),
+            program,
+            &format!("{program} {args:?}"),
         );
     };
     let p = patch.to_str().unwrap();
@@ -748,14 +729,7 @@ fn mm_struct_is_ordered_inside_its_wrapper_and_rq_is_searched() {
          cpu = \"hot-read\"\nonline = \"hot-read\"\nrd = \"hot-read\"\n",
     )
     .unwrap();
-    let r = rules.to_str().unwrap().to_owned();
-    let mut args = vec!["suggest", "--rules", &r, "--format", "json"];
-    let labelled: Vec<String> = kernels.iter().map(|k| k.display().to_string()).collect();
-    args.extend(labelled.iter().map(String::as_str));
-    args.push("rq");
-    let (code, out, err) = common::cachelint(&args);
-    assert_eq!(code, 0, "{err}");
-    let rq: Value = serde_json::from_str(&out).unwrap();
+    let rq = suggest_json(&rules, &kernels, "rq", &[]);
     assert!(rq["members"].as_u64().unwrap() > 40);
     assert!(rq["rounds"].as_u64().unwrap() > 0, "rq was not climbed");
     println!(
