@@ -17,16 +17,24 @@ case $tool in apt-get | apt-cache) ;; *)
   exit 2
   ;;
 esac
-state=${CACHELINT_CACHE:-$HOME/.cache/cachelint}/apt/$suite
+# CACHELINT_APT_ARCH=ARCH (arm64, armhf): that architecture's packages, for
+# the kernels and configs of other machines (nothing is installed).
+arch=${CACHELINT_APT_ARCH:-}
+state=${CACHELINT_CACHE:-$HOME/.cache/cachelint}/apt/$suite${arch:+-$arch}
 mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null |
   sed -nE 's@^(URIs:|deb)[[:space:]]+(\[[^]]*\][[:space:]]+)?(https?://[^[:space:]]+/debian)/?([[:space:]].*)?$@\3@p' |
   head -n 1 || true)
 mirror=${mirror:-http://deb.debian.org/debian}
+# A point release's kernel may be in the security suite only.
+[[ $suite == *-security ]] && mirror=$mirror-security
 mkdir -p "$state/lists/partial" "$state/cache/archives/partial"
 echo "deb $mirror $suite main" >"$state/sources.list"
 opts=(-o "Dir::Etc::sourcelist=$state/sources.list" -o Dir::Etc::sourceparts=-
   -o "Dir::State::Lists=$state/lists" -o "Dir::Cache=$state/cache"
   -o APT::Sandbox::User=root)
+if [[ -n $arch ]]; then
+  opts+=(-o "APT::Architecture=$arch" -o "APT::Architectures::=$arch")
+fi
 if [[ ! -e $state/lists/.updated ]]; then
   apt-get "${opts[@]}" update -qq >&2
   touch "$state/lists/.updated"

@@ -111,6 +111,18 @@ pub enum Error {
         /// The limit, in MB.
         limit_mb: u64,
     },
+    /// A mistake in a variant file, at its place.
+    #[error("{at}: {message}")]
+    VariantFile {
+        /// `FILE:LINE:COLUMN`.
+        at: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A variant that could not be built: its tree, its configuration,
+    /// its compiler or its probe.
+    #[error("{0}")]
+    VariantBuild(String),
     /// Arguments that do not go together.
     #[error("{0}")]
     Usage(String),

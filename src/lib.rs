@@ -40,3 +40,4 @@ pub(crate) mod search;
 pub(crate) mod sizes;
 pub(crate) mod source_patch;
 pub(crate) mod suggest;
+pub(crate) mod variant;

@@ -628,7 +628,7 @@ impl InputArgs {
             None => None,
         };
         let cacheline = self.cacheline;
-        let mut setup = Setup::files(rules, builds, self.reading()?);
+        let mut setup = Setup::files(rules, builds, self.reading()?)?;
         setup.plan = plan;
         setup.cacheline = cacheline;
         Ok(setup)
@@ -702,10 +702,15 @@ fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), Stri
     }) {
         return Err(format!("{missing}: no such file"));
     }
-    // A bare name is a build only when its file is ELF or BTF: a text file
-    // named `lruvec` in the current directory leaves `lruvec` a path.
+    // A bare name is a build only when its file is ELF, BTF or a variant
+    // file: a text file named `lruvec` in the current directory leaves
+    // `lruvec` a path.
     let is_build = |s: &str| {
-        s.contains('=') || s.contains('/') || Build::is_debug_file(std::path::Path::new(s))
+        let path = std::path::Path::new(s);
+        s.contains('=')
+            || s.contains('/')
+            || Build::is_debug_file(path)
+            || cachelint::run::is_variant_file(path)
     };
     let split = items
         .iter()
@@ -855,7 +860,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 Vec::new(),
                 vec![Build::file(&file)],
                 source.source()?.into(),
-            );
+            )?;
             let run = Run::open(setup, commands::sizes_want)?;
             render::output(&commands::sizes(&run)?, Format::Text, "sizes")
         }

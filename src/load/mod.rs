@@ -178,6 +178,8 @@ pub struct Loaded<'f, 'a> {
     pub cacheline: u64,
     bytes: &'a [u8],
     backend: Backend<'f, 'a>,
+    /// Notes of how the file was made (a variant's build), told first.
+    made: Vec<String>,
 }
 
 enum Backend<'f, 'a> {
@@ -234,6 +236,7 @@ fn with_btf<T>(
         cacheline: btf.cacheline,
         bytes,
         backend: Backend::Btf(btf),
+        made: Vec::new(),
     };
     f(&mut loaded)
 }
@@ -257,6 +260,7 @@ fn with_dwarf<T>(
         cacheline: sections.cacheline,
         bytes,
         backend: Backend::Dwarf(Box::new(types)),
+        made: Vec::new(),
     };
     f(&mut loaded).map_err(|e| in_file(e, &build.path))
 }
@@ -307,15 +311,17 @@ impl Loaded<'_, '_> {
     /// Things worth telling about the input, untagged: what its format
     /// cannot tell, then what the loader skipped (unknown BTF kinds).
     pub fn notes(&self) -> Vec<String> {
-        let mut notes: Vec<String> = self
-            .capabilities()
-            .note(self.format())
-            .into_iter()
-            .collect();
+        let mut notes: Vec<String> = self.made.clone();
+        notes.extend(self.capabilities().note(self.format()));
         if let Backend::Btf(b) = &self.backend {
             notes.extend(b.types.notes.iter().cloned());
         }
         notes
+    }
+
+    /// Adds notes of how the file was made, told before the loader's.
+    pub(crate) fn add_notes(&mut self, notes: Vec<String>) {
+        self.made.extend(notes);
     }
 
     /// What a lookup of `used` (the types a command reads) needs before

@@ -159,6 +159,14 @@ impl Location {
         }
     }
 
+    /// An error at this place of a variant file.
+    pub fn variant_error(&self, message: impl Into<String>) -> Error {
+        Error::VariantFile {
+            at: self.to_string(),
+            message: message.into(),
+        }
+    }
+
     /// An error at this place of a plan file.
     pub fn plan_error(&self, message: impl Into<String>) -> Error {
         Error::Plan {

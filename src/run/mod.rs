@@ -18,6 +18,7 @@ mod fit;
 mod line;
 mod open;
 mod parallel;
+mod variant;
 
 pub(crate) use analyze::{Roots, analyze, explained, renamed};
 pub(crate) use asserts::check_function;
@@ -41,6 +42,7 @@ use crate::plan::abi::Abi;
 use crate::plan::apply::Planner;
 use crate::rules::{Location, Rules};
 use crate::sizes::SizeLine;
+use crate::variant::Wanted;
 
 /// A kind of build: something that can be opened as a [`Loaded`] file of
 /// types. The run layer asks it for nothing else, so a build made another
@@ -50,11 +52,19 @@ pub(crate) trait Input: Send + Sync {
     /// Its label and the file its types are read from (for messages).
     fn build(&self) -> &Build;
 
+    /// What tells two inputs apart: inputs of one key are opened once.
+    fn key(&self) -> String {
+        self.build().path.display().to_string()
+    }
+
     /// Opens it as `reading` says and runs `f` on the loaded file (which
-    /// keeps what it reads).
+    /// keeps what it reads). `wanted` is every type the run will look up,
+    /// for an input made for the occasion (a variant compiles exactly
+    /// those); a file ignores it.
     fn open(
         &self,
         reading: &Reading,
+        wanted: &Wanted,
         f: &mut dyn FnMut(&mut Loaded<'_, '_>) -> Result<()>,
     ) -> Result<()>;
 }
@@ -67,6 +77,7 @@ impl Input for Build {
     fn open(
         &self,
         reading: &Reading,
+        _: &Wanted,
         f: &mut dyn FnMut(&mut Loaded<'_, '_>) -> Result<()>,
     ) -> Result<()> {
         crate::load::open(self, reading, f)
@@ -92,20 +103,44 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// A setup of file builds and no baseline.
-    pub fn files(rules: Vec<PathBuf>, builds: Vec<Build>, reading: Reading) -> Setup {
-        Setup {
+    /// A setup of `builds` and no baseline. A build whose file is a
+    /// variant file ([`is_variant_file`]) is its variants: one labelled
+    /// as the build, several as their names (`LABEL.NAME` under a label
+    /// given as `LABEL=FILE`).
+    pub fn files(rules: Vec<PathBuf>, builds: Vec<Build>, reading: Reading) -> Result<Setup> {
+        let mut inputs: Vec<Box<dyn Input>> = Vec::new();
+        for build in builds {
+            if !crate::variant::is_variant_file(&build.path) {
+                inputs.push(Box::new(build));
+                continue;
+            }
+            let variants = crate::variant::read(&build.path)?;
+            let labelled = build.config != Build::file(&build.path).config;
+            let several = variants.len() > 1;
+            for v in variants {
+                let label = match (labelled, several) {
+                    (true, false) => build.config.clone(),
+                    (true, true) => format!("{}.{}", build.config, v.name()),
+                    (false, _) => v.name().to_owned(),
+                };
+                inputs.push(Box::new(variant::VariantInput::new(label, v)));
+            }
+        }
+        Ok(Setup {
             rules,
-            builds: builds
-                .into_iter()
-                .map(|b| Box::new(b) as Box<dyn Input>)
-                .collect(),
+            builds: inputs,
             baseline: Vec::new(),
             reading,
             plan: None,
             cacheline: None,
-        }
+        })
     }
+}
+
+/// True when `path` is a variant file (TOML that gives a `tree`): a build
+/// described instead of given. See docs/variants.md.
+pub fn is_variant_file(path: &std::path::Path) -> bool {
+    crate::variant::is_variant_file(path)
 }
 
 /// What a command needs read from each build, decided from its options
@@ -308,10 +343,12 @@ impl Run {
     pub(crate) fn did_you_mean(&self, opened: &Opened, names: &[&str]) -> String {
         let mut hint = String::new();
         // The names are a courtesy: a file that no longer opens gives none.
-        let _ = opened.input.open(&self.reading, &mut |loaded| {
-            hint = loaded.did_you_mean(names);
-            Ok(())
-        });
+        let _ = opened
+            .input
+            .open(&self.reading, &Wanted::default(), &mut |loaded| {
+                hint = loaded.did_you_mean(names);
+                Ok(())
+            });
         hint
     }
 }

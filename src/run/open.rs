@@ -11,8 +11,10 @@ use crate::load::{Loaded, Reading};
 use crate::lookup::{self, Found, Present};
 use crate::model::{TypeId, TypeTable};
 use crate::plan::Plan;
+use crate::plan::abi::Abi;
 use crate::plan::apply::Planner;
 use crate::rules::Rules;
+use crate::variant::Wanted;
 
 /// Opens every input, builds of the same file once, in the inputs' order.
 pub(super) fn all(
@@ -26,8 +28,8 @@ pub(super) fn all(
     let mut first: Vec<usize> = Vec::new();
     let mut of: Vec<usize> = Vec::with_capacity(inputs.len());
     for (i, input) in inputs.iter().enumerate() {
-        let path = &input.build().path;
-        match first.iter().position(|&f| &inputs[f].build().path == path) {
+        let key = input.key();
+        match first.iter().position(|&f| inputs[f].key() == key) {
             Some(u) => of.push(u),
             None => {
                 of.push(first.len());
@@ -35,9 +37,10 @@ pub(super) fn all(
             }
         }
     }
+    let wanted = wanted(rules, want, plan);
     let decoded = in_order(&first, |&i| {
         let mut decoded = None;
-        inputs[i].open(reading, &mut |loaded| {
+        inputs[i].open(reading, &wanted, &mut |loaded| {
             decoded = Some(decode(loaded, rules, want, plan)?);
             Ok(())
         })?;
@@ -52,6 +55,51 @@ pub(super) fn all(
             input: input.clone(),
         })
         .collect())
+}
+
+/// Every type a run will look up in a build, before it is opened: the
+/// types asked for, the rules' (with their lock owners), the plan's, the
+/// kernel's cacheline padding; those whose roots are discovered.
+fn wanted(rules: &Rules, want: &Want, plan: Option<&Arc<Plan>>) -> Wanted {
+    let mut names: Vec<String> = needed_names(rules).into_iter().map(str::to_owned).collect();
+    names.extend(want.names.iter().cloned());
+    if let Some(plan) = plan {
+        // Scalars are told from types by the ABI; a scalar's name asked
+        // for is simply not found.
+        names.extend(Planner::new(plan.clone(), Abi::default(), 64).wanted_names());
+    }
+    names.push(crate::layout::PADDING_TYPE.to_owned());
+    names.sort();
+    names.dedup();
+    let mut required: Vec<String> = want.specs.iter().map(|s| s.name.clone()).collect();
+    required.sort();
+    required.dedup();
+    let mut files: Vec<String> = want
+        .specs
+        .iter()
+        .filter_map(|s| match &s.pick {
+            crate::lookup::Pick::File(file) => Some(file.clone()),
+            _ => None,
+        })
+        .collect();
+    files.sort();
+    files.dedup();
+    let mut discover: Vec<String> = match want.roots {
+        true => rules
+            .discovered_types()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        false => Vec::new(),
+    };
+    discover.sort();
+    discover.dedup();
+    Wanted {
+        names,
+        required,
+        files,
+        discover,
+    }
 }
 
 /// Everything `want` and `rules` ask of one loaded build.

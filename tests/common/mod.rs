@@ -226,7 +226,7 @@ pub mod run {
         cacheline: Option<u64>,
         want: impl FnOnce(&cachelint::commands::Rules) -> Result<cachelint::run::Want>,
     ) -> Result<Run> {
-        let mut setup = Setup::files(rules.to_vec(), builds, reading);
+        let mut setup = Setup::files(rules.to_vec(), builds, reading)?;
         setup.cacheline = cacheline;
         Run::open(setup, want)
     }
@@ -240,7 +240,7 @@ pub mod run {
         cacheline: Option<u64>,
         want: impl FnOnce(&cachelint::commands::Rules) -> Result<cachelint::run::Want>,
     ) -> Result<Run> {
-        let mut setup = Setup::files(Vec::new(), vec![Build::file(file)], reading);
+        let mut setup = Setup::files(Vec::new(), vec![Build::file(file)], reading)?;
         setup.plan = match plan {
             Some(p) => Some(std::sync::Arc::new(cachelint::commands::Plan::read(p)?)),
             None => None,
@@ -393,7 +393,7 @@ pub mod run {
             opts.rules.clone(),
             opts.builds.clone(),
             opts.reading.clone(),
-        );
+        )?;
         setup.baseline = opts.baseline.clone();
         setup.cacheline = opts.cacheline;
         let run = Run::open(setup, |r| own.want(r))?;
