@@ -106,16 +106,44 @@ impl Setup {
     /// A setup of `builds` and no baseline. A build whose file is a
     /// variant file ([`is_variant_file`]) is its variants: one labelled
     /// as the build, several as their names (`LABEL.NAME` under a label
-    /// given as `LABEL=FILE`).
+    /// given as `LABEL=FILE`); `FILE#NAME` is its variant NAME alone.
     pub fn files(rules: Vec<PathBuf>, builds: Vec<Build>, reading: Reading) -> Result<Setup> {
         let mut inputs: Vec<Box<dyn Input>> = Vec::new();
-        for build in builds {
+        for mut build in builds {
+            // `FILE#NAME`: one variant of a variant file.
+            let mut only = None;
+            if !build.path.exists()
+                && let Some((file, name)) = build
+                    .path
+                    .to_string_lossy()
+                    .rsplit_once('#')
+                    .map(|(f, n)| (f.to_owned(), n.to_owned()))
+                && crate::variant::is_variant_file(std::path::Path::new(&file))
+            {
+                only = Some(name.clone());
+                let labelled = build.config != Build::file(&build.path).config;
+                build.path = PathBuf::from(file);
+                if !labelled {
+                    build.config = name;
+                }
+            }
             if !crate::variant::is_variant_file(&build.path) {
                 inputs.push(Box::new(build));
                 continue;
             }
-            let variants = crate::variant::read(&build.path)?;
-            let labelled = build.config != Build::file(&build.path).config;
+            let mut variants = crate::variant::read(&build.path)?;
+            if let Some(name) = &only {
+                let names: Vec<String> = variants.iter().map(|v| v.name().to_owned()).collect();
+                variants.retain(|v| v.name() == name);
+                if variants.is_empty() {
+                    return Err(Error::Usage(format!(
+                        "{} has no variant '{name}' (it has {})",
+                        build.path.display(),
+                        names.join(", ")
+                    )));
+                }
+            }
+            let labelled = only.is_some() || build.config != Build::file(&build.path).config;
             let several = variants.len() > 1;
             for v in variants {
                 let label = match (labelled, several) {

@@ -152,7 +152,10 @@ pub(super) fn parse(file: &Path, text: &str) -> Result<Vec<Spec>> {
         for (suffix, edits) in &matrix {
             let mut more = spec.clone();
             more.name = format!("{name}+{suffix}");
-            more.set.extend(edits.iter().map(|(e, _)| e.clone()));
+            for (edit, _) in edits {
+                more.set.retain(|e| e.option != edit.option);
+                more.set.push(edit.clone());
+            }
             specs.push(more);
         }
         specs.insert(specs.len() - matrix.len(), spec);
@@ -279,12 +282,12 @@ impl Parser<'_> {
                 }
             }
         };
-        let set: Vec<Edit> = top
-            .set
-            .iter()
-            .chain(&base.set)
-            .map(|(e, _)| e.clone())
-            .collect();
+        let mut set: Vec<Edit> = Vec::new();
+        for (edit, _) in top.set.iter().chain(&base.set) {
+            // The last edit of an option is the one that holds.
+            set.retain(|e| e.option != edit.option);
+            set.push(edit.clone());
+        }
         Ok(Spec {
             name,
             file: self.file.to_path_buf(),

@@ -522,3 +522,37 @@ pub fn bytes_and_lines(mut ranges: Vec<(u64, u64)>, line: u64) -> (u64, Vec<u64>
     }
     (bytes, lines.into_iter().collect())
 }
+
+/// Every file and directory under `dir` with its size and modification
+/// time: two snapshots equal when nothing under `dir` was written.
+pub fn tree_snapshot(
+    dir: &Path,
+) -> std::collections::BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let entry = entry.unwrap();
+            let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+            out.insert(entry.path(), (meta.len(), meta.modified().unwrap()));
+        }
+    }
+    out
+}
+
+/// Copies the directory `from` to `to` (files and directories only).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -25,6 +25,7 @@ mod plan;
 mod sarif;
 mod suggest;
 mod unions;
+mod variants;
 mod wrapper;
 
 // The binary's allocator (src/main.rs): `suggest`, run here in the

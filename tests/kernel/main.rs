@@ -23,6 +23,7 @@ mod index;
 mod layout;
 mod plan;
 mod suggest;
+mod variant;
 
 use cachelint::commands::Source;
 use common::pahole_text::strip_attributes;

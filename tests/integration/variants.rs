@@ -1,0 +1,374 @@
+//! Variants on a stand-in kernel tree (fixtures/variant-tree, whose
+//! Makefile does what cachelint asks of kbuild with the host compiler and
+//! logs each step): labels, option edits, the cache, the patch, the tree
+//! left as it was, and the errors. The sizes expected are worked out by
+//! hand from the stand-in's headers (their comments say how); the real
+//! kbuild and Debian's kernels are the kernel tier's (tests/kernel/variant.rs).
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use crate::common::{cachelint_with_env, copy_tree, fixture, tree_snapshot};
+
+/// A private copy of the stand-in tree and a cache, for one test.
+struct Setup {
+    dir: PathBuf,
+    tree: PathBuf,
+    cache: PathBuf,
+}
+
+impl Setup {
+    fn new(test: &str) -> Setup {
+        let dir =
+            std::env::temp_dir().join(format!("cachelint-variants-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let tree = dir.join("tree");
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        copy_tree(&here.join("fixtures/variant-tree"), &tree);
+        Setup {
+            cache: dir.join("cache"),
+            tree,
+            dir,
+        }
+    }
+
+    /// Writes the variant file `name` (its `tree` first) and gives its path.
+    fn variants(&self, name: &str, body: &str) -> PathBuf {
+        let path = self.dir.join(name);
+        let text = format!("tree = \"{}\"\n{body}", self.tree.display());
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        cachelint_with_env(&[("CACHELINT_VARIANT_DIR", self.cache.as_os_str())], args)
+    }
+
+    /// The steps the stand-in's make ran, over every prepared directory.
+    fn steps(&self) -> Vec<String> {
+        let mut steps = Vec::new();
+        let Ok(dirs) = std::fs::read_dir(self.cache.join("prepared")) else {
+            return steps;
+        };
+        let mut logs: Vec<PathBuf> = dirs.flatten().map(|d| d.path().join("make.log")).collect();
+        logs.sort();
+        for log in logs {
+            if let Ok(text) = std::fs::read_to_string(log) {
+                steps.extend(text.lines().map(str::to_owned));
+            }
+        }
+        steps
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The `size:` of struct `name` in `layout` text.
+fn size_of(layout: &str, name: &str) -> u64 {
+    let block = layout
+        .split(&format!("struct {name} {{"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no struct {name} in\n{layout}"));
+    let size = block.split("/* size: ").nth(1).unwrap();
+    size.split(',').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn variants_are_builds_labelled_by_name_and_their_edits_change_the_layout() {
+    let s = Setup::new("labels");
+    let file = s.variants(
+        "v.toml",
+        "[[variant]]\nname = \"up\"\nset = [\"SMP=n\"]\n[[variant]]\nname = \"smp\"\n\
+         [matrix]\nstats = [\"LRU_GEN_STATS=y\"]\n",
+    );
+    let file = file.to_str().unwrap();
+    // counters: hot (8), per_cpu (8) with SMP, evicted[NR_HIST] (8 each,
+    // NR_HIST 4 with LRU_GEN_STATS, else 1). defconfig sets SMP.
+    for (variant, size) in [("up", 16), ("up+stats", 40), ("smp", 24), ("smp+stats", 48)] {
+        let (code, out, err) = s.run(&["layout", &format!("{file}#{variant}"), "counters"]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(size_of(&out, "counters"), size, "{variant}:\n{out}");
+    }
+    let (code, out, err) = s.run(&[
+        "diff",
+        &format!("{file}#smp"),
+        &format!("{file}#smp+stats"),
+        "counters",
+    ]);
+    assert_ne!(code, 2, "{err}");
+    assert!(out.contains("24") && out.contains("48"), "{out}");
+    // Several variants of one file in a command that takes many builds:
+    // labelled by their names.
+    let rules = s.dir.join("rules.toml");
+    std::fs::write(
+        &rules,
+        "[counters]\nhot = \"hot-read\"\nevicted = \"lockless-write\"\n",
+    )
+    .unwrap();
+    let (code, out, err) = s.run(&["check", "--rules", rules.to_str().unwrap(), file]);
+    assert!(code == 0 || code == 1, "{err}");
+    for label in ["[up]", "[up+stats]", "[smp]", "[smp+stats]"] {
+        assert!(
+            out.contains(label) || err.contains(label),
+            "{label}:\n{out}\n{err}"
+        );
+    }
+    // NAME=FILE labels a file's variants NAME.VARIANT.
+    let (code, out, err) = s.run(&[
+        "check",
+        "--rules",
+        rules.to_str().unwrap(),
+        &format!("x={file}"),
+    ]);
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(
+        out.contains("[x.up+stats]") || err.contains("[x.up+stats]"),
+        "{out}\n{err}"
+    );
+}
+
+#[test]
+fn a_rerun_is_served_from_the_cache_until_a_header_changes() {
+    let s = Setup::new("cache");
+    let file = s.variants("v.toml", "");
+    let file = file.to_str().unwrap();
+    let (code, first, err) = s.run(&["layout", file, "counters"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        s.steps(),
+        ["defconfig", "olddefconfig", "modules_prepare", "probe"]
+    );
+    let (_, again, _) = s.run(&["layout", file, "counters"]);
+    assert_eq!(again, first);
+    assert_eq!(s.steps().len(), 4, "a warm rerun runs no step");
+    // Another type is another probe in the same prepared directory.
+    let (code, _, err) = s.run(&["layout", file, "holder"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(s.steps().len(), 5);
+    // A header the probe read changes: the probe is compiled again, the
+    // tree is not configured again.
+    let header = s.tree.join("include/linux/counters.h");
+    let text = std::fs::read_to_string(&header).unwrap();
+    std::fs::write(
+        &header,
+        text.replace("\tlong hot;", "\tlong hot;\n\tlong added;"),
+    )
+    .unwrap();
+    let (_, changed, _) = s.run(&["layout", file, "counters"]);
+    assert_eq!(s.steps()[5..], ["probe"]);
+    assert_eq!(
+        size_of(&changed, "counters"),
+        size_of(&first, "counters") + 8
+    );
+}
+
+#[test]
+fn the_tree_is_never_written_and_a_patch_goes_to_a_private_copy() {
+    let s = Setup::new("untouched");
+    let patch = s.dir.join("grow.patch");
+    std::fs::write(
+        &patch,
+        "--- a/include/linux/counters.h\n+++ b/include/linux/counters.h\n@@ -12,6 +12,7 @@\n \
+         \n struct counters {\n \tlong hot;\n+\tlong cold;\n #ifdef CONFIG_SMP\n \tlong per_cpu;\n #endif\n\
+         --- a/kernel/sub/private.h\n+++ b/kernel/sub/private.h\n@@ -3,3 +3,4 @@\n \tstruct counters c;\n \
+         \tchar tail;\n+\tlong more;\n };\n",
+    )
+    .unwrap();
+    let file = s.variants(
+        "v.toml",
+        &format!(
+            "[[variant]]\nname = \"base\"\n[[variant]]\nname = \"patched\"\npatch = \"{}\"\n",
+            patch.display()
+        ),
+    );
+    let file = file.to_str().unwrap();
+    let before = tree_snapshot(&s.tree);
+    let (code, base, err) = s.run(&[
+        "layout",
+        &format!("{file}#base"),
+        "counters",
+        "private_thing",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, patched, err) = s.run(&[
+        "layout",
+        &format!("{file}#patched"),
+        "counters",
+        "private_thing",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // counters: + cold (8); private_thing: counters' 8, then tail at the
+    // end of counters, padded to 8, and more (8).
+    assert_eq!(size_of(&base, "counters"), 24);
+    assert_eq!(size_of(&patched, "counters"), 32);
+    assert_eq!(size_of(&base, "private_thing"), 32);
+    assert_eq!(size_of(&patched, "private_thing"), 48);
+    assert!(
+        patched.contains("cold") && patched.contains("more"),
+        "{patched}"
+    );
+    assert_eq!(tree_snapshot(&s.tree), before, "the tree was written");
+    // A patch that does not apply is an error naming it.
+    std::fs::write(&patch, "--- a/include/linux/counters.h\n+++ b/include/linux/counters.h\n@@ -1,1 +1,1 @@\n-nothing like this\n+x\n").unwrap();
+    let (code, _, err) = s.run(&["layout", &format!("{file}#patched"), "counters"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("does not apply"), "{err}");
+    assert_eq!(tree_snapshot(&s.tree), before);
+}
+
+#[test]
+fn edits_that_do_not_hold_are_noted_and_an_unknown_option_is_refused() {
+    let s = Setup::new("edits");
+    let file = s.variants(
+        "v.toml",
+        "set = [\"LRU_GEN_STATS=y\", \"NEEDS_MISSING=y\"]\n",
+    );
+    let (code, out, err) = s.run(&["layout", file.to_str().unwrap(), "counters"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(size_of(&out, "counters"), 48);
+    assert!(
+        err.contains("NEEDS_MISSING=y did not hold: olddefconfig made it NEEDS_MISSING=n"),
+        "{err}"
+    );
+    let typo = s.variants("typo.toml", "set = [\"LRU_GEN_STAT=y\"]\n");
+    let (code, _, err) = s.run(&["layout", typo.to_str().unwrap(), "counters"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("option LRU_GEN_STAT is declared by no Kconfig file"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // A config file given: the options olddefconfig drops are named.
+    let config = s.dir.join("my.config");
+    std::fs::write(
+        &config,
+        "CONFIG_SMP=y\nCONFIG_NEEDS_MISSING=y\nCONFIG_GONE=m\n",
+    )
+    .unwrap();
+    let given = s.variants(
+        "given.toml",
+        &format!("config = \"{}\"\n", config.display()),
+    );
+    let (code, _, err) = s.run(&["layout", given.to_str().unwrap(), "counters"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("2 option(s) set in"), "{err}");
+    assert!(err.contains("GONE, NEEDS_MISSING"), "{err}");
+}
+
+#[test]
+fn private_headers_and_discovered_roots() {
+    let s = Setup::new("roots");
+    let file = s.variants("v.toml", "");
+    // private_thing is declared in kernel/sub/private.h only, which needs
+    // what kernel/sub/user.c includes before it.
+    let (code, out, err) = s.run(&["layout", file.to_str().unwrap(), "private_thing"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(size_of(&out, "private_thing"), 32);
+    // Rules on counters with no roots: holder, which embeds it in a
+    // public header, is found; the note says where roots are looked for.
+    let rules = s.dir.join("rules.toml");
+    std::fs::write(
+        &rules,
+        "[counters]\nhot = \"hot-read\"\nevicted = \"lockless-write\"\n",
+    )
+    .unwrap();
+    let (code, out, err) = s.run(&[
+        "check",
+        "--rules",
+        rules.to_str().unwrap(),
+        "--format",
+        "json",
+        file.to_str().unwrap(),
+    ]);
+    assert!(code == 0 || code == 1, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let roots: Vec<&str> = json["builds"][0]["roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(roots, ["holder"]);
+    assert!(
+        json["notes"]
+            .to_string()
+            .contains("roots discovered among the"),
+        "{out}"
+    );
+}
+
+#[test]
+fn mistakes_are_one_line_errors_with_exit_code_2() {
+    let s = Setup::new("errors");
+    let one_line = |args: &[&str], wanted: &str| {
+        let (code, out, err) = s.run(args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(wanted), "{args:?}: wanted {wanted:?} in {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    };
+    let file = s.variants("v.toml", "[[variant]]\nname = \"a\"\n");
+    let file = file.to_str().unwrap();
+    one_line(
+        &["layout", &format!("{file}#b"), "counters"],
+        "has no variant 'b' (it has a)",
+    );
+    one_line(&["layout", file, "no_such_struct"], "no header of");
+    let cross = s.variants(
+        "cross.toml",
+        "arch = \"x86_64\"\ncross-compile = \"cachelint-missing-\"\n",
+    );
+    one_line(
+        &["layout", cross.to_str().unwrap(), "counters"],
+        "the compiler 'cachelint-missing-gcc' is not installed (Debian: apt-get install gcc-cachelint-missing)",
+    );
+    let arch = s.variants("arch.toml", "arch = \"sparc64\"\n");
+    one_line(
+        &["layout", arch.to_str().unwrap(), "counters"],
+        "arch 'sparc64' is not in",
+    );
+    let key = s.variants("key.toml", "confg = \"defconfig\"\n");
+    one_line(
+        &["layout", key.to_str().unwrap(), "counters"],
+        "key.toml:2:1: unknown key 'confg' (did you mean 'config'?)",
+    );
+    let not_tree = s.dir.join("nt.toml");
+    std::fs::write(&not_tree, format!("tree = \"{}\"\n", s.dir.display())).unwrap();
+    one_line(
+        &["layout", not_tree.to_str().unwrap(), "counters"],
+        "is not a kernel source tree",
+    );
+    // A header that does not compile: the compiler's first error line and
+    // the probe's path.
+    std::fs::write(
+        s.tree.join("include/linux/broken.h"),
+        "struct broken { int x }\n",
+    )
+    .unwrap();
+    one_line(&["layout", file, "broken"], "compiling the probe");
+    let (_, _, err) = s.run(&["layout", file, "broken"]);
+    assert!(
+        err.contains("cachelint_probe.c") && err.contains("error"),
+        "{err}"
+    );
+    // A tree configured in place is refused, never cleaned.
+    std::fs::write(s.tree.join(".config"), "CONFIG_SMP=y\n").unwrap();
+    one_line(
+        &["layout", file, "counters"],
+        "is configured in place (.config is there)",
+    );
+    assert!(s.tree.join(".config").is_file());
+}
+
+#[test]
+fn a_variant_file_is_not_mistaken_for_other_toml() {
+    // A rules file and a plan are TOML too, but give no tree.
+    assert!(!cachelint::run::is_variant_file(&crate::common::rules(
+        "lru.toml"
+    )));
+    assert!(!cachelint::run::is_variant_file(&fixture("lru_gcc.o")));
+    let _ = OsStr::new("");
+}
