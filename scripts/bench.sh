@@ -11,6 +11,9 @@
 #   PEER_STRUCTS  structs for the packing-only comparison with pahole
 #            --reorganize (scripts/pahole-peer.sh, on the amd64 kernel from
 #            scripts/fetch-kernel.sh; default 200); empty to skip
+#   VARIANT_CONFIG  the .config of the variants' figures (default Debian's
+#            amd64, scripts/fetch-config.sh), on the 6.12 source tree of
+#            scripts/fetch-source.sh; empty to skip
 #   CACHELINT=PATH  bench that binary instead of building this tree (to
 #            compare two commits in one sitting: build the other one,
 #            copy its target/release/cachelint aside, run once with each)
@@ -210,4 +213,33 @@ if [[ -n $peer_structs ]]; then
   echo
   CACHELINT=$cachelint scripts/pahole-peer.sh "$(scripts/fetch-kernel.sh amd64)" "$peer_structs" |
     awk '/^vmlinux:/ || /^cachelint:/ { print; next } /^structs:/ { on = 1 } on'
+fi
+
+# Variants (docs/variants.md): the 6.12 source with VARIANT_CONFIG, in a
+# private cache. A first run prepares the tree (olddefconfig,
+# modules_prepare) and compiles the probe; a rerun is served from the cache
+# (goal: under 1 s); an option edit over the prepared config starts from
+# its directory (goal: under 20 s); and for scale, the same check of
+# Debian's amd64 vmlinux.
+variant_config=${VARIANT_CONFIG-$(scripts/fetch-config.sh amd64)}
+if [[ -n $variant_config ]]; then
+  source_tree=${CACHELINT_KERNEL_SOURCE:-$(scripts/fetch-source.sh)}
+  variant_cache=$(mktemp -d)
+  variant_dir=$(mktemp -d)
+  trap 'rm -rf "$results" "$timing" "${cache_dir:-}" "$variant_cache" "$variant_dir"' EXIT
+  printf 'tree = "%s"\nconfig = "%s"\n' "$source_tree" "$variant_config" >"$variant_dir/amd64.toml"
+  printf 'tree = "%s"\nconfig = "%s"\nset = ["LRU_GEN_STATS=y"]\n' "$source_tree" "$variant_config" >"$variant_dir/stats.toml"
+  check=(check --rules examples/mm-lru.toml)
+  {
+    CACHELINT_VARIANT_DIR=$variant_cache runs=1 measure "first run (prepare)" $cachelint "${check[@]}" "$variant_dir/amd64.toml"
+    CACHELINT_VARIANT_DIR=$variant_cache measure "rerun (cached)" $cachelint "${check[@]}" "$variant_dir/amd64.toml"
+    CACHELINT_VARIANT_DIR=$variant_cache runs=1 measure "+ LRU_GEN_STATS=y" $cachelint "${check[@]}" "$variant_dir/stats.toml"
+    measure "Debian's vmlinux" $cachelint "${check[@]}" "$(scripts/fetch-kernel.sh amd64)"
+  } > "$results"
+  echo
+  echo "variants: $source_tree, $variant_config, $(nproc) cores"
+  printf '%-24s %10s %12s\n' "check mm-lru" wall MB
+  while IFS=$'\t' read -r n w r; do
+    printf '%-24s %9ss %12s\n' "$n" "$w" "$r"
+  done < "$results"
 fi

@@ -3,7 +3,8 @@
 # `cargo install cargo-fuzz`).
 #
 # Usage: scripts/fuzz.sh TARGET [SECONDS]
-#   TARGET   elf, btf, rules_toml, rst, plan, name_index or header_patch
+#   TARGET   elf, btf, rules_toml, rst, plan, name_index, header_patch or
+#            variant_file
 #            (see fuzz/fuzz_targets/)
 #   SECONDS  how long to run (default 600)
 #   FUZZ_FLAGS (environment) extra `cargo fuzz run` flags, such as
@@ -26,8 +27,8 @@ case $target in
   rst) cp tests/rules/*.rst "$corpus/" ;;
   plan) cp tests/plans/*.toml fixtures/kmod/rfc3.plan.toml "$corpus/" ;;
   # Their seeds are in tests/corpus/TARGET, which the run reads too.
-  name_index | header_patch) ;;
-  *) echo "fuzz.sh: unknown target '$target' (elf, btf, rules_toml, rst, plan, name_index, header_patch)" >&2; exit 2 ;;
+  name_index | header_patch | variant_file) ;;
+  *) echo "fuzz.sh: unknown target '$target' (elf, btf, rules_toml, rst, plan, name_index, header_patch, variant_file)" >&2; exit 2 ;;
 esac
 mkdir -p "tests/corpus/$target"
 # shellcheck disable=SC2086 # FUZZ_FLAGS is a list of flags

@@ -228,3 +228,15 @@ pub fn header_patch(data: &[u8]) {
     let _ =
         crate::source_patch::reorder("x.h", &text, u64::from(*struct_line), &order, &removed, &[]);
 }
+
+/// A variant file: the parse and its matrix (paths are resolved against a
+/// directory that need not exist; nothing is built), then the option
+/// edits, and the file list of a patch, from the same text.
+pub fn variant_file(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let _ = crate::variant::parse_file(Path::new("/nonexistent/v.toml"), &text);
+    for line in text.lines().take(64) {
+        let _ = crate::variant::Edit::parse(line);
+    }
+    let _ = crate::variant::patched_files(&text);
+}

@@ -698,7 +698,9 @@ fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), Stri
     if let Some(missing) = items.iter().find_map(|s| {
         let file = s.split_once('=').map_or(s.as_str(), |(_, f)| f);
         let named = s.contains('=') || s.contains('/');
-        (named && !std::path::Path::new(file).is_file()).then_some(file)
+        let path = std::path::Path::new(file);
+        let there = path.is_file() || cachelint::run::one_variant(path).is_some();
+        (named && !there).then_some(file)
     }) {
         return Err(format!("{missing}: no such file"));
     }
@@ -711,6 +713,7 @@ fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), Stri
             || s.contains('/')
             || Build::is_debug_file(path)
             || cachelint::run::is_variant_file(path)
+            || cachelint::run::one_variant(path).is_some()
     };
     let split = items
         .iter()

@@ -180,6 +180,8 @@ pub struct Loaded<'f, 'a> {
     backend: Backend<'f, 'a>,
     /// Notes of how the file was made (a variant's build), told first.
     made: Vec<String>,
+    /// The config the file was made with, when its maker knows it.
+    made_config: Option<KernelConfig>,
 }
 
 enum Backend<'f, 'a> {
@@ -237,6 +239,7 @@ fn with_btf<T>(
         bytes,
         backend: Backend::Btf(btf),
         made: Vec::new(),
+        made_config: None,
     };
     f(&mut loaded)
 }
@@ -261,6 +264,7 @@ fn with_dwarf<T>(
         bytes,
         backend: Backend::Dwarf(Box::new(types)),
         made: Vec::new(),
+        made_config: None,
     };
     f(&mut loaded).map_err(|e| in_file(e, &build.path))
 }
@@ -426,7 +430,22 @@ impl Loaded<'_, '_> {
     /// The kernel config of the build: embedded (`CONFIG_IKCONFIG`) or a
     /// `.config` beside the file.
     pub fn kernel_config(&self) -> Option<KernelConfig> {
-        kconfig::find(&self.build.path, self.bytes)
+        self.made_config
+            .clone()
+            .or_else(|| kconfig::find(&self.build.path, self.bytes))
+    }
+
+    /// The kernel config that can be had without reading the file: its
+    /// maker's, or a `.config` beside it.
+    pub(crate) fn config_beside(&self) -> Option<KernelConfig> {
+        self.made_config
+            .clone()
+            .or_else(|| kconfig::beside(&self.build.path))
+    }
+
+    /// Sets the config the file was made with.
+    pub(crate) fn set_config(&mut self, config: KernelConfig) {
+        self.made_config = Some(config);
     }
 }
 

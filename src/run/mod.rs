@@ -112,17 +112,10 @@ impl Setup {
         for mut build in builds {
             // `FILE#NAME`: one variant of a variant file.
             let mut only = None;
-            if !build.path.exists()
-                && let Some((file, name)) = build
-                    .path
-                    .to_string_lossy()
-                    .rsplit_once('#')
-                    .map(|(f, n)| (f.to_owned(), n.to_owned()))
-                && crate::variant::is_variant_file(std::path::Path::new(&file))
-            {
+            if let Some((file, name)) = one_variant(&build.path) {
                 only = Some(name.clone());
                 let labelled = build.config != Build::file(&build.path).config;
-                build.path = PathBuf::from(file);
+                build.path = file;
                 if !labelled {
                     build.config = name;
                 }
@@ -169,6 +162,18 @@ impl Setup {
 /// described instead of given. See docs/variants.md.
 pub fn is_variant_file(path: &std::path::Path) -> bool {
     crate::variant::is_variant_file(path)
+}
+
+/// The variant file and the name of `FILE#NAME`, one variant of the file
+/// (when no file is named so).
+pub fn one_variant(path: &std::path::Path) -> Option<(PathBuf, String)> {
+    if path.exists() {
+        return None;
+    }
+    let text = path.to_string_lossy();
+    let (file, name) = text.rsplit_once('#')?;
+    let file = PathBuf::from(file);
+    is_variant_file(&file).then(|| (file, name.to_owned()))
 }
 
 /// What a command needs read from each build, decided from its options

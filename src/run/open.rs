@@ -174,7 +174,7 @@ fn decode(
     let kernel_config = want.kernel_config.then(|| loaded.kernel_config()).flatten();
     let beside = match kernel_config {
         Some(_) => None,
-        None => crate::kconfig::beside(&loaded.build.path),
+        None => loaded.config_beside(),
     };
     let line = super::line::of(
         loaded.cacheline,

@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use super::Input;
 use crate::error::Result;
+use crate::kconfig::KernelConfig;
 use crate::load::{Build, Loaded, Reading, SourceRoot};
 use crate::variant::{Built, Variant, Wanted};
 
@@ -62,8 +63,17 @@ impl Input for VariantInput {
         if reading.source_root == SourceRoot::Detect {
             reading.source_root = SourceRoot::Dir(self.variant.tree.display().to_string());
         }
+        let config =
+            std::fs::read_to_string(&made.config).map_err(|e| crate::error::Error::Io {
+                path: made.config.clone(),
+                source: e,
+            })?;
         crate::load::open(&object, &reading, |loaded| {
             loaded.add_notes(made.notes);
+            loaded.set_config(KernelConfig {
+                source: "the variant's .config".to_owned(),
+                options: crate::kconfig::parse(&config),
+            });
             f(loaded)
         })
     }

@@ -152,6 +152,19 @@ fn sets_tree(line: &str) -> bool {
         .is_some_and(|rest| rest.trim_start().starts_with('='))
 }
 
+/// The variants `text` describes, read from `file`, its paths resolved
+/// but not checked (the fuzz driver's entry).
+#[cfg(feature = "exercise")]
+pub(crate) fn parse_file(file: &Path, text: &str) -> Result<Vec<Spec>> {
+    file::parse(file, text)
+}
+
+/// The files a patch's text changes (the fuzz driver's entry).
+#[cfg(feature = "exercise")]
+pub(crate) fn patched_files(text: &str) -> Vec<PathBuf> {
+    overlay::changed_files(text)
+}
+
 /// Largest variant file read.
 const MAX_FILE: u64 = 1 << 20;
 
@@ -199,8 +212,10 @@ pub(crate) struct Variant {
 /// build has to tell.
 #[derive(Clone, Debug)]
 pub(crate) struct Built {
-    /// The probe object (beside it its `.config`).
+    /// The probe object.
     pub object: PathBuf,
+    /// The configured tree's `.config`.
+    pub config: PathBuf,
     /// Notes: options the config step dropped, edits that did not hold,
     /// roots discovered among headers only.
     pub notes: Vec<String>,
@@ -274,6 +289,7 @@ impl Variant {
         notes.extend(probe.notes);
         Ok(Built {
             object: probe.object,
+            config: prepared.dir.join(".config"),
             notes,
         })
     }

@@ -100,7 +100,7 @@ impl Overlay {
 }
 
 /// The files a unified diff changes (`+++ b/PATH`, `-p1`).
-fn changed_files(patch: &str) -> Vec<PathBuf> {
+pub(super) fn changed_files(patch: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = Vec::new();
     for line in patch.lines() {
         let Some(path) = line.strip_prefix("+++ ") else {

@@ -51,6 +51,7 @@ pub(super) fn prepare(v: &Variant, progress: &Progress) -> Result<Prepared> {
         (Config::Target(target), _) => key.add("target").add(target),
         (Config::File(_), None) => unreachable!("a config file is read"),
     };
+    let base = cache::root()?.join("prepared").join(key.finish());
     for edit in &v.spec.set {
         key.add(edit.to_string());
     }
@@ -71,6 +72,17 @@ pub(super) fn prepare(v: &Variant, progress: &Progress) -> Result<Prepared> {
     };
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| io(&dir, e))?;
+    }
+    // Option edits over a config already prepared: its directory is the
+    // start, and kbuild rebuilds only what the edits change (an
+    // incremental build, as after editing a .config by hand).
+    if base != dir && base.join(STAMP).is_file() {
+        let _base_lock = cache::lock(&base)?;
+        progress.step("copying the prepared directory of the config without the edits");
+        copy_dir(v, &base, &dir)?;
+        for own in [STAMP, NOTES] {
+            let _ = std::fs::remove_file(dir.join(own));
+        }
     }
     std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
     let config = dir.join(".config");
@@ -112,6 +124,22 @@ pub(super) fn prepare(v: &Variant, progress: &Progress) -> Result<Prepared> {
     std::fs::write(dir.join(NOTES), text).map_err(|e| io(&dir, e))?;
     std::fs::write(dir.join(STAMP), "").map_err(|e| io(&dir, e))?;
     Ok(Prepared { dir, key, notes })
+}
+
+/// Copies directory `from` to `to` with its files' times (`cp -a`), so
+/// that make sees what is up to date.
+fn copy_dir(v: &Variant, from: &Path, to: &Path) -> Result<()> {
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .map_err(|e| v.error(format!("cannot run cp: {e}")))?;
+    match status.success() {
+        true => Ok(()),
+        false => Err(v.error(format!("cp -a {} {} failed", from.display(), to.display()))),
+    }
 }
 
 /// A `.config` of `v`.

@@ -133,8 +133,6 @@ pub(super) fn build(
         &format!("compiling the probe {}", source.display()),
         progress,
     )?;
-    let config = prepared.dir.join(".config");
-    std::fs::copy(&config, dir.join(".config")).map_err(|e| io(&config, e))?;
     let deps = dependencies(&dir, &prepared.dir);
     std::fs::write(dir.join(MANIFEST), manifest(&deps)).map_err(|e| io(&dir, e))?;
     let text: String = notes.iter().map(|n| format!("{n}\n")).collect();

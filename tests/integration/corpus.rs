@@ -33,5 +33,6 @@ fn the_corpus_never_panics() {
     total += replay("plan", cachelint::exercise::plan);
     total += replay("name_index", cachelint::exercise::name_index);
     total += replay("header_patch", cachelint::exercise::header_patch);
+    total += replay("variant_file", cachelint::exercise::variant_file);
     assert!(total > 0, "tests/corpus holds no input");
 }
