@@ -9,6 +9,7 @@ pub(crate) mod contexts;
 pub mod explain;
 pub mod findings;
 pub mod footprint;
+pub(crate) mod members;
 pub(crate) mod ranges;
 pub(crate) mod validate;
 

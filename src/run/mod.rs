@@ -57,6 +57,13 @@ pub(crate) trait Input: Send + Sync {
         self.build().path.display().to_string()
     }
 
+    /// The same build made again with `patch` (a `-p1` patch of its
+    /// source tree, as text) applied, when it can be made again (a
+    /// variant); `None` for a file.
+    fn with_patch(&self, _patch: &str) -> Option<Result<Arc<dyn Input>>> {
+        None
+    }
+
     /// Opens it as `reading` says and runs `f` on the loaded file (which
     /// keeps what it reads). `wanted` is every type the run will look up,
     /// for an input made for the occasion (a variant compiles exactly
@@ -358,6 +365,35 @@ impl Run {
     /// [`Run::view`] of every build, in order.
     pub(crate) fn views(&self) -> Result<Vec<View<'_>>> {
         self.builds.iter().map(|b| self.view(b)).collect()
+    }
+
+    /// Struct `ty` of `opened` as the compiler lays it out with `patch`
+    /// (a `-p1` patch of the build's source tree) applied, when the build
+    /// can be compiled again (a variant): its types and the struct's id.
+    /// `None` for a file.
+    pub(crate) fn compiled_with_patch(
+        &self,
+        opened: &Opened,
+        patch: &str,
+        ty: &str,
+    ) -> Option<Result<(TypeTable, TypeId)>> {
+        let input = match opened.input.with_patch(patch)? {
+            Ok(input) => input,
+            Err(e) => return Some(Err(e)),
+        };
+        let want = Want {
+            specs: vec![TypeSpec {
+                name: ty.to_owned(),
+                pick: crate::lookup::Pick::First,
+            }],
+            ..Want::default()
+        };
+        let compiled =
+            open::all(&[input], &Rules::default(), &want, &self.reading, None).map(|mut built| {
+                let built = built.remove(0);
+                (built.data.table.clone(), built.found[0].id)
+            });
+        Some(compiled)
     }
 
     /// The "unknown type" error for `name` in `opened`, with the closest

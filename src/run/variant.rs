@@ -2,7 +2,7 @@
 //! run opens it, for exactly the types the run wants, then read as the
 //! DWARF file it compiled to.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::Input;
 use crate::error::Result;
@@ -39,6 +39,15 @@ impl Input for VariantInput {
 
     fn key(&self) -> String {
         format!("{}#{}", self.build.path.display(), self.variant.name())
+    }
+
+    fn with_patch(&self, patch: &str) -> Option<Result<Arc<dyn Input>>> {
+        let variant = self.variant.patched(patch)?;
+        Some(
+            variant.map(|v| {
+                Arc::new(VariantInput::new(self.build.config.clone(), v)) as Arc<dyn Input>
+            }),
+        )
     }
 
     fn open(

@@ -294,6 +294,32 @@ impl Variant {
         })
     }
 
+    /// This variant with `patch` (a `-p1` patch of its tree, as text)
+    /// applied, kept in the cache; `None` when it has a patch of its own,
+    /// which the text was not made against.
+    pub(crate) fn patched(&self, patch: &str) -> Option<Result<Variant>> {
+        if self.spec.patch.is_some() {
+            return None;
+        }
+        let made = (|| {
+            let mut key = cache::Key::default();
+            key.add(patch);
+            let path = cache::root()?
+                .join("patches")
+                .join(format!("{}.patch", key.finish()));
+            let io = |e| Error::Io {
+                path: path.clone(),
+                source: e,
+            };
+            std::fs::create_dir_all(path.parent().unwrap_or(Path::new("."))).map_err(io)?;
+            std::fs::write(&path, patch).map_err(io)?;
+            let mut v = self.clone();
+            v.spec.patch = Some(path);
+            Ok(v)
+        })();
+        Some(made)
+    }
+
     /// An error of this variant's build.
     pub(crate) fn error(&self, why: impl fmt::Display) -> Error {
         Error::VariantBuild(format!("variant '{}': {why}", self.name()))

@@ -364,6 +364,55 @@ fn mistakes_are_one_line_errors_with_exit_code_2() {
 }
 
 #[test]
+fn suggests_header_patch_is_compiled_on_every_variant_and_held_to_the_plan() {
+    let s = Setup::new("suggest");
+    let file = s.variants(
+        "v.toml",
+        "[[variant]]\nname = \"smp\"\n[[variant]]\nname = \"up\"\nset = [\"SMP=n\"]\n",
+    );
+    let rules = s.dir.join("ring.toml");
+    std::fs::write(
+        &rules,
+        "[ring]\nhead = \"lockless-write\"\nmask = \"hot-read\"\ntail = \"hot-read\"\n",
+    )
+    .unwrap();
+    let args = [
+        "suggest",
+        "--rules",
+        rules.to_str().unwrap(),
+        "--source-tree",
+        s.tree.to_str().unwrap(),
+        file.to_str().unwrap(),
+        "ring",
+    ];
+    let (code, out, err) = s.run(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("+++ b/include/linux/ring.h"), "{out}");
+    for label in ["smp", "up"] {
+        assert!(
+            err.contains(&format!("[{label}] the header patch compiled: struct ring is as planned (4 members, 88 bytes)")),
+            "{err}"
+        );
+    }
+    // The compiler laying the patched struct out otherwise (here: a member
+    // the stand-in widens when it compiles a patched copy) is an error. A
+    // cache of its own: the stand-in's variable is no part of a probe's key.
+    let other = s.dir.join("other-cache");
+    let (code, _, err) = cachelint_with_env(
+        &[
+            ("CACHELINT_VARIANT_DIR", other.as_os_str()),
+            ("STANDIN_PATCHED_CFLAGS", OsStr::new("-DSTANDIN_SKEW")),
+        ],
+        &args,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the header patch, compiled, lays struct ring out otherwise than the plan predicts: size 88 expected, 96 compiled"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_variant_file_is_not_mistaken_for_other_toml() {
     // A rules file and a plan are TOML too, but give no tree.
     assert!(!cachelint::run::is_variant_file(&crate::common::rules(

@@ -313,3 +313,45 @@ fn a_patched_variant_compiles_the_patch_in_a_private_copy() {
     assert!(patched[0].to_string().contains("cachelint_added"));
     assert_eq!(tree_snapshot(&tree), before, "the source tree was written");
 }
+
+#[test]
+#[ignore = "needs Debian's 6.12 source and configs: .ci/run sets CACHELINT_KERNEL_SOURCE and CACHELINT_CONFIG_*"]
+fn suggests_header_patch_compiles_as_planned_on_every_variant() {
+    let amd64 = env_path("CACHELINT_CONFIG_AMD64", "Debian's amd64 config");
+    let armmp = env_path("CACHELINT_CONFIG_ARMMP", "Debian's armmp config");
+    let file = variant_file(
+        "suggest",
+        &format!(
+            "[[variant]]\nname = \"amd64\"\nconfig = \"{}\"\n\
+             [[variant]]\nname = \"armhf\"\narch = \"arm\"\nconfig = \"{}\"\n\
+             [matrix]\nstats = [\"LRU_GEN_STATS=y\"]\n",
+            amd64.display(),
+            armmp.display()
+        ),
+    );
+    let before = tree_snapshot(&kernel_source());
+    let mut opts = run::suggest_options(&[mm_lru_rules()], &[file.to_str().unwrap()]);
+    opts.source_tree = Some(kernel_source());
+    let out = run::suggest(&opts, &["lru_gen_folio"], Format::Text).unwrap();
+    assert!(
+        out.stdout.contains("+++ b/include/linux/mmzone.h"),
+        "{}",
+        out.stdout
+    );
+    // The plan engine's prediction against the compiler, on each: the
+    // patch compiled in a private copy of the tree.
+    for label in ["amd64", "amd64+stats", "armhf", "armhf+stats"] {
+        let agreed =
+            format!("[{label}] the header patch compiled: struct lru_gen_folio is as planned");
+        assert!(
+            out.notes.iter().any(|n| n.starts_with(&agreed)),
+            "{label}: {:?}",
+            out.notes
+        );
+    }
+    assert_eq!(
+        tree_snapshot(&kernel_source()),
+        before,
+        "the source tree was written"
+    );
+}

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::analysis::members;
 use crate::error::{Error, Result};
 use crate::layout;
 use crate::plan::Plan;
@@ -411,7 +412,10 @@ fn from_snapshots(
             true => report.notes.push(format!(
                 "--source-tree: no header patch: the suggestion leaves every line of struct {ty} as it is"
             )),
-            false => report.patch = Some(patch),
+            false => {
+                report.notes.extend(compiled_as_planned(run, &plan, &patch, ty)?);
+                report.patch = Some(patch);
+            }
         }
     }
     if opts.diagram || opts.asserts {
@@ -454,6 +458,42 @@ fn from_snapshots(
         report.notes = crate::report::unique_notes(std::mem::take(&mut report.notes));
     }
     Ok(report)
+}
+
+/// The header patch `patch` compiled on every build that can be compiled
+/// again (a variant), and struct `ty` as compiled held to the plan's
+/// prediction: a note per build that agrees; a build that does not is an
+/// error naming the members placed otherwise, never hidden.
+fn compiled_as_planned(run: &Run, plan: &Arc<Plan>, patch: &str, ty: &str) -> Result<Vec<String>> {
+    let mut notes = Vec::new();
+    for opened in &run.builds {
+        let Some(compiled) = run.compiled_with_patch(opened, patch, ty) else {
+            continue;
+        };
+        let (table, id) = compiled?;
+        let planned = opened.planned_by_name(plan)?;
+        let Some(found) = opened.present.get(ty) else {
+            return Err(run.unknown_type(opened, ty));
+        };
+        let expected = members::placed(planned.table(), found.id);
+        let got = members::placed(&table, id);
+        let differences = members::differences(&expected, &got, 6);
+        if !differences.is_empty() {
+            return Err(Error::VariantBuild(format!(
+                "[{}] the header patch, compiled, lays struct {ty} out otherwise than the plan \
+                 predicts: {}",
+                opened.build.config,
+                differences.join("; ")
+            )));
+        }
+        notes.push(format!(
+            "[{}] the header patch compiled: struct {ty} is as planned ({} members, {} bytes)",
+            opened.build.config,
+            got.1.len(),
+            got.0.unwrap_or(0)
+        ));
+    }
+    Ok(notes)
 }
 
 /// The author's isolation in `units` of struct `ty`: the units no member
