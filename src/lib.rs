@@ -34,6 +34,7 @@ pub(crate) mod path;
 pub(crate) mod plan;
 pub mod render;
 pub mod report;
+pub mod review;
 pub(crate) mod rules;
 pub mod run;
 pub(crate) mod search;

@@ -27,6 +27,7 @@ use cachelint::report::diff::DiffReport;
 use cachelint::report::footprint::FootprintReport;
 use cachelint::report::layout::{LayoutReport, OffsetofReport};
 use cachelint::report::offsets::OffsetsReport;
+use cachelint::report::review::ReviewReport;
 use cachelint::report::suggest::SuggestReport;
 use cachelint::run::{Run, Setup, Want};
 
@@ -332,6 +333,36 @@ enum Command {
         #[command(flatten)]
         input: InputArgs,
     },
+    /// Review a layout patch as kernel CI would: in a git tree whose HEAD
+    /// is the patch, every struct whose definition it touches in a header
+    /// is laid out at the base and at HEAD on a matrix of variants (the
+    /// tree configured and compiled for each arch, no kernel build; see
+    /// docs/variants.md): size and cachelines per variant, the kernel's
+    /// cacheline groups, and the kernel's own CACHELINE_ASSERT_GROUP_*
+    /// asserts of those structs evaluated on each. Exit code 1 when an
+    /// assert fails at HEAD on some variant.
+    #[command(after_help = REVIEW_EXAMPLES)]
+    Review {
+        /// The git work tree (a clean kernel source tree at the patch).
+        #[arg(long, default_value = ".")]
+        tree: PathBuf,
+        /// The revision the patch applies to.
+        #[arg(long, default_value = "HEAD~")]
+        base: String,
+        /// A variant file whose variants make the matrix (their `tree` is
+        /// the reviewed one); by default x86_64, i386, arm and arm64, each
+        /// with its defconfig.
+        #[arg(long, value_name = "FILE")]
+        variants: Option<PathBuf>,
+        /// Review this struct too (repeatable), touched or not.
+        #[arg(long = "type", value_name = "TYPE")]
+        types: Vec<String>,
+        /// Output format.
+        #[arg(long, default_value = "text", value_parser = formats::<ReviewReport>())]
+        format: Format,
+        #[command(flatten)]
+        input: InputArgs,
+    },
     /// What changed in structs between two builds: members added, removed,
     /// moved or resized (nested ones by path), where a size change comes
     /// from, and with --rules the annotated fields on other lines and the
@@ -465,6 +496,19 @@ const SUGGEST_EXAMPLES: &str = "Examples:
   cachelint suggest --rules mm-lru.toml amd64=vmlinux lru_gen_folio --plan-out p.toml
   cachelint suggest vmlinux page_pool task_struct --plan-out packed.toml
   cachelint diagram --rules mm-lru.toml --plan p.toml amd64=vmlinux mem_cgroup_per_node";
+
+const REVIEW_EXAMPLES: &str = "Examples:
+  cachelint review                                  # HEAD against HEAD~, in the current tree
+  cachelint review --tree ~/linux --base net-next/main --variants ci-variants.toml
+  cachelint review --format json > review.json
+
+The first review of a tree prepares it once per variant (20-40 s each, in
+the variant cache); later ones compile two small objects per variant.
+contrib/nipa/cachelint/ runs it as a netdev NIPA per-patch test.
+
+Exit codes: 0 no kernel assert fails at HEAD, 1 one does, 2 usage or input
+error (a variant that does not compile at HEAD is one, with the compiler's
+first errors).";
 
 const DIFF_EXAMPLES: &str = "Examples:
   cachelint diff old/vmlinux new/vmlinux mem_cgroup_per_node lruvec lru_gen_folio
@@ -954,6 +998,20 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             let opts = OffsetsOptions { paths };
             let run = open(Vec::new(), builds, input, |r| opts.want(r))?;
             render::output(&commands::offsets(&run, &opts)?, format, "offsets")
+        }
+        Command::Review {
+            tree,
+            base,
+            variants,
+            types,
+            format,
+            input,
+        } => {
+            let review =
+                cachelint::review::Review::read(&tree, &base, variants.as_deref(), &types)?;
+            let setup = Setup::review(Vec::new(), &review, input.reading()?);
+            let run = Run::open(setup, |_| Ok(commands::review_want(&review)))?;
+            render::output(&commands::review(&run, &review)?, format, "review")
         }
         Command::Diff {
             old,

@@ -19,6 +19,7 @@ mod diagram;
 mod diff;
 mod footprint;
 mod offsets;
+mod review;
 mod suggest;
 
 pub use crate::diff::ListDepth;
@@ -33,6 +34,7 @@ pub use diagram::{DiagramOptions, diagram};
 pub use diff::{DiffOptions, diff};
 pub use footprint::{FootprintOptions, footprint_report};
 pub use offsets::{OffsetsOptions, offsets};
+pub use review::{review, review_want};
 pub use suggest::{SuggestOptions, suggest};
 
 use crate::error::Result;

@@ -42,3 +42,26 @@ pub(crate) fn read_exact(path: &Path) -> Result<String> {
         ))
     })
 }
+
+/// The tokens of a line of code: identifiers and numbers, and each other
+/// character that is not a space.
+pub(crate) fn tokens(code: &str) -> Vec<String> {
+    let mut tokens = Vec::new();
+    let mut word = String::new();
+    for c in code.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        if !word.is_empty() {
+            tokens.push(std::mem::take(&mut word));
+        }
+        if !c.is_whitespace() {
+            tokens.push(c.to_string());
+        }
+    }
+    if !word.is_empty() {
+        tokens.push(word);
+    }
+    tokens
+}

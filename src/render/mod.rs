@@ -19,6 +19,7 @@ mod footprint;
 mod json;
 mod layout;
 mod offsets;
+mod review;
 mod sarif;
 mod style;
 mod suggest;

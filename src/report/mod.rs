@@ -20,6 +20,7 @@ pub mod explain;
 pub mod footprint;
 pub mod layout;
 pub mod offsets;
+pub mod review;
 pub(crate) mod stands_for;
 pub mod suggest;
 

@@ -164,7 +164,7 @@ fn tabled<'r>(rules: &'r Rules, name: &str) -> Vec<&'r FieldRule> {
 
 /// Offset, size and bitfield-ness of `member` of `root`; `None` when the
 /// build has no such member.
-fn locate(table: &TypeTable, root: TypeId, member: &str) -> Option<(u64, u64, bool)> {
+pub(crate) fn locate(table: &TypeTable, root: TypeId, member: &str) -> Option<(u64, u64, bool)> {
     let parsed = MemberPath::parse(&format!("T.{member}")).ok()?;
     let r = path::resolve(table, root, &parsed.steps, member).ok()?;
     Some(match r.bits {

@@ -21,7 +21,7 @@ mod parallel;
 mod variant;
 
 pub(crate) use analyze::{Roots, analyze, explained, renamed};
-pub(crate) use asserts::check_function;
+pub(crate) use asserts::{check_function, locate};
 pub use diagram::{DEFAULT_WIDTH, MIN_WIDTH, Selection};
 pub(crate) use diagram::{DrawSpec, draw};
 pub(crate) use fit::rules_fit;
@@ -162,6 +162,33 @@ impl Setup {
             plan: None,
             cacheline: None,
         })
+    }
+}
+
+impl Setup {
+    /// The setup of a review: each of its variants at the base, then at
+    /// HEAD, labelled `NAME.base` and `NAME.head`.
+    pub fn review(rules: Vec<PathBuf>, review: &crate::review::Review, reading: Reading) -> Setup {
+        let mut builds: Vec<Box<dyn Input>> = Vec::new();
+        for (head, base) in &review.variants {
+            let (base_label, head_label) = crate::review::Review::labels(head.name());
+            builds.push(Box::new(variant::VariantInput::new(
+                base_label,
+                base.clone(),
+            )));
+            builds.push(Box::new(variant::VariantInput::new(
+                head_label,
+                head.clone(),
+            )));
+        }
+        Setup {
+            rules,
+            builds,
+            baseline: Vec::new(),
+            reading,
+            plan: None,
+            cacheline: None,
+        }
     }
 }
 

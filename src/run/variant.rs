@@ -38,7 +38,14 @@ impl Input for VariantInput {
     }
 
     fn key(&self) -> String {
-        format!("{}#{}", self.build.path.display(), self.variant.name())
+        // A review holds each variant twice, the second patched.
+        let patch = self.variant.spec.patch.as_deref();
+        format!(
+            "{}#{}#{}",
+            self.build.path.display(),
+            self.variant.name(),
+            patch.map_or_else(String::new, |p| p.display().to_string())
+        )
     }
 
     fn with_patch(&self, patch: &str) -> Option<Result<Arc<dyn Input>>> {

@@ -65,11 +65,18 @@ struct Fields {
 /// Parses the variant file `file`, whose text is `text`: its variants,
 /// the matrix applied.
 pub(super) fn parse(file: &Path, text: &str) -> Result<Vec<Spec>> {
+    parse_in(file, text, None)
+}
+
+/// [`parse`], every variant's tree `tree` when one is given (a review's:
+/// the file's own `tree`, if any, is ignored).
+pub(super) fn parse_in(file: &Path, text: &str, tree: Option<&Path>) -> Result<Vec<Spec>> {
     let shared: Arc<Path> = Arc::from(file);
     let p = Parser {
         file: &shared,
         text,
         dir: file.parent().unwrap_or(Path::new(".")),
+        tree,
     };
     let doc = DeTable::parse(text).map_err(|e| {
         let at = Location::at(&shared, text, e.span().map_or(0, |s| s.start));
@@ -179,6 +186,7 @@ struct Parser<'a> {
     file: &'a Arc<Path>,
     text: &'a str,
     dir: &'a Path,
+    tree: Option<&'a Path>,
 }
 
 impl Parser<'_> {
@@ -255,9 +263,9 @@ impl Parser<'_> {
             b.clone().or_else(|| t.clone())
         };
         let whole = Location::at(self.file, self.text, 0);
-        let (tree, _) = base
-            .tree
-            .clone()
+        let given = self.tree.map(|t| (t.to_path_buf(), whole.clone()));
+        let (tree, _) = given
+            .or_else(|| base.tree.clone())
             .or_else(|| top.tree.clone())
             .ok_or_else(|| {
                 whole.variant_error(format!(

@@ -336,7 +336,7 @@ fn embedders_in(text: &str, name: &str) -> Vec<String> {
         if line.preprocessor {
             continue;
         }
-        for token in tokenize(&line.code) {
+        for token in crate::csource::tokens(&line.code) {
             match token.as_str() {
                 "{" => {
                     if depth == 0 {
@@ -383,29 +383,6 @@ fn embedders_in(text: &str, name: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// The tokens of a line of code: identifiers and numbers, and each other
-/// character that is not a space.
-fn tokenize(code: &str) -> Vec<String> {
-    let mut tokens = Vec::new();
-    let mut word = String::new();
-    for c in code.chars() {
-        if is_ident_char(c) {
-            word.push(c);
-            continue;
-        }
-        if !word.is_empty() {
-            tokens.push(std::mem::take(&mut word));
-        }
-        if !c.is_whitespace() {
-            tokens.push(c.to_string());
-        }
-    }
-    if !word.is_empty() {
-        tokens.push(word);
-    }
-    tokens
 }
 
 #[cfg(test)]

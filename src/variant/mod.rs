@@ -181,6 +181,15 @@ pub(crate) fn read(path: &Path) -> Result<Vec<Variant>> {
         .collect()
 }
 
+/// The variants of variant file text `text` (read from `file`), every
+/// one of them on `tree`.
+pub(crate) fn read_in(file: &Path, text: &str, tree: &Path) -> Result<Vec<Variant>> {
+    file::parse_in(file, text, Some(tree))?
+        .into_iter()
+        .map(Variant::resolve)
+        .collect()
+}
+
 /// The types a run wants of a variant, decided before it is built.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Wanted {

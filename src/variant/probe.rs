@@ -24,6 +24,10 @@ use crate::error::{Error, Result};
 /// The probe's name, as a module's object.
 const NAME: &str = "cachelint_probe";
 
+/// How probes are made, in their key: a change to how cachelint writes
+/// them makes new ones.
+const PROBE_FORMAT: &str = "cachelint probe 1";
+
 /// The files the compile read, with their sizes and times.
 const MANIFEST: &str = ".cachelint-manifest";
 
@@ -50,9 +54,12 @@ pub(super) fn build(
     wanted: &Wanted,
     progress: &Progress,
 ) -> Result<Probe> {
+    let kbuild = kbuild(v, overlay);
     let mut key = Key::default();
-    key.add(&prepared.key)
-        .add(overlay.map_or("", |o| o.key.as_str()));
+    key.add(PROBE_FORMAT)
+        .add(&prepared.key)
+        .add(overlay.map_or("", |o| o.key.as_str()))
+        .add(&kbuild);
     for list in [
         &wanted.names,
         &wanted.required,
@@ -125,7 +132,7 @@ pub(super) fn build(
     std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
     let source = dir.join(format!("{NAME}.c"));
     std::fs::write(&source, text(v, &includes, overlay)).map_err(|e| io(&source, e))?;
-    std::fs::write(dir.join("Kbuild"), kbuild(v, overlay)).map_err(|e| io(&dir, e))?;
+    std::fs::write(dir.join("Kbuild"), &kbuild).map_err(|e| io(&dir, e))?;
     tool::make(
         v,
         &prepared.dir,
@@ -170,6 +177,12 @@ fn text(v: &Variant, includes: &[Include], overlay: Option<&Overlay>) -> String 
 fn kbuild(v: &Variant, overlay: Option<&Overlay>) -> String {
     let mut text =
         format!("obj-m := {NAME}.o\nccflags-y := -g -fno-eliminate-unused-debug-types\n");
+    // CONFIG_DEBUG_INFO_REDUCED (arm64's defconfig) keeps only the structs
+    // a C file defines itself (-femit-struct-debug-baseonly): the probe
+    // defines none. gcc takes the last of these options.
+    if !v.spec.compiler.llvm {
+        text.push_str("ccflags-y += -femit-struct-debug-detailed=any\n");
+    }
     if let Some(o) = overlay {
         let arch = o.dir.join("arch").join(&v.srcarch).join("include");
         let include = o.dir.join("include");

@@ -1,0 +1,229 @@
+//! `review`: a layout patch (HEAD of a git tree) against its base, on a
+//! matrix of variants: each touched struct's size and cachelines, its
+//! kernel cacheline groups, and the kernel's own asserts of it
+//! (`CACHELINE_ASSERT_GROUP_*` in its check function) evaluated on every
+//! variant at both revisions. The run holds each variant twice, at the
+//! base then at HEAD ([`crate::run::Setup::review`]).
+
+use crate::csource::asserts::{Asserted, KernelAssert};
+use crate::error::{Error, Result};
+use crate::layout::{self, Depth};
+use crate::report::review::{
+    AssertReview, GroupSizes, ReviewReport, Shape, StructOn, StructReview, Verdict,
+};
+use crate::review::Review;
+use crate::run::{Opened, Run, Want};
+
+/// What `review` needs read of each build: the reviewed structs, when a
+/// variant has them.
+pub fn review_want(review: &Review) -> Want {
+    Want {
+        names: review.structs.iter().map(|(n, _)| n.clone()).collect(),
+        ..Want::default()
+    }
+}
+
+/// Runs `review` of `review` over `run`.
+pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
+    let names = review.variant_names();
+    if run.builds.len() != 2 * names.len() {
+        return Err(Error::Usage(
+            "a review's run holds each variant at the base and at HEAD".into(),
+        ));
+    }
+    let pairs: Vec<(&Opened, &Opened)> = run
+        .builds
+        .chunks(2)
+        .map(|pair| (&pair[0], &pair[1]))
+        .collect();
+    let mut structs = Vec::new();
+    let mut grown = 0;
+    for (name, header) in &review.structs {
+        let mut on = Vec::new();
+        let mut grew = false;
+        for ((base, head), variant) in pairs.iter().zip(&names) {
+            let line = run.line(head);
+            let b = shape(run, base, name, line)?;
+            let h = shape(run, head, name, line)?;
+            grew |= matches!((&b, &h), (Some(b), Some(h)) if h.0.lines > b.0.lines);
+            let mut groups: Vec<GroupSizes> = Vec::new();
+            for (side, s) in [(0, &b), (1, &h)] {
+                for (group, size) in s.iter().flat_map(|s| s.1.iter()) {
+                    let at = match groups.iter().position(|g| g.name == *group) {
+                        Some(i) => i,
+                        None => {
+                            groups.push(GroupSizes {
+                                name: group.clone(),
+                                base: None,
+                                head: None,
+                            });
+                            groups.len() - 1
+                        }
+                    };
+                    match side {
+                        0 => groups[at].base = *size,
+                        _ => groups[at].head = *size,
+                    }
+                }
+            }
+            on.push(StructOn {
+                variant: variant.clone(),
+                cacheline: line,
+                base: b.map(|s| s.0),
+                head: h.map(|s| s.0),
+                groups,
+            });
+        }
+        grown += usize::from(grew);
+        structs.push(StructReview {
+            name: name.clone(),
+            header: header.clone(),
+            on,
+        });
+    }
+    let mut asserts = Vec::new();
+    for (ty, file) in &review.checks {
+        let (_, found) = crate::csource::asserts::read(file, ty)?;
+        let shown = file
+            .strip_prefix(&review.tree)
+            .unwrap_or(file)
+            .display()
+            .to_string();
+        for a in &found {
+            let on = pairs
+                .iter()
+                .map(|(base, head)| (verdict(run, base, ty, a), verdict(run, head, ty, a)))
+                .collect();
+            asserts.push(AssertReview {
+                ty: ty.clone(),
+                file: shown.clone(),
+                line: a.line,
+                text: match &a.what {
+                    Asserted::Size { text, .. } => format!("{} <= {text}", a.group),
+                    Asserted::Member(m) => format!("{m} in {}", a.group),
+                },
+                on,
+            });
+        }
+    }
+    let failures = asserts
+        .iter()
+        .filter(|a| a.on.iter().any(|(_, h)| matches!(h, Verdict::Fails { .. })))
+        .count();
+    let mut notes = review.notes.clone();
+    for opened in &run.builds {
+        notes.extend(run.view(opened)?.tagged_notes());
+    }
+    Ok(ReviewReport {
+        tree: review.tree.display().to_string(),
+        base: review.base.0.clone(),
+        base_commit: review.base.1.clone(),
+        head_commit: review.head.0.clone(),
+        subject: review.head.1.clone(),
+        variants: names,
+        structs,
+        asserts,
+        failures,
+        grown,
+        notes: crate::report::unique_notes(notes),
+    })
+}
+
+/// Struct `name` of `opened`: its size and lines, and its groups' sizes;
+/// `None` when the build has no such struct.
+#[allow(clippy::type_complexity)]
+fn shape(
+    run: &Run,
+    opened: &Opened,
+    name: &str,
+    line: u64,
+) -> Result<Option<(Shape, Vec<(String, Option<u64>)>)>> {
+    let Some(found) = opened.present.get(name) else {
+        return Ok(None);
+    };
+    let view = run.view(opened)?;
+    let laid = layout::layout(view.table(), found.id, line, Depth::Direct)?;
+    let groups = laid
+        .groups
+        .iter()
+        .map(|g| (g.name.clone(), g.end.map(|e| e.saturating_sub(g.begin))))
+        .collect();
+    Ok(Some((
+        Shape {
+            size: laid.size,
+            lines: laid.size.div_ceil(line).max(1),
+        },
+        groups,
+    )))
+}
+
+/// Kernel assert `a` of struct `ty` on `opened`, as the compiler would
+/// judge it (`BUILD_BUG_ON`): a group's end minus begin at most the
+/// budget; a member's bytes inside its group.
+fn verdict(run: &Run, opened: &Opened, ty: &str, a: &KernelAssert) -> Verdict {
+    if let Some(condition) = a.conditions.first() {
+        return Verdict::Skipped {
+            why: format!("under {condition}"),
+        };
+    }
+    let Some(found) = opened.present.get(ty) else {
+        return Verdict::Skipped {
+            why: format!("no struct {ty}"),
+        };
+    };
+    let Ok(view) = run.view(opened) else {
+        return Verdict::Skipped {
+            why: "not laid out".into(),
+        };
+    };
+    let table = view.table();
+    let Ok(laid) = layout::layout(table, found.id, run.line(opened), Depth::Direct) else {
+        return Verdict::Skipped {
+            why: "not laid out".into(),
+        };
+    };
+    let Some(group) = laid.groups.iter().find(|g| g.name == a.group) else {
+        return Verdict::Fails {
+            measured: None,
+            why: format!("no group {}", a.group),
+        };
+    };
+    let Some(end) = group.end else {
+        return Verdict::Fails {
+            measured: None,
+            why: format!("group {} has no end marker", a.group),
+        };
+    };
+    match &a.what {
+        Asserted::Size { text, value } => {
+            let measured = end.saturating_sub(group.begin);
+            match value {
+                None => Verdict::Skipped {
+                    why: format!("budget '{text}' is not integer arithmetic"),
+                },
+                Some(budget) if measured <= *budget => Verdict::Holds { measured },
+                Some(budget) => Verdict::Fails {
+                    measured: Some(measured),
+                    why: format!("{measured} bytes, over the budget of {budget}"),
+                },
+            }
+        }
+        Asserted::Member(member) => match crate::run::locate(table, found.id, member) {
+            None => Verdict::Fails {
+                measured: None,
+                why: format!("no member {member}"),
+            },
+            Some((offset, size, _)) if offset >= group.begin && offset + size <= end => {
+                Verdict::Holds { measured: offset }
+            }
+            Some((offset, size, _)) => Verdict::Fails {
+                measured: Some(offset),
+                why: format!(
+                    "bytes {offset}-{} outside the group's {}-{end}",
+                    offset + size,
+                    group.begin
+                ),
+            },
+        },
+    }
+}

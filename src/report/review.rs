@@ -1,0 +1,117 @@
+//! `review`: a layout patch on a matrix of variants, as plain data.
+
+use serde::Serialize;
+
+/// The review of one patch.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReviewReport {
+    /// The reviewed tree.
+    pub tree: String,
+    /// The base revision as given, and its commit.
+    pub base: String,
+    /// The base commit.
+    pub base_commit: String,
+    /// HEAD's commit.
+    pub head_commit: String,
+    /// HEAD's subject.
+    pub subject: String,
+    /// The variants, in order.
+    pub variants: Vec<String>,
+    /// Each reviewed struct.
+    pub structs: Vec<StructReview>,
+    /// The kernel's own asserts of the reviewed structs, evaluated on each
+    /// variant at the base and at HEAD.
+    pub asserts: Vec<AssertReview>,
+    /// Asserts that fail at HEAD on some variant.
+    pub failures: usize,
+    /// Structs that take more cachelines at HEAD on some variant.
+    pub grown: usize,
+    /// What the review has to tell.
+    pub notes: Vec<String>,
+}
+
+/// One struct on every variant.
+#[derive(Clone, Debug, Serialize)]
+pub struct StructReview {
+    /// Its name.
+    pub name: String,
+    /// The header the patch touches it in (empty for one named by `--type`).
+    pub header: String,
+    /// Per variant, in order.
+    pub on: Vec<StructOn>,
+}
+
+/// One struct on one variant.
+#[derive(Clone, Debug, Serialize)]
+pub struct StructOn {
+    /// The variant.
+    pub variant: String,
+    /// Its cacheline size.
+    pub cacheline: u64,
+    /// At the base (`None`: the variant has no such struct there).
+    pub base: Option<Shape>,
+    /// At HEAD.
+    pub head: Option<Shape>,
+    /// Its kernel cacheline groups, base and head sizes.
+    pub groups: Vec<GroupSizes>,
+}
+
+/// A struct's size and lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Shape {
+    /// Bytes.
+    pub size: u64,
+    /// Cachelines it spans from a line boundary.
+    pub lines: u64,
+}
+
+/// One group's size (end marker minus begin marker) at the base and at
+/// HEAD.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupSizes {
+    /// The group.
+    pub name: String,
+    /// At the base.
+    pub base: Option<u64>,
+    /// At HEAD.
+    pub head: Option<u64>,
+}
+
+/// One kernel assert on every variant.
+#[derive(Clone, Debug, Serialize)]
+pub struct AssertReview {
+    /// The struct.
+    pub ty: String,
+    /// The C file, relative to the tree.
+    pub file: String,
+    /// Its line.
+    pub line: usize,
+    /// `GROUP <= BUDGET` or `MEMBER in GROUP`.
+    pub text: String,
+    /// Per variant: the verdict at the base and at HEAD.
+    pub on: Vec<(Verdict, Verdict)>,
+}
+
+/// What an assert gives on one build.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// It holds; the measured value.
+    Holds {
+        /// The group's size, or the member's offset.
+        measured: u64,
+    },
+    /// It fails: the build would not compile.
+    Fails {
+        /// The group's size, or the member's offset.
+        measured: Option<u64>,
+        /// Why.
+        why: String,
+    },
+    /// Not evaluated: under a condition the variant's config does not
+    /// meet, or that cachelint does not read.
+    Skipped {
+        /// Why.
+        why: String,
+    },
+}
