@@ -1,5 +1,6 @@
 //! The git commands a review runs in the reviewed tree: all read-only
-//! (`rev-parse`, `diff`, `show`, `status`, `grep`, `log`).
+//! (`rev-parse`, `diff`, `show`, `status`, `grep`, `log`), and without
+//! the optional index refresh, so that not even `.git` is written.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -32,7 +33,10 @@ impl Repo {
 
     /// Runs git with `args` in the tree: its standard output.
     fn run(&self, args: &[&str]) -> Result<String> {
+        // --no-optional-locks: `status` would otherwise refresh the
+        // index, writing the tree's .git.
         let out = Command::new("git")
+            .arg("--no-optional-locks")
             .arg("-C")
             .arg(&self.tree)
             .args(args)

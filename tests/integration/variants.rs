@@ -421,3 +421,157 @@ fn a_variant_file_is_not_mistaken_for_other_toml() {
     assert!(!cachelint::run::is_variant_file(&fixture("lru_gcc.o")));
     let _ = OsStr::new("");
 }
+
+/// Runs git with `args` in `dir`, which must succeed.
+fn git(dir: &Path, args: &[&str]) {
+    crate::common::succeed(
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args),
+        "git",
+        "the review test's repository",
+    );
+}
+
+#[test]
+fn review_lays_out_the_touched_structs_on_each_variant_and_evaluates_the_kernels_asserts() {
+    let s = Setup::new("review");
+    git(&s.tree, &["init", "-q"]);
+    git(&s.tree, &["add", "-A"]);
+    git(&s.tree, &["commit", "-qm", "base"]);
+    // The patch: a third long in the hot group (16 -> 24 bytes, over the
+    // kernel's budget of 16), and a comment outside any struct of
+    // counters.h (which touches none).
+    let header = s.tree.join("include/linux/grouped.h");
+    let text = std::fs::read_to_string(&header).unwrap();
+    std::fs::write(
+        &header,
+        text.replace("\tlong hot_b;\n", "\tlong hot_b;\n\tlong hot_c;\n"),
+    )
+    .unwrap();
+    let counters = s.tree.join("include/linux/counters.h");
+    let text = std::fs::read_to_string(&counters).unwrap();
+    std::fs::write(&counters, format!("{text}/* end */\n")).unwrap();
+    git(&s.tree, &["commit", "-qam", "grouped: one more hot member"]);
+    let matrix = s.variants(
+        "matrix.toml",
+        "[[variant]]\nname = \"smp\"\n[[variant]]\nname = \"up\"\nset = [\"SMP=n\"]\n",
+    );
+    let before = tree_snapshot(&s.tree);
+    let args = [
+        "review",
+        "--tree",
+        s.tree.to_str().unwrap(),
+        "--variants",
+        matrix.to_str().unwrap(),
+    ];
+    let (code, out, err) = s.run(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("\"grouped: one more hot member\" against HEAD~"),
+        "{out}"
+    );
+    assert!(
+        out.contains("struct grouped (include/linux/grouped.h)"),
+        "{out}"
+    );
+    assert!(!out.contains("struct counters"), "{out}");
+    // 8 bytes more: 24 -> 32 on both variants, the group 16 -> 24.
+    assert!(
+        out.contains("| smp     | 64   | 24 B, 1 lines | 32 B, 1 lines | +8 B   |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| grouped_hot                 | 16 -> 24 | 16 -> 24 |"),
+        "{out}"
+    );
+    assert!(out.contains("net/grouped.c:9 grouped_hot <= 16"), "{out}");
+    assert!(
+        out.contains("ok (16) / FAILS: 24 bytes, over the budget of 16"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 kernel assert(s) fail at HEAD, 0 struct(s) take more cachelines"),
+        "{out}"
+    );
+    assert_eq!(tree_snapshot(&s.tree), before, "the tree was written");
+    // The JSON holds the verdicts per variant.
+    let (_, json, _) = s.run(&[&args[..], &["--format", "json"]].concat());
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["failures"], 1);
+    let size = json["asserts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["line"] == 9)
+        .unwrap();
+    assert_eq!(size["on"][0][1]["verdict"], "fails");
+    assert_eq!(size["on"][0][0]["verdict"], "holds");
+    // NIPA's per-patch test: the summary on $DESC_FD, exit 1.
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let results = s.dir.join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    let desc = s.dir.join("desc");
+    let status = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "bash {} 3>{}",
+            here.join("contrib/nipa/cachelint/cachelint.sh").display(),
+            desc.display()
+        ))
+        .current_dir(&s.tree)
+        .env("CACHELINT", env!("CARGO_BIN_EXE_cachelint"))
+        .env("CACHELINT_VARIANT_DIR", &s.cache)
+        .env("CACHELINT_REVIEW_VARIANTS", &matrix)
+        .env("RESULTS_DIR", &results)
+        .env("DESC_FD", "3")
+        .output()
+        .unwrap();
+    assert_eq!(
+        status.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&desc).unwrap(),
+        "1 struct(s) on 2 variant(s): 1 kernel assert(s) fail at HEAD, 0 struct(s) take more cachelines\n"
+    );
+    assert!(results.join("cachelint-review.txt").is_file());
+    // A patch that touches no struct: nothing to say, exit 0.
+    std::fs::write(
+        &counters,
+        std::fs::read_to_string(&counters)
+            .unwrap()
+            .replace("/* end */\n", ""),
+    )
+    .unwrap();
+    git(&s.tree, &["commit", "-qam", "counters: a comment"]);
+    let status = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "bash {} 3>{}",
+            here.join("contrib/nipa/cachelint/cachelint.sh").display(),
+            desc.display()
+        ))
+        .current_dir(&s.tree)
+        .env("CACHELINT", env!("CARGO_BIN_EXE_cachelint"))
+        .env("CACHELINT_VARIANT_DIR", &s.cache)
+        .env("CACHELINT_REVIEW_VARIANTS", &matrix)
+        .env("RESULTS_DIR", &results)
+        .env("DESC_FD", "3")
+        .output()
+        .unwrap();
+    assert_eq!(
+        status.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&desc).unwrap(),
+        "No struct layout touched\n"
+    );
+}

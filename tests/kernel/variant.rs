@@ -355,3 +355,108 @@ fn suggests_header_patch_compiles_as_planned_on_every_variant() {
         "the source tree was written"
     );
 }
+
+#[test]
+#[ignore = "needs Debian's 6.12 source, git, and the cross compilers: .ci/run sets CACHELINT_KERNEL_SOURCE"]
+fn review_of_a_tcp_sock_group_change_gives_the_per_arch_table() {
+    let source = kernel_source();
+    let before = tree_snapshot(&source);
+    // A git tree of the 6.12 source (hard links: a file the test changes
+    // is written anew, never through a link) with the patch at HEAD. Only
+    // the two files the review reads history of are committed.
+    let tree = std::env::temp_dir().join("cachelint-review-tree");
+    let _ = std::fs::remove_dir_all(&tree);
+    crate::common::succeed(
+        std::process::Command::new("cp")
+            .arg("-al")
+            .arg(&source)
+            .arg(&tree),
+        "cp",
+        "a linked copy of the source tree",
+    );
+    let git = |args: &[&str]| {
+        crate::common::succeed(
+            std::process::Command::new("git")
+                .arg("-C")
+                .arg(&tree)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args),
+            "git",
+            "the review's repository",
+        )
+    };
+    let _ = std::fs::remove_file(tree.join(".extracted"));
+    git(&["init", "-q"]);
+    git(&["add", "-f", "include/linux/tcp.h", "net/ipv4/tcp.c"]);
+    git(&["commit", "-qm", "base"]);
+    let header = tree.join("include/linux/tcp.h");
+    let text = std::fs::read_to_string(&header).unwrap();
+    let anchor = "\tu32\tnotsent_lowat;\t/* TCP_NOTSENT_LOWAT */\n";
+    assert!(text.contains(anchor), "tcp_sock_read_tx's notsent_lowat");
+    std::fs::remove_file(&header).unwrap();
+    std::fs::write(
+        &header,
+        text.replace(anchor, &format!("{anchor}\tu64\tcachelint_added;\n")),
+    )
+    .unwrap();
+    git(&["commit", "-qam", "tcp: a u64 in tcp_sock_read_tx"]);
+    let (code, out, err) = crate::common::cachelint(&[
+        "review",
+        "--tree",
+        tree.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        json["variants"],
+        serde_json::json!(["x86_64", "i386", "arm", "arm64"])
+    );
+    // tcp_sock_read_tx: four u32 (16 bytes), the u64, gso_segs (u16) and
+    // two pointers. 64-bit: the u64 at 16 (the group starts 8-aligned),
+    // gso_segs at 24, a 6-byte hole to the pointers at 32 and 40: 48, over
+    // net/ipv4/tcp.c's budget of 40 (40 before: gso_segs, a hole, the
+    // pointers). i386 (a u64 4-aligned in a struct) and ARM EABI (8-aligned,
+    // at 16 too): the u64 ends at 24, gso_segs at 24, a 2-byte hole to the
+    // 4-byte pointers at 28 and 32: 36 (28 before), under the budget.
+    let tcp = json["structs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "tcp_sock")
+        .unwrap();
+    let group = |i: usize| -> (u64, u64) {
+        let g = tcp["on"][i]["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "tcp_sock_read_tx")
+            .unwrap();
+        (g["base"].as_u64().unwrap(), g["head"].as_u64().unwrap())
+    };
+    assert_eq!(
+        [group(0), group(1), group(2), group(3)],
+        [(40, 48), (28, 36), (28, 36), (40, 48)]
+    );
+    let budget = json["asserts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["text"] == "tcp_sock_read_tx <= 40")
+        .expect("tcp_struct_check()'s size assert of tcp_sock_read_tx");
+    let heads: Vec<&str> = budget["on"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v[1]["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(heads, ["fails", "holds", "holds", "fails"]);
+    assert_eq!(json["failures"], 1);
+    assert_eq!(
+        tree_snapshot(&source),
+        before,
+        "the source tree was written"
+    );
+    std::fs::remove_dir_all(&tree).unwrap();
+}

@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A netdev NIPA per-patch test: cachelint's layout review of the patch at
+# HEAD against HEAD~ (docs/variants.md in the cachelint repository). Every
+# struct whose definition the patch touches in a header is laid out on a
+# matrix of variants (x86_64, i386, arm and arm64 defconfigs, or the
+# variant file $CACHELINT_REVIEW_VARIANTS), with the kernel's own
+# CACHELINE_ASSERT_GROUP_* asserts of it evaluated on each: Linux 7.3
+# dropped the group size asserts from tcp_struct_check(), and a 32-bit
+# build is where the last years' breaks were found.
+#
+# Runs in the tree with the patch at HEAD (NIPA's contract): writes a
+# one-line summary to $DESC_FD, the review to $RESULTS_DIR, and exits 0
+# (nothing to say), 250 (a warning: a struct takes more cachelines on some
+# variant) or 1 (an assert fails at HEAD, or the review could not run).
+# The tree is never written: cachelint builds in its cache
+# ($CACHELINT_VARIANT_DIR, default ~/.cache/cachelint/variants), where the
+# first run prepares each variant once (20-40 s each).
+#
+# Needs: cachelint on PATH (or $CACHELINT), git, make, flex, bison, bc,
+# libssl-dev, libelf-dev, gcc-arm-linux-gnueabihf, gcc-aarch64-linux-gnu.
+
+cachelint=${CACHELINT:-cachelint}
+results=${RESULTS_DIR:-.}
+desc_fd=${DESC_FD:-1}
+args=(review --tree . --base HEAD~)
+if [[ -n ${CACHELINT_REVIEW_VARIANTS:-} ]]; then
+  args+=(--variants "$CACHELINT_REVIEW_VARIANTS")
+fi
+
+"$cachelint" "${args[@]}" >"$results/cachelint-review.txt" 2>"$results/cachelint-review.err"
+rc=$?
+cat "$results/cachelint-review.txt" "$results/cachelint-review.err"
+
+if [[ $rc -eq 2 ]]; then
+  why=$(head -n 1 "$results/cachelint-review.err")
+  if [[ $why == *"touches no struct definition"* ]]; then
+    echo "No struct layout touched" >&"$desc_fd"
+    exit 0
+  fi
+  echo "cachelint review failed: ${why#cachelint: error: }" >&"$desc_fd"
+  exit 1
+fi
+
+# cachelint: review: N struct(s) on M variant(s): F kernel assert(s) fail at HEAD, G struct(s) take more cachelines
+summary=$(grep '^cachelint: review: ' "$results/cachelint-review.txt" | tail -n 1)
+summary=${summary#cachelint: review: }
+grown=$(sed -nE 's/.*, ([0-9]+) struct\(s\) take more cachelines.*/\1/p' <<<"$summary")
+echo "${summary:-no summary}" >&"$desc_fd"
+if [[ $rc -eq 1 ]]; then
+  exit 1
+fi
+if [[ ${grown:-0} -gt 0 ]]; then
+  exit 250
+fi
+exit 0
