@@ -9,6 +9,7 @@
 //! those. [`read`] reads a C file with a bound on its size.
 
 pub(crate) mod asserts;
+mod bodies;
 mod nesting;
 mod scan;
 
@@ -16,6 +17,7 @@ use std::path::Path;
 
 use crate::error::Result;
 
+pub(crate) use bodies::{Body, bodies, embeds};
 pub(crate) use nesting::Nesting;
 pub(crate) use scan::{Directive, Line, Pp, scan};
 

@@ -178,6 +178,23 @@ fn rank(v: &Variant, file: &Path) -> u8 {
     }
 }
 
+/// The header of `v`'s tree that `file` names: a path in the tree, or
+/// the end of a public header's path (`mmzone.h`, `linux/mmzone.h`), as
+/// `NAME@FILE` names a declaration file.
+pub(super) fn by_suffix(v: &Variant, file: &str) -> Option<PathBuf> {
+    let direct = v.tree.join(file);
+    if direct.is_file() {
+        return Some(direct);
+    }
+    let suffix = format!("/{}", file.trim_start_matches('/'));
+    let mut hits: Vec<PathBuf> = public_headers(v)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(&suffix))
+        .collect();
+    hits.sort_by_key(|p| rank(v, p));
+    hits.into_iter().next()
+}
+
 /// Every `.h` file under the public include directories.
 fn public_headers(v: &Variant) -> Vec<PathBuf> {
     let mut files = Vec::new();
@@ -219,6 +236,19 @@ fn private_headers(v: &Variant) -> Vec<PathBuf> {
 
 /// Adds the `.h` files under `dir` that `keep` keeps.
 fn walk(dir: &Path, files: &mut Vec<PathBuf>, keep: &dyn Fn(&Path) -> bool) {
+    files.extend(files_under(dir, keep, &|p| {
+        p.extension().is_some_and(|e| e == "h") && keep(p)
+    }));
+}
+
+/// The files under `dir` that `file` takes, in the directories `enter`
+/// takes.
+pub(super) fn files_under(
+    dir: &Path,
+    enter: &dyn Fn(&Path) -> bool,
+    file: &dyn Fn(&Path) -> bool,
+) -> Vec<PathBuf> {
+    let mut files = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -229,15 +259,14 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, keep: &dyn Fn(&Path) -> bool) {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            if kind.is_dir() {
-                if keep(&path) {
-                    stack.push(path);
-                }
-            } else if kind.is_file() && path.extension().is_some_and(|e| e == "h") && keep(&path) {
+            if kind.is_dir() && enter(&path) {
+                stack.push(path);
+            } else if kind.is_file() && file(&path) {
                 files.push(path);
             }
         }
     }
+    files
 }
 
 /// The files of `files` that define struct, union or typedef `name`.
@@ -327,59 +356,13 @@ fn embedding(files: &[PathBuf], name: &str) -> Vec<(String, PathBuf)> {
 /// member (at any depth of their body) of type `struct NAME` or
 /// `union NAME`.
 fn embedders_in(text: &str, name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut depth = 0usize;
-    let mut top: Option<String> = None;
-    let mut pending: Option<String> = None;
-    let mut tokens: Vec<String> = Vec::new();
-    for line in crate::csource::scan(text) {
-        if line.preprocessor {
-            continue;
-        }
-        for token in crate::csource::tokens(&line.code) {
-            match token.as_str() {
-                "{" => {
-                    if depth == 0 {
-                        top = pending.take();
-                    }
-                    depth += 1;
-                    tokens.clear();
-                }
-                "}" => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        top = None;
-                    }
-                    tokens.clear();
-                }
-                // A declaration ends, or a function's parameters start:
-                // no struct body follows.
-                ";" | "(" => {
-                    if depth == 0 {
-                        pending = None;
-                    }
-                    tokens.clear();
-                }
-                _ => {
-                    let n = tokens.len();
-                    if depth == 0 && n >= 1 && matches!(tokens[n - 1].as_str(), "struct" | "union")
-                    {
-                        pending = Some(token.clone());
-                    }
-                    if depth > 0
-                        && n >= 2
-                        && tokens[n - 1] == name
-                        && matches!(tokens[n - 2].as_str(), "struct" | "union")
-                        && token.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                        && let Some(outer) = &top
-                        && outer != name
-                        && !out.contains(outer)
-                    {
-                        out.push(outer.clone());
-                    }
-                    tokens.push(token);
-                }
-            }
+    let mut out: Vec<String> = Vec::new();
+    for body in crate::csource::bodies(text) {
+        if body.name != name
+            && crate::csource::embeds(&body.tokens, name)
+            && !out.contains(&body.name)
+        {
+            out.push(body.name);
         }
     }
     out

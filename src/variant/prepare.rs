@@ -237,35 +237,24 @@ fn dropped(v: &Variant, given: &str, result: &str) -> Option<String> {
 /// True when a Kconfig file of `tree` declares `option`.
 fn declared(tree: &Path, option: &str) -> bool {
     let wanted = [format!("config {option}"), format!("menuconfig {option}")];
-    let mut stack = vec![tree.to_owned()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if kind.is_dir() && !matches!(&*name, ".git" | "Documentation" | "tools") {
-                stack.push(path);
-            } else if kind.is_file()
-                && name.starts_with("Kconfig")
-                && std::fs::read_to_string(&path).is_ok_and(|text| {
-                    text.lines().any(|l| {
-                        wanted
-                            .iter()
-                            .any(|w| l.trim() == w || l.trim().starts_with(&format!("{w} ")))
-                    })
+    let name = |p: &Path| {
+        p.file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned())
+    };
+    let enter = |p: &Path| !matches!(&*name(p), ".git" | "Documentation" | "tools");
+    let kconfig = |p: &Path| name(p).starts_with("Kconfig");
+    super::headers::files_under(tree, &enter, &kconfig)
+        .iter()
+        .any(|path| {
+            std::fs::read_to_string(path).is_ok_and(|text| {
+                text.lines().any(|l| {
+                    let l = l.trim();
+                    wanted
+                        .iter()
+                        .any(|w| l == w || l.starts_with(&format!("{w} ")))
                 })
-            {
-                return true;
-            }
-        }
-    }
-    false
+            })
+        })
 }
 
 #[cfg(test)]

@@ -94,10 +94,9 @@ pub(super) fn build(
     }
     let mut includes = found.includes.clone();
     for file in &wanted.files {
-        let path = v.tree.join(file);
-        if !path.is_file() {
+        let Some(path) = headers::by_suffix(v, file) else {
             return Err(v.error(format!("{} has no header {file}", v.tree.display())));
-        }
+        };
         includes.push(Include::Private(path));
     }
     let mut notes: Vec<String> = found
