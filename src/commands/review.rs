@@ -9,7 +9,7 @@ use crate::csource::asserts::{Asserted, KernelAssert};
 use crate::error::{Error, Result};
 use crate::layout::{self, Depth};
 use crate::report::review::{
-    AssertReview, GroupSizes, ReviewReport, Shape, StructOn, StructReview, Verdict,
+    AssertReview, Broken, GroupSizes, ReviewReport, Shape, StructOn, StructReview, Verdict,
 };
 use crate::review::Review;
 use crate::run::{Opened, Run, Want};
@@ -36,6 +36,25 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
         .chunks(2)
         .map(|pair| (&pair[0], &pair[1]))
         .collect();
+    // A variant that compiles at neither revision says nothing of the
+    // patch: its setup is wrong, and that is the error.
+    let mut broken = Vec::new();
+    for ((base, head), variant) in pairs.iter().zip(&names) {
+        match (&base.failed, &head.failed) {
+            (Some(_), Some(why)) => return Err(Error::VariantBuild(why.clone())),
+            (b, h) => {
+                for (side, why) in [("base", b), ("head", h)] {
+                    if let Some(why) = why {
+                        broken.push(Broken {
+                            variant: variant.clone(),
+                            side: side.to_owned(),
+                            why: why.clone(),
+                        });
+                    }
+                }
+            }
+        }
+    }
     let mut structs = Vec::new();
     let mut grown = 0;
     for (name, header) in &review.structs {
@@ -111,7 +130,7 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
         .filter(|a| a.on.iter().any(|(_, h)| matches!(h, Verdict::Fails { .. })))
         .count();
     let mut notes = review.notes.clone();
-    for opened in &run.builds {
+    for opened in run.builds.iter().filter(|o| o.failed.is_none()) {
         notes.extend(run.view(opened)?.tagged_notes());
     }
     Ok(ReviewReport {
@@ -124,6 +143,7 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
         structs,
         asserts,
         failures,
+        broken,
         grown,
         notes: crate::report::unique_notes(notes),
     })
@@ -161,6 +181,11 @@ fn shape(
 /// judge it (`BUILD_BUG_ON`): a group's end minus begin at most the
 /// budget; a member's bytes inside its group.
 fn verdict(run: &Run, opened: &Opened, ty: &str, a: &KernelAssert) -> Verdict {
+    if opened.failed.is_some() {
+        return Verdict::Skipped {
+            why: "does not compile".into(),
+        };
+    }
     if let Some(condition) = a.conditions.first() {
         return Verdict::Skipped {
             why: format!("under {condition}"),

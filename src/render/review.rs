@@ -20,7 +20,7 @@ impl Render for ReviewReport {
         Output {
             stdout,
             notes: self.notes.clone(),
-            failed: self.failures > 0,
+            failed: self.failures > 0 || self.broken.iter().any(|b| b.side == "head"),
             highlights: Vec::new(),
         }
     }
@@ -96,12 +96,25 @@ fn text(r: &ReviewReport) -> String {
             "change".into(),
         ]);
         for on in &s.on {
+            let broken = |side: &str| {
+                r.broken
+                    .iter()
+                    .any(|b| b.variant == on.variant && b.side == side)
+            };
+            let cell = |side: &str, s: Option<Shape>| match broken(side) {
+                true => "does not compile".to_owned(),
+                false => shape(s),
+            };
+            let changed = match broken("base") || broken("head") {
+                true => "-".to_owned(),
+                false => change(on.base, on.head),
+            };
             t.add_row(vec![
                 on.variant.clone(),
                 on.cacheline.to_string(),
-                shape(on.base),
-                shape(on.head),
-                change(on.base, on.head),
+                cell("base", on.base),
+                cell("head", on.head),
+                changed,
             ]);
         }
         let _ = writeln!(out, "{t}");
@@ -170,9 +183,29 @@ fn text(r: &ReviewReport) -> String {
             let _ = writeln!(out, "{t}");
         }
     }
+    if !r.broken.is_empty() {
+        let _ = writeln!(out);
+        for b in &r.broken {
+            let _ = writeln!(
+                out,
+                "{} does not compile at {}: {}",
+                b.variant, b.side, b.why
+            );
+        }
+    }
+    let at_head: Vec<&str> = r
+        .broken
+        .iter()
+        .filter(|b| b.side == "head")
+        .map(|b| b.variant.as_str())
+        .collect();
+    let broken = match at_head.is_empty() {
+        true => String::new(),
+        false => format!("HEAD does not compile on {}, ", at_head.join(", ")),
+    };
     let _ = writeln!(
         out,
-        "\ncachelint: review: {} struct(s) on {} variant(s): {} kernel assert(s) fail at HEAD, {} struct(s) take more cachelines",
+        "\ncachelint: review: {} struct(s) on {} variant(s): {broken}{} kernel assert(s) fail at HEAD, {} struct(s) take more cachelines",
         r.structs.len(),
         r.variants.len(),
         r.failures,

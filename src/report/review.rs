@@ -24,6 +24,9 @@ pub struct ReviewReport {
     pub asserts: Vec<AssertReview>,
     /// Asserts that fail at HEAD on some variant.
     pub failures: usize,
+    /// The variants whose probe does not compile at one revision: the
+    /// compiler's first errors (a static assert of a touched header, say).
+    pub broken: Vec<Broken>,
     /// Structs that take more cachelines at HEAD on some variant.
     pub grown: usize,
     /// What the review has to tell.
@@ -114,4 +117,15 @@ pub enum Verdict {
         /// Why.
         why: String,
     },
+}
+
+/// A variant that does not compile at one revision.
+#[derive(Clone, Debug, Serialize)]
+pub struct Broken {
+    /// The variant.
+    pub variant: String,
+    /// `base` or `head`.
+    pub side: String,
+    /// The error, with the compiler's first lines.
+    pub why: String,
 }

@@ -107,6 +107,10 @@ pub struct Setup {
     pub plan: Option<Arc<Plan>>,
     /// `--cacheline`.
     pub cacheline: Option<u64>,
+    /// A variant that cannot be built is kept, as a build that failed
+    /// (its `failed` reason), instead of failing the run: a review
+    /// reports a patch that breaks the compile on some arch.
+    pub keep_failed_variants: bool,
 }
 
 impl Setup {
@@ -161,6 +165,7 @@ impl Setup {
             reading,
             plan: None,
             cacheline: None,
+            keep_failed_variants: false,
         })
     }
 }
@@ -188,6 +193,7 @@ impl Setup {
             reading,
             plan: None,
             cacheline: None,
+            keep_failed_variants: true,
         }
     }
 }
@@ -256,6 +262,9 @@ pub struct Decoded {
     pub(crate) kernel_config: Option<KernelConfig>,
     /// [`Want::sizes`].
     pub(crate) sizes: Vec<SizeLine>,
+    /// Why the build could not be made (a variant's failed compile), when
+    /// the setup keeps such builds; its types are then empty.
+    pub(crate) failed: Option<String>,
     /// Why `--plan` cannot lay this build out (a planned struct it lacks:
     /// where the plan names it, and the message), told when a planned
     /// layout is asked for.
@@ -336,7 +345,8 @@ impl Run {
             .map(Arc::from)
             .collect();
         let plan = setup.plan.as_ref();
-        let mut builds = open::all(&inputs, &rules, &want, &setup.reading, plan)?;
+        let keep = setup.keep_failed_variants;
+        let mut builds = open::all(&inputs, &rules, &want, &setup.reading, plan, keep)?;
         let mut opened = builds.split_off(given).into_iter();
         let baseline = setup
             .baseline
@@ -415,11 +425,18 @@ impl Run {
             }],
             ..Want::default()
         };
-        let compiled =
-            open::all(&[input], &Rules::default(), &want, &self.reading, None).map(|mut built| {
-                let built = built.remove(0);
-                (built.data.table.clone(), built.found[0].id)
-            });
+        let compiled = open::all(
+            &[input],
+            &Rules::default(),
+            &want,
+            &self.reading,
+            None,
+            false,
+        )
+        .map(|mut built| {
+            let built = built.remove(0);
+            (built.data.table.clone(), built.found[0].id)
+        });
         Some(compiled)
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::parallel::in_order;
 use super::{Decoded, Input, Opened, Want};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::load::{Loaded, Reading};
 use crate::lookup::{self, Found, Present};
 use crate::model::{TypeId, TypeTable};
@@ -23,6 +23,7 @@ pub(super) fn all(
     want: &Want,
     reading: &Reading,
     plan: Option<&Arc<Plan>>,
+    keep_failed: bool,
 ) -> Result<Vec<Opened>> {
     // The first input of each file is opened; the others share it.
     let mut first: Vec<usize> = Vec::new();
@@ -40,11 +41,15 @@ pub(super) fn all(
     let wanted = wanted(rules, want, plan);
     let decoded = in_order(&first, |&i| {
         let mut decoded = None;
-        inputs[i].open(reading, &wanted, &mut |loaded| {
+        let opened = inputs[i].open(reading, &wanted, &mut |loaded| {
             decoded = Some(decode(loaded, rules, want, plan)?);
             Ok(())
-        })?;
-        Ok(Arc::new(decoded.expect("an opened build is decoded")))
+        });
+        match opened {
+            Err(Error::VariantBuild(why)) if keep_failed => Ok(Arc::new(Decoded::failed(why))),
+            Err(e) => Err(e),
+            Ok(()) => Ok(Arc::new(decoded.expect("an opened build is decoded"))),
+        }
     })?;
     Ok(inputs
         .iter()
@@ -55,6 +60,27 @@ pub(super) fn all(
             input: input.clone(),
         })
         .collect())
+}
+
+impl Decoded {
+    /// A build that could not be made, for `why`: no types.
+    fn failed(why: String) -> Decoded {
+        Decoded {
+            build_line: 64,
+            abi: Abi::default(),
+            notes: Vec::new(),
+            table: TypeTable::new(),
+            present: HashMap::new(),
+            found: Vec::new(),
+            by_name: Vec::new(),
+            renames: HashMap::new(),
+            roots: Vec::new(),
+            kernel_config: None,
+            sizes: Vec::new(),
+            failed: Some(why),
+            plan_missing: None,
+        }
+    }
 }
 
 /// Every type a run will look up in a build, before it is opened: the
@@ -199,6 +225,7 @@ fn decode(
         roots,
         kernel_config,
         sizes,
+        failed: None,
         plan_missing,
     })
 }

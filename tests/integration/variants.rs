@@ -568,4 +568,33 @@ fn review_lays_out_the_touched_structs_on_each_variant_and_evaluates_the_kernels
         std::fs::read_to_string(&desc).unwrap(),
         "No struct layout touched\n"
     );
+    // A patch whose header asserts a size that one variant exceeds: that
+    // variant does not compile at HEAD, with the compiler's message, and
+    // the others are reviewed.
+    let text = std::fs::read_to_string(&header).unwrap();
+    let text = text.replace("\tlong cold;\n", "\tlong cold;\n\tlong colder;\n").replace(
+        "#endif\n",
+        "#ifndef CONFIG_SMP\n_Static_assert(sizeof(struct grouped) <= 32, \"struct grouped grew\");\n#endif\n#endif\n",
+    );
+    std::fs::write(&header, text).unwrap();
+    git(&s.tree, &["commit", "-qam", "grouped: colder"]);
+    let (code, out, err) = s.run(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("| up      | 64   | 32 B, 1 lines | does not compile | -      |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| smp     | 64   | 32 B, 1 lines | 40 B, 1 lines    | +8 B   |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("up does not compile at head: variant 'up': compiling the probe"),
+        "{out}"
+    );
+    assert!(out.contains("struct grouped grew"), "{out}");
+    assert!(
+        out.contains("HEAD does not compile on up, 1 kernel assert(s) fail at HEAD"),
+        "{out}"
+    );
 }
