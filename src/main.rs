@@ -357,6 +357,11 @@ enum Command {
         /// Review this struct too (repeatable), touched or not.
         #[arg(long = "type", value_name = "TYPE")]
         types: Vec<String>,
+        /// Rules files (TOML or net_cachelines tables): their roots are
+        /// analysed at both revisions on every variant, and the pairs of
+        /// fields the patch makes share a line (or parts) are listed.
+        #[arg(long)]
+        rules: Vec<PathBuf>,
         /// Output format.
         #[arg(long, default_value = "text", value_parser = formats::<ReviewReport>())]
         format: Format,
@@ -1004,12 +1009,13 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             base,
             variants,
             types,
+            rules,
             format,
             input,
         } => {
             let review =
                 cachelint::review::Review::read(&tree, &base, variants.as_deref(), &types)?;
-            let setup = Setup::review(Vec::new(), &review, input.reading()?);
+            let setup = Setup::review(rules, &review, input.reading()?);
             let run = Run::open(setup, |_| Ok(commands::review_want(&review)))?;
             render::output(&commands::review(&run, &review)?, format, "review")
         }

@@ -5,20 +5,24 @@
 //! variant at both revisions. The run holds each variant twice, at the
 //! base then at HEAD ([`crate::run::Setup::review`]).
 
+use crate::analysis::compare::{self, Pair};
 use crate::csource::asserts::{Asserted, KernelAssert};
 use crate::error::{Error, Result};
 use crate::layout::{self, Depth};
 use crate::report::review::{
-    AssertReview, Broken, GroupSizes, ReviewReport, Shape, StructOn, StructReview, Verdict,
+    AssertReview, Broken, FindingsChange, GroupSizes, ReviewReport, Shape, StructOn, StructReview,
+    Verdict,
 };
 use crate::review::Review;
-use crate::run::{Opened, Run, Want};
+use crate::run::{Opened, Roots, Run, Want, analyze};
 
 /// What `review` needs read of each build: the reviewed structs, when a
 /// variant has them.
 pub fn review_want(review: &Review) -> Want {
     Want {
         names: review.structs.iter().map(|(n, _)| n.clone()).collect(),
+        // With rules, their roots are analysed at both revisions.
+        roots: true,
         ..Want::default()
     }
 }
@@ -125,6 +129,11 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
             });
         }
     }
+    let findings = match run.rules.types.is_empty() {
+        true => Vec::new(),
+        false => findings_changed(run, &pairs, &names)?,
+    };
+    let introduced = findings.iter().map(|f| f.introduced.len()).sum();
     let failures = asserts
         .iter()
         .filter(|a| a.on.iter().any(|(_, h)| matches!(h, Verdict::Fails { .. })))
@@ -145,8 +154,53 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
         failures,
         broken,
         grown,
+        findings,
+        introduced,
         notes: crate::report::unique_notes(notes),
     })
+}
+
+/// The rules' findings at the base against those at HEAD, per variant and
+/// root both revisions have: the pairs introduced and fixed.
+fn findings_changed(
+    run: &Run,
+    pairs: &[(&Opened, &Opened)],
+    names: &[String],
+) -> Result<Vec<FindingsChange>> {
+    let mut out = Vec::new();
+    for ((base, head), variant) in pairs.iter().zip(names) {
+        if base.failed.is_some() || head.failed.is_some() {
+            continue;
+        }
+        let analysed = |o: &Opened| -> Result<_> {
+            let view = run.view(o)?;
+            analyze(run, &view, &run.rules, run.line(o), Roots::FromRules)
+        };
+        let (old, new) = (analysed(base)?, analysed(head)?);
+        for n in &new.roots {
+            let Some(o) = old
+                .roots
+                .iter()
+                .find(|o| o.analysis.root == n.analysis.root)
+            else {
+                continue;
+            };
+            let c = compare::compare(&o.analysis, &n.analysis);
+            let (introduced, fixed): (Vec<Pair>, Vec<Pair>) = (
+                c.introduced().into_iter().cloned().collect(),
+                c.fixed().into_iter().cloned().collect(),
+            );
+            if !introduced.is_empty() || !fixed.is_empty() {
+                out.push(FindingsChange {
+                    variant: variant.clone(),
+                    root: n.analysis.root.clone(),
+                    introduced,
+                    fixed,
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Struct `name` of `opened`: its size and lines, and its groups' sizes;

@@ -183,6 +183,25 @@ fn text(r: &ReviewReport) -> String {
             let _ = writeln!(out, "{t}");
         }
     }
+    if !r.findings.is_empty() {
+        let _ = writeln!(out, "\nfindings of the rules, base -> head:");
+        for f in &r.findings {
+            let _ = writeln!(
+                out,
+                "  [{}] {}: {} introduced, {} fixed",
+                f.variant,
+                f.root,
+                f.introduced.len(),
+                f.fixed.len()
+            );
+            for p in &f.introduced {
+                let _ = writeln!(out, "    + {} {} - {}", p.kind, p.a, p.b);
+            }
+            for p in &f.fixed {
+                let _ = writeln!(out, "    - {} {} - {}", p.kind, p.a, p.b);
+            }
+        }
+    }
     if !r.broken.is_empty() {
         let _ = writeln!(out);
         for b in &r.broken {
@@ -205,11 +224,15 @@ fn text(r: &ReviewReport) -> String {
     };
     let _ = writeln!(
         out,
-        "\ncachelint: review: {} struct(s) on {} variant(s): {broken}{} kernel assert(s) fail at HEAD, {} struct(s) take more cachelines",
+        "\ncachelint: review: {} struct(s) on {} variant(s): {broken}{} kernel assert(s) fail at HEAD, {} struct(s) take more cachelines{}",
         r.structs.len(),
         r.variants.len(),
         r.failures,
-        r.grown
+        r.grown,
+        match r.findings.is_empty() {
+            true => String::new(),
+            false => format!(", {} pair(s) of fields introduced", r.introduced),
+        }
     );
     out
 }

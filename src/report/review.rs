@@ -29,6 +29,11 @@ pub struct ReviewReport {
     pub broken: Vec<Broken>,
     /// Structs that take more cachelines at HEAD on some variant.
     pub grown: usize,
+    /// With rules: per variant and root, the pairs of fields the patch
+    /// makes share a line, and those it parts.
+    pub findings: Vec<FindingsChange>,
+    /// Pairs introduced at HEAD, over every variant and root.
+    pub introduced: usize,
     /// What the review has to tell.
     pub notes: Vec<String>,
 }
@@ -128,4 +133,17 @@ pub struct Broken {
     pub side: String,
     /// The error, with the compiler's first lines.
     pub why: String,
+}
+
+/// What the patch does to the rules' findings in one root on one variant.
+#[derive(Clone, Debug, Serialize)]
+pub struct FindingsChange {
+    /// The variant.
+    pub variant: String,
+    /// The root.
+    pub root: String,
+    /// Pairs at HEAD the base did not have.
+    pub introduced: Vec<crate::analysis::compare::Pair>,
+    /// Pairs of the base HEAD no longer has.
+    pub fixed: Vec<crate::analysis::compare::Pair>,
 }

@@ -598,3 +598,55 @@ fn review_lays_out_the_touched_structs_on_each_variant_and_evaluates_the_kernels
         "{out}"
     );
 }
+
+#[test]
+fn review_with_rules_lists_the_pairs_the_patch_parts_or_makes() {
+    let s = Setup::new("review-rules");
+    git(&s.tree, &["init", "-q"]);
+    git(&s.tree, &["add", "-A"]);
+    git(&s.tree, &["commit", "-qm", "base"]);
+    // ring: head (written without a lock) and mask (read) share line 0;
+    // eight longs between them put mask at 72, on line 1: the pair is
+    // parted, and the struct takes a third line (88 -> 152 bytes).
+    let header = s.tree.join("include/linux/ring.h");
+    let text = std::fs::read_to_string(&header).unwrap();
+    std::fs::write(
+        &header,
+        text.replace("\tlong mask;\n", "\tlong pad0[8];\n\tlong mask;\n"),
+    )
+    .unwrap();
+    git(&s.tree, &["commit", "-qam", "ring: mask away from head"]);
+    let rules = s.dir.join("ring.toml");
+    std::fs::write(
+        &rules,
+        "[ring]\nhead = \"lockless-write\"\nmask = \"hot-read\"\ntail = \"hot-read\"\n",
+    )
+    .unwrap();
+    let matrix = s.variants("matrix.toml", "[[variant]]\nname = \"smp\"\n");
+    let (code, out, err) = s.run(&[
+        "review",
+        "--tree",
+        s.tree.to_str().unwrap(),
+        "--variants",
+        matrix.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("| smp     | 64   | 88 B, 2 lines | 152 B, 3 lines | +64 B, +1 line |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  [smp] ring: 0 introduced, 1 fixed\n    - false-sharing head - mask\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 struct(s) take more cachelines, 0 pair(s) of fields introduced"),
+        "{out}"
+    );
+    assert!(
+        err.contains("struct ring: no kernel check function"),
+        "{err}"
+    );
+}

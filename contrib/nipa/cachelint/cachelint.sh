@@ -13,7 +13,8 @@
 # Runs in the tree with the patch at HEAD (NIPA's contract): writes a
 # one-line summary to $DESC_FD, the review to $RESULTS_DIR, and exits 0
 # (nothing to say), 250 (a warning: a struct takes more cachelines on some
-# variant) or 1 (an assert fails at HEAD, or the review could not run).
+# variant, or with $CACHELINT_REVIEW_RULES the patch makes fields share a
+# line) or 1 (an assert fails at HEAD, or the review could not run).
 # The tree is never written: cachelint builds in its cache
 # ($CACHELINT_VARIANT_DIR, default ~/.cache/cachelint/variants), where the
 # first run prepares each variant once (20-40 s each).
@@ -28,6 +29,11 @@ args=(review --tree . --base HEAD~)
 if [[ -n ${CACHELINT_REVIEW_VARIANTS:-} ]]; then
   args+=(--variants "$CACHELINT_REVIEW_VARIANTS")
 fi
+# Rules files (TOML or net_cachelines tables), separated by ':'.
+IFS=: read -r -a rules <<<"${CACHELINT_REVIEW_RULES:-}"
+for r in "${rules[@]}"; do
+  [[ -n $r ]] && args+=(--rules "$r")
+done
 
 "$cachelint" "${args[@]}" >"$results/cachelint-review.txt" 2>"$results/cachelint-review.err"
 rc=$?
@@ -47,11 +53,12 @@ fi
 summary=$(grep '^cachelint: review: ' "$results/cachelint-review.txt" | tail -n 1)
 summary=${summary#cachelint: review: }
 grown=$(sed -nE 's/.*, ([0-9]+) struct\(s\) take more cachelines.*/\1/p' <<<"$summary")
+introduced=$(sed -nE 's/.*, ([0-9]+) pair\(s\) of fields introduced.*/\1/p' <<<"$summary")
 echo "${summary:-no summary}" >&"$desc_fd"
 if [[ $rc -eq 1 ]]; then
   exit 1
 fi
-if [[ ${grown:-0} -gt 0 ]]; then
+if [[ ${grown:-0} -gt 0 || ${introduced:-0} -gt 0 ]]; then
   exit 250
 fi
 exit 0
