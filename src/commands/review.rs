@@ -23,6 +23,8 @@ pub fn review_want(review: &Review) -> Want {
         names: review.structs.iter().map(|(n, _)| n.clone()).collect(),
         // With rules, their roots are analysed at both revisions.
         roots: true,
+        // The outermost structs that embed a reviewed one are reviewed too.
+        embedders_of: review.structs.iter().map(|(n, _)| n.clone()).collect(),
         ..Want::default()
     }
 }
@@ -59,9 +61,18 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
             }
         }
     }
+    // The reviewed structs, then the roots embedding them on some variant.
+    let mut reviewed: Vec<(String, String)> = review.structs.clone();
+    for opened in &run.builds {
+        for root in &opened.roots {
+            if !reviewed.iter().any(|(n, _)| n == root) && !rule_root(run, root) {
+                reviewed.push((root.clone(), EMBEDDING.to_owned()));
+            }
+        }
+    }
     let mut structs = Vec::new();
     let mut grown = 0;
-    for (name, header) in &review.structs {
+    for (name, header) in &reviewed {
         let mut on = Vec::new();
         let mut grew = false;
         for ((base, head), variant) in pairs.iter().zip(&names) {
@@ -158,6 +169,16 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
         introduced,
         notes: crate::report::unique_notes(notes),
     })
+}
+
+/// What a root embedding a reviewed struct shows where a touched struct
+/// shows its header.
+const EMBEDDING: &str = "embeds a reviewed struct";
+
+/// True when `root` is a root the rules name or discover from their own
+/// types, and no embedder of a reviewed struct.
+fn rule_root(run: &Run, root: &str) -> bool {
+    run.rules.roots.iter().any(|(n, _)| n == root)
 }
 
 /// The rules' findings at the base against those at HEAD, per variant and

@@ -229,6 +229,9 @@ pub struct Want {
     /// Discover the rules' roots: the outermost structs that embed an
     /// annotated type.
     pub roots: bool,
+    /// Types whose outermost embedding structs are roots too (a review's
+    /// touched structs), rules or not.
+    pub embedders_of: Vec<String>,
     /// `pahole --sizes` lines of every struct and union.
     pub sizes: bool,
     /// The build's kernel config.

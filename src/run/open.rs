@@ -118,6 +118,7 @@ fn wanted(rules: &Rules, want: &Want, plan: Option<&Arc<Plan>>) -> Wanted {
             .collect(),
         false => Vec::new(),
     };
+    discover.extend(want.embedders_of.iter().cloned());
     discover.sort();
     discover.dedup();
     Wanted {
@@ -190,10 +191,14 @@ fn decode(
     let renames = alias_renames(rules, &present.types, loaded.table(), loaded)?;
     let mut by_name: Vec<TypeId> = found.iter().map(|f| f.id).collect();
     by_name.extend(present.types.values().map(|f| f.id));
-    let roots = match want.roots {
+    let roots = match want.roots || !want.embedders_of.is_empty() {
         true => {
             let rules = super::analyze::renamed(rules, &renames);
-            rule_roots(loaded, &mut present, &rules)?
+            let rules = match want.roots {
+                true => rules.into_owned(),
+                false => Rules::default(),
+            };
+            rule_roots(loaded, &mut present, &rules, &want.embedders_of)?
         }
         false => Vec::new(),
     };
@@ -300,6 +305,7 @@ fn rule_roots(
     loaded: &mut Loaded<'_, '_>,
     present: &mut Present,
     rules: &Rules,
+    embedders_of: &[String],
 ) -> Result<Vec<String>> {
     let mut roots: Vec<String> = rules
         .roots
@@ -307,11 +313,10 @@ fn rule_roots(
         .map(|(n, _)| n.clone())
         .filter(|n| present.types.contains_key(n))
         .collect();
-    let discover: Vec<&str> = rules
-        .discovered_types()
-        .into_iter()
-        .filter(|n| present.types.contains_key(*n))
-        .collect();
+    let mut discover: Vec<&str> = rules.discovered_types();
+    discover.extend(embedders_of.iter().map(String::as_str));
+    discover.retain(|n| present.types.contains_key(*n));
+    discover.dedup();
     if !discover.is_empty() {
         for root in loaded.discover_roots(present, &discover)? {
             if !roots.contains(&root) {

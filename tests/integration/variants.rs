@@ -649,4 +649,26 @@ fn review_with_rules_lists_the_pairs_the_patch_parts_or_makes() {
         err.contains("struct ring: no kernel check function"),
         "{err}"
     );
+    // A struct embedded by value elsewhere: the outermost struct embedding
+    // it (holder, in a public header) is reviewed too, 8 bytes larger.
+    let counters = s.tree.join("include/linux/counters.h");
+    let text = std::fs::read_to_string(&counters).unwrap();
+    std::fs::write(
+        &counters,
+        text.replace("\tlong hot;\n", "\tlong hot;\n\tlong warm;\n"),
+    )
+    .unwrap();
+    git(&s.tree, &["commit", "-qam", "counters: warm"]);
+    let (code, out, err) = s.run(&[
+        "review",
+        "--tree",
+        s.tree.to_str().unwrap(),
+        "--variants",
+        matrix.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("struct holder (embeds a reviewed struct)\n| variant | line | base          | head          | change |\n|---------|------|---------------|---------------|--------|\n| smp     | 64   | 32 B, 1 lines | 40 B, 1 lines | +8 B   |"),
+        "{out}"
+    );
 }
