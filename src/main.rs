@@ -1013,9 +1013,18 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
+            if input.plan.is_some() {
+                return Err(cachelint::error::Error::Usage(
+                    "review lays out the two commits as compiled: it takes no --plan (put the \
+                     layout in the patch)"
+                        .into(),
+                ));
+            }
+            let cacheline = input.cacheline;
             let review =
                 cachelint::review::Review::read(&tree, &base, variants.as_deref(), &types)?;
-            let setup = Setup::review(rules, &review, input.reading()?);
+            let mut setup = Setup::review(rules, &review, input.reading()?);
+            setup.cacheline = cacheline;
             let run = Run::open(setup, |_| Ok(commands::review_want(&review)))?;
             render::output(&commands::review(&run, &review)?, format, "review")
         }

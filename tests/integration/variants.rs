@@ -649,6 +649,16 @@ fn review_with_rules_lists_the_pairs_the_patch_parts_or_makes() {
         err.contains("struct ring: no kernel check function"),
         "{err}"
     );
+    // A plan would be ignored: refused.
+    let (code, _, err) = s.run(&[
+        "review",
+        "--tree",
+        s.tree.to_str().unwrap(),
+        "--plan",
+        rules.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("it takes no --plan"), "{err}");
     // A struct embedded by value elsewhere: the outermost struct embedding
     // it (holder, in a public header) is reviewed too, 8 bytes larger.
     let counters = s.tree.join("include/linux/counters.h");
