@@ -293,7 +293,6 @@ impl Variant {
             None => None,
         };
         let probe = probe::build(self, &prepared, overlay.as_ref(), wanted, &progress)?;
-        progress.done();
         let mut notes = prepared.notes;
         notes.extend(probe.notes);
         Ok(Built {

@@ -143,7 +143,6 @@ pub(super) fn build(
     std::fs::write(dir.join(MANIFEST), manifest(&deps)).map_err(|e| io(&dir, e))?;
     let text: String = notes.iter().map(|n| format!("{n}\n")).collect();
     std::fs::write(dir.join(NOTES), text).map_err(|e| io(&dir, e))?;
-    notes.shrink_to_fit();
     Ok(Probe { object, notes })
 }
 

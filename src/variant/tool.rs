@@ -53,9 +53,6 @@ impl Progress {
             eprintln!("cachelint: [{}] {step}", self.name);
         }
     }
-
-    /// Ends the build's steps.
-    pub(super) fn done(self) {}
 }
 
 /// The C compiler `make` will run for `v`, as a command name.
