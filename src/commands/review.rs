@@ -14,7 +14,7 @@ use crate::report::review::{
     Verdict,
 };
 use crate::review::Review;
-use crate::run::{Opened, Roots, Run, Want, analyze};
+use crate::run::{Opened, Roots, Run, View, Want, analyze};
 
 /// What `review` needs read of each build: the reviewed structs, when a
 /// variant has them.
@@ -64,8 +64,8 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
     // The reviewed structs, then the roots embedding them on some variant.
     let mut reviewed: Vec<(String, String)> = review.structs.clone();
     for opened in &run.builds {
-        for root in &opened.roots {
-            if !reviewed.iter().any(|(n, _)| n == root) && !rule_root(run, root) {
+        for root in &opened.embedders {
+            if !reviewed.iter().any(|(n, _)| n == root) {
                 reviewed.push((root.clone(), EMBEDDING.to_owned()));
             }
         }
@@ -123,10 +123,15 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
             .unwrap_or(file)
             .display()
             .to_string();
+        // Each build's layout of the struct once, for all its asserts.
+        let laid: Vec<(Laid, Laid)> = pairs
+            .iter()
+            .map(|(base, head)| (laid_out(run, base, ty), laid_out(run, head, ty)))
+            .collect();
         for a in &found {
-            let on = pairs
+            let on = laid
                 .iter()
-                .map(|(base, head)| (verdict(run, base, ty, a), verdict(run, head, ty, a)))
+                .map(|(base, head)| (verdict(base, ty, a), verdict(head, ty, a)))
                 .collect();
             asserts.push(AssertReview {
                 ty: ty.clone(),
@@ -149,6 +154,11 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
         .iter()
         .filter(|a| a.on.iter().any(|(_, h)| matches!(h, Verdict::Fails { .. })))
         .count();
+    let broken_at_head: Vec<String> = broken
+        .iter()
+        .filter(|b| b.side == "head")
+        .map(|b| b.variant.clone())
+        .collect();
     let mut notes = review.notes.clone();
     for opened in run.builds.iter().filter(|o| o.failed.is_none()) {
         notes.extend(run.view(opened)?.tagged_notes());
@@ -163,6 +173,8 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
         structs,
         asserts,
         failures,
+        failed: failures > 0 || !broken_at_head.is_empty(),
+        broken_at_head,
         broken,
         grown,
         findings,
@@ -174,12 +186,6 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
 /// What a root embedding a reviewed struct shows where a touched struct
 /// shows its header.
 const EMBEDDING: &str = "embeds a reviewed struct";
-
-/// True when `root` is a root the rules name or discover from their own
-/// types, and no embedder of a reviewed struct.
-fn rule_root(run: &Run, root: &str) -> bool {
-    run.rules.roots.iter().any(|(n, _)| n == root)
-}
 
 /// The rules' findings at the base against those at HEAD, per variant and
 /// root both revisions have: the pairs introduced and fixed.
@@ -252,37 +258,59 @@ fn shape(
     )))
 }
 
-/// Kernel assert `a` of struct `ty` on `opened`, as the compiler would
-/// judge it (`BUILD_BUG_ON`): a group's end minus begin at most the
-/// budget; a member's bytes inside its group.
-fn verdict(run: &Run, opened: &Opened, ty: &str, a: &KernelAssert) -> Verdict {
+/// Struct `ty` as a build lays it out, for its kernel asserts.
+enum Laid<'r> {
+    /// The build did not compile.
+    Broken,
+    /// It has no such struct.
+    Absent,
+    /// Its types could not be laid out.
+    Unlaid,
+    /// Its groups, and its members' places.
+    Out {
+        /// The build's types.
+        view: View<'r>,
+        /// The struct.
+        id: crate::model::TypeId,
+        /// Its kernel cacheline groups.
+        groups: Vec<layout::Group>,
+    },
+}
+
+/// [`Laid`] of struct `ty` in `opened`.
+fn laid_out<'r>(run: &'r Run, opened: &'r Opened, ty: &str) -> Laid<'r> {
     if opened.failed.is_some() {
-        return Verdict::Skipped {
-            why: "does not compile".into(),
-        };
-    }
-    if let Some(condition) = a.conditions.first() {
-        return Verdict::Skipped {
-            why: format!("under {condition}"),
-        };
+        return Laid::Broken;
     }
     let Some(found) = opened.present.get(ty) else {
-        return Verdict::Skipped {
-            why: format!("no struct {ty}"),
-        };
+        return Laid::Absent;
     };
     let Ok(view) = run.view(opened) else {
-        return Verdict::Skipped {
-            why: "not laid out".into(),
-        };
+        return Laid::Unlaid;
     };
-    let table = view.table();
-    let Ok(laid) = layout::layout(table, found.id, run.line(opened), Depth::Direct) else {
-        return Verdict::Skipped {
-            why: "not laid out".into(),
-        };
+    match layout::layout(view.table(), found.id, run.line(opened), Depth::Direct) {
+        Ok(laid) => Laid::Out {
+            view,
+            id: found.id,
+            groups: laid.groups,
+        },
+        Err(_) => Laid::Unlaid,
+    }
+}
+
+/// Kernel assert `a` of struct `ty` on a build that laid it out as
+/// `laid`, as the compiler would judge it (`BUILD_BUG_ON`): a group's end
+/// minus begin at most the budget; a member's bytes inside its group.
+fn verdict(laid: &Laid<'_>, ty: &str, a: &KernelAssert) -> Verdict {
+    let skipped = |why: String| Verdict::Skipped { why };
+    let (table, id, groups) = match laid {
+        Laid::Broken => return skipped("does not compile".into()),
+        _ if !a.conditions.is_empty() => return skipped(format!("under {}", a.conditions[0])),
+        Laid::Absent => return skipped(format!("no struct {ty}")),
+        Laid::Unlaid => return skipped("not laid out".into()),
+        Laid::Out { view, id, groups } => (view.table(), *id, groups),
     };
-    let Some(group) = laid.groups.iter().find(|g| g.name == a.group) else {
+    let Some(group) = groups.iter().find(|g| g.name == a.group) else {
         return Verdict::Fails {
             measured: None,
             why: format!("no group {}", a.group),
@@ -308,7 +336,7 @@ fn verdict(run: &Run, opened: &Opened, ty: &str, a: &KernelAssert) -> Verdict {
                 },
             }
         }
-        Asserted::Member(member) => match crate::run::locate(table, found.id, member) {
+        Asserted::Member(member) => match crate::run::locate(table, id, member) {
             None => Verdict::Fails {
                 measured: None,
                 why: format!("no member {member}"),

@@ -20,7 +20,7 @@ impl Render for ReviewReport {
         Output {
             stdout,
             notes: self.notes.clone(),
-            failed: self.failures > 0 || self.broken.iter().any(|b| b.side == "head"),
+            failed: self.failed,
             highlights: Vec::new(),
         }
     }
@@ -212,15 +212,9 @@ fn text(r: &ReviewReport) -> String {
             );
         }
     }
-    let at_head: Vec<&str> = r
-        .broken
-        .iter()
-        .filter(|b| b.side == "head")
-        .map(|b| b.variant.as_str())
-        .collect();
-    let broken = match at_head.is_empty() {
+    let broken = match r.broken_at_head.is_empty() {
         true => String::new(),
-        false => format!("HEAD does not compile on {}, ", at_head.join(", ")),
+        false => format!("HEAD does not compile on {}, ", r.broken_at_head.join(", ")),
     };
     let _ = writeln!(
         out,

@@ -27,6 +27,11 @@ pub struct ReviewReport {
     /// The variants whose probe does not compile at one revision: the
     /// compiler's first errors (a static assert of a touched header, say).
     pub broken: Vec<Broken>,
+    /// The variants among them that do not compile at HEAD.
+    pub broken_at_head: Vec<String>,
+    /// The review fails: an assert fails, or a variant does not compile,
+    /// at HEAD.
+    pub failed: bool,
     /// Structs that take more cachelines at HEAD on some variant.
     pub grown: usize,
     /// With rules: per variant and root, the pairs of fields the patch

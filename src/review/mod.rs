@@ -67,7 +67,11 @@ impl Review {
         let head = repo.commit("HEAD")?;
         let subject = repo.subject("HEAD")?;
         let changed = repo.changed(&base_commit, &head)?;
-        let headers: Vec<String> = changed.into_iter().filter(|f| f.ends_with(".h")).collect();
+        let headers: Vec<String> = changed
+            .iter()
+            .filter(|f| f.ends_with(".h"))
+            .cloned()
+            .collect();
         let dirty = repo.dirty(&headers)?;
         if let Some(file) = dirty.first() {
             return Err(Error::Usage(format!(
@@ -136,7 +140,12 @@ impl Review {
             };
             variants.push((v, base_variant));
         }
-        if changed_kconfig(&repo, &base_commit, &head)? {
+        let kconfig = |f: &String| {
+            f.rsplit('/')
+                .next()
+                .is_some_and(|n| n.starts_with("Kconfig"))
+        };
+        if changed.iter().any(kconfig) {
             notes.push(
                 "the patch changes Kconfig files: both sides are configured as HEAD is".to_owned(),
             );
@@ -165,13 +174,4 @@ impl Review {
             .map(|(v, _)| v.name().to_owned())
             .collect()
     }
-}
-
-/// True when the patch changes a Kconfig file.
-fn changed_kconfig(repo: &git::Repo, base: &str, head: &str) -> Result<bool> {
-    Ok(repo.changed(base, head)?.iter().any(|f| {
-        f.rsplit('/')
-            .next()
-            .is_some_and(|n| n.starts_with("Kconfig"))
-    }))
 }

@@ -259,6 +259,9 @@ pub struct Decoded {
     pub(crate) renames: HashMap<String, String>,
     /// The rules' roots present, then those discovered, in order.
     pub(crate) roots: Vec<String>,
+    /// The outermost structs embedding [`Want::embedders_of`] (each one
+    /// itself when nothing embeds it).
+    pub(crate) embedders: Vec<String>,
     /// What the loader has to say (untagged).
     pub(crate) notes: Vec<String>,
     /// [`Want::kernel_config`].

@@ -75,6 +75,7 @@ impl Decoded {
             by_name: Vec::new(),
             renames: HashMap::new(),
             roots: Vec::new(),
+            embedders: Vec::new(),
             kernel_config: None,
             sizes: Vec::new(),
             failed: Some(why),
@@ -191,16 +192,22 @@ fn decode(
     let renames = alias_renames(rules, &present.types, loaded.table(), loaded)?;
     let mut by_name: Vec<TypeId> = found.iter().map(|f| f.id).collect();
     by_name.extend(present.types.values().map(|f| f.id));
-    let roots = match want.roots || !want.embedders_of.is_empty() {
+    let roots = match want.roots {
         true => {
             let rules = super::analyze::renamed(rules, &renames);
-            let rules = match want.roots {
-                true => rules.into_owned(),
-                false => Rules::default(),
-            };
-            rule_roots(loaded, &mut present, &rules, &want.embedders_of)?
+            rule_roots(loaded, &mut present, &rules)?
         }
         false => Vec::new(),
+    };
+    let embedders: Vec<&str> = want
+        .embedders_of
+        .iter()
+        .map(String::as_str)
+        .filter(|n| present.types.contains_key(*n))
+        .collect();
+    let embedders = match embedders.is_empty() {
+        true => Vec::new(),
+        false => loaded.discover_roots(&mut present, &embedders)?,
     };
     let kernel_config = want.kernel_config.then(|| loaded.kernel_config()).flatten();
     let beside = match kernel_config {
@@ -228,6 +235,7 @@ fn decode(
         by_name,
         renames,
         roots,
+        embedders,
         kernel_config,
         sizes,
         failed: None,
@@ -305,7 +313,6 @@ fn rule_roots(
     loaded: &mut Loaded<'_, '_>,
     present: &mut Present,
     rules: &Rules,
-    embedders_of: &[String],
 ) -> Result<Vec<String>> {
     let mut roots: Vec<String> = rules
         .roots
@@ -313,10 +320,11 @@ fn rule_roots(
         .map(|(n, _)| n.clone())
         .filter(|n| present.types.contains_key(n))
         .collect();
-    let mut discover: Vec<&str> = rules.discovered_types();
-    discover.extend(embedders_of.iter().map(String::as_str));
-    discover.retain(|n| present.types.contains_key(*n));
-    discover.dedup();
+    let discover: Vec<&str> = rules
+        .discovered_types()
+        .into_iter()
+        .filter(|n| present.types.contains_key(*n))
+        .collect();
     if !discover.is_empty() {
         for root in loaded.discover_roots(present, &discover)? {
             if !roots.contains(&root) {

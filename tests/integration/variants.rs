@@ -44,6 +44,22 @@ impl Setup {
         cachelint_with_env(&[("CACHELINT_VARIANT_DIR", self.cache.as_os_str())], args)
     }
 
+    /// Makes the tree a git repository with one commit, "base".
+    fn repository(&self) {
+        git(&self.tree, &["init", "-q"]);
+        git(&self.tree, &["add", "-A"]);
+        git(&self.tree, &["commit", "-qm", "base"]);
+    }
+
+    /// Replaces `from` (which must be there) by `to` in the tree's file
+    /// `rel`.
+    fn edit(&self, rel: &str, from: &str, to: &str) {
+        let path = self.tree.join(rel);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{rel} has no {from:?}");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    }
+
     /// The steps the stand-in's make ran, over every prepared directory.
     fn steps(&self) -> Vec<String> {
         let mut steps = Vec::new();
@@ -442,22 +458,20 @@ fn git(dir: &Path, args: &[&str]) {
 #[test]
 fn review_lays_out_the_touched_structs_on_each_variant_and_evaluates_the_kernels_asserts() {
     let s = Setup::new("review");
-    git(&s.tree, &["init", "-q"]);
-    git(&s.tree, &["add", "-A"]);
-    git(&s.tree, &["commit", "-qm", "base"]);
+    s.repository();
     // The patch: a third long in the hot group (16 -> 24 bytes, over the
     // kernel's budget of 16), and a comment outside any struct of
     // counters.h (which touches none).
-    let header = s.tree.join("include/linux/grouped.h");
-    let text = std::fs::read_to_string(&header).unwrap();
-    std::fs::write(
-        &header,
-        text.replace("\tlong hot_b;\n", "\tlong hot_b;\n\tlong hot_c;\n"),
-    )
-    .unwrap();
-    let counters = s.tree.join("include/linux/counters.h");
-    let text = std::fs::read_to_string(&counters).unwrap();
-    std::fs::write(&counters, format!("{text}/* end */\n")).unwrap();
+    s.edit(
+        "include/linux/grouped.h",
+        "\tlong hot_b;\n",
+        "\tlong hot_b;\n\tlong hot_c;\n",
+    );
+    s.edit(
+        "include/linux/counters.h",
+        "};\n#endif\n",
+        "};\n#endif\n/* end */\n",
+    );
     git(&s.tree, &["commit", "-qam", "grouped: one more hot member"]);
     let matrix = s.variants(
         "matrix.toml",
@@ -549,13 +563,7 @@ fn review_lays_out_the_touched_structs_on_each_variant_and_evaluates_the_kernels
     );
     assert!(results.join("cachelint-review.txt").is_file());
     // A patch that touches no struct: nothing to say, exit 0.
-    std::fs::write(
-        &counters,
-        std::fs::read_to_string(&counters)
-            .unwrap()
-            .replace("/* end */\n", ""),
-    )
-    .unwrap();
+    s.edit("include/linux/counters.h", "/* end */\n", "");
     git(&s.tree, &["commit", "-qam", "counters: a comment"]);
     let status = nipa();
     assert_eq!(
@@ -571,12 +579,16 @@ fn review_lays_out_the_touched_structs_on_each_variant_and_evaluates_the_kernels
     // A patch whose header asserts a size that one variant exceeds: that
     // variant does not compile at HEAD, with the compiler's message, and
     // the others are reviewed.
-    let text = std::fs::read_to_string(&header).unwrap();
-    let text = text.replace("\tlong cold;\n", "\tlong cold;\n\tlong colder;\n").replace(
+    s.edit(
+        "include/linux/grouped.h",
+        "\tlong cold;\n",
+        "\tlong cold;\n\tlong colder;\n",
+    );
+    s.edit(
+        "include/linux/grouped.h",
         "#endif\n",
         "#ifndef CONFIG_SMP\n_Static_assert(sizeof(struct grouped) <= 32, \"struct grouped grew\");\n#endif\n#endif\n",
     );
-    std::fs::write(&header, text).unwrap();
     git(&s.tree, &["commit", "-qam", "grouped: colder"]);
     let (code, out, err) = s.run(&args);
     assert_eq!(code, 1, "{out}{err}");
@@ -602,19 +614,15 @@ fn review_lays_out_the_touched_structs_on_each_variant_and_evaluates_the_kernels
 #[test]
 fn review_with_rules_lists_the_pairs_the_patch_parts_or_makes() {
     let s = Setup::new("review-rules");
-    git(&s.tree, &["init", "-q"]);
-    git(&s.tree, &["add", "-A"]);
-    git(&s.tree, &["commit", "-qm", "base"]);
+    s.repository();
     // ring: head (written without a lock) and mask (read) share line 0;
     // eight longs between them put mask at 72, on line 1: the pair is
     // parted, and the struct takes a third line (88 -> 152 bytes).
-    let header = s.tree.join("include/linux/ring.h");
-    let text = std::fs::read_to_string(&header).unwrap();
-    std::fs::write(
-        &header,
-        text.replace("\tlong mask;\n", "\tlong pad0[8];\n\tlong mask;\n"),
-    )
-    .unwrap();
+    s.edit(
+        "include/linux/ring.h",
+        "\tlong mask;\n",
+        "\tlong pad0[8];\n\tlong mask;\n",
+    );
     git(&s.tree, &["commit", "-qam", "ring: mask away from head"]);
     let rules = s.dir.join("ring.toml");
     std::fs::write(
@@ -661,13 +669,13 @@ fn review_with_rules_lists_the_pairs_the_patch_parts_or_makes() {
     assert!(err.contains("it takes no --plan"), "{err}");
     // A struct embedded by value elsewhere: the outermost struct embedding
     // it (holder, in a public header) is reviewed too, 8 bytes larger.
-    let counters = s.tree.join("include/linux/counters.h");
-    let text = std::fs::read_to_string(&counters).unwrap();
-    std::fs::write(
-        &counters,
-        text.replace("\tlong hot;\n", "\tlong hot;\n\tlong warm;\n"),
-    )
-    .unwrap();
+    // With the rules given, their own root (ring, untouched) is neither
+    // reviewed nor taken for an embedder.
+    s.edit(
+        "include/linux/counters.h",
+        "\tlong hot;\n",
+        "\tlong hot;\n\tlong warm;\n",
+    );
     git(&s.tree, &["commit", "-qam", "counters: warm"]);
     let (code, out, err) = s.run(&[
         "review",
@@ -675,8 +683,11 @@ fn review_with_rules_lists_the_pairs_the_patch_parts_or_makes() {
         s.tree.to_str().unwrap(),
         "--variants",
         matrix.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("struct ring"), "{out}");
     assert!(
         out.contains("struct holder (embeds a reviewed struct)\n| variant | line | base          | head          | change |\n|---------|------|---------------|---------------|--------|\n| smp     | 64   | 32 B, 1 lines | 40 B, 1 lines | +8 B   |"),
         "{out}"
