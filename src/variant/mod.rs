@@ -175,19 +175,18 @@ pub(crate) fn read(path: &Path) -> Result<Vec<Variant>> {
     let text = String::from_utf8(bytes).map_err(|_| {
         Error::VariantBuild(format!("{}: a variant file is UTF-8 text", path.display()))
     })?;
-    file::parse(path, &text)?
-        .into_iter()
-        .map(Variant::resolve)
-        .collect()
+    resolve_all(file::parse(path, &text)?)
+}
+
+/// Each of `specs` resolved ([`Variant::resolve`]).
+fn resolve_all(specs: Vec<Spec>) -> Result<Vec<Variant>> {
+    specs.into_iter().map(Variant::resolve).collect()
 }
 
 /// The variants of variant file text `text` (read from `file`), every
 /// one of them on `tree`.
 pub(crate) fn read_in(file: &Path, text: &str, tree: &Path) -> Result<Vec<Variant>> {
-    file::parse_in(file, text, Some(tree))?
-        .into_iter()
-        .map(Variant::resolve)
-        .collect()
+    resolve_all(file::parse_in(file, text, Some(tree))?)
 }
 
 /// The types a run wants of a variant, decided before it is built.

@@ -35,9 +35,10 @@ pub(super) struct Prepared {
 /// The prepared directory of `v`, made when the cache lacks it.
 pub(super) fn prepare(v: &Variant, progress: &Progress) -> Result<Prepared> {
     let cc_version = tool::check(v)?;
-    let config_text = match &v.spec.config {
-        Config::File(path) => Some(read(v, path)?),
-        Config::Target(_) => None,
+    // A config file's text, or the target that writes one.
+    let given = match &v.spec.config {
+        Config::File(path) => Ok(read(v, path)?),
+        Config::Target(target) => Err(target),
     };
     let mut key = Key::default();
     key.add(v.tree.as_os_str().as_encoded_bytes())
@@ -46,10 +47,9 @@ pub(super) fn prepare(v: &Variant, progress: &Progress) -> Result<Prepared> {
         .add(v.spec.compiler.cross.as_deref().unwrap_or(""))
         .add([u8::from(v.spec.compiler.llvm)])
         .add(&cc_version);
-    match (&v.spec.config, &config_text) {
-        (Config::File(_), Some(text)) => key.add("file").add(text),
-        (Config::Target(target), _) => key.add("target").add(target),
-        (Config::File(_), None) => unreachable!("a config file is read"),
+    match &given {
+        Ok(text) => key.add("file").add(text),
+        Err(target) => key.add("target").add(target),
     };
     let base = cache::root()?.join("prepared").join(key.finish());
     for edit in &v.spec.set {
@@ -86,9 +86,9 @@ pub(super) fn prepare(v: &Variant, progress: &Progress) -> Result<Prepared> {
     }
     std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
     let config = dir.join(".config");
-    let staged = match (&v.spec.config, config_text) {
-        (Config::File(_), Some(text)) => text,
-        (Config::Target(target), _) => {
+    let staged = match given {
+        Ok(text) => text,
+        Err(target) => {
             tool::make(
                 v,
                 &dir,
@@ -98,7 +98,6 @@ pub(super) fn prepare(v: &Variant, progress: &Progress) -> Result<Prepared> {
             )?;
             read(v, &config)?
         }
-        (Config::File(_), None) => unreachable!("a config file is read"),
     };
     let edited = edit(&staged, &v.spec.set);
     std::fs::write(&config, &edited).map_err(|e| io(&config, e))?;
