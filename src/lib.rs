@@ -21,6 +21,7 @@ pub(crate) mod csource;
 pub(crate) mod diff;
 pub(crate) mod dwarf;
 pub mod error;
+pub(crate) mod evidence;
 #[cfg(feature = "exercise")]
 pub mod exercise;
 pub(crate) mod input;

@@ -14,9 +14,9 @@ use cachelint::commands::ListDepth;
 use cachelint::commands::Plan;
 use cachelint::commands::Rules;
 use cachelint::commands::{
-    self, AssertsOptions, Build, CheckOptions, DiagramOptions, DiffOptions, FootprintOptions,
-    IndexCache, LayoutOptions, OffsetofOptions, OffsetsOptions, Reading, Selection, Source,
-    SourceRoot, SuggestOptions,
+    self, AssertsOptions, Build, CheckOptions, DiagramOptions, DiffOptions, DraftOptions,
+    FootprintOptions, IndexCache, LayoutOptions, OffsetofOptions, OffsetsOptions, Reading,
+    Selection, Source, SourceRoot, SuggestOptions,
 };
 use cachelint::commands::{Class, Kind, Severity};
 use cachelint::render::{self, Format, Highlight, Marked, Output, Render, Tone};
@@ -24,6 +24,7 @@ use cachelint::report::Checked;
 use cachelint::report::asserts::AssertsReport;
 use cachelint::report::diagram::{DiagramReport, Style};
 use cachelint::report::diff::DiffReport;
+use cachelint::report::draft::DraftReport;
 use cachelint::report::footprint::FootprintReport;
 use cachelint::report::layout::{LayoutReport, OffsetofReport};
 use cachelint::report::offsets::OffsetsReport;
@@ -206,6 +207,10 @@ enum Command {
         /// the rules setting is adjacent-lines = true.
         #[arg(long)]
         adjacent_lines: bool,
+        /// Order the findings by the samples --perf gives their two
+        /// fields (most first) instead of by severity.
+        #[arg(long, value_name = "ORDER", value_parser = ["severity", "samples"], default_value = "severity")]
+        rank: String,
         #[command(flatten)]
         input: InputArgs,
     },
@@ -313,6 +318,34 @@ enum Command {
         asserts: bool,
         /// Output format.
         #[arg(long, default_value = "text", value_parser = formats::<SuggestReport>())]
+        format: Format,
+        #[command(flatten)]
+        input: InputArgs,
+    },
+    /// Draft a rules file for TYPE from evidence: perf's samples, the
+    /// source's declarations and the types.
+    ///
+    /// For each direct member, the class the strongest evidence gives:
+    /// declared in the source (--source-tree: __guarded_by, a lock held
+    /// around its writes, atomics and WRITE_ONCE on it, its use as a lock),
+    /// then measured by perf (--perf: locked updates are lockless-write,
+    /// plain stores make the storing function a context, loads only are
+    /// hot-read), then inferred from its type (kernel locks, atomics).
+    /// Every rule has its evidence above it as comments and its kind after
+    /// it; evidence that disagrees is listed, not resolved; initialisation
+    /// functions' writes are not counted. The output loads in check
+    /// unchanged. See docs/evidence.md.
+    #[command(after_help = DRAFT_EXAMPLES)]
+    Draft {
+        /// Builds (FILE or NAME=FILE), then the struct(s) to draft.
+        #[arg(required = true, value_name = "BUILD... TYPE...", num_args = 2..)]
+        items: Vec<String>,
+        /// The kernel source tree (or any C tree) the builds come from:
+        /// read what its headers and functions declare about the members.
+        #[arg(long, value_name = "DIR")]
+        source_tree: Option<PathBuf>,
+        /// Output format: text is the rules file.
+        #[arg(long, default_value = "text", value_parser = formats::<DraftReport>())]
         format: Format,
         #[command(flatten)]
         input: InputArgs,
@@ -502,6 +535,12 @@ const SUGGEST_EXAMPLES: &str = "Examples:
   cachelint suggest vmlinux page_pool task_struct --plan-out packed.toml
   cachelint diagram --rules mm-lru.toml --plan p.toml amd64=vmlinux mem_cgroup_per_node";
 
+const DRAFT_EXAMPLES: &str = "Examples:
+  cachelint draft --perf fixtures/perf/code-with-type.txt --source-tree fixtures/perf fixtures/perf/ring ring
+  cachelint draft --source-tree ~/linux vmlinux lru_gen_folio > lru.toml
+  perf annotate --code-with-type --stdio > types.txt; cachelint draft --perf types.txt vmlinux page_pool
+  cachelint check --rules lru.toml --perf types.txt --rank samples vmlinux";
+
 const REVIEW_EXAMPLES: &str = "Examples:
   cachelint review                                  # HEAD against HEAD~, in the current tree
   cachelint review --tree ~/linux --base net-next/main --variants ci-variants.toml
@@ -650,6 +689,13 @@ struct InputArgs {
     /// plan changes. See docs/plans.md.
     #[arg(long, value_name = "PLAN")]
     plan: Option<PathBuf>,
+    /// perf's data-type profile (perf 6.8 or later) as text: the output of
+    /// `perf report -s type,typeoff --stdio`, `perf annotate --data-type
+    /// --stdio` or `perf annotate --code-with-type --stdio`, told apart by
+    /// content. Repeatable. Samples are placed on each build's own layout;
+    /// a row that does not fit is a located note. See docs/evidence.md.
+    #[arg(long, value_name = "FILE")]
+    perf: Vec<PathBuf>,
     /// Neither read nor write the on-disk name index. A lookup of a type
     /// in a file with over 8 MiB of DWARF keeps an index of the file's
     /// type names (about 1 MB for a vmlinux) in $CACHELINT_CACHE_DIR, else
@@ -677,7 +723,9 @@ impl InputArgs {
             None => None,
         };
         let cacheline = self.cacheline;
+        let perf = self.perf.clone();
         let mut setup = Setup::files(rules, builds, self.reading()?)?;
+        setup.perf = perf;
         setup.plan = plan;
         setup.cacheline = cacheline;
         Ok(setup)
@@ -924,12 +972,14 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             fail_on,
             explain,
             adjacent_lines,
+            rank,
             input,
         } => {
             let opts = CheckOptions {
                 fail_on,
                 explain,
                 adjacent_lines,
+                by_samples: rank == "samples",
             };
             let then = After::Only("check takes the types from the rules");
             let mut setup = input.setup(rules, parse_builds(&builds, then)?)?;
@@ -992,6 +1042,22 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 |r| opts.want(r),
             )?;
             render::output(&commands::suggest(&run, &opts)?, format, "suggest")
+        }
+        Command::Draft {
+            items,
+            source_tree,
+            format,
+            input,
+        } => {
+            let (builds, types) = builds_then_types(&items)?;
+            let opts = DraftOptions { types, source_tree };
+            let run = open(
+                Vec::new(),
+                parse_builds(&builds, After::Then("the types"))?,
+                input,
+                |r| opts.want(r),
+            )?;
+            render::output(&commands::draft(&run, &opts)?, format, "draft")
         }
         Command::Offsets {
             items,

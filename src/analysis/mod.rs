@@ -6,6 +6,7 @@ mod annotate;
 pub(crate) mod asserts;
 pub mod compare;
 pub(crate) mod contexts;
+pub(crate) mod draft;
 pub mod explain;
 pub mod findings;
 pub mod footprint;

@@ -25,6 +25,9 @@ pub struct CheckOptions {
     pub explain: Option<String>,
     /// `--adjacent-lines`: also report pairs on one 128-byte pair of lines.
     pub adjacent_lines: bool,
+    /// `--rank samples`: findings ordered by the samples of their fields
+    /// (from `--perf`), most first.
+    pub by_samples: bool,
 }
 
 impl CheckOptions {
@@ -82,6 +85,17 @@ pub fn check(run: &Run, opts: &CheckOptions) -> Result<Checked> {
     report
         .findings
         .sort_by_key(|f| std::cmp::Reverse(f.severity));
+    if opts.by_samples {
+        if run.perf.is_empty() {
+            return Err(Error::Usage(
+                "--rank samples needs samples: give perf's output with --perf FILE".into(),
+            ));
+        }
+        let weight = |f: &ReportFinding| {
+            std::cmp::Reverse(f.a.samples.unwrap_or(0) + f.b.samples.unwrap_or(0))
+        };
+        report.findings.sort_by_key(weight);
+    }
     report.findings = crate::report::cross_line::gather(std::mem::take(&mut report.findings));
     report
         .allowed
@@ -149,9 +163,37 @@ fn run_build(
             )
         })
         .collect();
+    let mut per_root = per_root;
+    let mut notes = analyzed.notes;
+    if !run.perf.is_empty() {
+        let names = crate::evidence::Names::of(view.table());
+        for (root, found) in analyzed.roots.iter().zip(&mut per_root) {
+            let a = &root.analysis;
+            let Some(&id) = names.map().get(&a.root) else {
+                continue;
+            };
+            let (placed, misfits) =
+                crate::evidence::attribute::place(view.table(), id, line, names.map(), &run.perf);
+            notes.extend(
+                misfits
+                    .iter()
+                    .map(|m| format!("[{}] {}", build.config, m.note())),
+            );
+            for f in found.iter_mut() {
+                for side in [&mut f.a, &mut f.b] {
+                    let n = crate::evidence::attribute::samples_in(&placed, side.offset, side.size);
+                    side.samples = Some(n.round() as u64);
+                }
+            }
+            notes.extend(crate::evidence::attribute::contradicted(
+                &a.annotated.spans,
+                &placed,
+                &build.config,
+            ));
+        }
+    }
     let slices: Vec<&[ReportFinding]> = per_root.iter().map(Vec::as_slice).collect();
     let by = stands_for::stood_for(&slices, analyzed.cacheline);
-    let mut notes = analyzed.notes;
     for (q, root) in analyzed.roots.iter().enumerate() {
         let others: Vec<String> = (0..by.len())
             .filter(|&r| by[r] == Some(q))

@@ -108,6 +108,9 @@ fn diagnostic(out: &mut Marked, group: &[ReportFinding]) {
         if let Some(contexts) = &side.contexts {
             let _ = write!(out, ", {contexts}");
         }
+        if let Some(n) = side.samples {
+            let _ = write!(out, ", {}", plural(n as usize, "sample"));
+        }
         match location(side) {
             Some(at) => {
                 let _ = writeln!(out, ", {at})");

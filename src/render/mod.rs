@@ -14,6 +14,7 @@ mod check;
 mod diagnostics;
 mod diagram;
 mod diff;
+mod draft;
 pub(crate) mod explain;
 mod footprint;
 mod json;
@@ -29,6 +30,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
+pub(crate) use draft::rule_text as draft_rule_text;
 pub use style::{Highlight, Marked, Tone, paint};
 
 /// An output format. Each report says which it can be written in.

@@ -15,6 +15,7 @@ pub mod asserts;
 pub mod cross_line;
 pub mod diagram;
 pub mod diff;
+pub mod draft;
 pub(crate) mod elements;
 pub mod explain;
 pub mod footprint;
@@ -222,6 +223,9 @@ pub struct ReportSide {
     /// a kernel lock type, being named as a lock, or an enclosing member's rule.
     #[serde(default)]
     pub why: String,
+    /// perf's samples on its bytes (`--perf`), as perf counted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
 }
 
 impl ReportFinding {
@@ -243,6 +247,7 @@ impl ReportFinding {
                 group: span.group.clone(),
                 contexts: span.access.as_ref().map(|a| a.describe()),
                 why: why(&span.origin),
+                samples: None,
             }
         };
         ReportFinding {

@@ -83,6 +83,7 @@ mod tests {
             decl_line: None,
             group: None,
             contexts: None,
+            samples: None,
         };
         ReportFinding {
             root: root.into(),

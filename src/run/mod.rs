@@ -33,6 +33,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::evidence::perf::PerfFile;
 use crate::kconfig::KernelConfig;
 use crate::load::{Build, Loaded, Reading};
 use crate::lookup::{Found, TypeSpec};
@@ -107,6 +108,9 @@ pub struct Setup {
     pub plan: Option<Arc<Plan>>,
     /// `--cacheline`.
     pub cacheline: Option<u64>,
+    /// `--perf`: perf's data-type outputs (`perf report -s
+    /// type,typeoff`, `perf annotate --data-type` or `--code-with-type`).
+    pub perf: Vec<PathBuf>,
     /// A variant that cannot be built is kept, as a build that failed
     /// (its `failed` reason), instead of failing the run: a review
     /// reports a patch that breaks the compile on some arch.
@@ -166,6 +170,7 @@ impl Setup {
             plan: None,
             cacheline: None,
             keep_failed_variants: false,
+            perf: Vec::new(),
         })
     }
 }
@@ -194,8 +199,28 @@ impl Setup {
             plan: None,
             cacheline: None,
             keep_failed_variants: true,
+            perf: Vec::new(),
         }
     }
+}
+
+/// The structs and unions `files` sampled, by tag (`struct ring` →
+/// `ring`).
+fn perf_types(files: &[PerfFile]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in files {
+        for s in &f.samples {
+            let name =
+                s.ty.strip_prefix("struct ")
+                    .or_else(|| s.ty.strip_prefix("union "));
+            if let Some(name) = name
+                && !out.iter().any(|o| o == name)
+            {
+                out.push(name.to_owned());
+            }
+        }
+    }
+    out
 }
 
 /// True when `path` is a variant file (TOML that gives a `tree`): a build
@@ -319,6 +344,8 @@ pub struct Run {
     pub(crate) cacheline: Option<u64>,
     /// How the files are read again, for a message (`did_you_mean`).
     reading: Reading,
+    /// `--perf`: perf's outputs, each read once.
+    pub(crate) perf: Vec<PerfFile>,
 }
 
 impl Run {
@@ -331,7 +358,19 @@ impl Run {
             true => Rules::default(),
             false => Rules::load(&setup.rules)?,
         };
-        let want = want(&rules)?;
+        let perf = setup
+            .perf
+            .iter()
+            .map(|p| PerfFile::read(p))
+            .collect::<Result<Vec<_>>>()?;
+        let mut want = want(&rules)?;
+        // The types perf sampled, read when a build has them: samples are
+        // placed on a struct through the types that embed it.
+        for name in perf_types(&perf) {
+            if !want.names.contains(&name) {
+                want.names.push(name);
+            }
+        }
         // A baseline item is a build when its file starts as one; the
         // others are reports, which `check` reads.
         let (baseline_builds, reports): (Vec<Build>, Vec<Build>) = setup
@@ -370,6 +409,7 @@ impl Run {
             plan: setup.plan,
             cacheline: setup.cacheline,
             reading: setup.reading,
+            perf,
         })
     }
 
@@ -380,6 +420,13 @@ impl Run {
             [one] => Ok(one),
             _ => Err(Error::Usage(format!("{command} reads one build"))),
         }
+    }
+
+    /// The run's first build, for what is read once for all of them.
+    pub(crate) fn first(&self) -> Result<&Opened> {
+        self.builds
+            .first()
+            .ok_or_else(|| Error::Usage("no build given".into()))
     }
 
     /// The line size for `opened` under the rules: `--cacheline`, else the

@@ -388,6 +388,7 @@ pub mod run {
             fail_on: opts.fail_on,
             explain: opts.explain.clone(),
             adjacent_lines: opts.adjacent_lines,
+            by_samples: false,
         };
         let mut setup = Setup::files(
             opts.rules.clone(),

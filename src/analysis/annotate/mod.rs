@@ -18,8 +18,8 @@ use crate::layout::{Group, pair_group_markers};
 use crate::model::{SourceLoc, TypeId, TypeTable};
 use crate::rules::{Access, Class, Location, Rules};
 
-pub(crate) use locks::LOCK_TYPES;
 pub use locks::same_lock;
+pub(crate) use locks::{ATOMIC_TYPES, LOCK_TYPES};
 pub(crate) use walk::index_suffix;
 
 /// Elements of an array of structs analysed one by one, at most.

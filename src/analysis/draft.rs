@@ -1,0 +1,563 @@
+//! A struct's rules drafted from evidence: for each direct member, the
+//! class the strongest evidence gives (declared in the source, then
+//! measured by perf, then inferred from the type), every piece of
+//! evidence as text, and the evidence that disagrees, listed and not
+//! resolved. Plain stores from one function make that function a
+//! context (one writer at a time), so two members written by different
+//! functions on one line are a cross-context pair.
+
+use std::collections::BTreeMap;
+
+use crate::analysis::annotate::{ATOMIC_TYPES, LOCK_TYPES};
+use crate::evidence::attribute::Placed;
+use crate::evidence::perf::{Format, Op};
+use crate::evidence::source::{Declaration, Held, Said};
+use crate::report::draft::{DraftContext, DraftField, DraftRule, DraftType, Evidence, Mark};
+
+/// A direct member of the drafted struct.
+#[derive(Clone, Debug)]
+pub(crate) struct MemberFacts {
+    /// Its name (its path in the struct).
+    pub path: String,
+    /// The names its type goes by: typedefs, then the tag.
+    pub type_names: Vec<String>,
+}
+
+/// Everything known about one struct of one build.
+pub(crate) struct Facts<'a> {
+    /// The struct.
+    pub ty: String,
+    /// Its direct members, in order.
+    pub members: Vec<MemberFacts>,
+    /// perf's samples placed on it.
+    pub placed: Vec<Placed<'a>>,
+    /// What the source says of its members and of the locks its writers
+    /// hold.
+    pub declarations: Vec<&'a Declaration>,
+    /// The structs that embed it by value, whose locks it may be under.
+    pub enclosing: Vec<String>,
+}
+
+/// What a drafted struct needs besides its own table.
+pub(crate) struct Drafted {
+    /// The struct.
+    pub ty: DraftType,
+    /// The contexts its rules use.
+    pub contexts: Vec<DraftContext>,
+    /// Locks of enclosing structs its rules name: the struct, the member
+    /// and the evidence.
+    pub locks: Vec<(String, String, Vec<Evidence>)>,
+}
+
+/// A function is initialisation when its name says so: its writes are
+/// made before anyone else sees the struct.
+fn is_init(function: &str) -> bool {
+    function.contains("init") || function.contains("setup") || function.ends_with("_alloc")
+}
+
+/// What one kind of evidence concludes about a member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Verdict {
+    Lock,
+    Protected(String),
+    Lockless,
+    /// Written with plain stores by these contexts, read by those.
+    Owned {
+        write: Vec<String>,
+        read: Vec<String>,
+    },
+    /// Only read, by these functions (none: sampled, functions unknown).
+    Read(Vec<String>),
+}
+
+impl Verdict {
+    fn describe(&self) -> String {
+        match self {
+            Verdict::Lock => "a lock".into(),
+            Verdict::Protected(l) => format!("lock-protected by {l}"),
+            Verdict::Lockless => "lockless-write".into(),
+            Verdict::Owned { write, .. } => {
+                format!("written with plain stores in {}", write.join(", "))
+            }
+            Verdict::Read(_) => "only read".into(),
+        }
+    }
+
+    /// Two verdicts that cannot both hold. Reads never conflict (samples
+    /// are partial), nor plain writes with a lock (its holders write).
+    fn conflicts(&self, other: &Verdict) -> bool {
+        use Verdict::*;
+        match (self, other) {
+            (Read(_), _) | (_, Read(_)) => false,
+            (Protected(a), Protected(b)) => a != b,
+            (Protected(_), Owned { .. }) | (Owned { .. }, Protected(_)) => false,
+            (Owned { .. }, Owned { .. }) => false,
+            (a, b) => std::mem::discriminant(a) != std::mem::discriminant(b),
+        }
+    }
+}
+
+/// Drafts the rules of `facts`' struct.
+pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
+    let mut contexts: BTreeMap<String, String> = BTreeMap::new();
+    let mut locks: Vec<(String, String, Vec<Evidence>)> = Vec::new();
+    let mut fields = Vec::new();
+    let member_names: Vec<&str> = facts.members.iter().map(|m| m.path.as_str()).collect();
+    for m in &facts.members {
+        let mut evidence = Vec::new();
+        let declared = declared(
+            facts,
+            m,
+            &member_names,
+            &mut evidence,
+            &mut contexts,
+            &mut locks,
+        );
+        let measured = measured(facts, m, &mut evidence);
+        let inferred = inferred(m, &mut evidence);
+        // Reads by perf name the contexts that read a written member.
+        let mut verdicts: Vec<(Mark, Verdict)> = [
+            (Mark::Declared, declared),
+            (Mark::Measured, measured),
+            (Mark::Inferred, inferred),
+        ]
+        .into_iter()
+        .filter_map(|(mark, v)| v.map(|v| (mark, v)))
+        .collect();
+        merge_owned(&mut verdicts);
+        let chosen = verdicts
+            .iter()
+            .find(|(_, v)| !matches!(v, Verdict::Read(_)))
+            .or_else(|| verdicts.first())
+            .cloned();
+        let mut conflicts = Vec::new();
+        if let Some((mark, v)) = &chosen {
+            for (other_mark, other) in &verdicts {
+                if v.conflicts(other) {
+                    conflicts.push(format!(
+                        "{} evidence says {}, {} says {}",
+                        mark.name(),
+                        v.describe(),
+                        other_mark.name(),
+                        other.describe()
+                    ));
+                }
+            }
+        }
+        if let Some((_, Verdict::Owned { write, .. })) = &chosen {
+            for c in write {
+                contexts.entry(c.clone()).or_insert_with(|| {
+                    format!(
+                        "stores to {} with plain stores: one writer at a time",
+                        m.path
+                    )
+                });
+            }
+        }
+        fields.push(DraftField {
+            path: m.path.clone(),
+            rule: chosen.as_ref().map(|(_, v)| rule_of(v)),
+            mark: chosen.as_ref().map(|(mark, _)| *mark),
+            evidence,
+            conflicts,
+        });
+    }
+    // A read by a function that is no context is a plain hot read.
+    for f in &mut fields {
+        if let Some(DraftRule::Contexts { read, write }) = &mut f.rule {
+            read.retain(|r| contexts.contains_key(r));
+            if write.is_empty() && read.is_empty() {
+                f.rule = Some(DraftRule::Class {
+                    class: "hot-read".into(),
+                });
+            }
+        }
+    }
+    Drafted {
+        ty: DraftType {
+            name: facts.ty.clone(),
+            fields,
+        },
+        contexts: contexts
+            .into_iter()
+            .map(|(name, why)| DraftContext {
+                name,
+                writers: "serialized".into(),
+                why,
+            })
+            .collect(),
+        locks,
+    }
+}
+
+/// Plain writes measured and declared name the same member's writers:
+/// the chosen verdict gets both sets, and the readers perf saw.
+fn merge_owned(verdicts: &mut [(Mark, Verdict)]) {
+    let mut writes: Vec<String> = Vec::new();
+    let mut reads: Vec<String> = Vec::new();
+    for (_, v) in verdicts.iter() {
+        match v {
+            Verdict::Owned { write, read } => {
+                writes.extend(write.iter().cloned());
+                reads.extend(read.iter().cloned());
+            }
+            Verdict::Read(r) => reads.extend(r.iter().cloned()),
+            _ => {}
+        }
+    }
+    for (_, v) in verdicts.iter_mut() {
+        if let Verdict::Owned { write, read } = v {
+            *write = sorted(writes.clone());
+            *read = sorted(
+                reads
+                    .iter()
+                    .filter(|r| !writes.contains(r))
+                    .cloned()
+                    .collect(),
+            );
+        }
+    }
+    // Only read by perf, never written by anyone: hot-read with readers.
+    if writes.is_empty() {
+        for (_, v) in verdicts.iter_mut() {
+            if let Verdict::Read(r) = v {
+                *r = sorted(reads.clone());
+            }
+        }
+    }
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn rule_of(v: &Verdict) -> DraftRule {
+    let class = |c: &str| DraftRule::Class { class: c.into() };
+    match v {
+        Verdict::Lock => class("lock"),
+        Verdict::Protected(lock) => DraftRule::LockProtected { lock: lock.clone() },
+        Verdict::Lockless => class("lockless-write"),
+        Verdict::Owned { write, read } => DraftRule::Contexts {
+            read: read.clone(),
+            write: write.clone(),
+        },
+        Verdict::Read(read) if read.is_empty() => class("hot-read"),
+        Verdict::Read(read) => DraftRule::Contexts {
+            read: read.clone(),
+            write: Vec::new(),
+        },
+    }
+}
+
+/// Is declaration `d` about member `m`?
+fn about(d: &Declaration, ty: &str, m: &str) -> bool {
+    d.ty == ty
+        && (d.path == m
+            || d.path
+                .strip_prefix(m)
+                .is_some_and(|r| r.starts_with('.') || r.starts_with('[')))
+}
+
+fn at(d: &Declaration) -> String {
+    match &d.function {
+        Some(f) => format!("in {f} ({}:{})", d.file.display(), d.line),
+        None => format!("({}:{})", d.file.display(), d.line),
+    }
+}
+
+/// A context name for a lock that is no member of a known struct: its
+/// expression's identifiers (`&subsys->lock` → `subsys-lock`).
+fn holders(text: &str) -> String {
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let name = words.join("-");
+    match name.chars().next() {
+        Some(c) if c.is_ascii_alphabetic() => name,
+        _ => format!("lock-{name}"),
+    }
+}
+
+/// The source's verdict on member `m`.
+fn declared(
+    facts: &Facts<'_>,
+    m: &MemberFacts,
+    member_names: &[&str],
+    evidence: &mut Vec<Evidence>,
+    contexts: &mut BTreeMap<String, String>,
+    locks: &mut Vec<(String, String, Vec<Evidence>)>,
+) -> Option<Verdict> {
+    let ds: Vec<&&Declaration> = facts
+        .declarations
+        .iter()
+        .filter(|d| about(d, &facts.ty, &m.path))
+        .collect();
+    let say = |evidence: &mut Vec<Evidence>, text: String| {
+        evidence.push(Evidence {
+            mark: Mark::Declared,
+            text,
+        })
+    };
+    let mut verdict = None;
+    // Taken as a lock.
+    for d in &ds {
+        if let Said::Locked(how) = &d.said {
+            say(evidence, format!("taken with {how}() {}", at(d)));
+            verdict = Some(Verdict::Lock);
+        }
+    }
+    // `__guarded_by`.
+    for d in &ds {
+        let Said::GuardedBy { locks: ls, pointee } = &d.said else {
+            continue;
+        };
+        let word = if *pointee {
+            "__pt_guarded_by"
+        } else {
+            "__guarded_by"
+        };
+        say(evidence, format!("{word}({}) {}", ls.join(", "), at(d)));
+        if *pointee || verdict.is_some() {
+            continue;
+        }
+        let first = ls.first().map(String::as_str).unwrap_or("");
+        let name = first.strip_prefix('&').unwrap_or(first);
+        verdict = Some(if first.starts_with('&') && member_names.contains(&name) {
+            Verdict::Protected(name.to_owned())
+        } else {
+            let c = holders(first);
+            contexts.entry(c.clone()).or_insert_with(|| {
+                format!("the holders of {first}, which is no member of {}", facts.ty)
+            });
+            Verdict::Owned {
+                write: vec![c],
+                read: Vec::new(),
+            }
+        });
+    }
+    // Writes in functions.
+    let mut ignored = Vec::new();
+    let mut under: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut atomics, mut plain, mut unlocked) = (Vec::new(), Vec::new(), Vec::new());
+    let mut writes = 0;
+    for d in &ds {
+        let Said::Written(write, held) = &d.said else {
+            continue;
+        };
+        let function = d.function.as_deref().unwrap_or("");
+        if is_init(function) {
+            ignored.push(function.to_owned());
+            continue;
+        }
+        writes += 1;
+        let lock = held
+            .iter()
+            .rev()
+            .find_map(|h| lock_name(facts, h, member_names));
+        let how = write.describe();
+        match &lock {
+            Some((name, h)) => {
+                say(
+                    evidence,
+                    format!("{how} {} with {} held ({}())", at(d), h.text, h.how),
+                );
+                *under.entry(name.clone()).or_default() += 1;
+                if let Some((ty, member)) = name.split_once('.')
+                    && !locks.iter().any(|(t, mm, _)| t == ty && mm == member)
+                {
+                    let ev = Evidence {
+                        mark: Mark::Declared,
+                        text: format!(
+                            "held with {}() around a write of {}.{} {}",
+                            h.how,
+                            facts.ty,
+                            d.path,
+                            at(d)
+                        ),
+                    };
+                    locks.push((ty.to_owned(), member.to_owned(), vec![ev]));
+                }
+            }
+            None => {
+                say(evidence, format!("{how} {}, no lock held", at(d)));
+                unlocked.push(function.to_owned());
+            }
+        }
+        if write.lockless() {
+            atomics.push(function.to_owned());
+        } else if lock.is_none() {
+            plain.push(function.to_owned());
+        }
+    }
+    if !ignored.is_empty() {
+        let ignored = sorted(ignored);
+        say(
+            evidence,
+            format!(
+                "writes in {} not counted: initialisation",
+                ignored.join(", ")
+            ),
+        );
+    }
+    if verdict.is_some() || writes == 0 {
+        return verdict;
+    }
+    if let Some((lock, n)) = under.iter().max_by_key(|(_, n)| **n) {
+        if !unlocked.is_empty() || *n < writes {
+            say(
+                evidence,
+                format!(
+                    "{n} of {writes} writes hold {lock}; the others are in {}",
+                    sorted(unlocked).join(", ")
+                ),
+            );
+        }
+        return Some(Verdict::Protected(lock.clone()));
+    }
+    if !atomics.is_empty() {
+        return Some(Verdict::Lockless);
+    }
+    Some(Verdict::Owned {
+        write: sorted(plain),
+        read: Vec::new(),
+    })
+}
+
+/// The rules' name of held lock `h`: a member of the struct (`lock`), of
+/// an enclosing struct (`lruvec.lru_lock`), or none.
+fn lock_name<'h>(
+    facts: &Facts<'_>,
+    h: &'h Held,
+    member_names: &[&str],
+) -> Option<(String, &'h Held)> {
+    let (ty, path) = h.member.as_ref()?;
+    if *ty == facts.ty && member_names.contains(&path.split(['.', '[']).next().unwrap_or("")) {
+        return Some((path.clone(), h));
+    }
+    facts
+        .enclosing
+        .contains(ty)
+        .then(|| (format!("{ty}.{path}"), h))
+}
+
+/// perf's verdict on member `m`.
+fn measured(facts: &Facts<'_>, m: &MemberFacts, evidence: &mut Vec<Evidence>) -> Option<Verdict> {
+    let mine: Vec<&Placed<'_>> = facts
+        .placed
+        .iter()
+        .filter(|p| {
+            p.path == m.path
+                || p.path
+                    .strip_prefix(&m.path)
+                    .is_some_and(|r| r.starts_with('.') || r.starts_with('['))
+        })
+        .collect();
+    if mine.is_empty() {
+        return None;
+    }
+    // Shares as perf printed them, per file.
+    for p in mine.iter().filter(|p| p.sample.op.is_none()) {
+        let of = match p.file.format {
+            Format::Report => "of all samples".to_owned(),
+            _ => format!("of {}'s samples", p.sample.ty),
+        };
+        evidence.push(Evidence {
+            mark: Mark::Measured,
+            text: format!(
+                "{} {of}, about {:.0} ({}:{})",
+                p.sample.shown,
+                p.sample.samples,
+                p.file.path.display(),
+                p.sample.line
+            ),
+        });
+    }
+    // Instructions, per function and what they do.
+    let mut by_function: BTreeMap<(String, Op), (f64, usize, String)> = BTreeMap::new();
+    for p in mine.iter().filter(|p| p.sample.op.is_some()) {
+        let key = (
+            p.sample.function.clone().unwrap_or_default(),
+            p.sample.op.unwrap_or(Op::Load),
+        );
+        let e = by_function.entry(key).or_insert((
+            0.0,
+            0,
+            format!("{}:{}", p.file.path.display(), p.sample.line),
+        ));
+        e.0 += p.sample.samples;
+        e.1 += 1;
+    }
+    let (mut stores, mut loads, mut locked) = (Vec::new(), Vec::new(), false);
+    for ((function, op), (samples, n, first)) in &by_function {
+        let what = match n {
+            1 => op.name().to_owned(),
+            n => format!("{n} {}s", op.name()),
+        };
+        evidence.push(Evidence {
+            mark: Mark::Measured,
+            text: format!("{what} in {function}, {samples:.0} samples ({first})"),
+        });
+        match op {
+            Op::Locked => locked = true,
+            Op::Store | Op::Update => stores.push(function.clone()),
+            Op::Load => loads.push(function.clone()),
+        }
+    }
+    Some(if locked {
+        Verdict::Lockless
+    } else if !stores.is_empty() {
+        Verdict::Owned {
+            write: sorted(stores),
+            read: sorted(loads),
+        }
+    } else {
+        Verdict::Read(sorted(loads))
+    })
+}
+
+/// The type's verdict on member `m`.
+fn inferred(m: &MemberFacts, evidence: &mut Vec<Evidence>) -> Option<Verdict> {
+    let named = |set: &[&str]| {
+        m.type_names
+            .iter()
+            .find(|n| set.contains(&n.as_str()))
+            .cloned()
+    };
+    if let Some(t) = named(LOCK_TYPES) {
+        evidence.push(Evidence {
+            mark: Mark::Inferred,
+            text: format!("its type is {t}, a kernel lock"),
+        });
+        return Some(Verdict::Lock);
+    }
+    if let Some(t) = named(ATOMIC_TYPES) {
+        evidence.push(Evidence {
+            mark: Mark::Inferred,
+            text: format!("its type is {t}, written with atomic operations"),
+        });
+        return Some(Verdict::Lockless);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_writes_and_reads_conflict_as_they_should() {
+        let owned = Verdict::Owned {
+            write: vec!["a".into()],
+            read: vec![],
+        };
+        assert!(!owned.conflicts(&Verdict::Protected("l".into())));
+        assert!(Verdict::Lockless.conflicts(&Verdict::Protected("l".into())));
+        assert!(!Verdict::Read(vec![]).conflicts(&Verdict::Lock));
+        assert!(Verdict::Lock.conflicts(&Verdict::Lockless));
+        assert_eq!(holders("&subsys->lock"), "subsys-lock");
+        assert_eq!(holders("&kfence_freelist_lock"), "kfence_freelist_lock");
+    }
+}

@@ -1,0 +1,83 @@
+//! Evidence for access classes, besides the rules a developer writes:
+//! measured ([`perf`]: perf's data-type samples, placed on a build's
+//! layout by [`attribute`]) and declared ([`source`]: what a source tree
+//! says of the members and the functions that write them). The third
+//! kind, inferred from the types (locks, atomics), is read off the
+//! build's own types where it is used (`analysis::draft`).
+
+pub mod attribute;
+pub mod perf;
+pub mod source;
+
+use std::collections::HashMap;
+
+use crate::model::{Type, TypeId, TypeTable};
+
+/// A build's types by name, as the source reader and the sample
+/// placement look them up: tags and typedef names, and perf's spelling
+/// (`struct ring`).
+pub(crate) struct Names<'t> {
+    table: &'t TypeTable,
+    by_name: HashMap<String, TypeId>,
+}
+
+impl<'t> Names<'t> {
+    /// Every defined struct and union of `table` (and typedef of one).
+    pub(crate) fn of(table: &'t TypeTable) -> Names<'t> {
+        let mut by_name = HashMap::new();
+        for i in 0..table.len() {
+            let id = TypeId(i);
+            match table.get(id) {
+                Type::Composite(c) if c.members.is_some() => {
+                    if let Some(name) = &c.name {
+                        by_name.entry(name.clone()).or_insert(id);
+                        by_name
+                            .entry(format!("{} {name}", c.kind.keyword()))
+                            .or_insert(id);
+                    }
+                }
+                Type::Typedef { name, target }
+                    if table.composite(table.strip(*target)).is_some() =>
+                {
+                    by_name.entry(name.clone()).or_insert(table.strip(*target));
+                }
+                _ => {}
+            }
+        }
+        Names { table, by_name }
+    }
+
+    /// Its types by name.
+    pub(crate) fn map(&self) -> &HashMap<String, TypeId> {
+        &self.by_name
+    }
+}
+
+impl source::Types for Names<'_> {
+    fn member_type(&self, ty: &str, member: &str) -> Option<String> {
+        let id = *self.by_name.get(ty)?;
+        let (m, _) = crate::path::find_member(self.table, id, member).ok()??;
+        let mut t = m.ty;
+        for _ in 0..crate::model::MAX_TYPE_DEPTH {
+            match self.table.get(t) {
+                Type::Typedef { target, .. } | Type::Qualified { target, .. } => t = *target,
+                Type::Pointer { target, .. } => t = *target,
+                Type::Array { element, .. } => t = *element,
+                Type::Composite(c) => return c.name.clone(),
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    fn canonical(&self, ty: &str) -> String {
+        match self
+            .by_name
+            .get(ty)
+            .and_then(|&id| self.table.composite(id))
+        {
+            Some(c) => c.name.clone().unwrap_or_else(|| ty.to_owned()),
+            None => ty.to_owned(),
+        }
+    }
+}

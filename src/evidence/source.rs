@@ -1,0 +1,717 @@
+//! What a source tree declares about the members of some structs: the
+//! context-analysis annotations on the members (`__guarded_by(&lock)`,
+//! `__pt_guarded_by`, Linux 7.0 and later), and in the functions, every
+//! write to a member with how it is made (an assignment, `WRITE_ONCE`, an
+//! atomic or a bit operation, a release store) and the locks held there
+//! (taken before it in the function, `lockdep_assert_held`, `guard()`),
+//! and every member taken as a lock.
+//!
+//! Function bodies are read with tree-sitter's C grammar, which is
+//! tolerant of the kernel's macros; the member annotations with the
+//! scanner of [`crate::csource`] (tree-sitter reads a macro after a
+//! member's name as a function declarator). A member access is resolved
+//! through the function's declared variables and the build's own types
+//! (`lruvec->lrugen.max_seq` is `lru_gen_folio.max_seq`): no preprocessor,
+//! so a write through a macro that hides the member is not seen.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use tree_sitter::{Node, Parser};
+
+use crate::error::{Error, Result};
+
+/// Files read at most: a kernel tree has about 60,000 C files and headers.
+const MAX_FILES: usize = 200_000;
+
+/// Directories of a kernel tree that hold no kernel code.
+const SKIPPED_DIRS: [&str; 8] = [
+    ".git",
+    "Documentation",
+    "tools",
+    "scripts",
+    "samples",
+    "LICENSES",
+    "debian",
+    "usr",
+];
+
+/// How a member is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// `x->f = v`, `x->f += v`, `x->f++`.
+    Assign,
+    /// `WRITE_ONCE(x->f, v)`: a plain store others read locklessly.
+    Once,
+    /// `smp_store_release(&x->f, v)`.
+    Release,
+    /// An atomic or bit operation on it (`atomic_long_add`, `set_bit`,
+    /// `xchg`), by name.
+    Atomic(String),
+}
+
+impl Write {
+    /// True for a write many CPUs may make at once.
+    pub fn lockless(&self) -> bool {
+        matches!(self, Write::Atomic(_))
+    }
+
+    /// How the source writes it, in words.
+    pub fn describe(&self) -> String {
+        match self {
+            Write::Assign => "assigned".into(),
+            Write::Once => "WRITE_ONCE".into(),
+            Write::Release => "smp_store_release".into(),
+            Write::Atomic(name) => format!("{name}()"),
+        }
+    }
+}
+
+/// A lock held at a point of a function: the struct it is a member of and
+/// its path there (`lruvec`, `lru_lock`), or, for a lock that is no member
+/// of a known struct (a global, a pointer's target), only its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Held {
+    /// The lock's struct and path in it, when resolved.
+    pub member: Option<(String, String)>,
+    /// The expression as written (`&lruvec->lru_lock`).
+    pub text: String,
+    /// How it is held (`spin_lock_irq`, `lockdep_assert_held`).
+    pub how: String,
+}
+
+/// One thing the source says of a member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Said {
+    /// `__guarded_by(EXPR)` (or `__pt_guarded_by`) on its declaration.
+    GuardedBy {
+        /// The lock expressions, as written.
+        locks: Vec<String>,
+        /// `__pt_guarded_by`: what it points to is guarded, not itself.
+        pointee: bool,
+    },
+    /// Written in a function, with these locks held.
+    Written(Write, Vec<Held>),
+    /// Taken as a lock (`spin_lock(&x->f)`).
+    Locked(String),
+}
+
+/// A declaration in the source about member `path` of struct `ty`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declaration {
+    /// The struct (its tag or typedef name).
+    pub ty: String,
+    /// The member's path in it (`evicted`, `lrugen.max_seq`).
+    pub path: String,
+    /// What is said.
+    pub said: Said,
+    /// The function saying it (none for a member annotation).
+    pub function: Option<String>,
+    /// The file, relative to the tree.
+    pub file: PathBuf,
+    /// Its line (1-based).
+    pub line: usize,
+}
+
+/// The build's types as the source reader needs them.
+pub trait Types: Sync {
+    /// The struct (tag or typedef name) of member `member` of struct `ty`,
+    /// through pointers, arrays and typedefs; `None` when it is no struct
+    /// or the build does not know `ty`.
+    fn member_type(&self, ty: &str, member: &str) -> Option<String>;
+
+    /// The struct's tag for a typedef name (`pg_data_t` → `pglist_data`);
+    /// the name itself otherwise.
+    fn canonical(&self, ty: &str) -> String;
+}
+
+/// The declarations about the members of `types` (and of the structs
+/// their writers' locks are members of) in the C files and headers of
+/// `tree` that mention one of them.
+pub fn declarations(tree: &Path, types: &[String], build: &dyn Types) -> Result<Vec<Declaration>> {
+    if !tree.is_dir() {
+        return Err(Error::Usage(format!(
+            "--source-tree {}: not a directory",
+            tree.display()
+        )));
+    }
+    let mut files = Vec::new();
+    walk(tree, tree, &mut files)?;
+    let finders: Vec<memchr::memmem::Finder<'_>> = types
+        .iter()
+        .map(|t| memchr::memmem::Finder::new(t.as_bytes()))
+        .collect();
+    let mut out: Vec<Declaration> = files
+        .par_iter()
+        .map(|rel| -> Result<Vec<Declaration>> {
+            let path = tree.join(rel);
+            let bytes = crate::input::read_limited(&path, 64 << 20, "a C file")?;
+            if !finders.iter().any(|f| f.find(&bytes).is_some()) {
+                return Ok(Vec::new());
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            let mut found = members(&text, rel, types);
+            found.extend(functions(&text, rel, types, build));
+            Ok(found)
+        })
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    Ok(out)
+}
+
+/// Every `.c` and `.h` file under `dir`, relative to `tree`.
+fn walk(tree: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let io = |source| Error::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .collect::<std::io::Result<_>>()
+        .map_err(io)?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let kind = entry.file_type().map_err(io)?;
+        let path = entry.path();
+        if kind.is_dir() {
+            if dir == tree && SKIPPED_DIRS.contains(&name.as_ref()) || name.starts_with('.') {
+                continue;
+            }
+            walk(tree, &path, out)?;
+        } else if kind.is_file() && (name.ends_with(".c") || name.ends_with(".h")) {
+            if out.len() >= MAX_FILES {
+                return Err(Error::Usage(format!(
+                    "--source-tree {}: more than {MAX_FILES} C files; is it a kernel tree?",
+                    tree.display()
+                )));
+            }
+            out.push(path.strip_prefix(tree).unwrap_or(&path).to_owned());
+        }
+    }
+    Ok(())
+}
+
+/// `__guarded_by` and `__pt_guarded_by` on the members of the bodies of
+/// `types` in `text`.
+fn members(text: &str, file: &Path, types: &[String]) -> Vec<Declaration> {
+    let lines = crate::csource::scan(text);
+    let mut out = Vec::new();
+    for body in crate::csource::bodies(text) {
+        if !types.contains(&body.name) {
+            continue;
+        }
+        // The member a line's annotation belongs to: the last name before
+        // it on the line, else that of the statement it ends.
+        let mut last_name: Option<String> = None;
+        for (i, line) in lines.iter().enumerate().take(body.last).skip(body.first) {
+            let tokens = crate::csource::tokens(&line.code);
+            let mut j = 0;
+            while j < tokens.len() {
+                let t = &tokens[j];
+                let pointee = t == "__pt_guarded_by";
+                if (t == "__guarded_by" || pointee) && tokens.get(j + 1).is_some_and(|p| p == "(") {
+                    let (locks, end) = arguments(&tokens, j + 1);
+                    if let Some(name) = &last_name {
+                        out.push(Declaration {
+                            ty: body.name.clone(),
+                            path: name.clone(),
+                            said: Said::GuardedBy { locks, pointee },
+                            function: None,
+                            file: file.to_owned(),
+                            line: i + 1,
+                        });
+                    }
+                    j = end;
+                    continue;
+                }
+                if t == ";" || t == "{" || t == "}" {
+                    // A member ends: the next annotation is the next one's.
+                    last_name = None;
+                } else if is_identifier(t) && tokens.get(j + 1).is_none_or(|n| n != "(") {
+                    last_name = Some(t.clone());
+                }
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The comma-separated arguments of the call whose `(` is at `open`, as
+/// text, and the index after its `)`.
+fn arguments(tokens: &[String], open: usize) -> (Vec<String>, usize) {
+    let (mut depth, mut args, mut current) = (0usize, Vec::new(), String::new());
+    for (k, t) in tokens.iter().enumerate().skip(open) {
+        match t.as_str() {
+            "(" => {
+                depth += 1;
+                if depth == 1 {
+                    continue;
+                }
+            }
+            ")" => {
+                depth -= 1;
+                if depth == 0 {
+                    if !current.is_empty() {
+                        args.push(std::mem::take(&mut current));
+                    }
+                    return (args, k + 1);
+                }
+            }
+            "," if depth == 1 => {
+                args.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push_str(t);
+    }
+    (args, tokens.len())
+}
+
+/// A C identifier that is not a keyword of a declaration.
+fn is_identifier(t: &str) -> bool {
+    t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && !matches!(
+            t,
+            "struct" | "union" | "enum" | "const" | "volatile" | "unsigned" | "signed"
+        )
+}
+
+/// The writes and lock uses in the functions of `text`.
+fn functions(text: &str, file: &Path, types: &[String], build: &dyn Types) -> Vec<Declaration> {
+    let mut parser = Parser::new();
+    if parser
+        .set_language(&tree_sitter_c::LANGUAGE.into())
+        .is_err()
+    {
+        return Vec::new();
+    }
+    let Some(tree) = parser.parse(text, None) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "function_definition" {
+            Function::read(node, text, file, types, build, &mut out);
+            continue;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    out
+}
+
+/// One function being read.
+struct Function<'a> {
+    text: &'a str,
+    file: &'a Path,
+    name: String,
+    types: &'a [String],
+    build: &'a dyn Types,
+    /// Variables and parameters: name → struct.
+    variables: Vec<(String, String)>,
+    /// Locks held at the current point.
+    held: Vec<Held>,
+}
+
+impl<'a> Function<'a> {
+    fn read(
+        node: Node<'_>,
+        text: &'a str,
+        file: &'a Path,
+        types: &'a [String],
+        build: &'a dyn Types,
+        out: &mut Vec<Declaration>,
+    ) {
+        let Some(declarator) = node.child_by_field_name("declarator") else {
+            return;
+        };
+        let mut f = Function {
+            text,
+            file,
+            name: declared_name(declarator, text).unwrap_or_default(),
+            types,
+            build,
+            variables: Vec::new(),
+            held: Vec::new(),
+        };
+        f.declare(declarator);
+        if let Some(body) = node.child_by_field_name("body") {
+            f.visit(body, out);
+        }
+    }
+
+    fn of(&self, n: Node<'_>) -> &'a str {
+        &self.text[n.byte_range()]
+    }
+
+    /// Records the variables that `node` (a parameter list, a declaration)
+    /// declares with a struct type.
+    fn declare(&mut self, node: Node<'_>) {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if matches!(n.kind(), "parameter_declaration" | "declaration")
+                && let Some(ty) = n.child_by_field_name("type")
+                && let Some(name) = self.struct_name(ty)
+            {
+                let mut cursor = n.walk();
+                for d in n.children_by_field_name("declarator", &mut cursor) {
+                    if let Some(var) = declared_name(d, self.text) {
+                        self.variables.retain(|(v, _)| *v != var);
+                        self.variables.push((var, self.build.canonical(&name)));
+                    }
+                }
+                continue;
+            }
+            if n.kind() == "compound_statement" {
+                continue;
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.children(&mut cursor));
+        }
+    }
+
+    /// `struct lruvec` → `lruvec`; a typedef name as it is.
+    fn struct_name(&self, ty: Node<'_>) -> Option<String> {
+        match ty.kind() {
+            "struct_specifier" | "union_specifier" => ty
+                .child_by_field_name("name")
+                .map(|n| self.of(n).to_owned()),
+            "type_identifier" => Some(self.of(ty).to_owned()),
+            _ => None,
+        }
+    }
+
+    /// Reads `node` in source order: declarations, lock calls, writes.
+    fn visit(&mut self, node: Node<'_>, out: &mut Vec<Declaration>) {
+        match node.kind() {
+            "declaration" => self.declare(node),
+            "call_expression" if self.call(node, out) => return,
+            "assignment_expression" => {
+                if let Some(left) = node.child_by_field_name("left") {
+                    self.written(left, Write::Assign, out);
+                }
+            }
+            "update_expression" => {
+                if let Some(arg) = node.child_by_field_name("argument") {
+                    self.written(arg, Write::Assign, out);
+                }
+            }
+            _ => {}
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        for child in children {
+            self.visit(child, out);
+        }
+    }
+
+    /// A call: a lock taken or released, or a write through a macro or
+    /// an atomic. True when its arguments need no further reading.
+    fn call(&mut self, node: Node<'_>, out: &mut Vec<Declaration>) -> bool {
+        let Some(function) = node.child_by_field_name("function") else {
+            return false;
+        };
+        let args: Vec<Node<'_>> = node
+            .child_by_field_name("arguments")
+            .map(|a| {
+                let mut c = a.walk();
+                a.named_children(&mut c).collect()
+            })
+            .unwrap_or_default();
+        // `guard(spinlock_irq)(&x->lock)`, `scoped_guard(spinlock, &x->lock)`.
+        if function.kind() == "call_expression"
+            && let Some(inner) = function.child_by_field_name("function")
+            && self.of(inner) == "guard"
+        {
+            if let Some(lock) = args.first() {
+                self.take(*lock, "guard", out);
+            }
+            return true;
+        }
+        let name = self.of(function);
+        if name == "scoped_guard" {
+            if let Some(lock) = args.get(1) {
+                self.take(*lock, "scoped_guard", out);
+            }
+            return false;
+        }
+        if name.starts_with("lockdep_assert_held") || is_lock(name) {
+            if let Some(lock) = args.first() {
+                self.take(*lock, name, out);
+            }
+            return true;
+        }
+        if is_unlock(name) {
+            if let Some(lock) = args.first() {
+                let text = self.of(*lock).to_owned();
+                if let Some(k) = self.held.iter().rposition(|h| h.text == text) {
+                    self.held.remove(k);
+                }
+            }
+            return true;
+        }
+        let write = match name {
+            "WRITE_ONCE" | "__WRITE_ONCE" => Some((0, Write::Once)),
+            "smp_store_release" | "store_release" => Some((0, Write::Release)),
+            _ if is_atomic_write(name) => {
+                // The address is whichever argument is one (`atomic_inc(v)`,
+                // `atomic_long_add(i, v)`, `set_bit(nr, addr)`).
+                for arg in args.iter().filter(|a| self.of(**a).starts_with('&')) {
+                    self.written(*arg, Write::Atomic(name.to_owned()), out);
+                }
+                None
+            }
+            _ => None,
+        };
+        if let Some((at, write)) = write
+            && let Some(arg) = args.get(at)
+        {
+            self.written(*arg, write, out);
+        }
+        false
+    }
+
+    /// A lock taken (or asserted held) through expression `lock`.
+    fn take(&mut self, lock: Node<'_>, how: &str, out: &mut Vec<Declaration>) {
+        let text = self.of(lock).to_owned();
+        let member = self.resolve(lock).into_iter().next();
+        if let Some((ty, path)) = &member
+            && self.types.contains(ty)
+        {
+            out.push(self.declaration(ty, path, Said::Locked(how.to_owned()), lock));
+        }
+        self.held.push(Held {
+            member,
+            text,
+            how: how.to_owned(),
+        });
+    }
+
+    /// Member access `target` written as `write`.
+    fn written(&self, target: Node<'_>, write: Write, out: &mut Vec<Declaration>) {
+        for (ty, path) in self.resolve(target) {
+            if self.types.contains(&ty) {
+                let said = Said::Written(write.clone(), self.held.clone());
+                out.push(self.declaration(&ty, &path, said, target));
+            }
+        }
+    }
+
+    fn declaration(&self, ty: &str, path: &str, said: Said, at: Node<'_>) -> Declaration {
+        Declaration {
+            ty: ty.to_owned(),
+            path: path.to_owned(),
+            said,
+            function: Some(self.name.clone()),
+            file: self.file.to_owned(),
+            line: at.start_position().row + 1,
+        }
+    }
+
+    /// The struct members expression `node` names: for `lruvec->lrugen.
+    /// max_seq`, (`lruvec`, `lrugen.max_seq`) and (`lru_gen_folio`,
+    /// `max_seq`). Addresses, subscripts and parentheses are seen through.
+    fn resolve(&self, node: Node<'_>) -> Vec<(String, String)> {
+        let mut fields = Vec::new();
+        let mut n = node;
+        let base = loop {
+            match n.kind() {
+                "field_expression" => {
+                    let (Some(arg), Some(field)) = (
+                        n.child_by_field_name("argument"),
+                        n.child_by_field_name("field"),
+                    ) else {
+                        return Vec::new();
+                    };
+                    fields.push(self.of(field).to_owned());
+                    n = arg;
+                }
+                "subscript_expression" => match n.child_by_field_name("argument") {
+                    Some(a) => n = a,
+                    None => return Vec::new(),
+                },
+                "pointer_expression" | "parenthesized_expression" | "cast_expression" => {
+                    match n
+                        .child_by_field_name("argument")
+                        .or_else(|| n.named_child(n.named_child_count().saturating_sub(1) as u32))
+                    {
+                        Some(a) => n = a,
+                        None => return Vec::new(),
+                    }
+                }
+                "identifier" => break self.of(n),
+                _ => return Vec::new(),
+            }
+        };
+        if fields.is_empty() {
+            return Vec::new();
+        }
+        fields.reverse();
+        let Some((_, mut ty)) = self
+            .variables
+            .iter()
+            .rev()
+            .find(|(v, _)| v == base)
+            .cloned()
+        else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (i, field) in fields.iter().enumerate() {
+            out.push((ty.clone(), fields[i..].join(".")));
+            match self.build.member_type(&ty, field) {
+                Some(next) => ty = next,
+                None => break,
+            }
+        }
+        out
+    }
+}
+
+/// The name a declarator declares (`*lruvec`, `x = ...`, `f(args)`).
+fn declared_name(node: Node<'_>, text: &str) -> Option<String> {
+    let mut n = node;
+    for _ in 0..32 {
+        match n.kind() {
+            "identifier" | "field_identifier" => return Some(text[n.byte_range()].to_owned()),
+            _ => n = n.child_by_field_name("declarator")?,
+        }
+    }
+    None
+}
+
+/// Takes a lock: `spin_lock_irq`, `mutex_lock`, `down_write`, ...
+fn is_lock(name: &str) -> bool {
+    const PREFIXES: [&str; 12] = [
+        "spin_lock",
+        "raw_spin_lock",
+        "read_lock",
+        "write_lock",
+        "mutex_lock",
+        "down_read",
+        "down_write",
+        "local_lock",
+        "spin_trylock",
+        "raw_spin_trylock",
+        "mutex_trylock",
+        "pthread_mutex_lock",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p)) && !name.contains("unlock")
+}
+
+/// Releases one.
+fn is_unlock(name: &str) -> bool {
+    name.contains("_unlock") || name == "up_read" || name == "up_write" || name == "up"
+}
+
+/// An atomic or bit operation that writes (not `atomic_read`, `test_bit`).
+fn is_atomic_write(name: &str) -> bool {
+    let atomic = [
+        "atomic_",
+        "atomic64_",
+        "atomic_long_",
+        "refcount_",
+        "local_",
+        "local64_",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
+        && !name.ends_with("_read")
+        && !name.contains("_read_")
+        && !name.starts_with("local_lock")
+        && !name.starts_with("local_irq")
+        && !name.starts_with("local_bh");
+    atomic
+        || is_bitop(name) && !name.trim_start_matches('_').starts_with("test_bit")
+        || matches!(
+            name,
+            "xchg" | "cmpxchg" | "try_cmpxchg" | "cmpxchg64" | "xchg_relaxed"
+        )
+}
+
+/// `set_bit(nr, addr)` and its kin: the address is the second argument.
+fn is_bitop(name: &str) -> bool {
+    let n = name.trim_start_matches('_');
+    [
+        "set_bit",
+        "clear_bit",
+        "change_bit",
+        "test_and_set_bit",
+        "test_and_clear_bit",
+        "test_and_change_bit",
+        "test_bit",
+    ]
+    .iter()
+    .any(|b| n.starts_with(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NoTypes;
+    impl Types for NoTypes {
+        fn member_type(&self, ty: &str, member: &str) -> Option<String> {
+            (ty == "lruvec" && member == "lrugen").then(|| "lru_gen_folio".to_owned())
+        }
+        fn canonical(&self, ty: &str) -> String {
+            ty.to_owned()
+        }
+    }
+
+    #[test]
+    fn writes_locks_and_annotations_are_read() {
+        let text = "struct kcov {\n\tspinlock_t lock;\n\tunsigned int size __guarded_by(&lock);\n\tvoid *l2\n\t\t__guarded_by(&a, &b->c);\n};\n\
+            static void f(struct lruvec *lruvec, int d)\n{\n\tstruct lru_gen_folio *lrugen = &lruvec->lrugen;\n\
+            \tspin_lock_irq(&lruvec->lru_lock);\n\tWRITE_ONCE(lrugen->max_seq, 1);\n\tspin_unlock_irq(&lruvec->lru_lock);\n\
+            \tatomic_long_add(d, &lruvec->lrugen.evicted[0][1]);\n\tlrugen->gen++;\n}\n";
+        let types = [
+            "kcov".to_owned(),
+            "lru_gen_folio".to_owned(),
+            "lruvec".to_owned(),
+        ];
+        let mut got = members(text, Path::new("a.c"), &types);
+        got.extend(functions(text, Path::new("a.c"), &types, &NoTypes));
+        let said: Vec<String> = got
+            .iter()
+            .map(|d| format!("{}:{}.{} {:?}", d.line, d.ty, d.path, d.said))
+            .collect();
+        let joined = said.join("\n");
+        assert!(
+            joined.contains("3:kcov.size GuardedBy { locks: [\"&lock\"], pointee: false }"),
+            "{joined}"
+        );
+        assert!(
+            joined.contains("5:kcov.l2 GuardedBy { locks: [\"&a\", \"&b->c\"]"),
+            "{joined}"
+        );
+        assert!(
+            joined.contains("10:lruvec.lru_lock Locked(\"spin_lock_irq\")"),
+            "{joined}"
+        );
+        assert!(
+            joined.contains("11:lru_gen_folio.max_seq Written(Once, [Held { member: Some((\"lruvec\", \"lru_lock\"))"),
+            "{joined}"
+        );
+        assert!(
+            joined.contains("13:lru_gen_folio.evicted Written(Atomic(\"atomic_long_add\"), [])"),
+            "{joined}"
+        );
+        assert!(
+            joined.contains("13:lruvec.lrugen.evicted Written(Atomic"),
+            "{joined}"
+        );
+        assert!(
+            joined.contains("14:lru_gen_folio.gen Written(Assign, [])"),
+            "{joined}"
+        );
+    }
+}

@@ -1,0 +1,109 @@
+//! `draft`: a rules file (TOML, as `check --rules` reads it) whose every
+//! rule has its evidence above it as comments and its mark after it, or
+//! the report as JSON.
+
+use std::fmt::Write;
+
+use super::{Format, Output, Render, to_json};
+use crate::report::draft::{DraftField, DraftReport, DraftRule};
+
+impl Render for DraftReport {
+    const FORMATS: &'static [Format] = &[Format::Text, Format::Json];
+
+    fn render(&self, format: Format) -> Output {
+        let stdout = match format {
+            Format::Json => to_json(self),
+            _ => toml(self),
+        };
+        Output {
+            stdout,
+            notes: self.notes.clone(),
+            failed: false,
+            highlights: Vec::new(),
+        }
+    }
+}
+
+/// A rule as its TOML value: `"hot-read"`, `{ class = "lock-protected",
+/// lock = "lock" }`, `{ read = ["a"], write = ["b"] }`.
+pub(crate) fn rule_text(rule: &DraftRule) -> String {
+    let list = |v: &[String]| {
+        let quoted: Vec<String> = v.iter().map(|c| format!("\"{c}\"")).collect();
+        format!("[{}]", quoted.join(", "))
+    };
+    match rule {
+        DraftRule::Class { class } => format!("\"{class}\""),
+        DraftRule::LockProtected { lock } => {
+            format!("{{ class = \"lock-protected\", lock = \"{lock}\" }}")
+        }
+        DraftRule::Contexts { read, write } => match (read.is_empty(), write.is_empty()) {
+            (false, false) => format!("{{ read = {}, write = {} }}", list(read), list(write)),
+            (true, _) => format!("{{ write = {} }}", list(write)),
+            (false, true) => format!("{{ read = {} }}", list(read)),
+        },
+    }
+}
+
+fn toml(r: &DraftReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Drafted by cachelint draft from:");
+    for line in &r.read {
+        let _ = writeln!(out, "#   {line}");
+    }
+    let _ = writeln!(
+        out,
+        "# Each rule has its evidence above it and after it the kind it rests on:\n\
+         # declared (the source), measured (perf) or inferred (the type). Accept\n\
+         # or change it line by line; a member without evidence has no rule."
+    );
+    if !r.contexts.is_empty() {
+        let _ = writeln!(out, "\n[contexts]");
+        for c in &r.contexts {
+            let _ = writeln!(out, "# {}", c.why);
+            let _ = writeln!(out, "{} = \"{}\"", key(&c.name), c.writers);
+        }
+    }
+    for t in &r.types {
+        let _ = writeln!(out, "\n[{}]", key(&t.name));
+        for f in &t.fields {
+            field(&mut out, f);
+        }
+    }
+    out
+}
+
+fn field(out: &mut String, f: &DraftField) {
+    for e in &f.evidence {
+        let _ = writeln!(out, "# {}: {}: {}", f.path, e.mark.name(), e.text);
+    }
+    for c in &f.conflicts {
+        let _ = writeln!(out, "# {}: CONFLICT: {c}", f.path);
+    }
+    match (&f.rule, f.mark) {
+        (Some(rule), Some(mark)) => {
+            let _ = writeln!(
+                out,
+                "{} = {}  # {}",
+                key(&f.path),
+                rule_text(rule),
+                mark.name()
+            );
+        }
+        _ => {
+            let _ = writeln!(out, "# {}: no evidence", f.path);
+        }
+    }
+}
+
+/// A TOML key: bare when it can be, else quoted.
+fn key(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        name.to_owned()
+    } else {
+        format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}

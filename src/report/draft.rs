@@ -1,0 +1,112 @@
+//! What `draft` found: a rules file's worth of classes, each with the
+//! evidence that backs it.
+
+use serde::Serialize;
+
+/// How a piece of evidence was obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mark {
+    /// Said by the source (an annotation, a lock held around a write, an
+    /// atomic operation on the member).
+    Declared,
+    /// Measured by perf (samples, loads and stores).
+    Measured,
+    /// Read off the member's type (a lock type, an atomic).
+    Inferred,
+}
+
+impl Mark {
+    /// Its name: `declared`, `measured`, `inferred`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mark::Declared => "declared",
+            Mark::Measured => "measured",
+            Mark::Inferred => "inferred",
+        }
+    }
+}
+
+/// One piece of evidence about a member.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// How it was obtained.
+    pub mark: Mark,
+    /// What it says, with where (file:line and function, samples, type).
+    pub text: String,
+}
+
+/// The rule drafted for a member.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "rule")]
+pub enum DraftRule {
+    /// A class without a lock: `hot-read`, `lockless-write`, `lock`.
+    Class {
+        /// The class name.
+        class: String,
+    },
+    /// `lock-protected` by a lock of the struct or an enclosing one.
+    LockProtected {
+        /// The lock: `lock`, or `TYPE.member`.
+        lock: String,
+    },
+    /// A context rule: the contexts reading and writing it.
+    Contexts {
+        /// Contexts that only read it.
+        read: Vec<String>,
+        /// Contexts that write it.
+        write: Vec<String>,
+    },
+}
+
+/// One member of a drafted struct.
+#[derive(Clone, Debug, Serialize)]
+pub struct DraftField {
+    /// Its path in the struct (a direct member).
+    pub path: String,
+    /// The rule, when some evidence gives one.
+    pub rule: Option<DraftRule>,
+    /// The kind of evidence the rule rests on.
+    pub mark: Option<Mark>,
+    /// Everything found about it, strongest first.
+    pub evidence: Vec<Evidence>,
+    /// Evidence that disagrees with the rule, not resolved.
+    pub conflicts: Vec<String>,
+}
+
+/// A drafted struct.
+#[derive(Clone, Debug, Serialize)]
+pub struct DraftType {
+    /// Its name, as a rules table names it.
+    pub name: String,
+    /// Its members, in order.
+    pub fields: Vec<DraftField>,
+}
+
+/// A context the draft declares: a function that writes members with
+/// plain stores.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DraftContext {
+    /// Its name (the function's, or the lock's holders').
+    pub name: String,
+    /// `serialized`.
+    pub writers: String,
+    /// Why it is one.
+    pub why: String,
+}
+
+/// `cachelint draft`: a rules file with its evidence.
+#[derive(Clone, Debug, Serialize)]
+pub struct DraftReport {
+    /// What was read: the builds, the perf outputs (with their event and
+    /// how far to trust it), the source tree.
+    pub read: Vec<String>,
+    /// Contexts the rules use.
+    pub contexts: Vec<DraftContext>,
+    /// The drafted structs, then the enclosing structs whose locks they
+    /// name.
+    pub types: Vec<DraftType>,
+    /// Notes: samples that do not fit the layout, members absent in some
+    /// builds.
+    pub notes: Vec<String>,
+}
