@@ -386,10 +386,10 @@ fn declared(
                 unlocked.push(function.to_owned());
             }
         }
-        if write.lockless() {
-            atomics.push(function.to_owned());
-        } else if lock.is_none() {
-            plain.push(function.to_owned());
+        match (write.lockless(), &lock) {
+            (true, None) => atomics.push(function.to_owned()),
+            (false, None) => plain.push(function.to_owned()),
+            _ => {}
         }
     }
     if !ignored.is_empty() {
@@ -405,6 +405,10 @@ fn declared(
     if verdict.is_some() || writes == 0 {
         return verdict;
     }
+    // An atomic written with no lock held: the lock serialises no one.
+    if !atomics.is_empty() {
+        return Some(Verdict::Lockless);
+    }
     if let Some((lock, n)) = under.iter().max_by_key(|(_, n)| **n) {
         if !unlocked.is_empty() || *n < writes {
             say(
@@ -416,9 +420,6 @@ fn declared(
             );
         }
         return Some(Verdict::Protected(lock.clone()));
-    }
-    if !atomics.is_empty() {
-        return Some(Verdict::Lockless);
     }
     Some(Verdict::Owned {
         write: sorted(plain),

@@ -36,6 +36,8 @@ impl DraftOptions {
                 .iter()
                 .map(|t| TypeSpec::parse(t))
                 .collect::<Result<_>>()?,
+            // Named too: embedders are discovered for the types present.
+            names: self.types.clone(),
             embedders_of: self.types.clone(),
             ..Want::default()
         })
@@ -219,9 +221,34 @@ fn tag(table: &TypeTable, id: TypeId) -> Option<String> {
     }
 }
 
-/// The structs of `table` with a member (or array of them) of struct `id`.
+/// The structs of `table` that hold struct `id` by value, however deep
+/// (`lruvec`, then `pglist_data` and `mem_cgroup_per_node`).
 fn enclosing(table: &TypeTable, id: TypeId) -> Vec<String> {
-    let id = table.strip(id);
+    let mut out: Vec<String> = Vec::new();
+    let mut frontier = vec![table.strip(id)];
+    for _ in 0..MAX_ENCLOSING_DEPTH {
+        let mut next = Vec::new();
+        for id in frontier {
+            for (outer, name) in holders_of(table, id) {
+                if !out.contains(&name) {
+                    out.push(name);
+                    next.push(outer);
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    out
+}
+
+/// Levels of embedding followed up from a drafted struct.
+const MAX_ENCLOSING_DEPTH: usize = 8;
+
+/// The structs of `table` with a member (or array of them) of struct `id`.
+fn holders_of(table: &TypeTable, id: TypeId) -> Vec<(TypeId, String)> {
     let mut out = Vec::new();
     for i in 0..table.len() {
         let Some(c) = table.composite(TypeId(i)) else {
@@ -237,8 +264,8 @@ fn enclosing(table: &TypeTable, id: TypeId) -> Vec<String> {
             }
             t == id
         });
-        if holds && !out.contains(name) {
-            out.push(name.clone());
+        if holds {
+            out.push((TypeId(i), name.clone()));
         }
     }
     out

@@ -450,6 +450,11 @@ impl<'a> Function<'a> {
             return true;
         }
         if is_unlock(name) {
+            // An unlock on a path that then leaves (`unlock; goto
+            // restart;`) releases nothing for the code after its block.
+            if leaves_after(node) {
+                return true;
+            }
             if let Some(lock) = args.first() {
                 let text = self.of(*lock).to_owned();
                 if let Some(k) = self.held.iter().rposition(|h| h.text == text) {
@@ -574,6 +579,25 @@ impl<'a> Function<'a> {
         }
         out
     }
+}
+
+/// Is statement-level call `node` followed in its block by a `goto`,
+/// `return`, `break` or `continue`?
+fn leaves_after(node: Node<'_>) -> bool {
+    let Some(statement) = node.parent().filter(|p| p.kind() == "expression_statement") else {
+        return false;
+    };
+    let mut next = statement.next_sibling();
+    while let Some(n) = next {
+        if matches!(
+            n.kind(),
+            "goto_statement" | "return_statement" | "break_statement" | "continue_statement"
+        ) {
+            return true;
+        }
+        next = n.next_sibling();
+    }
+    false
 }
 
 /// The name a declarator declares (`*lruvec`, `x = ...`, `f(args)`).
