@@ -21,7 +21,7 @@ pub(crate) mod csource;
 pub(crate) mod diff;
 pub(crate) mod dwarf;
 pub mod error;
-pub(crate) mod evidence;
+pub mod evidence;
 #[cfg(feature = "exercise")]
 pub mod exercise;
 pub(crate) mod input;

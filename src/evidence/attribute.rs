@@ -80,6 +80,18 @@ pub fn place<'p>(
                     continue;
                 };
                 if offset >= root_layout.size {
+                    // The root's own offset past its end is a misfit; an
+                    // enclosing type's offset outside the root is not ours.
+                    if base.shift == 0 && base.prefix.is_none() {
+                        misfits.push(Misfit {
+                            sample,
+                            file,
+                            why: format!(
+                                "{} +{:#x} is past its end in this build ({} bytes)",
+                                sample.ty, sample.offset, root_layout.size
+                            ),
+                        });
+                    }
                     continue;
                 }
                 let Some(field) = deepest(&fields, offset) else {
@@ -112,16 +124,6 @@ pub fn place<'p>(
                     file,
                     offset,
                     path: field.path.clone(),
-                });
-            }
-            if bases.is_empty() && sample.ty == root_name {
-                misfits.push(Misfit {
-                    sample,
-                    file,
-                    why: format!(
-                        "{} +{:#x} is past its end in this build",
-                        sample.ty, sample.offset
-                    ),
                 });
             }
         }

@@ -5,9 +5,9 @@
 //! kind, inferred from the types (locks, atomics), is read off the
 //! build's own types where it is used (`analysis::draft`).
 
-pub mod attribute;
+pub(crate) mod attribute;
 pub mod perf;
-pub mod source;
+pub(crate) mod source;
 
 use std::collections::HashMap;
 

@@ -18,6 +18,7 @@ mod contexts;
 mod corpus;
 mod diagram;
 mod diff;
+mod evidence;
 mod fixtures;
 mod isolation;
 mod opens;
