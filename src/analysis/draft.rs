@@ -52,7 +52,7 @@ pub(crate) struct Drafted {
 /// A function is initialisation when its name says so: its writes are
 /// made before anyone else sees the struct.
 fn is_init(function: &str) -> bool {
-    function.contains("init") || function.contains("setup") || function.ends_with("_alloc")
+    function.contains("init") || function.contains("setup")
 }
 
 /// What one kind of evidence concludes about a member.
@@ -342,6 +342,7 @@ fn declared(
     let mut ignored = Vec::new();
     let mut under: BTreeMap<String, usize> = BTreeMap::new();
     let (mut atomics, mut plain, mut unlocked) = (Vec::new(), Vec::new(), Vec::new());
+    let mut global: Vec<String> = Vec::new();
     let mut writes = 0;
     for d in &ds {
         let Said::Written(write, held) = &d.said else {
@@ -381,14 +382,32 @@ fn declared(
                     locks.push((ty.to_owned(), member.to_owned(), vec![ev]));
                 }
             }
-            None => {
-                say(evidence, format!("{how} {}, no lock held", at(d)));
-                unlocked.push(function.to_owned());
-            }
+            None => match held.last() {
+                // A lock that is no member of these structs (a global):
+                // its holders write, one at a time.
+                Some(h) => {
+                    say(
+                        evidence,
+                        format!("{how} {} with {} held ({}())", at(d), h.text, h.how),
+                    );
+                    let c = holders(&h.text);
+                    contexts.entry(c.clone()).or_insert_with(|| {
+                        format!(
+                            "the holders of {}, which is no member of {}",
+                            h.text, facts.ty
+                        )
+                    });
+                    global.push(c);
+                }
+                None => {
+                    say(evidence, format!("{how} {}, no lock held", at(d)));
+                    unlocked.push(function.to_owned());
+                }
+            },
         }
-        match (write.lockless(), &lock) {
-            (true, None) => atomics.push(function.to_owned()),
-            (false, None) => plain.push(function.to_owned()),
+        match (write.lockless(), &lock, held.is_empty()) {
+            (true, None, true) => atomics.push(function.to_owned()),
+            (false, None, true) => plain.push(function.to_owned()),
             _ => {}
         }
     }
@@ -421,6 +440,7 @@ fn declared(
         }
         return Some(Verdict::Protected(lock.clone()));
     }
+    plain.extend(global);
     Some(Verdict::Owned {
         write: sorted(plain),
         read: Vec::new(),

@@ -17,6 +17,7 @@ mod common;
 mod asserts;
 mod btf;
 mod check;
+mod evidence;
 mod footprint;
 mod history;
 mod index;

@@ -1,0 +1,181 @@
+//! `draft` on Debian's kernels and their trees: the classes the source
+//! declares, each with its file and line, held against the source read
+//! by the test itself (the lines that declare them, found by a plain
+//! text search), and loaded by `check` unchanged.
+
+use std::path::Path;
+
+use super::{env_path, kernel_source, vmlinux};
+use crate::common::cachelint;
+
+/// The 1-based line of `file` (in `tree`) holding `needle`.
+fn line_of(tree: &Path, file: &str, needle: &str) -> usize {
+    let text = std::fs::read_to_string(tree.join(file)).unwrap();
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{file} has no '{needle}'"))
+        + 1
+}
+
+/// The rule line of member `member` under table `[ty]` of a draft.
+fn rule<'d>(draft: &'d str, ty: &str, member: &str) -> Option<&'d str> {
+    let table = draft.split(&format!("\n[{ty}]\n")).nth(1)?;
+    let table = table.split("\n[").next()?;
+    table
+        .lines()
+        .find(|l| l.starts_with(&format!("{member} = ")))
+}
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn the_draft_of_lru_gen_folio_from_the_6_12_tree_has_its_atomics_and_its_lock() {
+    let tree = kernel_source();
+    let kernel = vmlinux();
+    let (code, draft, err) = cachelint(&[
+        "draft",
+        "--source-tree",
+        tree.to_str().unwrap(),
+        kernel.to_str().unwrap(),
+        "lru_gen_folio",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // evicted and refaulted: atomic_long_add() in lru_gen_eviction() and
+    // lru_gen_refault(), at the lines the tree has them.
+    for (member, function, needle) in [
+        (
+            "evicted",
+            "lru_gen_eviction",
+            "atomic_long_add(delta, &lrugen->evicted",
+        ),
+        (
+            "refaulted",
+            "lru_gen_refault",
+            "atomic_long_add(delta, &lrugen->refaulted",
+        ),
+    ] {
+        assert_eq!(
+            rule(&draft, "lru_gen_folio", member),
+            Some(format!("{member} = \"lockless-write\"  # declared").as_str()),
+            "{draft}"
+        );
+        let line = line_of(&tree, "mm/workingset.c", needle);
+        let evidence = format!(
+            "# {member}: declared: atomic_long_add() in {function} (mm/workingset.c:{line}), no lock held"
+        );
+        assert!(draft.contains(&evidence), "{evidence}\n{draft}");
+    }
+    // lruvec.lru_lock: a lock, held where the draft says it is.
+    assert_eq!(
+        rule(&draft, "lruvec", "lru_lock"),
+        Some("lru_lock = \"lock\"  # declared"),
+        "{draft}"
+    );
+    let held = draft
+        .lines()
+        .find(|l| l.starts_with("# lru_lock: declared: held with "))
+        .unwrap_or_else(|| panic!("no evidence for lru_lock:\n{draft}"));
+    let (file, line) = held
+        .rsplit_once(" (")
+        .and_then(|(_, at)| at.trim_end_matches(')').rsplit_once(':'))
+        .unwrap();
+    let line: usize = line.parse().unwrap();
+    let text = std::fs::read_to_string(tree.join(file)).unwrap();
+    // The write it names is at that line, and the function takes or
+    // asserts lru_lock before it.
+    let before: Vec<&str> = text.lines().take(line).collect();
+    let function_start = before
+        .iter()
+        .rposition(|l| l.starts_with('{'))
+        .expect("inside a function");
+    assert!(
+        before[function_start..]
+            .iter()
+            .any(|l| l.contains("lru_lock") && (l.contains("lock") || l.contains("assert"))),
+        "{held}"
+    );
+    // Fields written under it say so.
+    assert_eq!(
+        rule(&draft, "lru_gen_folio", "avg_total"),
+        Some("avg_total = { class = \"lock-protected\", lock = \"lruvec.lru_lock\" }  # declared"),
+        "{draft}"
+    );
+    // The draft loads in check unchanged.
+    let rules =
+        std::env::temp_dir().join(format!("cachelint-draft-lru-{}.toml", std::process::id()));
+    std::fs::write(&rules, &draft).unwrap();
+    let (code, out, err) = cachelint(&[
+        "check",
+        "--rules",
+        rules.to_str().unwrap(),
+        kernel.to_str().unwrap(),
+    ]);
+    assert!(code == 0 || code == 1, "{out}{err}");
+    assert!(out.contains("in 1 build"), "{out}");
+}
+
+#[test]
+#[ignore = "needs Debian's 7.3 kernel and source: .ci/run sets CACHELINT_VMLINUX_73 and CACHELINT_KERNEL_SOURCE_73"]
+fn every_guarded_by_member_of_7_3_is_lock_protected_by_its_lock() {
+    let tree = env_path("CACHELINT_KERNEL_SOURCE_73", "the 7.3 source tree");
+    let kernel = env_path("CACHELINT_VMLINUX_73", "Debian's 7.3 vmlinux");
+    // The structs of the 7.3 tree with __guarded_by members that Debian's
+    // kernel has (kcov, nvme and scsi_host are not in its vmlinux).
+    let structs = [
+        ("kfence_metadata", "mm/kfence/kfence.h"),
+        ("tomoyo_io_buffer", "security/tomoyo/common.h"),
+        ("scomp_scratch", "crypto/scompress.c"),
+    ];
+    let mut args = vec![
+        "draft".to_owned(),
+        "--source-tree".into(),
+        tree.display().to_string(),
+        kernel.display().to_string(),
+    ];
+    args.extend(structs.iter().map(|(s, _)| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, draft, err) = cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    let mut checked = 0;
+    for (ty, file) in structs {
+        // The test's own reading: `NAME __guarded_by(&LOCK);` lines.
+        let text = std::fs::read_to_string(tree.join(file)).unwrap();
+        for line in text.lines().filter(|l| l.contains("__guarded_by(&")) {
+            let (decl, lock) = line.split_once("__guarded_by(&").unwrap();
+            let lock = lock.split(')').next().unwrap();
+            let Some(member) = decl.split_whitespace().last() else {
+                continue;
+            };
+            let global = ["static", "extern"]
+                .iter()
+                .any(|w| decl.trim_start().starts_with(w));
+            if global {
+                continue;
+            }
+            let member = member.trim_start_matches('*');
+            let expected = if rule(&draft, ty, lock).is_some() {
+                // A member lock: lock-protected by it.
+                format!(
+                    "{member} = {{ class = \"lock-protected\", lock = \"{lock}\" }}  # declared"
+                )
+            } else {
+                // A global lock: written by its holders, one at a time.
+                format!("{member} = {{ write = [\"{lock}\"] }}  # declared")
+            };
+            assert_eq!(
+                rule(&draft, ty, member),
+                Some(expected.as_str()),
+                "{ty}.{member}\n{draft}"
+            );
+            let n = text.lines().position(|l| l == line).unwrap() + 1;
+            assert!(
+                draft.contains(&format!(
+                    "# {member}: declared: __guarded_by(&{lock}) ({file}:{n})"
+                )),
+                "{ty}.{member} at {file}:{n}\n{draft}"
+            );
+            checked += 1;
+        }
+    }
+    // 5 in kfence_metadata, 4 in tomoyo_io_buffer, 2 in scomp_scratch.
+    assert!(checked >= 11, "{checked} members checked");
+}
