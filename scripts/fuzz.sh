@@ -3,8 +3,8 @@
 # `cargo install cargo-fuzz`).
 #
 # Usage: scripts/fuzz.sh TARGET [SECONDS]
-#   TARGET   elf, btf, rules_toml, rst, plan, name_index, header_patch or
-#            variant_file
+#   TARGET   elf, btf, rules_toml, rst, plan, name_index, header_patch,
+#            variant_file, perf_output or c_declarations
 #            (see fuzz/fuzz_targets/)
 #   SECONDS  how long to run (default 600)
 #   FUZZ_FLAGS (environment) extra `cargo fuzz run` flags, such as
@@ -26,6 +26,8 @@ case $target in
   rules_toml) cp examples/*.toml tests/rules/*.toml "$corpus/" ;;
   rst) cp tests/rules/*.rst "$corpus/" ;;
   plan) cp tests/plans/*.toml fixtures/kmod/rfc3.plan.toml "$corpus/" ;;
+  perf_output) cp fixtures/perf/*.txt "$corpus/" ;;
+  c_declarations) cp fixtures/perf/ring.c fixtures/variant-tree/include/linux/*.h "$corpus/" ;;
   # Their seeds are in tests/corpus/TARGET, which the run reads too.
   name_index | header_patch | variant_file) ;;
   *) echo "fuzz.sh: unknown target '$target' (elf, btf, rules_toml, rst, plan, name_index, header_patch, variant_file)" >&2; exit 2 ;;

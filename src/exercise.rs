@@ -240,3 +240,31 @@ pub fn variant_file(data: &[u8]) {
     }
     let _ = crate::variant::patched_files(&text);
 }
+
+/// perf's data-type outputs: the text recognised and parsed (any of the
+/// three), and each line's instruction classified.
+pub fn perf_output(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let _ = crate::evidence::perf::parse(Path::new("perf.txt"), &text);
+    for line in text.lines().take(256) {
+        let _ = crate::evidence::perf::op_of(line);
+    }
+}
+
+/// A C file as `draft --source-tree` reads it: member annotations and
+/// the writes and locks of its functions, for two struct names (one
+/// embedding the other).
+pub fn c_declarations(data: &[u8]) {
+    struct Two;
+    impl crate::evidence::source::Types for Two {
+        fn member_type(&self, ty: &str, member: &str) -> Option<String> {
+            (ty == "outer" && member == "in").then(|| "inner".to_owned())
+        }
+        fn canonical(&self, ty: &str) -> String {
+            ty.to_owned()
+        }
+    }
+    let text = String::from_utf8_lossy(data);
+    let types = ["inner".to_owned(), "outer".to_owned()];
+    let _ = crate::evidence::source::read_text(&text, Path::new("x.c"), &types, &Two);
+}

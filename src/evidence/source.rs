@@ -150,9 +150,7 @@ pub fn declarations(tree: &Path, types: &[String], build: &dyn Types) -> Result<
                 return Ok(Vec::new());
             }
             let text = String::from_utf8_lossy(&bytes);
-            let mut found = members(&text, rel, types);
-            found.extend(functions(&text, rel, types, build));
-            Ok(found)
+            Ok(read_text(&text, rel, types, build))
         })
         .collect::<Result<Vec<_>>>()?
         .into_iter()
@@ -160,6 +158,19 @@ pub fn declarations(tree: &Path, types: &[String], build: &dyn Types) -> Result<
         .collect();
     out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     Ok(out)
+}
+
+/// The declarations about the members of `types` in C text `text` (the
+/// file `file`).
+pub(crate) fn read_text(
+    text: &str,
+    file: &Path,
+    types: &[String],
+    build: &dyn Types,
+) -> Vec<Declaration> {
+    let mut found = members(text, file, types);
+    found.extend(functions(text, file, types, build));
+    found
 }
 
 /// Every `.c` and `.h` file under `dir`, relative to `tree`.

@@ -34,5 +34,7 @@ fn the_corpus_never_panics() {
     total += replay("name_index", cachelint::exercise::name_index);
     total += replay("header_patch", cachelint::exercise::header_patch);
     total += replay("variant_file", cachelint::exercise::variant_file);
+    total += replay("perf_output", cachelint::exercise::perf_output);
+    total += replay("c_declarations", cachelint::exercise::c_declarations);
     assert!(total > 0, "tests/corpus holds no input");
 }
