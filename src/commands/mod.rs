@@ -96,9 +96,20 @@ pub fn layout(run: &Run, opts: &LayoutOptions) -> Result<LayoutReport> {
             ))
         })
         .collect::<Result<_>>()?;
-    let notes = view.notes();
+    let mut notes = view.notes();
+    let mut shares = Vec::new();
+    if !run.perf.is_empty() {
+        let names = crate::evidence::Names::of(view.table());
+        for f in &opened.found {
+            let (placed, misfits) =
+                crate::evidence::attribute::place(view.table(), f.id, line, names.map(), &run.perf);
+            notes.extend(misfits.iter().map(|m| m.note()));
+            shares.push(crate::evidence::attribute::shares(&placed));
+        }
+    }
     let planned_by = view.planned_by.clone();
     Ok(LayoutReport {
+        shares,
         table: view.into_table(),
         layouts,
         expand: opts.expand,

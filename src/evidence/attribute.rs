@@ -94,7 +94,7 @@ pub fn place<'p>(
                     }
                     continue;
                 }
-                let Some(field) = deepest(&fields, offset) else {
+                let Some(field) = covering(&fields, offset, base.prefix.as_deref(), sample.field.as_deref()) else {
                     misfits.push(Misfit {
                         sample,
                         file,
@@ -175,12 +175,26 @@ fn agrees(path: &str, prefix: Option<&str>, named: &str) -> bool {
     path == full || path.starts_with(&format!("{full}.")) || path.ends_with(&format!(".{named}"))
 }
 
-/// The deepest member of `fields` holding byte `offset`.
-fn deepest<'f>(fields: &[&'f Field], offset: u64) -> Option<&'f Field> {
-    fields
-        .iter()
-        .filter(|f| f.offset <= offset && offset < f.end().max(f.offset + 1))
-        .max_by_key(|f| f.depth)
+/// The deepest member of `fields` holding byte `offset`; of a union's
+/// alternatives there, the one perf `named` when one agrees with it.
+fn covering<'f>(
+    fields: &[&'f Field],
+    offset: u64,
+    prefix: Option<&str>,
+    named: Option<&str>,
+) -> Option<&'f Field> {
+    let holding = || {
+        fields
+            .iter()
+            .filter(move |f| f.offset <= offset && offset < f.end().max(f.offset + 1))
+    };
+    named
+        .and_then(|n| {
+            holding()
+                .filter(|f| agrees(&f.path, prefix, n))
+                .max_by_key(|f| f.depth)
+        })
+        .or_else(|| holding().max_by_key(|f| f.depth))
         .copied()
 }
 
@@ -304,4 +318,45 @@ pub fn contradicted(spans: &[Span], placed: &[Placed<'_>], config: &str) -> Vec<
         }
     }
     out
+}
+
+/// perf's shares of each member the samples fall in, and of every member
+/// enclosing it, as perf printed them: the percentage of all samples
+/// (`perf report`), of the type's (`annotate --data-type`), and the
+/// samples on its instructions (`--code-with-type`), per file.
+pub fn shares(placed: &[Placed<'_>]) -> std::collections::BTreeMap<String, String> {
+    use std::collections::BTreeMap;
+    // path → per file: the percentages or samples summed, and the type.
+    let mut sums: BTreeMap<String, Vec<(&PerfFile, f64, String)>> = BTreeMap::new();
+    for p in placed {
+        let value = match p.file.format {
+            super::perf::Format::CodeWithType => p.sample.samples,
+            _ => p.sample.shown.trim_end_matches('%').parse().unwrap_or(0.0),
+        };
+        let mut path = p.path.as_str();
+        loop {
+            let entry = sums.entry(path.to_owned()).or_default();
+            match entry.iter_mut().find(|(f, ..)| std::ptr::eq(*f, p.file)) {
+                Some(e) => e.1 += value,
+                None => entry.push((p.file, value, p.sample.ty.clone())),
+            }
+            match path.rfind(['.', '[']) {
+                Some(i) => path = &path[..i],
+                None => break,
+            }
+        }
+    }
+    sums.into_iter()
+        .map(|(path, files)| {
+            let parts: Vec<String> = files
+                .iter()
+                .map(|(f, v, ty)| match f.format {
+                    super::perf::Format::Report => format!("{v:.2}% of all samples"),
+                    super::perf::Format::AnnotateType => format!("{v:.2}% of {ty}'s"),
+                    super::perf::Format::CodeWithType => format!("{v:.0} samples on its instructions"),
+                })
+                .collect();
+            (path, parts.join(", "))
+        })
+        .collect()
 }

@@ -34,8 +34,14 @@ impl Render for LayoutReport {
                     if let Some(plan) = &self.planned_by {
                         let _ = writeln!(out.stdout, "/* planned by {plan}, not compiled */");
                     }
-                    out.stdout
-                        .push_str(&text::layout(&self.table, l, self.expand, self.macros));
+                    let shares = self.shares.get(i).cloned().unwrap_or_default();
+                    out.stdout.push_str(&text::layout(
+                        &self.table,
+                        l,
+                        self.expand,
+                        self.macros,
+                        &shares,
+                    ));
                     out.notes.extend(note.clone());
                 }
             }

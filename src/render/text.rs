@@ -14,7 +14,16 @@ use crate::model::TypeTable;
 /// and unions are shown inline in braces as pahole does. With `macros`
 /// (not with `flat`), kernel cacheline group markers are written as the
 /// kernel's macros, not as comments, so the text is the struct's C.
-pub fn layout(table: &TypeTable, layout: &Layout, flat: bool, macros: bool) -> String {
+///
+/// perf's share of each member (`shares`, by path: `--perf`) goes in a
+/// comment after its row.
+pub fn layout(
+    table: &TypeTable,
+    layout: &Layout,
+    flat: bool,
+    macros: bool,
+    shares: &std::collections::BTreeMap<String, String>,
+) -> String {
     let mut out = String::new();
     let name = layout.name.as_deref().unwrap_or("<anonymous>");
     let _ = writeln!(out, "{} {} {{", layout.kind.keyword(), name);
@@ -60,7 +69,13 @@ pub fn layout(table: &TypeTable, layout: &Layout, flat: bool, macros: bool) -> S
                     0
                 )))
             }
-            _ => row(table, layout, item, flat),
+            _ => row(table, layout, item, flat).map(|r| match (r, item) {
+                (Row::Line(text), Item::Member(f)) if shares.contains_key(&f.path) => {
+                    let text = text.trim_end_matches('\n');
+                    Row::Line(format!("{text} /* perf: {} */\n", shares[&f.path]))
+                }
+                (r, _) => r,
+            }),
         };
         let Some(row) = row else {
             continue;

@@ -33,6 +33,8 @@ pub struct DiagramPart {
     pub style: Style,
     /// Sizes of the structs found in that build.
     pub type_sizes: HashMap<String, u64>,
+    /// `--perf`: each member's measured share as perf printed it, by path.
+    pub shares: std::collections::BTreeMap<String, String>,
 }
 
 /// The second build against the first (`--compare`).

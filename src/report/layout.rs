@@ -23,6 +23,9 @@ pub struct LayoutReport {
     pub planned_by: Option<String>,
     /// Notes about the build (what its format cannot tell).
     pub notes: Vec<String>,
+    /// `--perf`: per layout, each member's measured share as perf printed
+    /// it, by path.
+    pub shares: Vec<std::collections::BTreeMap<String, String>>,
 }
 
 /// `offsetof`: one row per path.

@@ -70,7 +70,7 @@ pub(crate) fn draw(run: &Run, views: &[&View<'_>], spec: &DrawSpec) -> Result<Di
     let mut focus = Vec::new();
     let mut parts = Vec::new();
     let mut explained = Vec::new();
-    for a in analyzed {
+    for (a, view) in analyzed.into_iter().zip(views) {
         if let Some(field) = &spec.explain {
             explained.extend(explained_lines(&a, field, &run.rules));
         }
@@ -100,7 +100,20 @@ pub(crate) fn draw(run: &Run, views: &[&View<'_>], spec: &DrawSpec) -> Result<Di
         } else {
             Style::Strip
         });
+        // perf's shares of the root's members (`--perf`).
+        let mut shares = std::collections::BTreeMap::new();
+        if !run.perf.is_empty() {
+            let names = crate::evidence::Names::of(view.table());
+            if let Some(&id) = names.map().get(&root.analysis.root) {
+                let line = run.line(view.opened);
+                let (placed, misfits) =
+                    crate::evidence::attribute::place(view.table(), id, line, names.map(), &run.perf);
+                notes.extend(misfits.iter().map(|m| format!("[{}] {}", a.config, m.note())));
+                shares = crate::evidence::attribute::shares(&placed);
+            }
+        }
         parts.push(DiagramPart {
+            shares,
             config: a.config,
             analysis: root.analysis,
             paddings: root.paddings,

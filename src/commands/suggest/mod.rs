@@ -639,6 +639,8 @@ fn c_declaration(
             None => "cachelint suggest".to_owned(),
         }),
         notes: Vec::new(),
+        // The suggested order is laid out, not run: nothing measured.
+        shares: Vec::new(),
     })
 }
 

@@ -28,6 +28,8 @@ pub struct Drawing<'a> {
     pub lines: Vec<u64>,
     /// Maximum output width in columns.
     pub width: usize,
+    /// perf's share of each member, by path (`--perf`).
+    pub shares: &'a std::collections::BTreeMap<String, String>,
 }
 
 /// What a run of bytes on a line is.

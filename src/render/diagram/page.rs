@@ -47,6 +47,28 @@ fn side(part: &DiagramPart) -> compare::Side<'_> {
     }
 }
 
+/// The drawn fields perf sampled, with their shares as perf printed them.
+fn measured(d: &Drawing<'_>) -> Option<String> {
+    let mut out = String::new();
+    for span in super::boxes::drawn_spans(d) {
+        if let Some(share) = share_of(d, &span.path) {
+            out.push_str(&format!("    {}: {share}\n", span.path));
+        }
+    }
+    (!out.is_empty()).then(|| format!("measured by perf:\n{out}"))
+}
+
+/// perf's share of span `path`, or of the nearest member enclosing it.
+pub(super) fn share_of<'d>(d: &Drawing<'d>, path: &str) -> Option<&'d String> {
+    let mut p = path;
+    loop {
+        if let Some(s) = d.shares.get(p) {
+            return Some(s);
+        }
+        p = &p[..p.rfind(['.', '['])?];
+    }
+}
+
 fn draw(part: &DiagramPart, width: usize, format: Format) -> String {
     let an = &part.analysis;
     let d = Drawing {
@@ -54,6 +76,7 @@ fn draw(part: &DiagramPart, width: usize, format: Format) -> String {
         paddings: &part.paddings,
         lines: part.lines.clone(),
         width,
+        shares: &part.shares,
     };
     let line_size = if an.cacheline == 64 {
         String::new()
@@ -72,6 +95,11 @@ fn draw(part: &DiagramPart, width: usize, format: Format) -> String {
         Style::Boxes => boxes::draw(&d),
         Style::Strip => strip::draw(&d),
         Style::Table => table::draw(&d, markdown),
+    };
+    // Boxes and strips name their fields; perf's shares go under them.
+    let body = match (part.style, measured(&d)) {
+        (Style::Table, _) | (_, None) => body,
+        (_, Some(m)) => format!("{body}\n{m}"),
     };
     let title = wrap(&title, width, "  ").join("\n");
     match (markdown, part.style) {

@@ -22,7 +22,11 @@ pub fn draw(d: &Drawing<'_>, markdown: bool) -> String {
             .set_content_arrangement(ContentArrangement::Dynamic)
             .set_width(u16::try_from(d.width).unwrap_or(u16::MAX));
     }
-    table.set_header(["field", "bytes", "line", "class"]);
+    let perf = !d.shares.is_empty();
+    match perf {
+        true => table.set_header(["field", "bytes", "line", "class", "perf"]),
+        false => table.set_header(["field", "bytes", "line", "class"]),
+    };
     for &line in &d.lines {
         for seg in d.segments(line) {
             let bytes = |first: u64, last: u64| {
@@ -40,12 +44,16 @@ pub fn draw(d: &Drawing<'_>, markdown: bool) -> String {
                     } else {
                         "(padding)"
                     };
-                    table.add_row([
+                    let mut row = vec![
                         what.to_owned(),
                         bytes(seg.first, seg.last),
                         line.to_string(),
                         String::new(),
-                    ]);
+                    ];
+                    if perf {
+                        row.push(String::new());
+                    }
+                    table.add_row(row);
                     continue;
                 }
             };
@@ -64,12 +72,11 @@ pub fn draw(d: &Drawing<'_>, markdown: bool) -> String {
                         (Some(l), crate::rules::Class::LockProtected) => format!("{c} ({l})"),
                         _ => c.name().to_owned(),
                     });
-                table.add_row([
-                    format!("{short}{index}"),
-                    bytes(first, last),
-                    line.to_string(),
-                    class,
-                ]);
+                let mut row = vec![format!("{short}{index}"), bytes(first, last), line.to_string(), class];
+                if perf {
+                    row.push(super::page::share_of(d, &span.path).cloned().unwrap_or_default());
+                }
+                table.add_row(row);
             }
         }
     }
