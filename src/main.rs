@@ -716,6 +716,18 @@ struct InputArgs {
 }
 
 impl InputArgs {
+    /// `--perf` given to a command that has no use for samples: an error,
+    /// not a silent no-op.
+    fn refuse_perf(&self, command: &str) -> cachelint::error::Result<()> {
+        match self.perf.is_empty() {
+            true => Ok(()),
+            false => Err(cachelint::error::Error::Usage(format!(
+                "{command} does not read perf's samples: --perf goes with draft, check, \
+                 layout, diagram and footprint"
+            ))),
+        }
+    }
+
     /// A run's setup of `builds` under `rules`, read as these options say.
     fn setup(self, rules: Vec<PathBuf>, builds: Vec<Build>) -> cachelint::error::Result<Setup> {
         let plan = match &self.plan {
@@ -947,6 +959,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
+            input.refuse_perf("offsetof")?;
             let text = file.to_string_lossy();
             build_first(&text, &text, After::Then("the paths"))?;
             let opts = OffsetofOptions { paths };
@@ -1022,6 +1035,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
+            input.refuse_perf("suggest")?;
             let (builds, types) = builds_then_types(&items)?;
             let opts = SuggestOptions {
                 types,
@@ -1064,6 +1078,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
+            input.refuse_perf("offsets")?;
             let (builds, paths) =
                 builds_then_paths(&items).map_err(cachelint::error::Error::Usage)?;
             let opts = OffsetsOptions { paths };
@@ -1079,6 +1094,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
+            input.refuse_perf("review")?;
             if input.plan.is_some() {
                 return Err(cachelint::error::Error::Usage(
                     "review lays out the two commits as compiled: it takes no --plan (put the \
@@ -1103,6 +1119,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
+            input.refuse_perf("diff")?;
             let opts = DiffOptions { types, depth };
             let builds = vec![
                 build_arg(&old, After::Then("the types"))?,
@@ -1153,6 +1170,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
+            input.refuse_perf("asserts")?;
             let opts = AssertsOptions { ty, against };
             let run = open(
                 rules,

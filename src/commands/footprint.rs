@@ -99,6 +99,7 @@ pub fn footprint_report(run: &Run, opts: &FootprintOptions) -> Result<FootprintR
                 continue;
             };
             let f = footprint(&root.analysis, &contexts);
+            let samples_of = measured(run, &views, opened, root, &mut report.notes);
             let absent = rules
                 .type_rules(name)
                 .map(|t| {
@@ -123,6 +124,7 @@ pub fn footprint_report(run: &Run, opts: &FootprintOptions) -> Result<FootprintR
                     .contexts
                     .into_iter()
                     .map(|c| ContextRow {
+                        samples: samples_of.as_ref().map(|s| s(&c.fields)),
                         context: c.context,
                         fields: c.fields,
                         bytes: c.bytes,
@@ -136,4 +138,51 @@ pub fn footprint_report(run: &Run, opts: &FootprintOptions) -> Result<FootprintR
         report.builds.push(out);
     }
     Ok(report)
+}
+
+/// With `--perf`: a function giving the samples perf took on the bytes
+/// of a context's fields (span paths) in `root` of `opened`.
+fn measured<'r>(
+    run: &Run,
+    views: &[run::View<'_>],
+    opened: &run::Opened,
+    root: &'r run::RootAnalysis,
+    notes: &mut Vec<String>,
+) -> Option<impl Fn(&[String]) -> u64 + 'r> {
+    if run.perf.is_empty() {
+        return None;
+    }
+    let view = views.iter().find(|v| std::ptr::eq(v.opened, opened))?;
+    let names = crate::evidence::Names::of(view.table());
+    let id = *names.map().get(&root.analysis.root)?;
+    let (placed, misfits) = crate::evidence::attribute::place(
+        view.table(),
+        id,
+        run.line(opened),
+        names.map(),
+        &run.perf,
+    );
+    notes.extend(
+        misfits
+            .iter()
+            .map(|m| format!("[{}] {}", opened.build.config, m.note())),
+    );
+    // Each span's samples, by path: placed samples do not outlive the run.
+    let by_path: std::collections::HashMap<String, f64> = root
+        .analysis
+        .annotated
+        .spans
+        .iter()
+        .map(|s| {
+            let n = crate::evidence::attribute::samples_in(&placed, s.offset, s.size);
+            (s.path.clone(), n)
+        })
+        .collect();
+    Some(move |fields: &[String]| {
+        fields
+            .iter()
+            .filter_map(|f| by_path.get(f))
+            .sum::<f64>()
+            .round() as u64
+    })
 }

@@ -94,7 +94,12 @@ pub fn place<'p>(
                     }
                     continue;
                 }
-                let Some(field) = covering(&fields, offset, base.prefix.as_deref(), sample.field.as_deref()) else {
+                let Some(field) = covering(
+                    &fields,
+                    offset,
+                    base.prefix.as_deref(),
+                    sample.field.as_deref(),
+                ) else {
                     misfits.push(Misfit {
                         sample,
                         file,
@@ -353,7 +358,9 @@ pub fn shares(placed: &[Placed<'_>]) -> std::collections::BTreeMap<String, Strin
                 .map(|(f, v, ty)| match f.format {
                     super::perf::Format::Report => format!("{v:.2}% of all samples"),
                     super::perf::Format::AnnotateType => format!("{v:.2}% of {ty}'s"),
-                    super::perf::Format::CodeWithType => format!("{v:.0} samples on its instructions"),
+                    super::perf::Format::CodeWithType => {
+                        format!("{v:.0} samples on its instructions")
+                    }
                 })
                 .collect();
             (path, parts.join(", "))

@@ -39,9 +39,18 @@ fn tables(report: &FootprintReport, markdown: bool) -> String {
         } else {
             presets::ASCII_FULL_CONDENSED
         });
-        table.set_header([
-            "config", "context", "fields", "bytes", "lines", "optimum", "struct",
-        ]);
+        let measured = report
+            .builds
+            .iter()
+            .flat_map(|b| &b.types)
+            .filter(|t| t.name == name)
+            .any(|t| t.contexts.iter().any(|c| c.samples.is_some()));
+        let mut header = vec!["config", "context", "fields", "bytes", "lines", "optimum"];
+        if measured {
+            header.push("samples");
+        }
+        header.push("struct");
+        table.set_header(header);
         let mut absent = Vec::new();
         let mut line = 64;
         for b in &report.builds {
@@ -50,15 +59,19 @@ fn tables(report: &FootprintReport, markdown: bool) -> String {
             };
             line = t.cacheline;
             for c in &t.contexts {
-                table.add_row([
+                let mut row = vec![
                     b.config.clone(),
                     c.context.clone(),
                     c.fields.len().to_string(),
                     c.bytes.to_string(),
                     c.lines.len().to_string(),
                     c.optimum.to_string(),
-                    format!("{} lines ({} bytes)", t.size_lines, t.size),
-                ]);
+                ];
+                if measured {
+                    row.push(c.samples.map_or_else(String::new, |n| n.to_string()));
+                }
+                row.push(format!("{} lines ({} bytes)", t.size_lines, t.size));
+                table.add_row(row);
             }
             if !t.absent.is_empty() {
                 absent.push((b.config.as_str(), &t.absent));

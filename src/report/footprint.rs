@@ -54,4 +54,7 @@ pub struct ContextRow {
     pub lines: Vec<u64>,
     /// The fewest lines the bytes fit in.
     pub optimum: u64,
+    /// `--perf`: the samples on its fields' bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
 }

@@ -106,9 +106,18 @@ pub(crate) fn draw(run: &Run, views: &[&View<'_>], spec: &DrawSpec) -> Result<Di
             let names = crate::evidence::Names::of(view.table());
             if let Some(&id) = names.map().get(&root.analysis.root) {
                 let line = run.line(view.opened);
-                let (placed, misfits) =
-                    crate::evidence::attribute::place(view.table(), id, line, names.map(), &run.perf);
-                notes.extend(misfits.iter().map(|m| format!("[{}] {}", a.config, m.note())));
+                let (placed, misfits) = crate::evidence::attribute::place(
+                    view.table(),
+                    id,
+                    line,
+                    names.map(),
+                    &run.perf,
+                );
+                notes.extend(
+                    misfits
+                        .iter()
+                        .map(|m| format!("[{}] {}", a.config, m.note())),
+                );
                 shares = crate::evidence::attribute::shares(&placed);
             }
         }

@@ -20,7 +20,7 @@ mod open;
 mod parallel;
 mod variant;
 
-pub(crate) use analyze::{Roots, analyze, explained, renamed};
+pub(crate) use analyze::{RootAnalysis, Roots, analyze, explained, renamed};
 pub(crate) use asserts::{check_function, locate};
 pub use diagram::{DEFAULT_WIDTH, MIN_WIDTH, Selection};
 pub(crate) use diagram::{DrawSpec, draw};

@@ -322,3 +322,102 @@ fn rows_that_do_not_fit_the_build_are_located_notes_and_text_that_is_not_perf_is
         "{err}"
     );
 }
+
+/// The share perf's report printed for `field` of struct ring.
+fn report_share(field: &str) -> String {
+    std::fs::read_to_string(perf_dir().join("report-typeoff.txt"))
+        .unwrap()
+        .lines()
+        .find(|l| l.ends_with(&format!("({field})")))
+        .map(|l| l.split_whitespace().next().unwrap().to_owned())
+        .unwrap()
+}
+
+#[test]
+fn layout_diagram_and_footprint_show_the_shares_perf_printed() {
+    let report = file("report-typeoff.txt");
+    let (code, out, err) = cachelint(&["layout", "--perf", &report, &file("ring"), "ring"]);
+    assert_eq!(code, 0, "{err}");
+    for field in ["head", "tail", "mask", "drops", "cells"] {
+        let row = out
+            .lines()
+            .find(|l| l.contains(&format!(" {field};")))
+            .unwrap();
+        let expected = format!("*/ /* perf: {} of all samples */", report_share(field));
+        assert!(row.ends_with(&expected), "{row}\n{expected}");
+    }
+    // events is perf's events.counter: the member's share is its own.
+    let events = out.lines().find(|l| l.contains(" events;")).unwrap();
+    assert!(events.contains(&report_share("events.counter")), "{events}");
+
+    let dir = tempfile_dir();
+    let rules = dir.join("ring-diagram.toml");
+    std::fs::write(&rules, draft_ring()).unwrap();
+    let rules = rules.to_str().unwrap();
+    let (code, out, err) = cachelint(&[
+        "diagram",
+        "--rules",
+        rules,
+        "--perf",
+        &report,
+        &file("ring"),
+        "ring",
+        "--lines",
+        "0",
+        "--style",
+        "table",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let mask = out.lines().find(|l| l.starts_with("| mask")).unwrap();
+    assert!(
+        mask.contains(&format!("{} of all samples", report_share("mask"))),
+        "{out}"
+    );
+    let (code, out, err) = cachelint(&[
+        "diagram",
+        "--rules",
+        rules,
+        "--perf",
+        &report,
+        &file("ring"),
+        "ring",
+        "--lines",
+        "0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!(
+            "measured by perf:\n    head: {} of all samples",
+            report_share("head")
+        )),
+        "{out}"
+    );
+
+    let (code, out, err) = cachelint(&[
+        "footprint",
+        "--rules",
+        rules,
+        "--perf",
+        &file("report-typeoff-n.txt"),
+        &file("ring"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("| samples |"), "{out}");
+    // consume's fields are tail, mask and cells: their counts in the -n
+    // report, summed.
+    let counts: u64 = std::fs::read_to_string(perf_dir().join("report-typeoff-n.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| ["(tail)", "(mask)", "(cells)"].iter().any(|f| l.ends_with(f)))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    let consume = out.lines().find(|l| l.contains("| consume ")).unwrap();
+    assert!(consume.contains(&format!("| {counts} ")), "{consume}: {counts}");
+
+    let (code, _, err) = cachelint(&["suggest", "--perf", &report, &file("ring"), "ring"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("suggest does not read perf's samples"),
+        "{err}"
+    );
+}

@@ -72,9 +72,18 @@ pub fn draw(d: &Drawing<'_>, markdown: bool) -> String {
                         (Some(l), crate::rules::Class::LockProtected) => format!("{c} ({l})"),
                         _ => c.name().to_owned(),
                     });
-                let mut row = vec![format!("{short}{index}"), bytes(first, last), line.to_string(), class];
+                let mut row = vec![
+                    format!("{short}{index}"),
+                    bytes(first, last),
+                    line.to_string(),
+                    class,
+                ];
                 if perf {
-                    row.push(super::page::share_of(d, &span.path).cloned().unwrap_or_default());
+                    row.push(
+                        super::page::share_of(d, &span.path)
+                            .cloned()
+                            .unwrap_or_default(),
+                    );
                 }
                 table.add_row(row);
             }
