@@ -207,6 +207,12 @@ enum Command {
         /// the rules setting is adjacent-lines = true.
         #[arg(long)]
         adjacent_lines: bool,
+        /// The kernel source tree the builds come from: locate findings
+        /// on builds whose debug info gives no source lines (BTF) in its
+        /// headers, and note rules its `__guarded_by` annotations
+        /// contradict.
+        #[arg(long, value_name = "DIR")]
+        source_tree: Option<PathBuf>,
         /// Order the findings by the samples --perf gives their two
         /// fields (most first) instead of by severity.
         #[arg(long, value_name = "ORDER", value_parser = ["severity", "samples"], default_value = "severity")]
@@ -986,6 +992,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             explain,
             adjacent_lines,
             rank,
+            source_tree,
             input,
         } => {
             let opts = CheckOptions {
@@ -993,6 +1000,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 explain,
                 adjacent_lines,
                 by_samples: rank == "samples",
+                source_tree,
             };
             let then = After::Only("check takes the types from the rules");
             let mut setup = input.setup(rules, parse_builds(&builds, then)?)?;

@@ -7,12 +7,13 @@ use std::path::Path;
 
 use crate::analysis::validate::Check;
 use crate::error::{Error, Result};
+use crate::evidence::source::{Declaration, Said};
 use crate::report::explain::ExplainedLine;
 use crate::report::{
     BuildInfo, Checked, Identity, PairKey, REPORT_VERSION, Report, ReportFinding, RootInfo, Summary,
 };
 use crate::report::{elements, stands_for};
-use crate::rules::{Location, Rules, Severity};
+use crate::rules::{Class, Location, Rules, Severity};
 use crate::run::{self, Roots, Run, View, Want};
 
 /// Everything `check` needs besides the run (the rules, the builds and
@@ -28,6 +29,10 @@ pub struct CheckOptions {
     /// `--rank samples`: findings ordered by the samples of their fields
     /// (from `--perf`), most first.
     pub by_samples: bool,
+    /// `--source-tree`: the kernel tree the builds come from, whose
+    /// declarations locate members the debug info does not (BTF) and
+    /// contradict rules (`__guarded_by` another lock).
+    pub source_tree: Option<std::path::PathBuf>,
 }
 
 impl CheckOptions {
@@ -54,8 +59,20 @@ pub fn check(run: &Run, opts: &CheckOptions) -> Result<Checked> {
         }
     }
     let views = run.views()?;
+    let declared = match (&opts.source_tree, views.first()) {
+        (Some(tree), Some(first)) => {
+            let names = crate::evidence::Names::of(first.table());
+            let types: Vec<String> = rules
+                .types
+                .iter()
+                .flat_map(|t| t.names().map(str::to_owned).collect::<Vec<_>>())
+                .collect();
+            crate::evidence::source::declarations(tree, &types, &names)?
+        }
+        _ => Vec::new(),
+    };
     let results = run::in_order(&views, |view| {
-        run_build(run, view, &rules, opts.explain.as_deref())
+        run_build(run, view, &rules, opts.explain.as_deref(), &declared)
     })?;
     let checks: Vec<&[(Location, Check)]> = results.iter().map(|r| r.checks.as_slice()).collect();
     let view_refs: Vec<&View<'_>> = views.iter().collect();
@@ -134,6 +151,7 @@ fn run_build(
     view: &View<'_>,
     rules: &Rules,
     explain: Option<&str>,
+    declared: &[Declaration],
 ) -> Result<BuildResult> {
     let line = run.line(view.opened);
     let analyzed = run::analyze(run, view, rules, line, Roots::FromRules)?;
@@ -165,6 +183,17 @@ fn run_build(
         .collect();
     let mut per_root = per_root;
     let mut notes = analyzed.notes;
+    if !declared.is_empty() {
+        for (root, found) in analyzed.roots.iter().zip(&mut per_root) {
+            let spans = &root.analysis.annotated.spans;
+            for f in found.iter_mut() {
+                for side in [&mut f.a, &mut f.b] {
+                    locate_in_source(side, spans, declared);
+                }
+            }
+            notes.extend(guarded_contradictions(spans, declared));
+        }
+    }
     if !run.perf.is_empty() {
         let names = crate::evidence::Names::of(view.table());
         for (root, found) in analyzed.roots.iter().zip(&mut per_root) {
@@ -256,7 +285,7 @@ impl Baseline {
                 Ok((configs, [report.findings, report.allowed].concat()))
             }
             run::Baseline::Build(opened) => {
-                let r = run_build(run, &run.view(opened)?, rules, None)?;
+                let r = run_build(run, &run.view(opened)?, rules, None, &[])?;
                 Ok((
                     vec![opened.build.config.clone()],
                     [r.findings, r.allowed].concat(),
@@ -322,4 +351,86 @@ fn read_report(path: &Path) -> Result<Report> {
         )));
     }
     Ok(report)
+}
+
+/// The struct and member a span is declared as: its innermost owner and
+/// the member of it the span lies in.
+fn declared_as(span: &crate::analysis::Span) -> Option<(&str, &str)> {
+    let (ty, inner) = span.owners.last()?;
+    Some((ty.as_str(), inner.split(['.', '[']).next()?))
+}
+
+/// A side the debug info gave no source line (BTF) gets its member's
+/// declaration in the source tree.
+fn locate_in_source(
+    side: &mut crate::report::ReportSide,
+    spans: &[crate::analysis::Span],
+    declared: &[Declaration],
+) {
+    if side.decl_file.is_some() {
+        return;
+    }
+    let Some((ty, member)) = spans
+        .iter()
+        .find(|s| s.path == side.path)
+        .and_then(declared_as)
+    else {
+        return;
+    };
+    if let Some(d) = declared
+        .iter()
+        .find(|d| d.said == Said::Member && d.ty == ty && d.path == member)
+    {
+        side.decl_file = Some(d.file.display().to_string());
+        side.decl_line = Some(d.line as u64);
+    }
+}
+
+/// Notes, at the rule, for rules the source's `__guarded_by` contradicts:
+/// lock-protected by another lock, or not lock-protected at all.
+fn guarded_contradictions(
+    spans: &[crate::analysis::Span],
+    declared: &[Declaration],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for span in spans {
+        let (crate::analysis::Origin::Rule { at, .. }, Some(class)) = (&span.origin, span.class)
+        else {
+            continue;
+        };
+        let Some((ty, member)) = declared_as(span) else {
+            continue;
+        };
+        for d in declared.iter().filter(|d| d.ty == ty && d.path == member) {
+            let Said::GuardedBy {
+                locks,
+                pointee: false,
+            } = &d.said
+            else {
+                continue;
+            };
+            let named = |l: &str| {
+                let l = l.trim_start_matches('&');
+                span.lock
+                    .as_deref()
+                    .is_some_and(|own| own == l || own.ends_with(&format!(".{l}")))
+            };
+            let why = match class {
+                Class::LockProtected if locks.iter().any(|l| named(l)) => continue,
+                Class::LockProtected => format!(
+                    "is ruled lock-protected by {}",
+                    span.lock.as_deref().unwrap_or("?")
+                ),
+                Class::Lock | Class::Cold => continue,
+                other => format!("is ruled {}", other.name()),
+            };
+            out.push(format!(
+                "{at}: '{ty}.{member}' {why}, but the source declares it __guarded_by({}) ({}:{})",
+                locks.join(", "),
+                d.file.display(),
+                d.line
+            ));
+        }
+    }
+    out
 }

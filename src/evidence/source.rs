@@ -1,5 +1,5 @@
-//! What a source tree declares about the members of some structs: the
-//! context-analysis annotations on the members (`__guarded_by(&lock)`,
+//! What a source tree declares about the members of some structs: where
+//! each is declared, the context-analysis annotations on the members (`__guarded_by(&lock)`,
 //! `__pt_guarded_by`, Linux 7.0 and later), and in the functions, every
 //! write to a member with how it is made (an assignment, `WRITE_ONCE`, an
 //! atomic or a bit operation, a release store) and the locks held there
@@ -94,6 +94,8 @@ pub enum Said {
     Written(Write, Vec<Held>),
     /// Taken as a lock (`spin_lock(&x->f)`).
     Locked(String),
+    /// Declared here, in its struct's body.
+    Member,
 }
 
 /// A declaration in the source about member `path` of struct `ty`.
@@ -218,7 +220,9 @@ fn members(text: &str, file: &Path, types: &[String]) -> Vec<Declaration> {
         }
         // The member a line's annotation belongs to: the last name before
         // it on the line, else that of the statement it ends.
-        let mut last_name: Option<String> = None;
+        let mut last_name: Option<(String, usize)> = None;
+        // Inside `[...]`: array bounds, never a name.
+        let mut brackets = 0usize;
         for (i, line) in lines.iter().enumerate().take(body.last).skip(body.first) {
             let tokens = crate::csource::tokens(&line.code);
             let mut j = 0;
@@ -227,7 +231,7 @@ fn members(text: &str, file: &Path, types: &[String]) -> Vec<Declaration> {
                 let pointee = t == "__pt_guarded_by";
                 if (t == "__guarded_by" || pointee) && tokens.get(j + 1).is_some_and(|p| p == "(") {
                     let (locks, end) = arguments(&tokens, j + 1);
-                    if let Some(name) = &last_name {
+                    if let Some((name, _)) = &last_name {
                         out.push(Declaration {
                             ty: body.name.clone(),
                             path: name.clone(),
@@ -240,11 +244,30 @@ fn members(text: &str, file: &Path, types: &[String]) -> Vec<Declaration> {
                     j = end;
                     continue;
                 }
+                match t.as_str() {
+                    "[" => brackets += 1,
+                    "]" => brackets = brackets.saturating_sub(1),
+                    _ => {}
+                }
                 if t == ";" || t == "{" || t == "}" {
-                    // A member ends: the next annotation is the next one's.
-                    last_name = None;
-                } else if is_identifier(t) && tokens.get(j + 1).is_none_or(|n| n != "(") {
-                    last_name = Some(t.clone());
+                    // A member ends: its name was declared where it was
+                    // seen, and the next annotation is the next one's.
+                    if let Some((name, at)) = last_name.take().filter(|_| t == ";") {
+                        out.push(Declaration {
+                            ty: body.name.clone(),
+                            path: name,
+                            said: Said::Member,
+                            function: None,
+                            file: file.to_owned(),
+                            line: at,
+                        });
+                    }
+                } else if brackets == 0
+                    && is_identifier(t)
+                    && !is_attribute(t)
+                    && tokens.get(j + 1).is_none_or(|n| n != "(")
+                {
+                    last_name = Some((t.clone(), i + 1));
                 }
                 j += 1;
             }
@@ -283,6 +306,20 @@ fn arguments(tokens: &[String], open: usize) -> (Vec<String>, usize) {
         current.push_str(t);
     }
     (args, tokens.len())
+}
+
+/// An attribute macro written after a member's name without arguments
+/// (`____cacheline_aligned_in_smp`, `__randomize_layout`, `__packed`).
+fn is_attribute(t: &str) -> bool {
+    t.starts_with("__")
+        && [
+            "cacheline_aligned",
+            "randomize_layout",
+            "packed",
+            "aligned_largest",
+        ]
+        .iter()
+        .any(|a| t.contains(a))
 }
 
 /// A C identifier that is not a keyword of a declaration.
@@ -747,6 +784,21 @@ mod tests {
         assert!(
             joined.contains("14:lru_gen_folio.gen Written(Assign, [])"),
             "{joined}"
+        );
+    }
+
+    #[test]
+    fn a_members_line_is_its_names_not_a_bound_or_an_attribute() {
+        let text = "struct a {\n\tlong ev[N][M];\n\tspinlock_t lock ____cacheline_aligned_in_smp;\n\tint b : 3;\n};\n";
+        let got = members(text, Path::new("a.h"), &["a".to_owned()]);
+        let declared: Vec<(String, usize)> = got.iter().map(|d| (d.path.clone(), d.line)).collect();
+        assert_eq!(
+            declared,
+            [
+                ("ev".to_owned(), 2),
+                ("lock".to_owned(), 3),
+                ("b".to_owned(), 4)
+            ]
         );
     }
 }

@@ -389,6 +389,7 @@ pub mod run {
             explain: opts.explain.clone(),
             adjacent_lines: opts.adjacent_lines,
             by_samples: false,
+            source_tree: None,
         };
         let mut setup = Setup::files(
             opts.rules.clone(),

@@ -418,3 +418,44 @@ fn alignment_attributes_are_printed_from_dwarf_and_inferred_from_btf() {
     );
     assert_eq!(json[0]["alignment"], 32);
 }
+
+/// SARIF's location of each result: the file's name and the line.
+fn locations(doc: &Value) -> Vec<Option<(String, u64)>> {
+    doc["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let at = &r["locations"][0]["physicalLocation"];
+            let uri = at["artifactLocation"]["uri"].as_str()?;
+            let name = uri.rsplit('/').next().unwrap().to_owned();
+            Some((name, at["region"]["startLine"].as_u64()?))
+        })
+        .collect()
+}
+
+#[test]
+fn with_the_source_tree_btf_findings_are_located_where_the_compiler_says() {
+    let lru = common::rules("lru.toml").display().to_string();
+    let sarif = |args: &[&str]| -> Value {
+        let mut all = vec!["check", "--format", "sarif", "--rules", lru.as_str()];
+        all.extend(args);
+        let (code, out, err) = cachelint(&all);
+        assert_eq!(code, 1, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let btf = fixture("gcc-btf-base").display().to_string();
+    let dwarf = fixture("gcc-dwarf5-base").display().to_string();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/src");
+    let without = locations(&sarif(&[&btf]));
+    assert!(
+        without.iter().all(Option::is_none),
+        "BTF records no source lines"
+    );
+    let located = locations(&sarif(&[&btf, "--source-tree", src.to_str().unwrap()]));
+    // The compiler's own lines for the same findings: the DWARF build of
+    // the same source.
+    let compiler = locations(&sarif(&[&dwarf]));
+    assert!(!located.is_empty());
+    assert_eq!(located, compiler);
+}

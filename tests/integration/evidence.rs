@@ -408,11 +408,18 @@ fn layout_diagram_and_footprint_show_the_shares_perf_printed() {
     let counts: u64 = std::fs::read_to_string(perf_dir().join("report-typeoff-n.txt"))
         .unwrap()
         .lines()
-        .filter(|l| ["(tail)", "(mask)", "(cells)"].iter().any(|f| l.ends_with(f)))
+        .filter(|l| {
+            ["(tail)", "(mask)", "(cells)"]
+                .iter()
+                .any(|f| l.ends_with(f))
+        })
         .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
         .sum();
     let consume = out.lines().find(|l| l.contains("| consume ")).unwrap();
-    assert!(consume.contains(&format!("| {counts} ")), "{consume}: {counts}");
+    assert!(
+        consume.contains(&format!("| {counts} ")),
+        "{consume}: {counts}"
+    );
 
     let (code, _, err) = cachelint(&["suggest", "--perf", &report, &file("ring"), "ring"]);
     assert_eq!(code, 2);
@@ -420,4 +427,48 @@ fn layout_diagram_and_footprint_show_the_shares_perf_printed() {
         err.contains("suggest does not read perf's samples"),
         "{err}"
     );
+}
+
+#[test]
+fn check_notes_rules_the_sources_guarded_by_contradicts() {
+    // The fixture's source with Linux 7.0's annotations added: drops
+    // under lock, tail under a lock of its own.
+    let tree = tempfile_dir().join("guarded");
+    std::fs::create_dir_all(&tree).unwrap();
+    let text = std::fs::read_to_string(perf_dir().join("ring.c"))
+        .unwrap()
+        .replace(
+            "\tunsigned long tail;",
+            "\tunsigned long tail __guarded_by(&tail_lock);",
+        )
+        .replace(
+            "\tunsigned long drops;",
+            "\tunsigned long drops __guarded_by(&lock);",
+        );
+    std::fs::write(tree.join("ring.c"), text).unwrap();
+    let rules = tree.join("rules.toml");
+    std::fs::write(
+        &rules,
+        "[ring]\ntail = { class = \"lock-protected\", lock = \"lock\" }\ndrops = \"hot-read\"\nhead = \"lockless-write\"\nlock = \"lock\"\n",
+    )
+    .unwrap();
+    let (_, _, err) = cachelint(&[
+        "check",
+        "--rules",
+        rules.to_str().unwrap(),
+        "--source-tree",
+        tree.to_str().unwrap(),
+        &file("ring"),
+    ]);
+    assert!(
+        err.contains(
+            "rules.toml:2:1: 'ring.tail' is ruled lock-protected by lock, but the source declares it __guarded_by(&tail_lock) (ring.c:43)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("rules.toml:3:1: 'ring.drops' is ruled hot-read, but the source declares it __guarded_by(&lock) (ring.c:46)"),
+        "{err}"
+    );
+    assert!(!err.contains("'ring.head'"), "{err}");
 }
