@@ -14,6 +14,8 @@
 #   VARIANT_CONFIG  the .config of the variants' figures (default Debian's
 #            amd64, scripts/fetch-config.sh), on the 6.12 source tree of
 #            scripts/fetch-source.sh; empty to skip
+#   EVIDENCE_TREE  the source tree of the draft figure (default the 6.12 tree
+#            of scripts/fetch-source.sh); empty to skip
 #   CACHELINT=PATH  bench that binary instead of building this tree (to
 #            compare two commits in one sitting: build the other one,
 #            copy its target/release/cachelint aside, run once with each)
@@ -239,6 +241,24 @@ if [[ -n $variant_config ]]; then
   echo
   echo "variants: $source_tree, $variant_config, $(nproc) cores"
   printf '%-24s %10s %12s\n' "check mm-lru" wall MB
+  while IFS=$'\t' read -r n w r; do
+    printf '%-24s %9ss %12s\n' "$n" "$w" "$r"
+  done < "$results"
+fi
+
+# Evidence (docs/evidence.md): draft of lru_gen_folio from the 6.12 source
+# tree on this vmlinux (a scan of the tree's C files for the struct's name,
+# tree-sitter over those that have it), against check of the same struct's
+# rules for scale. Goal: under 10 s warm. EVIDENCE_TREE empty skips it.
+evidence_tree=${EVIDENCE_TREE-${CACHELINT_KERNEL_SOURCE:-$(scripts/fetch-source.sh)}}
+if [[ -n $evidence_tree ]]; then
+  {
+    measure "draft --source-tree" $cachelint draft --source-tree "$evidence_tree" "$vmlinux" lru_gen_folio
+    measure "check mm-lru" $cachelint check --rules examples/mm-lru.toml "$vmlinux"
+  } > "$results"
+  echo
+  echo "evidence: $evidence_tree, $(nproc) cores"
+  printf '%-24s %10s %12s\n' "lru_gen_folio" wall MB
   while IFS=$'\t' read -r n w r; do
     printf '%-24s %9ss %12s\n' "$n" "$w" "$r"
   done < "$results"

@@ -472,3 +472,59 @@ fn check_notes_rules_the_sources_guarded_by_contradicts() {
     );
     assert!(!err.contains("'ring.head'"), "{err}");
 }
+
+#[test]
+fn the_readme_shows_what_draft_and_check_print_on_the_ring() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let section = readme.split("## Evidence:").nth(1).unwrap();
+    let block = section.split("```\n").nth(1).unwrap();
+    let (shown_draft, shown_check) = block
+        .split_once("$ cat ring.toml\n")
+        .unwrap()
+        .1
+        .split_once("$ cachelint check")
+        .unwrap();
+    let shown_check = shown_check.split_once('\n').unwrap().1;
+    let draft = {
+        let (code, out, err) = cachelint(&[
+            "draft",
+            "--perf",
+            "fixtures/perf/code-with-type.txt",
+            "--source-tree",
+            "fixtures/perf",
+            "fixtures/perf/ring",
+            "ring",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let rules = tempfile_dir().join("readme-ring.toml");
+    std::fs::write(&rules, &draft).unwrap();
+    let (code, check, err) = cachelint(&[
+        "check",
+        "--rules",
+        rules.to_str().unwrap(),
+        "--perf",
+        "fixtures/perf/report-typeoff-n.txt",
+        "--rank",
+        "samples",
+        "fixtures/perf/ring",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    for (shown, printed) in [(shown_draft, &draft), (shown_check, &check)] {
+        for line in shown
+            .lines()
+            .filter(|l| *l != "..." && !l.trim().is_empty())
+        {
+            let found = match line.strip_suffix(" ...") {
+                Some(prefix) => printed.lines().any(|p| p.starts_with(prefix)),
+                None => printed.lines().any(|p| p == line),
+            };
+            assert!(
+                found,
+                "the README shows a line not printed:\n{line}\n---\n{printed}"
+            );
+        }
+    }
+}
