@@ -21,6 +21,8 @@ pub(crate) struct MemberFacts {
     pub path: String,
     /// The names its type goes by: typedefs, then the tag.
     pub type_names: Vec<String>,
+    /// The kernel cacheline group it sits in (`tcp_sock_read_tx`).
+    pub group: Option<String>,
 }
 
 /// Everything known about one struct of one build.
@@ -309,6 +311,16 @@ fn declared(
             verdict = Some(Verdict::Lock);
         }
     }
+    // Per-CPU data through it: the member itself is only read.
+    for d in &ds {
+        if let Said::PerCpu(how) = &d.said {
+            say(
+                evidence,
+                format!("per-CPU data through it: {how}() {}", at(d)),
+            );
+            verdict.get_or_insert(Verdict::Read(Vec::new()));
+        }
+    }
     // `__guarded_by`.
     for d in &ds {
         let Said::GuardedBy { locks: ls, pointee } = &d.said else {
@@ -421,6 +433,9 @@ fn declared(
             ),
         );
     }
+    if verdict.is_none() && writes == 0 {
+        return group_verdict(m, evidence, contexts);
+    }
     if verdict.is_some() || writes == 0 {
         return verdict;
     }
@@ -445,6 +460,59 @@ fn declared(
         write: sorted(plain),
         read: Vec::new(),
     })
+}
+
+/// What a kernel cacheline group's name declares of its members
+/// (`tcp_sock_read_tx`, `net_device_write_rx`, `..._read_txrx`): read or
+/// written, in the tx and rx contexts it names (serialized, as the
+/// net_cachelines tables take them).
+fn group_verdict(
+    m: &MemberFacts,
+    evidence: &mut Vec<Evidence>,
+    contexts: &mut BTreeMap<String, String>,
+) -> Option<Verdict> {
+    let group = m.group.as_deref()?;
+    let words: Vec<&str> = group.split('_').collect();
+    let read = words.contains(&"read");
+    let write = words.contains(&"write");
+    if read == write {
+        return None;
+    }
+    let mut paths: Vec<String> = Vec::new();
+    for w in &words {
+        match *w {
+            "tx" | "rx" => paths.push((*w).to_owned()),
+            "txrx" | "rxtx" => paths.extend(["rx".to_owned(), "tx".to_owned()]),
+            _ => {}
+        }
+    }
+    let paths = sorted(paths);
+    evidence.push(Evidence {
+        mark: Mark::Declared,
+        text: format!(
+            "in cacheline group {group}: {} by its name{}",
+            if read { "read" } else { "written" },
+            match paths.is_empty() {
+                true => String::new(),
+                false => format!(", in {}", paths.join(" and ")),
+            }
+        ),
+    });
+    for p in &paths {
+        contexts
+            .entry(p.clone())
+            .or_insert_with(|| format!("the {p} path, as the kernel's cacheline groups name it"));
+    }
+    // A written group that names no path says written, not by whom: no
+    // class of its own.
+    match (read, paths.is_empty()) {
+        (true, _) => Some(Verdict::Read(paths)),
+        (false, true) => None,
+        (false, false) => Some(Verdict::Owned {
+            write: paths,
+            read: Vec::new(),
+        }),
+    }
 }
 
 /// The rules' name of held lock `h`: a member of the struct (`lock`), of
@@ -579,6 +647,31 @@ mod tests {
         assert!(!Verdict::Read(vec![]).conflicts(&Verdict::Lock));
         assert!(Verdict::Lock.conflicts(&Verdict::Lockless));
         assert_eq!(holders("&subsys->lock"), "subsys-lock");
+        let member = |group: &str| MemberFacts {
+            path: "x".into(),
+            type_names: Vec::new(),
+            group: Some(group.into()),
+        };
+        let (mut ev, mut ctx) = (Vec::new(), BTreeMap::new());
+        assert_eq!(
+            group_verdict(&member("tcp_sock_read_txrx"), &mut ev, &mut ctx),
+            Some(Verdict::Read(vec!["rx".into(), "tx".into()]))
+        );
+        assert_eq!(
+            group_verdict(&member("net_device_write_tx"), &mut ev, &mut ctx),
+            Some(Verdict::Owned {
+                write: vec!["tx".into()],
+                read: vec![]
+            })
+        );
+        assert_eq!(
+            group_verdict(&member("tcp_sock_write"), &mut ev, &mut ctx),
+            None
+        );
+        assert_eq!(
+            group_verdict(&member("page_pool_frag"), &mut ev, &mut ctx),
+            None
+        );
         assert_eq!(holders("&kfence_freelist_lock"), "kfence_freelist_lock");
     }
 }

@@ -280,6 +280,11 @@ fn members(table: &TypeTable, id: TypeId, line: u64) -> Result<Vec<MemberFacts>>
         .map(|f| MemberFacts {
             path: f.path.clone(),
             type_names: type_names(table, f.ty),
+            group: l
+                .groups
+                .iter()
+                .find(|g| g.begin <= f.offset && g.end.is_some_and(|e| f.offset < e))
+                .map(|g| g.name.clone()),
         })
         .collect())
 }

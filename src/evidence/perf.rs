@@ -19,9 +19,9 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
-/// The largest perf output read (a whole kernel's `--code-with-type` is
-/// tens of MB).
-const MAX_PERF_BYTES: u64 = 1 << 30;
+/// The largest perf output read: a whole kernel's `--code-with-type`
+/// (every sampled function's disassembly) is tens of MB.
+const MAX_PERF_BYTES: u64 = 256 << 20;
 
 /// Which of perf's outputs a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -45,6 +45,8 @@ pub enum Write {
     Once,
     /// `smp_store_release(&x->f, v)`.
     Release,
+    /// A write inside `data_race(...)`: racy on purpose, lockless.
+    DataRace,
     /// An atomic or bit operation on it (`atomic_long_add`, `set_bit`,
     /// `xchg`), by name.
     Atomic(String),
@@ -53,7 +55,7 @@ pub enum Write {
 impl Write {
     /// True for a write many CPUs may make at once.
     pub fn lockless(&self) -> bool {
-        matches!(self, Write::Atomic(_))
+        matches!(self, Write::Atomic(_) | Write::DataRace)
     }
 
     /// How the source writes it, in words.
@@ -62,6 +64,7 @@ impl Write {
             Write::Assign => "assigned".into(),
             Write::Once => "WRITE_ONCE".into(),
             Write::Release => "smp_store_release".into(),
+            Write::DataRace => "written in data_race()".into(),
             Write::Atomic(name) => format!("{name}()"),
         }
     }
@@ -96,6 +99,9 @@ pub enum Said {
     Locked(String),
     /// Declared here, in its struct's body.
     Member,
+    /// A per-CPU pointer, its data reached with `this_cpu_*` or
+    /// `per_cpu_ptr` (by name).
+    PerCpu(String),
 }
 
 /// A declaration in the source about member `path` of struct `ty`.
@@ -391,6 +397,18 @@ impl<'a> Function<'a> {
             held: Vec::new(),
         };
         f.declare(declarator);
+        // `__must_hold(&x->lock)` after the parameters: held throughout.
+        if let Some(body) = node.child_by_field_name("body") {
+            let between = &text[node.start_byte()..body.start_byte()];
+            for held in must_hold(between) {
+                let member = f.resolve_text(&held).into_iter().next();
+                f.held.push(Held {
+                    member,
+                    text: held,
+                    how: "__must_hold".into(),
+                });
+            }
+        }
         if let Some(body) = node.child_by_field_name("body") {
             f.visit(body, out);
         }
@@ -511,6 +529,33 @@ impl<'a> Function<'a> {
             }
             return true;
         }
+        if name == "data_race" {
+            for arg in &args {
+                let target = match arg.kind() {
+                    "assignment_expression" => arg.child_by_field_name("left"),
+                    "update_expression" => arg.child_by_field_name("argument"),
+                    _ => None,
+                };
+                if let Some(t) = target {
+                    self.written(t, Write::DataRace, out);
+                    return true;
+                }
+            }
+            return false;
+        }
+        if name.starts_with("this_cpu_")
+            || name.starts_with("raw_cpu_")
+            || name.starts_with("per_cpu_ptr")
+        {
+            if let Some(arg) = args.first() {
+                for (ty, path) in self.resolve(*arg) {
+                    if self.types.contains(&ty) {
+                        out.push(self.declaration(&ty, &path, Said::PerCpu(name.to_owned()), *arg));
+                    }
+                }
+            }
+            return false;
+        }
         let write = match name {
             "WRITE_ONCE" | "__WRITE_ONCE" => Some((0, Write::Once)),
             "smp_store_release" | "store_release" => Some((0, Write::Release)),
@@ -569,6 +614,18 @@ impl<'a> Function<'a> {
         }
     }
 
+    /// [`Function::resolve`] of an expression written as text
+    /// (`&x->lock`, `x->a.b`), for one outside the parsed body.
+    fn resolve_text(&self, text: &str) -> Vec<(String, String)> {
+        let text = text.trim().trim_start_matches('&').trim();
+        let mut parts = text.split("->").flat_map(|p| p.split('.'));
+        let Some(base) = parts.next() else {
+            return Vec::new();
+        };
+        let fields: Vec<String> = parts.map(|p| p.trim().to_owned()).collect();
+        self.chain(base.trim(), fields)
+    }
+
     /// The struct members expression `node` names: for `lruvec->lrugen.
     /// max_seq`, (`lruvec`, `lrugen.max_seq`) and (`lru_gen_folio`,
     /// `max_seq`). Addresses, subscripts and parentheses are seen through.
@@ -604,10 +661,16 @@ impl<'a> Function<'a> {
                 _ => return Vec::new(),
             }
         };
-        if fields.is_empty() {
+        fields.reverse();
+        self.chain(base, fields)
+    }
+
+    /// The members `base` (a variable) then `fields` name, from each struct
+    /// on the way: (`lruvec`, `lrugen.max_seq`), (`lru_gen_folio`, `max_seq`).
+    fn chain(&self, base: &str, fields: Vec<String>) -> Vec<(String, String)> {
+        if fields.is_empty() || fields.iter().any(|f| f.is_empty()) {
             return Vec::new();
         }
-        fields.reverse();
         let Some((_, mut ty)) = self
             .variables
             .iter()
@@ -646,6 +709,18 @@ fn leaves_after(node: Node<'_>) -> bool {
         next = n.next_sibling();
     }
     false
+}
+
+/// The lock expressions of the `__must_hold(...)` annotations in `text`.
+fn must_hold(text: &str) -> Vec<String> {
+    let tokens = crate::csource::tokens(text);
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        if t == "__must_hold" && tokens.get(i + 1).is_some_and(|p| p == "(") {
+            out.extend(arguments(&tokens, i + 1).0);
+        }
+    }
+    out
 }
 
 /// The name a declarator declares (`*lruvec`, `x = ...`, `f(args)`).
@@ -783,6 +858,29 @@ mod tests {
         );
         assert!(
             joined.contains("14:lru_gen_folio.gen Written(Assign, [])"),
+            "{joined}"
+        );
+    }
+
+    #[test]
+    fn must_hold_data_race_and_per_cpu_are_read() {
+        let text = "static void g(struct lruvec *lruvec)\n\t__must_hold(&lruvec->lru_lock)\n{\n\
+            \tlruvec->lrugen.gen = 1;\n\tdata_race(lruvec->lrugen.seg++);\n\tthis_cpu_inc(lruvec->lrugen.stats->n);\n}\n";
+        let types = ["lru_gen_folio".to_owned(), "lruvec".to_owned()];
+        let got = functions(text, Path::new("b.c"), &types, &NoTypes);
+        let said: Vec<String> = got
+            .iter()
+            .filter(|d| d.ty == "lru_gen_folio")
+            .map(|d| format!("{}:{} {:?}", d.line, d.path, d.said))
+            .collect();
+        let joined = said.join("\n");
+        assert!(
+            joined.contains("4:gen Written(Assign, [Held { member: Some((\"lruvec\", \"lru_lock\")), text: \"&lruvec->lru_lock\", how: \"__must_hold\" }])"),
+            "{joined}"
+        );
+        assert!(joined.contains("5:seg Written(DataRace,"), "{joined}");
+        assert!(
+            joined.contains("6:stats.n PerCpu(\"this_cpu_inc\")"),
             "{joined}"
         );
     }
