@@ -279,7 +279,7 @@ fn members(table: &TypeTable, id: TypeId, line: u64) -> Result<Vec<MemberFacts>>
         .filter(|f| f.name.is_some() && !f.path.contains('.'))
         .map(|f| MemberFacts {
             path: f.path.clone(),
-            type_names: type_names(table, f.ty),
+            type_names: crate::analysis::validate::type_names(table, f.ty),
             group: l
                 .groups
                 .iter()
@@ -287,25 +287,4 @@ fn members(table: &TypeTable, id: TypeId, line: u64) -> Result<Vec<MemberFacts>>
                 .map(|g| g.name.clone()),
         })
         .collect())
-}
-
-/// The typedef names and the tag a type goes by, through arrays.
-fn type_names(table: &TypeTable, mut id: TypeId) -> Vec<String> {
-    let mut out = Vec::new();
-    for _ in 0..crate::model::MAX_TYPE_DEPTH {
-        match table.get(id) {
-            Type::Typedef { name, target } => {
-                out.push(name.clone());
-                id = *target;
-            }
-            Type::Qualified { target, .. } => id = *target,
-            Type::Array { element, .. } => id = *element,
-            Type::Composite(c) => {
-                out.extend(c.name.clone());
-                break;
-            }
-            _ => break,
-        }
-    }
-    out
 }

@@ -92,6 +92,29 @@ pub struct Sample {
     pub op: Option<Op>,
 }
 
+impl Sample {
+    /// A row of percentage `p` at line `line`, of no function.
+    fn row(
+        ty: String,
+        offset: u64,
+        field: Option<String>,
+        p: f64,
+        samples: f64,
+        line: usize,
+    ) -> Sample {
+        Sample {
+            ty,
+            offset,
+            field,
+            shown: format!("{p:.2}%"),
+            samples,
+            line,
+            function: None,
+            op: None,
+        }
+    }
+}
+
 /// One perf output read.
 #[derive(Clone, Debug)]
 pub struct PerfFile {
@@ -341,18 +364,9 @@ fn report(file: &mut PerfFile, text: &str) -> Result<()> {
             None => p * total / 100.0,
         };
         match type_offset(offset) {
-            Some((ty, offset, field)) if field.is_some() && is_aggregate(&ty) => {
-                file.samples.push(Sample {
-                    ty,
-                    offset,
-                    field,
-                    shown: format!("{p:.2}%"),
-                    samples,
-                    line: n,
-                    function: None,
-                    op: None,
-                })
-            }
+            Some((ty, offset, field)) if field.is_some() && is_aggregate(&ty) => file
+                .samples
+                .push(Sample::row(ty, offset, field, p, samples, n)),
             _ => file.untyped += samples,
         }
     }
@@ -422,16 +436,9 @@ fn annotate_type(file: &mut PerfFile, text: &str) -> Result<()> {
             file.untyped += samples;
             continue;
         }
-        file.samples.push(Sample {
-            ty: ty.clone(),
-            offset,
-            field: Some(path.join(".")),
-            shown: format!("{p:.2}%"),
-            samples,
-            line: n,
-            function: None,
-            op: None,
-        });
+        let field = Some(path.join("."));
+        file.samples
+            .push(Sample::row(ty.clone(), offset, field, p, samples, n));
     }
     if current.is_none() {
         return Err(at(file, 1, "no 'Annotate type:' line"));
@@ -502,14 +509,9 @@ fn code_with_type(file: &mut PerfFile, text: &str) -> Result<()> {
         };
         let instruction = code.split_once(':').map_or(code, |(_, i)| i).trim();
         file.samples.push(Sample {
-            ty,
-            offset,
-            field,
-            shown: format!("{p:.2}%"),
-            samples,
-            line: n,
             function: Some(func.clone()),
             op: Some(op_of(instruction)),
+            ..Sample::row(ty, offset, field, p, samples, n)
         });
     }
     if block.is_none() {
@@ -531,30 +533,9 @@ pub fn op_of(instruction: &str) -> Op {
     }
     let operands: String = words.collect::<Vec<_>>().join(" ");
     let m = mnemonic.to_ascii_lowercase();
-    // arm64.
-    const ARM_ATOMIC: [&str; 10] = [
-        "ldadd", "ldclr", "ldeor", "ldset", "stadd", "stset", "stclr", "swp", "cas", "ldxr",
-    ];
-    if ARM_ATOMIC.iter().any(|a| m.starts_with(a))
-        || m.starts_with("ldax")
-        || m.starts_with("stlx")
-        || m.starts_with("stxr")
-    {
-        return Op::Locked;
-    }
-    if m.starts_with("ldr")
-        || m.starts_with("ldp")
-        || m.starts_with("ldur")
-        || m.starts_with("ldar")
-    {
-        return Op::Load;
-    }
-    if m.starts_with("str")
-        || m.starts_with("stp")
-        || m.starts_with("stur")
-        || m.starts_with("stlr")
-    {
-        return Op::Store;
+    // arm64, by mnemonic; the atomics first (`ldaxr` before `ldar`).
+    if let Some((_, op)) = ARM64.iter().find(|(prefix, _)| m.starts_with(prefix)) {
+        return *op;
     }
     // x86, AT&T: the destination is the last operand.
     if m.starts_with("xchg") {
@@ -568,15 +549,38 @@ pub fn op_of(instruction: &str) -> Op {
     if m.starts_with("cmp") || m.starts_with("test") || m.starts_with("bt") && m.len() <= 3 {
         return Op::Load;
     }
-    if m.starts_with("mov")
-        || m.starts_with("set")
-        || m.starts_with("stos")
-        || m.starts_with("cmov")
+    if ["mov", "set", "stos", "cmov"]
+        .iter()
+        .any(|p| m.starts_with(p))
     {
         return Op::Store;
     }
     Op::Update
 }
+
+/// arm64 mnemonics by prefix and what they do to memory, atomics first.
+const ARM64: [(&str, Op); 20] = [
+    ("ldadd", Op::Locked),
+    ("ldclr", Op::Locked),
+    ("ldeor", Op::Locked),
+    ("ldset", Op::Locked),
+    ("stadd", Op::Locked),
+    ("stset", Op::Locked),
+    ("stclr", Op::Locked),
+    ("swp", Op::Locked),
+    ("cas", Op::Locked),
+    ("ldxr", Op::Locked),
+    ("ldax", Op::Locked),
+    ("stlx", Op::Locked),
+    ("stxr", Op::Locked),
+    ("ldr", Op::Load),
+    ("ldp", Op::Load),
+    ("ldur", Op::Load),
+    ("ldar", Op::Load),
+    ("str", Op::Store),
+    ("stp", Op::Store),
+    ("stur", Op::Store),
+];
 
 /// `incq (%rax)`, `negl`, `notb`, `decw`: one operand, read and written.
 fn is_unary_update(m: &str) -> bool {

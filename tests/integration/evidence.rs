@@ -354,37 +354,24 @@ fn layout_diagram_and_footprint_show_the_shares_perf_printed() {
     let rules = dir.join("ring-diagram.toml");
     std::fs::write(&rules, draft_ring()).unwrap();
     let rules = rules.to_str().unwrap();
-    let (code, out, err) = cachelint(&[
-        "diagram",
-        "--rules",
-        rules,
-        "--perf",
-        &report,
-        &file("ring"),
-        "ring",
-        "--lines",
-        "0",
-        "--style",
-        "table",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let diagram = |more: &[&str]| {
+        let mut args = vec![
+            "diagram", "--rules", rules, "--perf", &report, "--lines", "0",
+        ];
+        let ring = file("ring");
+        args.extend([ring.as_str(), "ring"]);
+        args.extend(more);
+        let (code, out, err) = cachelint(&args);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let out = diagram(&["--style", "table"]);
     let mask = out.lines().find(|l| l.starts_with("| mask")).unwrap();
     assert!(
         mask.contains(&format!("{} of all samples", report_share("mask"))),
         "{out}"
     );
-    let (code, out, err) = cachelint(&[
-        "diagram",
-        "--rules",
-        rules,
-        "--perf",
-        &report,
-        &file("ring"),
-        "ring",
-        "--lines",
-        "0",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let out = diagram(&[]);
     assert!(
         out.contains(&format!(
             "measured by perf:\n    head: {} of all samples",

@@ -143,7 +143,7 @@ fn dotted(steps: &[Step]) -> Option<String> {
 
 /// The names a type goes by, outermost first: typedefs, then the struct,
 /// union, enum or base type (arrays and qualifiers looked through).
-fn names(table: &TypeTable, mut id: TypeId) -> Vec<String> {
+pub(crate) fn names(table: &TypeTable, mut id: TypeId) -> Vec<String> {
     let mut names = Vec::new();
     for _ in 0..MAX_TYPE_DEPTH {
         match table.get(id) {
