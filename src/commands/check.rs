@@ -125,6 +125,7 @@ pub fn check(run: &Run, opts: &CheckOptions) -> Result<Checked> {
              name it as a path from the root, a member name, or TYPE.member"
         )));
     }
+    notes.extend(run.perf_notes());
     report.notes = crate::report::unique_notes(notes);
     report.summary = Summary::count(
         &report.findings,

@@ -67,7 +67,10 @@ pub fn footprint_report(run: &Run, opts: &FootprintOptions) -> Result<FootprintR
         let line = run.line(view.opened);
         run::analyze(run, view, rules, line, Roots::Types(&wanted))
     })?;
-    let mut report = FootprintReport::default();
+    let mut report = FootprintReport {
+        notes: run.perf_notes(),
+        ..FootprintReport::default()
+    };
     for (opened, analyzed) in run.builds.iter().zip(results) {
         let build = &opened.build;
         report.notes.extend(analyzed.notes.iter().cloned());

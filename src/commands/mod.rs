@@ -97,6 +97,7 @@ pub fn layout(run: &Run, opts: &LayoutOptions) -> Result<LayoutReport> {
         })
         .collect::<Result<_>>()?;
     let mut notes = view.notes();
+    notes.extend(run.perf_notes());
     let mut shares = Vec::new();
     if !run.perf.is_empty() {
         let names = crate::evidence::Names::of(view.table());

@@ -67,6 +67,7 @@ pub(crate) fn draw(run: &Run, views: &[&View<'_>], spec: &DrawSpec) -> Result<Di
         .collect::<Result<_>>()?;
     let checks: Vec<_> = analyzed.iter().map(|a| a.checks.as_slice()).collect();
     let mut notes = rules_fit(run, views, &checks)?;
+    notes.extend(run.perf_notes());
     let mut focus = Vec::new();
     let mut parts = Vec::new();
     let mut explained = Vec::new();

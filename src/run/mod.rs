@@ -422,6 +422,16 @@ impl Run {
         }
     }
 
+    /// What each `--perf` file's samples are worth: its format and its
+    /// event, precise or skidding (a note for every command that uses
+    /// them).
+    pub(crate) fn perf_notes(&self) -> Vec<String> {
+        self.perf
+            .iter()
+            .map(|f| format!("{}: {}; {}", f.path.display(), f.format.command(), f.skid()))
+            .collect()
+    }
+
     /// The run's first build, for what is read once for all of them.
     pub(crate) fn first(&self) -> Result<&Opened> {
         self.builds

@@ -338,6 +338,13 @@ fn layout_diagram_and_footprint_show_the_shares_perf_printed() {
     let report = file("report-typeoff.txt");
     let (code, out, err) = cachelint(&["layout", "--perf", &report, &file("ring"), "ring"]);
     assert_eq!(code, 0, "{err}");
+    // The event and how far to trust it, said once.
+    assert!(
+        err.contains(
+            "report-typeoff.txt: perf report -s type,typeoff; cpu-clock: not precise, samples skid"
+        ),
+        "{err}"
+    );
     for field in ["head", "tail", "mask", "drops", "cells"] {
         let row = out
             .lines()
