@@ -59,17 +59,16 @@ pub fn check(run: &Run, opts: &CheckOptions) -> Result<Checked> {
         }
     }
     let views = run.views()?;
-    let declared = match (&opts.source_tree, views.first()) {
-        (Some(tree), Some(first)) => {
-            let names = crate::evidence::Names::of(first.table());
+    let declared = match &opts.source_tree {
+        Some(tree) => {
             let types: Vec<String> = rules
                 .types
                 .iter()
                 .flat_map(|t| t.names().map(str::to_owned).collect::<Vec<_>>())
                 .collect();
-            crate::evidence::source::declarations(tree, &types, &names)?
+            run.declarations(tree, &types)?
         }
-        _ => Vec::new(),
+        None => Vec::new(),
     };
     let results = run::in_order(&views, |view| {
         run_build(run, view, &rules, opts.explain.as_deref(), &declared)
@@ -195,20 +194,10 @@ fn run_build(
             notes.extend(guarded_contradictions(spans, declared));
         }
     }
-    if !run.perf.is_empty() {
-        let names = crate::evidence::Names::of(view.table());
-        for (root, found) in analyzed.roots.iter().zip(&mut per_root) {
-            let a = &root.analysis;
-            let Some(&id) = names.map().get(&a.root) else {
-                continue;
-            };
-            let (placed, misfits) =
-                crate::evidence::attribute::place(view.table(), id, line, names.map(), &run.perf);
-            notes.extend(
-                misfits
-                    .iter()
-                    .map(|m| format!("[{}] {}", build.config, m.note())),
-            );
+    for (root, found) in analyzed.roots.iter().zip(&mut per_root) {
+        let a = &root.analysis;
+        if let Some((placed, misfits)) = run.samples_on_named(view, &a.root, line) {
+            notes.extend(misfits);
             for f in found.iter_mut() {
                 for side in [&mut f.a, &mut f.b] {
                     let n = crate::evidence::attribute::samples_in(&placed, side.offset, side.size);

@@ -7,8 +7,7 @@ use std::path::PathBuf;
 
 use crate::analysis::draft::{Drafted, Facts, MemberFacts, draft as draft_type};
 use crate::error::Result;
-use crate::evidence::source::{self, Declaration};
-use crate::evidence::{Names, attribute};
+use crate::evidence::source::Declaration;
 use crate::layout::{self, Depth};
 use crate::lookup::TypeSpec;
 use crate::model::{Type, TypeId, TypeTable};
@@ -72,7 +71,6 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
     // and of the structs embedding them.
     let first = run.first()?;
     let first_view = run.view(first)?;
-    let first_names = Names::of(first_view.table());
     let mut wanted: Vec<String> = Vec::new();
     for f in &first.found {
         if let Some(name) = tag(first_view.table(), f.id) {
@@ -86,7 +84,7 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
     }
     let declarations: Vec<Declaration> = match &opts.source_tree {
         Some(tree) => {
-            let d = source::declarations(tree, &wanted, &first_names)?;
+            let d = run.declarations(tree, &wanted)?;
             report.read.push(format!(
                 "source {}: {} declarations about {}",
                 tree.display(),
@@ -101,18 +99,13 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
     for opened in &run.builds {
         let view = run.view(opened)?;
         let table = view.table();
-        let names = Names::of(table);
         let line = run.build_line(opened);
         for f in &opened.found {
             let Some(name) = tag(table, f.id) else {
                 continue;
             };
-            let (placed, misfits) = attribute::place(table, f.id, line, names.map(), &run.perf);
-            report.notes.extend(
-                misfits
-                    .iter()
-                    .map(|m| format!("[{}] {}", opened.build.config, m.note())),
-            );
+            let (placed, misfits) = run.samples_on(&view, f.id, line).unwrap_or_default();
+            report.notes.extend(misfits);
             let facts = Facts {
                 ty: name.clone(),
                 members: members(table, f.id, line)?,

@@ -152,24 +152,9 @@ fn measured<'r>(
     root: &'r run::RootAnalysis,
     notes: &mut Vec<String>,
 ) -> Option<impl Fn(&[String]) -> u64 + 'r> {
-    if run.perf.is_empty() {
-        return None;
-    }
     let view = views.iter().find(|v| std::ptr::eq(v.opened, opened))?;
-    let names = crate::evidence::Names::of(view.table());
-    let id = *names.map().get(&root.analysis.root)?;
-    let (placed, misfits) = crate::evidence::attribute::place(
-        view.table(),
-        id,
-        run.line(opened),
-        names.map(),
-        &run.perf,
-    );
-    notes.extend(
-        misfits
-            .iter()
-            .map(|m| format!("[{}] {}", opened.build.config, m.note())),
-    );
+    let (placed, misfits) = run.samples_on_named(view, &root.analysis.root, run.line(opened))?;
+    notes.extend(misfits);
     // Each span's samples, by path: placed samples do not outlive the run.
     let by_path: std::collections::HashMap<String, f64> = root
         .analysis

@@ -99,12 +99,9 @@ pub fn layout(run: &Run, opts: &LayoutOptions) -> Result<LayoutReport> {
     let mut notes = view.notes();
     notes.extend(run.perf_notes());
     let mut shares = Vec::new();
-    if !run.perf.is_empty() {
-        let names = crate::evidence::Names::of(view.table());
-        for f in &opened.found {
-            let (placed, misfits) =
-                crate::evidence::attribute::place(view.table(), f.id, line, names.map(), &run.perf);
-            notes.extend(misfits.iter().map(|m| m.note()));
+    for f in &opened.found {
+        if let Some((placed, misfits)) = run.samples_on(&view, f.id, line) {
+            notes.extend(misfits);
             shares.push(crate::evidence::attribute::shares(&placed));
         }
     }

@@ -13,7 +13,7 @@ mod bodies;
 mod nesting;
 mod scan;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::Result;
 
@@ -66,4 +66,47 @@ pub(crate) fn tokens(code: &str) -> Vec<String> {
         tokens.push(word);
     }
     tokens
+}
+
+/// Top-level directories of a kernel tree that hold no kernel code.
+pub(crate) const NO_KERNEL_CODE: [&str; 6] = [
+    "Documentation",
+    "tools",
+    "scripts",
+    "samples",
+    "usr",
+    "LICENSES",
+];
+
+/// The files under `dir` that `file` takes, in the directories `enter`
+/// takes, in no particular order; the walk stops once it holds more than
+/// `max`.
+pub(crate) fn files_under(
+    dir: &Path,
+    enter: &dyn Fn(&Path) -> bool,
+    file: &dyn Fn(&Path) -> bool,
+    max: usize,
+) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() && enter(&path) {
+                stack.push(path);
+            } else if kind.is_file() && file(&path) {
+                files.push(path);
+                if files.len() > max {
+                    return files;
+                }
+            }
+        }
+    }
+    files
 }

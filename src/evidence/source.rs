@@ -24,18 +24,6 @@ use crate::error::{Error, Result};
 /// Files read at most: a kernel tree has about 60,000 C files and headers.
 const MAX_FILES: usize = 200_000;
 
-/// Directories of a kernel tree that hold no kernel code.
-const SKIPPED_DIRS: [&str; 8] = [
-    ".git",
-    "Documentation",
-    "tools",
-    "scripts",
-    "samples",
-    "LICENSES",
-    "debian",
-    "usr",
-];
-
 /// How a member is written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Write {
@@ -143,8 +131,7 @@ pub fn declarations(tree: &Path, types: &[String], build: &dyn Types) -> Result<
             tree.display()
         )));
     }
-    let mut files = Vec::new();
-    walk(tree, tree, &mut files)?;
+    let files = c_files(tree)?;
     let finders: Vec<memchr::memmem::Finder<'_>> = types
         .iter()
         .map(|t| memchr::memmem::Finder::new(t.as_bytes()))
@@ -181,38 +168,30 @@ pub(crate) fn read_text(
     found
 }
 
-/// Every `.c` and `.h` file under `dir`, relative to `tree`.
-fn walk(tree: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let io = |source| Error::Io {
-        path: dir.to_owned(),
-        source,
+/// Every `.c` and `.h` file of `tree` outside the directories that hold
+/// no kernel code and hidden ones, relative to `tree`, in name order.
+fn c_files(tree: &Path) -> Result<Vec<PathBuf>> {
+    let enter = |d: &Path| {
+        let name = d
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        let top = d.parent() == Some(tree);
+        !name.starts_with('.')
+            && !(top && (crate::csource::NO_KERNEL_CODE.contains(&&*name) || name == "debian"))
     };
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .collect::<std::io::Result<_>>()
-        .map_err(io)?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let kind = entry.file_type().map_err(io)?;
-        let path = entry.path();
-        if kind.is_dir() {
-            if dir == tree && SKIPPED_DIRS.contains(&name.as_ref()) || name.starts_with('.') {
-                continue;
-            }
-            walk(tree, &path, out)?;
-        } else if kind.is_file() && (name.ends_with(".c") || name.ends_with(".h")) {
-            if out.len() >= MAX_FILES {
-                return Err(Error::Usage(format!(
-                    "--source-tree {}: more than {MAX_FILES} C files; is it a kernel tree?",
-                    tree.display()
-                )));
-            }
-            out.push(path.strip_prefix(tree).unwrap_or(&path).to_owned());
-        }
+    let is_c = |p: &Path| p.extension().is_some_and(|e| e == "c" || e == "h");
+    let mut files = crate::csource::files_under(tree, &enter, &is_c, MAX_FILES);
+    if files.len() > MAX_FILES {
+        return Err(Error::Usage(format!(
+            "--source-tree {}: more than {MAX_FILES} C files; is it a kernel tree?",
+            tree.display()
+        )));
     }
-    Ok(())
+    for f in &mut files {
+        *f = f.strip_prefix(tree).unwrap_or(f).to_owned();
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// `__guarded_by` and `__pt_guarded_by` on the members of the bodies of

@@ -103,24 +103,10 @@ pub(crate) fn draw(run: &Run, views: &[&View<'_>], spec: &DrawSpec) -> Result<Di
         });
         // perf's shares of the root's members (`--perf`).
         let mut shares = std::collections::BTreeMap::new();
-        if !run.perf.is_empty() {
-            let names = crate::evidence::Names::of(view.table());
-            if let Some(&id) = names.map().get(&root.analysis.root) {
-                let line = run.line(view.opened);
-                let (placed, misfits) = crate::evidence::attribute::place(
-                    view.table(),
-                    id,
-                    line,
-                    names.map(),
-                    &run.perf,
-                );
-                notes.extend(
-                    misfits
-                        .iter()
-                        .map(|m| format!("[{}] {}", a.config, m.note())),
-                );
-                shares = crate::evidence::attribute::shares(&placed);
-            }
+        let line = run.line(view.opened);
+        if let Some((placed, misfits)) = run.samples_on_named(view, &root.analysis.root, line) {
+            notes.extend(misfits);
+            shares = crate::evidence::attribute::shares(&placed);
         }
         parts.push(DiagramPart {
             shares,

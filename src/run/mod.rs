@@ -14,6 +14,7 @@
 mod analyze;
 mod asserts;
 mod diagram;
+mod evidence;
 mod fit;
 mod line;
 mod open;

@@ -215,10 +215,8 @@ fn private_headers(v: &Variant) -> Vec<PathBuf> {
         let name = entry.file_name().to_string_lossy().into_owned();
         let path = entry.path();
         if !path.is_dir()
-            || matches!(
-                &*name,
-                "include" | "Documentation" | "tools" | "scripts" | "samples" | "usr" | "LICENSES"
-            )
+            || name == "include"
+            || crate::csource::NO_KERNEL_CODE.contains(&&*name)
             || name.starts_with('.')
         {
             continue;
@@ -236,37 +234,12 @@ fn private_headers(v: &Variant) -> Vec<PathBuf> {
 
 /// Adds the `.h` files under `dir` that `keep` keeps.
 fn walk(dir: &Path, files: &mut Vec<PathBuf>, keep: &dyn Fn(&Path) -> bool) {
-    files.extend(files_under(dir, keep, &|p| {
-        p.extension().is_some_and(|e| e == "h") && keep(p)
-    }));
-}
-
-/// The files under `dir` that `file` takes, in the directories `enter`
-/// takes.
-pub(super) fn files_under(
-    dir: &Path,
-    enter: &dyn Fn(&Path) -> bool,
-    file: &dyn Fn(&Path) -> bool,
-) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() && enter(&path) {
-                stack.push(path);
-            } else if kind.is_file() && file(&path) {
-                files.push(path);
-            }
-        }
-    }
-    files
+    files.extend(crate::csource::files_under(
+        dir,
+        keep,
+        &|p| p.extension().is_some_and(|e| e == "h") && keep(p),
+        usize::MAX,
+    ));
 }
 
 /// The files of `files` that define struct, union or typedef `name`.

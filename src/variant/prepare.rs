@@ -242,7 +242,7 @@ fn declared(tree: &Path, option: &str) -> bool {
     };
     let enter = |p: &Path| !matches!(&*name(p), ".git" | "Documentation" | "tools");
     let kconfig = |p: &Path| name(p).starts_with("Kconfig");
-    super::headers::files_under(tree, &enter, &kconfig)
+    crate::csource::files_under(tree, &enter, &kconfig, usize::MAX)
         .iter()
         .any(|path| {
             std::fs::read_to_string(path).is_ok_and(|text| {

@@ -1,0 +1,61 @@
+//! Evidence as the commands read it: `--perf`'s samples placed on a struct
+//! of a build, and a source tree's declarations about some structs. The
+//! perf files are read once by [`Run::open`]; these place and read them
+//! for one command's structs.
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::evidence::Names;
+use crate::evidence::attribute::{self, Placed};
+use crate::evidence::source::{self, Declaration};
+use crate::model::TypeId;
+
+use super::{Run, View};
+
+impl Run {
+    /// `--perf`'s samples on struct `root` of `view` (laid out with
+    /// `line`), and a note (tagged with the view's label) for each row
+    /// that names one of its types and does not fit; `None` without
+    /// `--perf`.
+    pub(crate) fn samples_on(
+        &self,
+        view: &View<'_>,
+        root: TypeId,
+        line: u64,
+    ) -> Option<(Vec<Placed<'_>>, Vec<String>)> {
+        if self.perf.is_empty() {
+            return None;
+        }
+        let names = Names::of(view.table());
+        let (placed, misfits) = attribute::place(view.table(), root, line, names.map(), &self.perf);
+        let notes = misfits
+            .iter()
+            .map(|m| format!("[{}] {}", view.config, m.note()))
+            .collect();
+        Some((placed, notes))
+    }
+
+    /// [`Run::samples_on`] of the struct named `root` (its tag or typedef
+    /// name), when `view` has it.
+    pub(crate) fn samples_on_named(
+        &self,
+        view: &View<'_>,
+        root: &str,
+        line: u64,
+    ) -> Option<(Vec<Placed<'_>>, Vec<String>)> {
+        if self.perf.is_empty() {
+            return None;
+        }
+        let id = *Names::of(view.table()).map().get(root)?;
+        self.samples_on(view, id, line)
+    }
+
+    /// What the C files and headers of `tree` declare about the members
+    /// of `types` (read once for every build: member accesses resolve
+    /// through the first build's types).
+    pub(crate) fn declarations(&self, tree: &Path, types: &[String]) -> Result<Vec<Declaration>> {
+        let first = self.view(self.first()?)?;
+        source::declarations(tree, types, &Names::of(first.table()))
+    }
+}
