@@ -197,10 +197,9 @@ fn merge_field(f: &mut DraftField, other: DraftField, config: &str) {
             f.rule = Some(r);
             f.mark = other.mark;
         }
-        (Some(a), Some(b)) if *a != b => f.conflicts.push(format!(
-            "build {config} gives {}",
-            crate::render::draft_rule_text(&b)
-        )),
+        (Some(a), Some(b)) if *a != b => f
+            .conflicts
+            .push(format!("build {config} gives {}", b.toml())),
         _ => {}
     }
 }

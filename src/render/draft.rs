@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::{Format, Output, Render, to_json};
-use crate::report::draft::{DraftField, DraftReport, DraftRule};
+use crate::report::draft::{DraftField, DraftReport};
 
 impl Render for DraftReport {
     const FORMATS: &'static [Format] = &[Format::Text, Format::Json];
@@ -21,26 +21,6 @@ impl Render for DraftReport {
             failed: false,
             highlights: Vec::new(),
         }
-    }
-}
-
-/// A rule as its TOML value: `"hot-read"`, `{ class = "lock-protected",
-/// lock = "lock" }`, `{ read = ["a"], write = ["b"] }`.
-pub(crate) fn rule_text(rule: &DraftRule) -> String {
-    let list = |v: &[String]| {
-        let quoted: Vec<String> = v.iter().map(|c| format!("\"{c}\"")).collect();
-        format!("[{}]", quoted.join(", "))
-    };
-    match rule {
-        DraftRule::Class { class } => format!("\"{class}\""),
-        DraftRule::LockProtected { lock } => {
-            format!("{{ class = \"lock-protected\", lock = \"{lock}\" }}")
-        }
-        DraftRule::Contexts { read, write } => match (read.is_empty(), write.is_empty()) {
-            (false, false) => format!("{{ read = {}, write = {} }}", list(read), list(write)),
-            (true, _) => format!("{{ write = {} }}", list(write)),
-            (false, true) => format!("{{ read = {} }}", list(read)),
-        },
     }
 }
 
@@ -81,13 +61,7 @@ fn field(out: &mut String, f: &DraftField) {
     }
     match (&f.rule, f.mark) {
         (Some(rule), Some(mark)) => {
-            let _ = writeln!(
-                out,
-                "{} = {}  # {}",
-                key(&f.path),
-                rule_text(rule),
-                mark.name()
-            );
+            let _ = writeln!(out, "{} = {}  # {}", key(&f.path), rule.toml(), mark.name());
         }
         _ => {
             let _ = writeln!(out, "# {}: no evidence", f.path);

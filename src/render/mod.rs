@@ -30,7 +30,6 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
-pub(crate) use draft::rule_text as draft_rule_text;
 pub use style::{Highlight, Marked, Tone, paint};
 
 /// An output format. Each report says which it can be written in.

@@ -59,6 +59,29 @@ pub enum DraftRule {
     },
 }
 
+impl DraftRule {
+    /// Its TOML value, as a rules file writes it: `"hot-read"`,
+    /// `{ class = "lock-protected", lock = "lock" }`,
+    /// `{ read = ["a"], write = ["b"] }`.
+    pub fn toml(&self) -> String {
+        let list = |v: &[String]| {
+            let quoted: Vec<String> = v.iter().map(|c| format!("\"{c}\"")).collect();
+            format!("[{}]", quoted.join(", "))
+        };
+        match self {
+            DraftRule::Class { class } => format!("\"{class}\""),
+            DraftRule::LockProtected { lock } => {
+                format!("{{ class = \"lock-protected\", lock = \"{lock}\" }}")
+            }
+            DraftRule::Contexts { read, write } => match (read.is_empty(), write.is_empty()) {
+                (false, false) => format!("{{ read = {}, write = {} }}", list(read), list(write)),
+                (true, _) => format!("{{ write = {} }}", list(write)),
+                (false, true) => format!("{{ read = {} }}", list(read)),
+            },
+        }
+    }
+}
+
 /// One member of a drafted struct.
 #[derive(Clone, Debug, Serialize)]
 pub struct DraftField {

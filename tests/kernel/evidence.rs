@@ -152,7 +152,15 @@ fn every_guarded_by_member_of_7_3_is_lock_protected_by_its_lock() {
                 continue;
             }
             let member = member.trim_start_matches('*');
-            let expected = if rule(&draft, ty, lock).is_some() {
+            // A member lock is declared in the same file (`spinlock_t lock;`),
+            // a global one `extern` or elsewhere.
+            let member_lock = text.lines().any(|l| {
+                let words: Vec<&str> = l.split_whitespace().collect();
+                words.len() >= 2
+                    && words.last() == Some(&format!("{lock};").as_str())
+                    && words[0] != "extern"
+            });
+            let expected = if member_lock {
                 // A member lock: lock-protected by it.
                 format!(
                     "{member} = {{ class = \"lock-protected\", lock = \"{lock}\" }}  # declared"
