@@ -299,8 +299,11 @@ enum Command {
         #[arg(long)]
         unpin_aligned: bool,
         /// The objectives, most important first: names from errors,
-        /// warnings, growth, notes, footprint, moved, comma-separated; those
-        /// not named follow in this default order. `--rank errors,growth`:
+        /// warnings, growth, samples, notes, footprint, moved,
+        /// comma-separated; those not named follow in this default order.
+        /// `samples` (with `--perf`): perf's samples on the fields of the
+        /// pairs left, so that what still shares a line is what perf saw
+        /// least. `--rank errors,growth`:
         /// no error first, then the least growth, then fewer warnings.
         /// With the default order a suggestion is never worse than the
         /// compiled layout on any build (errors, then warnings, then
@@ -698,8 +701,10 @@ struct InputArgs {
     /// perf's data-type profile (perf 6.8 or later) as text: the output of
     /// `perf report -s type,typeoff --stdio`, `perf annotate --data-type
     /// --stdio` or `perf annotate --code-with-type --stdio`, told apart by
-    /// content. Repeatable. Samples are placed on each build's own layout;
-    /// a row that does not fit is a located note. See docs/evidence.md.
+    /// content. Repeatable. Samples are placed on each build's own layout
+    /// as compiled (with --plan they follow their members to the plan's
+    /// offsets); a row that does not fit is a located note. See
+    /// docs/evidence.md.
     #[arg(long, value_name = "FILE")]
     perf: Vec<PathBuf>,
     /// Neither read nor write the on-disk name index. A lookup of a type
@@ -729,7 +734,7 @@ impl InputArgs {
             true => Ok(()),
             false => Err(cachelint::error::Error::Usage(format!(
                 "{command} does not read perf's samples: --perf goes with draft, check, \
-                 layout, diagram and footprint"
+                 layout, diagram, footprint and suggest"
             ))),
         }
     }
@@ -1043,7 +1048,6 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
-            input.refuse_perf("suggest")?;
             let (builds, types) = builds_then_types(&items)?;
             let opts = SuggestOptions {
                 types,

@@ -276,6 +276,41 @@ fn elements_of(table: &TypeTable, f: &Field, ty: &str) -> Vec<(u64, u64)> {
     Vec::new()
 }
 
+/// `placed`, samples placed on struct `root` as `from` (the build as
+/// compiled, which perf ran) lays it out, carried to where `to` (the
+/// same types with a plan applied) puts the members they fell on; each
+/// one whose member `to` no longer has is a note (of `config`).
+pub fn carried<'p>(
+    from: &TypeTable,
+    to: &TypeTable,
+    root: TypeId,
+    placed: Vec<Placed<'p>>,
+    config: &str,
+) -> (Vec<Placed<'p>>, Vec<String>) {
+    let (mut kept, mut notes) = (Vec::with_capacity(placed.len()), Vec::new());
+    let at = |table: &TypeTable, path: &str| {
+        let parsed = crate::path::MemberPath::parse(&format!("root.{path}")).ok()?;
+        crate::path::resolve(table, root, &parsed.steps, path)
+            .ok()
+            .map(|r| r.offset)
+    };
+    for mut p in placed {
+        match (at(from, &p.path), at(to, &p.path)) {
+            (Some(was), Some(is)) if p.offset >= was => {
+                p.offset = is + (p.offset - was);
+                kept.push(p);
+            }
+            _ => notes.push(format!(
+                "[{config}] {}:{}: perf's samples on '{}' have no place in the planned layout",
+                p.file.path.display(),
+                p.sample.line,
+                p.path
+            )),
+        }
+    }
+    (kept, notes)
+}
+
 /// The samples `placed` on bytes `[offset, offset + size)`.
 pub fn samples_in(placed: &[Placed<'_>], offset: u64, size: u64) -> f64 {
     placed

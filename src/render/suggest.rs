@@ -133,14 +133,23 @@ fn text(r: &SuggestReport) -> String {
     if !r.packing {
         let mut table = Table::new();
         table.load_style(presets::ASCII_FULL_CONDENSED);
-        table.set_header(["config", "error pairs", "warning pairs", "note pairs"]);
+        let sampled = r.builds.iter().any(|b| b.samples.is_some());
+        let mut header = vec!["config", "error pairs", "warning pairs", "note pairs"];
+        if sampled {
+            header.push("perf samples on their fields");
+        }
+        table.set_header(header);
         for b in &r.builds {
-            table.add_row([
+            let mut row = vec![
                 b.config.clone(),
                 format!("{} -> {}", b.errors[0], b.errors[1]),
                 format!("{} -> {}", b.warnings[0], b.warnings[1]),
                 format!("{} -> {}", b.notes[0], b.notes[1]),
-            ]);
+            ];
+            if let Some([before, after]) = b.samples {
+                row.push(format!("{before} -> {after}"));
+            }
+            table.add_row(row);
         }
         let _ = writeln!(out, "{table}");
     }

@@ -193,6 +193,10 @@ pub struct SuggestBuild {
     pub warnings: [usize; 2],
     /// Notes (write-vs-write, adjacent lines): compiled, suggested.
     pub notes: [usize; 2],
+    /// With `--perf`: perf's samples on the two fields of every pair,
+    /// summed: compiled, suggested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<[u64; 2]>,
     /// The struct's size, then each root's: compiled and suggested.
     pub sizes: Vec<Size>,
     /// With context rules, the struct's footprint per context: name, lines

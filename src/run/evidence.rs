@@ -15,7 +15,8 @@ use super::{Run, View};
 
 impl Run {
     /// `--perf`'s samples on struct `root` of `view` (laid out with
-    /// `line`), and a note (tagged with the view's label) for each row
+    /// `line`; on a planned view, where the plan puts the members perf
+    /// sampled as compiled), and a note (tagged with the view's label) for each row
     /// that names one of its types and does not fit; `None` without
     /// `--perf`.
     pub(crate) fn samples_on(
@@ -27,12 +28,22 @@ impl Run {
         if self.perf.is_empty() {
             return None;
         }
-        let names = Names::of(view.table());
-        let (placed, misfits) = attribute::place(view.table(), root, line, names.map(), &self.perf);
-        let notes = misfits
+        // perf ran the build as compiled: its samples are placed there and,
+        // on a planned view, follow their members to the plan's offsets.
+        let compiled = view.opened.compiled();
+        let names = Names::of(compiled.table());
+        let (placed, misfits) =
+            attribute::place(compiled.table(), root, line, names.map(), &self.perf);
+        let mut notes: Vec<String> = misfits
             .iter()
             .map(|m| format!("[{}] {}", view.config, m.note()))
             .collect();
+        if view.planned_by.is_none() {
+            return Some((placed, notes));
+        }
+        let (placed, lost) =
+            attribute::carried(compiled.table(), view.table(), root, placed, &view.config);
+        notes.extend(lost);
         Some((placed, notes))
     }
 

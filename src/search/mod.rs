@@ -213,6 +213,9 @@ pub(crate) struct Score {
     pub(crate) growth_lines: i64,
     /// Growth of the roots in bytes, worst build.
     pub(crate) growth_bytes: i64,
+    /// perf's samples (`--perf`) on the two fields of every finding pair
+    /// left, summed over pairs, roots and builds: 0 without samples.
+    pub(crate) samples: u64,
     /// Lines the contexts touch in the struct, summed over contexts (their
     /// union included) and builds.
     pub(crate) footprint: usize,
@@ -229,6 +232,7 @@ impl Score {
             Objective::Warnings => (n(self.warnings), 0),
             Objective::Notes => (n(self.notes), 0),
             Objective::Growth => (self.growth_lines, self.growth_bytes),
+            Objective::Samples => (i64::try_from(self.samples).unwrap_or(i64::MAX), 0),
             Objective::Footprint => (n(self.footprint), 0),
             Objective::Moved => (n(self.moved), 0),
         }
@@ -264,6 +268,9 @@ pub(crate) struct Outcome {
     pub(crate) warnings: usize,
     /// Notes.
     pub(crate) notes: usize,
+    /// perf's samples on the fields of the pairs, summed (see
+    /// [`Score::samples`]).
+    pub(crate) samples: u64,
     /// The struct's footprint, per context (see
     /// [`crate::analysis::footprint`]).
     pub(crate) footprint: Vec<ContextLines>,

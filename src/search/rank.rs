@@ -1,5 +1,6 @@
 //! The order `suggest` ranks its objectives in (`--rank`): by default
-//! no error first, then fewer warnings, the least growth, fewer notes
+//! no error first, then fewer warnings, the least growth, the fewest perf
+//! samples on the fields still sharing a line (with `--perf`), fewer notes
 //! (two lockless writers on one line bounce it: a note by default, but
 //! never free), the smallest footprint, the fewest members moved.
 //! `--max-growth` and `--keep-footprint` are limits, not objectives: they
@@ -18,6 +19,9 @@ pub(crate) enum Objective {
     Notes,
     /// The roots' worst growth, in lines, then in bytes.
     Growth,
+    /// perf's samples on the fields of the findings that remain (`--perf`):
+    /// of two layouts with as many pairs, the one whose pairs are colder.
+    Samples,
     /// The lines the contexts touch in the struct.
     Footprint,
     /// The members moved.
@@ -25,10 +29,11 @@ pub(crate) enum Objective {
 }
 
 impl Objective {
-    const ALL: [Objective; 6] = [
+    const ALL: [Objective; 7] = [
         Objective::Errors,
         Objective::Warnings,
         Objective::Growth,
+        Objective::Samples,
         Objective::Notes,
         Objective::Footprint,
         Objective::Moved,
@@ -41,6 +46,7 @@ impl Objective {
             Objective::Warnings => "warnings",
             Objective::Notes => "notes",
             Objective::Growth => "growth",
+            Objective::Samples => "samples",
             Objective::Footprint => "footprint",
             Objective::Moved => "moved",
         }
@@ -49,7 +55,7 @@ impl Objective {
 
 /// The objectives, most important first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Rank(pub(crate) [Objective; 6]);
+pub(crate) struct Rank(pub(crate) [Objective; 7]);
 
 impl Default for Rank {
     fn default() -> Rank {
@@ -126,15 +132,15 @@ mod tests {
         let names = |r: Rank| r.0.map(Objective::name).join(", ");
         assert_eq!(
             names(Rank::parse("growth").unwrap()),
-            "growth, errors, warnings, notes, footprint, moved"
+            "growth, errors, warnings, samples, notes, footprint, moved"
         );
         assert_eq!(
             names(Rank::parse("errors,growth").unwrap()),
-            "errors, growth, warnings, notes, footprint, moved"
+            "errors, growth, warnings, samples, notes, footprint, moved"
         );
         assert_eq!(
             names(Rank::default()),
-            "errors, warnings, growth, notes, footprint, moved"
+            "errors, warnings, growth, samples, notes, footprint, moved"
         );
         assert!(
             Rank::parse("errors,size")

@@ -2,6 +2,7 @@
 //! its roots, on which a candidate's plan is laid out in place, analysed
 //! root by root into a [`Tally`], and undone.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{ContextLines, Outcome, Rank, RootSize, Score};
@@ -46,6 +47,10 @@ pub(crate) struct Snapshot {
     known: Arc<Known>,
     /// Pinned members: name and compiled bit offset in the struct.
     pins: Vec<(String, u64)>,
+    /// perf's samples (`--perf`) on the struct's annotated fields as
+    /// compiled, by their path in it: they follow a field wherever a
+    /// candidate moves it. Empty without samples.
+    weights: HashMap<String, u64>,
 }
 
 impl Snapshot {
@@ -79,7 +84,31 @@ impl Snapshot {
             by_size,
             known: Default::default(),
             pins: Vec::new(),
+            weights: HashMap::new(),
         }
+    }
+
+    /// Weighs the struct's fields by perf's samples on them as compiled:
+    /// `weights` by path in the struct (named `target_name`'s outermost
+    /// struct, as the rules' spans' owners name it).
+    pub(crate) fn weigh(&mut self, weights: HashMap<String, u64>) {
+        self.weights = weights;
+    }
+
+    /// The samples on a span of a root: on the field of the struct it
+    /// lies in, found through the struct instance among its owners.
+    fn weight(&self, span: &analysis::Span) -> u64 {
+        if self.weights.is_empty() {
+            return 0;
+        }
+        let outer = crate::plan::outer(&self.target_name);
+        span.owners
+            .iter()
+            .rev()
+            .find(|(ty, _)| ty == outer)
+            .and_then(|(_, path)| self.weights.get(path))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Pins the members `names` at their offsets as compiled: a candidate
@@ -148,12 +177,14 @@ impl Snapshot {
             errors: 0,
             warnings: 0,
             notes: 0,
+            samples: 0,
             footprint: analysed.footprint,
         };
         for ((name, id), root) in self.roots.iter().zip(analysed.roots) {
             outcome.errors += root.errors;
             outcome.warnings += root.warnings;
             outcome.notes += root.notes;
+            outcome.samples += root.samples;
             outcome.roots.push(RootSize {
                 root: name.clone(),
                 old: self.table.size_of(*id).unwrap_or(0),
@@ -186,19 +217,26 @@ impl Snapshot {
         for &i in &self.by_size {
             let (root, id) = &self.roots[i];
             let a = analysis::analyze(&self.table, *id, root, self.line, rules);
-            let (mut errors, mut warnings, mut notes) = (0, 0, 0);
+            let (mut errors, mut warnings, mut notes, mut samples) = (0, 0, 0, 0);
+            let spans = &a.annotated.spans;
             for f in a.findings.iter().filter(|f| f.allowed.is_none()) {
                 match f.severity {
                     Severity::Error => errors += 1,
                     Severity::Warning => warnings += 1,
                     Severity::Note => notes += 1,
                 }
+                samples += [f.a.span, f.b.span]
+                    .iter()
+                    .filter_map(|&i| spans.get(i))
+                    .map(|span| self.weight(span))
+                    .sum::<u64>();
             }
             let old = self.sizes[i];
             let s = &mut tally.score;
             s.errors += errors;
             s.warnings += warnings;
             s.notes += notes;
+            s.samples += samples;
             s.growth_bytes = s.growth_bytes.max(a.size as i64 - old as i64);
             s.growth_lines = s
                 .growth_lines
@@ -208,6 +246,7 @@ impl Snapshot {
                 errors,
                 warnings,
                 notes,
+                samples,
             };
             if beaten(tally) {
                 return None;
@@ -297,6 +336,7 @@ impl Tally {
                 errors: 0,
                 warnings: 0,
                 notes: 0,
+                samples: 0,
                 growth_lines: i64::MIN,
                 growth_bytes: i64::MIN,
                 footprint: 0,
@@ -342,6 +382,8 @@ struct RootFindings {
     warnings: usize,
     /// Note pairs.
     notes: usize,
+    /// perf's samples on their fields.
+    samples: u64,
 }
 
 #[cfg(test)]

@@ -415,12 +415,169 @@ fn layout_diagram_and_footprint_show_the_shares_perf_printed() {
         "{consume}: {counts}"
     );
 
-    let (code, _, err) = cachelint(&["suggest", "--perf", &report, &file("ring"), "ring"]);
+    let (code, _, err) = cachelint(&["offsets", "--perf", &report, &file("ring"), "ring.head"]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("suggest does not read perf's samples"),
+        err.contains("offsets does not read perf's samples"),
         "{err}"
     );
+}
+
+/// The rules of the ring's design (the top of ring.c), written by hand.
+const RING_RULES: &str = "[contexts]\nconsume = \"serialized\"\nproduce = \"serialized\"\n\
+    [ring]\nhead = { write = [\"produce\"] }\ntail = { write = [\"consume\"] }\n\
+    mask = { read = [\"consume\", \"produce\"] }\nevents = \"lockless-write\"\n\
+    drops = { class = \"lock-protected\", lock = \"lock\" }\nlock = \"lock\"\n\
+    cells = { read = [\"consume\", \"produce\"] }\n";
+
+/// The samples perf's `-n` report counts on each member of struct ring,
+/// by the member perf names (`events.counter` is `events`).
+fn counted() -> HashMap<String, u64> {
+    let mut out = HashMap::new();
+    for line in std::fs::read_to_string(perf_dir().join("report-typeoff-n.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("struct ring +"))
+    {
+        let n: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let field = line.rsplit_once('(').unwrap().1.trim_end_matches(')');
+        let member = field.split('.').next().unwrap().to_owned();
+        *out.entry(member).or_default() += n;
+    }
+    assert_eq!(out.len(), 6, "{out:?}");
+    out
+}
+
+/// `check`'s finding pairs (no samples read) of `rules` on the ring, with
+/// `plan` if given: per severity, and the samples of `counted` on their
+/// fields, summed.
+fn pairs(rules: &str, plan: Option<&str>) -> (Vec<String>, u64) {
+    let mut args = vec!["check", "--rules", rules, "--format", "json"];
+    if let Some(plan) = plan {
+        args.extend(["--plan", plan]);
+    }
+    let ring = file("ring");
+    args.push(&ring);
+    let (code, out, err) = cachelint(&args);
+    assert_eq!(code, 1, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let weights = counted();
+    let (mut severities, mut sum) = (Vec::new(), 0);
+    for f in doc["findings"].as_array().unwrap() {
+        if !f["allowed"].is_null() {
+            continue;
+        }
+        severities.push(f["severity"].as_str().unwrap().to_owned());
+        for side in ["a", "b"] {
+            sum += weights.get(f[side]["path"].as_str().unwrap()).unwrap_or(&0);
+        }
+    }
+    severities.sort();
+    (severities, sum)
+}
+
+#[test]
+fn suggest_leaves_the_pairs_perf_saw_least() {
+    let dir = tempfile_dir();
+    let rules = dir.join("ring-suggest.toml");
+    std::fs::write(&rules, RING_RULES).unwrap();
+    let rules = rules.to_str().unwrap();
+    let report = file("report-typeoff-n.txt");
+    let suggest = |perf: bool, plan: &Path| {
+        let mut args = vec!["suggest", "--rules", rules, "--no-grow"];
+        if perf {
+            args.extend(["--perf", &report]);
+        }
+        let plan = plan.to_str().unwrap();
+        let ring = file("ring");
+        args.extend(["--plan-out", plan, &ring, "ring"]);
+        let (code, out, err) = cachelint(&args);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let (without, with) = (dir.join("without.plan.toml"), dir.join("with.plan.toml"));
+    let plain = suggest(false, &without);
+    let weighed = suggest(true, &with);
+    assert!(
+        plain.contains("ranked by: errors, warnings, growth, notes, footprint, moved"),
+        "{plain}"
+    );
+    assert!(
+        weighed.contains("ranked by: errors, warnings, growth, samples, notes"),
+        "{weighed}"
+    );
+    // Both plans checked without samples, the pairs weighed with perf's own
+    // counts: as many pairs of each severity, on fewer samples.
+    let (compiled, all) = pairs(rules, None);
+    let (plain_pairs, plain_sum) = pairs(rules, Some(without.to_str().unwrap()));
+    let (pairs_left, left) = pairs(rules, Some(with.to_str().unwrap()));
+    assert_eq!(plain_pairs, pairs_left);
+    assert!(pairs_left.len() < compiled.len());
+    assert!(
+        left < plain_sum,
+        "{left} samples left, {plain_sum} without --perf"
+    );
+    // The table says what the pairs weigh, compiled -> suggested.
+    let row = weighed.lines().find(|l| l.starts_with("| ring ")).unwrap();
+    assert!(
+        row.contains(&format!("| {all} -> {left} ")),
+        "{row}: {all} -> {left}"
+    );
+    assert!(
+        weighed.contains("perf samples on their fields"),
+        "{weighed}"
+    );
+    assert!(!plain.contains("perf samples"), "{plain}");
+
+    // Samples need rules to weigh, and the objective needs samples.
+    let (code, _, err) = cachelint(&["suggest", "--perf", &report, &file("ring"), "ring"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("without --rules it packs"), "{err}");
+    let (code, _, err) = cachelint(&[
+        "suggest",
+        "--rules",
+        rules,
+        "--rank",
+        "samples",
+        &file("ring"),
+        "ring",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--rank samples needs samples"), "{err}");
+}
+
+#[test]
+fn with_a_plan_the_samples_follow_their_members() {
+    let dir = tempfile_dir();
+    let plan = dir.join("reversed.plan.toml");
+    std::fs::write(
+        &plan,
+        "[ring]\norder = [\"cells\", \"lock\", \"drops\", \"events\", \"mask\", \"tail\", \"head\"]\n",
+    )
+    .unwrap();
+    let (code, out, err) = cachelint(&[
+        "layout",
+        "--perf",
+        &file("report-typeoff.txt"),
+        "--plan",
+        plan.to_str().unwrap(),
+        &file("ring"),
+        "ring",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("a profile of another build"), "{err}");
+    for field in ["head", "tail", "mask", "drops", "cells"] {
+        let row = out
+            .lines()
+            .find(|l| l.contains(&format!(" {field};")))
+            .unwrap();
+        let expected = format!("*/ /* perf: {} of all samples */", report_share(field));
+        assert!(row.ends_with(&expected), "{row}\n{expected}");
+    }
+    // mask moved: its row is not at its compiled offset (16).
+    let mask = out.lines().find(|l| l.contains(" mask;")).unwrap();
+    assert!(!mask.contains("/*    16     8 */"), "{mask}");
 }
 
 #[test]

@@ -261,7 +261,7 @@ fn suggest_refuses_what_it_cannot_do() {
                 &base,
                 "lru_gen_folio",
             ],
-            "--rank: 'size' is not an objective (one of errors, warnings, growth, notes, footprint, moved)",
+            "--rank: 'size' is not an objective (one of errors, warnings, growth, samples, notes, footprint, moved)",
         ),
         (
             vec!["suggest", "--rank", "growth", &base, "lru_gen_folio"],

@@ -1,11 +1,12 @@
 //! `draft` on Debian's kernels and their trees: the classes the source
 //! declares, each with its file and line, held against the source read
 //! by the test itself (the lines that declare them, found by a plain
-//! text search), and loaded by `check` unchanged.
+//! text search), and loaded by `check` unchanged; and `suggest` weighing
+//! the pairs it leaves by samples perf puts on an enclosing struct.
 
 use std::path::Path;
 
-use super::{env_path, kernel_source, vmlinux};
+use super::{env_path, kernel_source, mm_lru_rules, pahole_offset, vmlinux};
 use crate::common::cachelint;
 
 /// The 1-based line of `file` (in `tree`) holding `needle`.
@@ -186,4 +187,108 @@ fn every_guarded_by_member_of_7_3_is_lock_protected_by_its_lock() {
     }
     // 5 in kfence_metadata, 4 in tomoyo_io_buffer, 2 in scomp_scratch.
     assert!(checked >= 11, "{checked} members checked");
+}
+
+/// The samples the report of the test below puts on members of
+/// `lru_gen_folio`, each through `struct lruvec +OFFSET (lrugen.MEMBER)`
+/// as perf names a member of an embedded struct.
+const LRU_SAMPLES: [(&str, u64); 4] = [
+    ("max_seq", 4000),
+    ("evicted", 3000),
+    ("refaulted", 2000),
+    ("enabled", 1000),
+];
+
+/// `check`'s finding pairs of the mm rules on `kernel` laid out by
+/// `plan` (no samples read): their count, and [`LRU_SAMPLES`] on their
+/// fields, summed.
+fn lru_pairs(kernel: &str, plan: &Path) -> (usize, u64) {
+    let rules = mm_lru_rules();
+    let (code, out, err) = cachelint(&[
+        "check",
+        "--rules",
+        rules.to_str().unwrap(),
+        "--plan",
+        plan.to_str().unwrap(),
+        "--format",
+        "json",
+        kernel,
+    ]);
+    assert!(code <= 1, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut pairs = 0;
+    let mut sum = 0;
+    for f in doc["findings"].as_array().unwrap() {
+        if !f["allowed"].is_null() {
+            continue;
+        }
+        pairs += 1;
+        for side in ["a", "b"] {
+            let path = f[side]["path"].as_str().unwrap();
+            let member = path.rsplit_once("lrugen.").map_or(path, |(_, m)| m);
+            sum += LRU_SAMPLES
+                .iter()
+                .find(|(name, _)| *name == member)
+                .map_or(0, |(_, n)| *n);
+        }
+    }
+    (pairs, sum)
+}
+
+#[test]
+#[ignore = "needs a real kernel: .ci/run sets CACHELINT_VMLINUX (scripts/fetch-kernel.sh)"]
+fn suggest_leaves_lru_gen_folios_pairs_on_the_fields_perf_saw_least() {
+    let kernel = vmlinux();
+    let k = kernel.to_str().unwrap();
+    // A report in perf's format whose offsets are pahole's: lrugen in
+    // lruvec, plus the member in lru_gen_folio.
+    let lrugen = pahole_offset(k, "lruvec", "lrugen");
+    let mut report = String::from(
+        "# Samples: 10K of event 'cpu-clock'\n#\n# Overhead  Samples  Data Type  Data Type Offset\n#\n",
+    );
+    for (member, n) in LRU_SAMPLES {
+        let at = lrugen + pahole_offset(k, "lru_gen_folio", member);
+        report.push_str(&format!(
+            "    {:.2}%  {n}  struct lruvec  struct lruvec +{at:#x} (lrugen.{member})\n",
+            n as f64 / 100.0
+        ));
+    }
+    let dir = std::env::temp_dir().join(format!("cachelint-kernel-perf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let perf = dir.join("lru.txt");
+    std::fs::write(&perf, report).unwrap();
+    let rules = mm_lru_rules();
+    let suggest = |with: bool, plan: &Path| {
+        let mut args = vec![
+            "suggest",
+            "--rules",
+            rules.to_str().unwrap(),
+            "--no-grow",
+            "--format",
+            "json",
+            "--plan-out",
+            plan.to_str().unwrap(),
+        ];
+        if with {
+            args.extend(["--perf", perf.to_str().unwrap()]);
+        }
+        args.extend([k, "lru_gen_folio"]);
+        let (code, out, err) = cachelint(&args);
+        assert_eq!(code, 0, "{err}");
+        assert!(!err.contains("a profile of another build"), "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let (without, with) = (dir.join("without.plan.toml"), dir.join("with.plan.toml"));
+    suggest(false, &without);
+    let doc = suggest(true, &with);
+    // Every row fit: the compiled pairs carry samples, and fewer are left.
+    let samples = &doc["builds"][0]["samples"];
+    let (before, after) = (samples[0].as_u64().unwrap(), samples[1].as_u64().unwrap());
+    assert!(before > 0 && after < before, "{samples}");
+    // Both plans checked without samples and weighed by the report's own
+    // counts: as many pairs, those left with --perf on fewer samples.
+    let (plain_pairs, plain) = lru_pairs(k, &without);
+    let (pairs, left) = lru_pairs(k, &with);
+    assert_eq!(pairs, plain_pairs);
+    assert!(left < plain, "{left} samples left, {plain} without --perf");
 }

@@ -135,14 +135,52 @@ fn suggest_one(run: &Run, opts: &SuggestOptions, ty: &str) -> Result<SuggestRepo
             other.build.config,
         )));
     }
-    let snaps = run
+    let mut snaps = run
         .builds
         .iter()
         .map(|b| snapshot(run, b, ty, canonical.as_deref()))
         .collect::<Result<Vec<_>>>()?;
     let built = snaps[0].target_name.clone();
     let rules = run::renamed(rules, &first.renames);
-    from_snapshots(run, opts, &built, &rules, snaps)
+    let mut misfits = Vec::new();
+    for (opened, snap) in run.builds.iter().zip(&mut snaps) {
+        misfits.extend(weigh(run, opened, snap, &rules));
+    }
+    let mut report = from_snapshots(run, opts, &built, &rules, snaps)?;
+    if !run.perf.is_empty() {
+        report.notes.extend(run.perf_notes());
+        report.notes.extend(misfits);
+        report.notes = crate::report::unique_notes(std::mem::take(&mut report.notes));
+    }
+    Ok(report)
+}
+
+/// Weighs the fields of `snap`'s struct by `--perf`'s samples on it as
+/// `opened` compiles it (its fields' spans under `rules`), and gives the
+/// notes on the rows that do not fit it. Nothing without `--perf`.
+fn weigh(run: &Run, opened: &Opened, snap: &mut Snapshot, rules: &Rules) -> Vec<String> {
+    let outer = crate::plan::outer(&snap.target_name).to_owned();
+    let Some(id) = opened.present.get(&outer).map(|f| f.id) else {
+        return Vec::new();
+    };
+    let view = opened.compiled();
+    let line = run.line(opened);
+    let Some((placed, misfits)) = run.samples_on(&view, id, line) else {
+        return Vec::new();
+    };
+    let own = crate::analysis::analyze(&opened.table, id, &outer, line, rules);
+    let weights = own
+        .annotated
+        .spans
+        .iter()
+        .filter_map(|span| {
+            let (ty, path) = span.owners.first()?;
+            let n = crate::evidence::attribute::samples_in(&placed, span.offset, span.size);
+            (ty == &outer && n > 0.0).then(|| (path.clone(), n.round() as u64))
+        })
+        .collect();
+    snap.weigh(weights);
+    misfits
 }
 
 /// TYPE as a build names it, for a message.
@@ -273,7 +311,7 @@ fn from_snapshots(
         keep_footprint: opts.keep_footprint,
         pinned,
         barriers: isolation.barriers,
-        rank: rank(opts, packing)?,
+        rank: rank(opts, packing, !run.perf.is_empty())?,
         guard: opts.rank.is_none(),
     };
     let (found, mut notes) = match packing {
@@ -348,7 +386,14 @@ fn from_snapshots(
         patch: None,
         rank: match packing {
             true => vec!["size".into(), "moved".into()],
-            false => limits.rank.0.iter().map(|o| o.name().to_owned()).collect(),
+            // Without samples every layout has none: not an objective.
+            false => limits
+                .rank
+                .0
+                .iter()
+                .filter(|&&o| o != search::Objective::Samples || !run.perf.is_empty())
+                .map(|o| o.name().to_owned())
+                .collect(),
         },
         builds: Vec::new(),
         c: None,
@@ -382,6 +427,7 @@ fn from_snapshots(
             errors: [before.errors, after.errors],
             warnings: [before.warnings, after.warnings],
             notes: [before.notes, after.notes],
+            samples: (!run.perf.is_empty()).then_some([before.samples, after.samples]),
             sizes,
             footprint: before
                 .footprint
@@ -610,7 +656,24 @@ fn least_size(snap: &Snapshot) -> Result<Option<u64>> {
 }
 
 /// The objectives' order `--rank` asks for (the default without it).
-fn rank(opts: &SuggestOptions, packing: bool) -> Result<search::Rank> {
+fn rank(opts: &SuggestOptions, packing: bool, perf: bool) -> Result<search::Rank> {
+    if packing && perf {
+        return Err(Error::Usage(
+            "--perf: suggest weighs the pairs the rules find by perf's samples, and without \
+             --rules it packs (`cachelint draft --perf FILE BUILD TYPE` writes rules to start from)"
+                .into(),
+        ));
+    }
+    let named = |o: search::Objective| {
+        opts.rank
+            .as_deref()
+            .is_some_and(|l| l.split(',').any(|w| w.trim() == o.name()))
+    };
+    if !perf && named(search::Objective::Samples) {
+        return Err(Error::Usage(
+            "--rank samples needs samples: give perf's output with --perf FILE".into(),
+        ));
+    }
     match &opts.rank {
         None => Ok(search::Rank::default()),
         Some(_) if packing => Err(Error::Usage(
