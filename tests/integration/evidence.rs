@@ -333,6 +333,19 @@ fn report_share(field: &str) -> String {
         .unwrap()
 }
 
+/// Each row of `layout`'s ring (`out`) ends with the share perf's report
+/// printed for its member.
+fn assert_rows_show_the_reports_shares(out: &str) {
+    for field in ["head", "tail", "mask", "drops", "cells"] {
+        let row = out
+            .lines()
+            .find(|l| l.contains(&format!(" {field};")))
+            .unwrap();
+        let expected = format!("*/ /* perf: {} of all samples */", report_share(field));
+        assert!(row.ends_with(&expected), "{row}\n{expected}");
+    }
+}
+
 #[test]
 fn layout_diagram_and_footprint_show_the_shares_perf_printed() {
     let report = file("report-typeoff.txt");
@@ -345,14 +358,7 @@ fn layout_diagram_and_footprint_show_the_shares_perf_printed() {
         ),
         "{err}"
     );
-    for field in ["head", "tail", "mask", "drops", "cells"] {
-        let row = out
-            .lines()
-            .find(|l| l.contains(&format!(" {field};")))
-            .unwrap();
-        let expected = format!("*/ /* perf: {} of all samples */", report_share(field));
-        assert!(row.ends_with(&expected), "{row}\n{expected}");
-    }
+    assert_rows_show_the_reports_shares(&out);
     // events is perf's events.counter: the member's share is its own.
     let events = out.lines().find(|l| l.contains(" events;")).unwrap();
     assert!(events.contains(&report_share("events.counter")), "{events}");
@@ -567,14 +573,7 @@ fn with_a_plan_the_samples_follow_their_members() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("a profile of another build"), "{err}");
-    for field in ["head", "tail", "mask", "drops", "cells"] {
-        let row = out
-            .lines()
-            .find(|l| l.contains(&format!(" {field};")))
-            .unwrap();
-        let expected = format!("*/ /* perf: {} of all samples */", report_share(field));
-        assert!(row.ends_with(&expected), "{row}\n{expected}");
-    }
+    assert_rows_show_the_reports_shares(&out);
     // mask moved: its row is not at its compiled offset (16).
     let mask = out.lines().find(|l| l.contains(" mask;")).unwrap();
     assert!(!mask.contains("/*    16     8 */"), "{mask}");
