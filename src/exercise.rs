@@ -266,5 +266,6 @@ pub fn c_declarations(data: &[u8]) {
     }
     let text = String::from_utf8_lossy(data);
     let types = ["inner".to_owned(), "outer".to_owned()];
-    let _ = crate::evidence::source::read_text(&text, Path::new("x.c"), &types, &Two);
+    let wrappers = crate::evidence::source::wrappers_in(&text, &Two, &Default::default());
+    let _ = crate::evidence::source::read_text(&text, Path::new("x.c"), &types, &Two, &wrappers);
 }

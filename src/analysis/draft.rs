@@ -6,7 +6,7 @@
 //! context (one writer at a time), so two members written by different
 //! functions on one line are a cross-context pair.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::annotate::{ATOMIC_TYPES, LOCK_TYPES};
 use crate::evidence::attribute::Placed;
@@ -107,6 +107,7 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
     let member_names: Vec<&str> = facts.members.iter().map(|m| m.path.as_str()).collect();
     for m in &facts.members {
         let mut evidence = Vec::new();
+        let mut conflicts = Vec::new();
         let declared = declared(
             facts,
             m,
@@ -114,6 +115,7 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
             &mut evidence,
             &mut contexts,
             &mut locks,
+            &mut conflicts,
         );
         let measured = measured(facts, m, &mut evidence);
         let inferred = inferred(m, &mut evidence);
@@ -132,7 +134,6 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
             .find(|(_, v)| !matches!(v, Verdict::Read(_)))
             .or_else(|| verdicts.first())
             .cloned();
-        let mut conflicts = Vec::new();
         if let Some((mark, v)) = &chosen {
             for (other_mark, other) in &verdicts {
                 if v.conflicts(other) {
@@ -291,6 +292,7 @@ fn declared(
     evidence: &mut Vec<Evidence>,
     contexts: &mut BTreeMap<String, String>,
     locks: &mut Vec<(String, String, Vec<Evidence>)>,
+    conflicts: &mut Vec<String>,
 ) -> Option<Verdict> {
     let ds: Vec<&&Declaration> = facts
         .declarations
@@ -352,7 +354,8 @@ fn declared(
     }
     // Writes in functions.
     let mut ignored = Vec::new();
-    let mut under: BTreeMap<String, usize> = BTreeMap::new();
+    // Per lock: the functions whose writes hold it, and the writes.
+    let mut under: BTreeMap<String, (BTreeSet<String>, usize)> = BTreeMap::new();
     let (mut atomics, mut plain, mut unlocked) = (Vec::new(), Vec::new(), Vec::new());
     let mut global: Vec<String> = Vec::new();
     let mut writes = 0;
@@ -366,6 +369,8 @@ fn declared(
             continue;
         }
         writes += 1;
+        // A lock held shared serialises no writer: as if not held.
+        let (shared, held): (Vec<&Held>, Vec<&Held>) = held.iter().partition(|h| h.shared);
         let lock = held
             .iter()
             .rev()
@@ -377,7 +382,9 @@ fn declared(
                     evidence,
                     format!("{how} {} with {} held ({}())", at(d), h.text, h.how),
                 );
-                *under.entry(name.clone()).or_default() += 1;
+                let entry = under.entry(name.clone()).or_default();
+                entry.0.insert(function.to_owned());
+                entry.1 += 1;
                 if let Some((ty, member)) = name.split_once('.')
                     && !locks.iter().any(|(t, mm, _)| t == ty && mm == member)
                 {
@@ -412,7 +419,14 @@ fn declared(
                     global.push(c);
                 }
                 None => {
-                    say(evidence, format!("{how} {}, no lock held", at(d)));
+                    let why = match shared.last() {
+                        Some(h) => format!(
+                            "no lock held but {} shared ({}()), which other holders hold too",
+                            h.text, h.how
+                        ),
+                        None => "no lock held".to_owned(),
+                    };
+                    say(evidence, format!("{how} {}, {why}", at(d)));
                     unlocked.push(function.to_owned());
                 }
             },
@@ -443,15 +457,35 @@ fn declared(
     if !atomics.is_empty() {
         return Some(Verdict::Lockless);
     }
-    if let Some((lock, n)) = under.iter().max_by_key(|(_, n)| **n) {
-        if !unlocked.is_empty() || *n < writes {
+    // The lock the most functions write under (a function's writes are
+    // one critical section), then the most writes, then by name.
+    let chosen = under
+        .iter()
+        .min_by_key(|(lock, (functions, n))| (std::cmp::Reverse((functions.len(), *n)), *lock));
+    if let Some((lock, (_, n))) = chosen {
+        if *n < writes {
+            let mut others: Vec<String> = under
+                .iter()
+                .filter(|(l, _)| *l != lock)
+                .map(|(l, (functions, k))| {
+                    let functions: Vec<&str> = functions.iter().map(String::as_str).collect();
+                    format!("{k} hold {l} (in {})", functions.join(", "))
+                })
+                .collect();
+            if !unlocked.is_empty() {
+                others.push(format!("no lock in {}", sorted(unlocked).join(", ")));
+            }
             say(
                 evidence,
-                format!(
-                    "{n} of {writes} writes hold {lock}; the others are in {}",
-                    sorted(unlocked).join(", ")
-                ),
+                format!("{n} of {writes} writes hold {lock}; {}", others.join("; ")),
             );
+            if under.len() > 1 {
+                let all: Vec<&str> = under.keys().map(String::as_str).collect();
+                conflicts.push(format!(
+                    "the writes hold different locks ({}): {lock} is the one most functions hold",
+                    all.join(", ")
+                ));
+            }
         }
         return Some(Verdict::Protected(lock.clone()));
     }
@@ -673,5 +707,76 @@ mod tests {
             None
         );
         assert_eq!(holders("&kfence_freelist_lock"), "kfence_freelist_lock");
+    }
+
+    #[test]
+    fn the_lock_most_functions_hold_wins_others_conflict_and_shared_holds_serialise_nothing() {
+        use crate::evidence::source::Write;
+        let held = |lock: &str, shared: bool| Held {
+            member: Some(("s".into(), lock.into())),
+            text: format!("&s->{lock}"),
+            how: if shared { "down_read" } else { "spin_lock" }.into(),
+            shared,
+        };
+        let write = |path: &str, function: &str, line: usize, h: Vec<Held>| Declaration {
+            ty: "s".into(),
+            path: path.into(),
+            said: Said::Written(Write::Assign, h),
+            function: Some(function.into()),
+            file: "s.c".into(),
+            line,
+        };
+        // a: under l1 in two functions, under l2 three times in one.
+        let ds = [
+            write("a", "f1", 1, vec![held("l1", false)]),
+            write("a", "f2", 2, vec![held("l1", false)]),
+            write("a", "g", 3, vec![held("l2", false)]),
+            write("a", "g", 4, vec![held("l2", false)]),
+            write("a", "g", 5, vec![held("l2", false)]),
+            // x: only under l1 taken shared.
+            write("x", "h", 6, vec![held("l1", true)]),
+        ];
+        let member = |path: &str| MemberFacts {
+            path: path.into(),
+            type_names: Vec::new(),
+            group: None,
+        };
+        let facts = Facts {
+            ty: "s".into(),
+            members: ["a", "l1", "l2", "x"].map(member).into(),
+            placed: Vec::new(),
+            declarations: ds.iter().collect(),
+            enclosing: Vec::new(),
+        };
+        let drafted = draft(&facts);
+        let field = |p: &str| drafted.ty.fields.iter().find(|f| f.path == p).unwrap();
+        let a = field("a");
+        assert_eq!(a.rule, Some(DraftRule::LockProtected { lock: "l1".into() }));
+        assert_eq!(
+            a.conflicts,
+            ["the writes hold different locks (l1, l2): l1 is the one most functions hold"]
+        );
+        assert!(
+            a.evidence
+                .iter()
+                .any(|e| e.text == "2 of 5 writes hold l1; 3 hold l2 (in g)"),
+            "{:?}",
+            a.evidence
+        );
+        let x = field("x");
+        assert_eq!(
+            x.rule,
+            Some(DraftRule::Contexts {
+                read: Vec::new(),
+                write: vec!["h".into()]
+            })
+        );
+        assert!(
+            x.evidence.iter().any(|e| e
+                .text
+                .contains("no lock held but &s->l1 shared (down_read())")),
+            "{:?}",
+            x.evidence
+        );
     }
 }

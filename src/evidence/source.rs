@@ -3,8 +3,9 @@
 //! `__pt_guarded_by`, Linux 7.0 and later), and in the functions, every
 //! write to a member with how it is made (an assignment, `WRITE_ONCE`, an
 //! atomic or a bit operation, a release store) and the locks held there
-//! (taken before it in the function, `lockdep_assert_held`, `guard()`),
-//! and every member taken as a lock.
+//! (taken before it in the function, `lockdep_assert_held`, `guard()`, or
+//! through a header's wrapper such as `mmap_write_lock(mm)`), and every
+//! member taken as a lock.
 //!
 //! Function bodies are read with tree-sitter's C grammar, which is
 //! tolerant of the kernel's macros; the member annotations with the
@@ -14,6 +15,7 @@
 //! (`lruvec->lrugen.max_seq` is `lru_gen_folio.max_seq`): no preprocessor,
 //! so a write through a macro that hides the member is not seen.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -24,6 +26,59 @@ use crate::error::{Error, Result};
 /// Files read at most: a kernel tree has about 60,000 C files and headers.
 const MAX_FILES: usize = 200_000;
 
+/// Rounds of reading the headers for lock wrappers: a wrapper of a
+/// wrapper (`rq_lock` of `raw_spin_rq_lock`) is found in the second.
+const WRAPPER_ROUNDS: usize = 2;
+
+/// What a call of a lock wrapper does: takes or releases the lock that
+/// is member `member` of its argument `param` (`mmap_write_lock(mm)`
+/// takes `&mm->mmap_lock`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Effect {
+    param: usize,
+    member: String,
+    release: bool,
+    /// Taken shared (see [`Held::shared`]).
+    shared: bool,
+}
+
+/// The lock wrappers of a tree's headers, by name: functions whose body
+/// takes (and does not release), asserts or releases a lock that is a
+/// member of one of their parameters. A name defined twice with different
+/// effects is no wrapper.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Wrappers {
+    known: HashMap<String, Vec<Effect>>,
+    ambiguous: HashSet<String>,
+}
+
+impl Wrappers {
+    /// Adds the wrappers `other` found, keeping out the names defined
+    /// with different effects.
+    fn merge(mut self, other: Wrappers) -> Wrappers {
+        self.ambiguous.extend(other.ambiguous);
+        for (name, effects) in other.known {
+            match self.known.get(&name) {
+                Some(known) if *known != effects => {
+                    self.ambiguous.insert(name);
+                }
+                Some(_) => {}
+                None => {
+                    self.known.insert(name, effects);
+                }
+            }
+        }
+        for name in &self.ambiguous {
+            self.known.remove(name);
+        }
+        self
+    }
+
+    fn get(&self, name: &str) -> Option<&Vec<Effect>> {
+        self.known.get(name)
+    }
+}
+
 /// How a member is written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Write {
@@ -31,8 +86,9 @@ pub enum Write {
     Assign,
     /// `WRITE_ONCE(x->f, v)`: a plain store others read locklessly.
     Once,
-    /// `smp_store_release(&x->f, v)`.
-    Release,
+    /// `smp_store_release(&x->f, v)`, `rcu_assign_pointer(x->f, v)`: a
+    /// release store, by name.
+    Release(String),
     /// A write inside `data_race(...)`: racy on purpose, lockless.
     DataRace,
     /// An atomic or bit operation on it (`atomic_long_add`, `set_bit`,
@@ -51,7 +107,7 @@ impl Write {
         match self {
             Write::Assign => "assigned".into(),
             Write::Once => "WRITE_ONCE".into(),
-            Write::Release => "smp_store_release".into(),
+            Write::Release(name) => name.clone(),
             Write::DataRace => "written in data_race()".into(),
             Write::Atomic(name) => format!("{name}()"),
         }
@@ -69,6 +125,9 @@ pub struct Held {
     pub text: String,
     /// How it is held (`spin_lock_irq`, `lockdep_assert_held`).
     pub how: String,
+    /// Held shared (`down_read`, `read_lock`, `mmap_read_lock`): other
+    /// holders run at the same time, so it serialises no writer.
+    pub shared: bool,
 }
 
 /// One thing the source says of a member.
@@ -136,19 +195,33 @@ pub fn declarations(tree: &Path, types: &[String], build: &dyn Types) -> Result<
         .iter()
         .map(|t| memchr::memmem::Finder::new(t.as_bytes()))
         .collect();
-    let mut out: Vec<Declaration> = files
+    // The files that mention a struct, read once.
+    let texts: Vec<(&PathBuf, String)> = files
         .par_iter()
-        .map(|rel| -> Result<Vec<Declaration>> {
+        .map(|rel| -> Result<Option<(&PathBuf, String)>> {
             let path = tree.join(rel);
             let bytes = crate::input::read_limited(&path, 64 << 20, "a C file")?;
             if !finders.iter().any(|f| f.find(&bytes).is_some()) {
-                return Ok(Vec::new());
+                return Ok(None);
             }
-            let text = String::from_utf8_lossy(&bytes);
-            Ok(read_text(&text, rel, types, build))
+            Ok(Some((rel, String::from_utf8_lossy(&bytes).into_owned())))
         })
         .collect::<Result<Vec<_>>>()?
         .into_iter()
+        .flatten()
+        .collect();
+    // The headers' lock wrappers first, then every file with them known.
+    let mut wrappers = Wrappers::default();
+    for _ in 0..WRAPPER_ROUNDS {
+        wrappers = texts
+            .par_iter()
+            .filter(|(rel, _)| rel.extension().is_some_and(|e| e == "h"))
+            .map(|(_, text)| wrappers_in(text, build, &wrappers))
+            .reduce(Wrappers::default, Wrappers::merge);
+    }
+    let mut out: Vec<Declaration> = texts
+        .par_iter()
+        .map(|(rel, text)| read_text(text, rel, types, build, &wrappers))
         .flatten()
         .collect();
     out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
@@ -156,16 +229,22 @@ pub fn declarations(tree: &Path, types: &[String], build: &dyn Types) -> Result<
 }
 
 /// The declarations about the members of `types` in C text `text` (the
-/// file `file`).
+/// file `file`), with the lock wrappers `wrappers` known.
 pub(crate) fn read_text(
     text: &str,
     file: &Path,
     types: &[String],
     build: &dyn Types,
+    wrappers: &Wrappers,
 ) -> Vec<Declaration> {
     let mut found = members(text, file, types);
-    found.extend(functions(text, file, types, build));
+    found.extend(functions(text, file, types, build, wrappers).0);
     found
+}
+
+/// The lock wrappers defined in C text `text`, with `known` known.
+pub(crate) fn wrappers_in(text: &str, build: &dyn Types, known: &Wrappers) -> Wrappers {
+    functions(text, Path::new(""), &[], build, known).1
 }
 
 /// Every `.c` and `.h` file of `tree` outside the directories that hold
@@ -317,28 +396,58 @@ fn is_identifier(t: &str) -> bool {
 }
 
 /// The writes and lock uses in the functions of `text`.
-fn functions(text: &str, file: &Path, types: &[String], build: &dyn Types) -> Vec<Declaration> {
+/// The declarations of the function bodies of `text` about the members
+/// of `types`, and the lock wrappers among them.
+fn functions(
+    text: &str,
+    file: &Path,
+    types: &[String],
+    build: &dyn Types,
+    wrappers: &Wrappers,
+) -> (Vec<Declaration>, Wrappers) {
+    let mut found = Wrappers::default();
     let mut parser = Parser::new();
     if parser
         .set_language(&tree_sitter_c::LANGUAGE.into())
         .is_err()
     {
-        return Vec::new();
+        return (Vec::new(), found);
     }
     let Some(tree) = parser.parse(text, None) else {
-        return Vec::new();
+        return (Vec::new(), found);
     };
     let mut out = Vec::new();
     let mut stack = vec![tree.root_node()];
     while let Some(node) = stack.pop() {
         if node.kind() == "function_definition" {
-            Function::read(node, text, file, types, build, &mut out);
+            let read = Reading {
+                text,
+                file,
+                types,
+                build,
+                wrappers,
+            };
+            if let Some((name, effects)) = Function::read(node, &read, &mut out) {
+                found = found.merge(Wrappers {
+                    known: HashMap::from([(name, effects)]),
+                    ambiguous: HashSet::new(),
+                });
+            }
             continue;
         }
         let mut cursor = node.walk();
         stack.extend(node.children(&mut cursor));
     }
-    out
+    (out, found)
+}
+
+/// What every function of one file is read with.
+struct Reading<'a> {
+    text: &'a str,
+    file: &'a Path,
+    types: &'a [String],
+    build: &'a dyn Types,
+    wrappers: &'a Wrappers,
 }
 
 /// One function being read.
@@ -348,32 +457,39 @@ struct Function<'a> {
     name: String,
     types: &'a [String],
     build: &'a dyn Types,
+    wrappers: &'a Wrappers,
     /// Variables and parameters: name → struct.
     variables: Vec<(String, String)>,
+    /// The parameters' names, in order (empty for an unnamed one).
+    params: Vec<String>,
     /// Locks held at the current point.
     held: Vec<Held>,
+    /// Locks released that were not taken here, members of a parameter:
+    /// (parameter, member), for a wrapper's effects.
+    released: Vec<(usize, String)>,
 }
 
 impl<'a> Function<'a> {
+    /// Reads function definition `node` into `out`; its name and effects
+    /// when it is a lock wrapper.
     fn read(
         node: Node<'_>,
-        text: &'a str,
-        file: &'a Path,
-        types: &'a [String],
-        build: &'a dyn Types,
+        read: &Reading<'a>,
         out: &mut Vec<Declaration>,
-    ) {
-        let Some(declarator) = node.child_by_field_name("declarator") else {
-            return;
-        };
+    ) -> Option<(String, Vec<Effect>)> {
+        let text = read.text;
+        let declarator = node.child_by_field_name("declarator")?;
         let mut f = Function {
             text,
-            file,
+            file: read.file,
             name: declared_name(declarator, text).unwrap_or_default(),
-            types,
-            build,
+            types: read.types,
+            build: read.build,
+            wrappers: read.wrappers,
             variables: Vec::new(),
+            params: parameters(declarator, text),
             held: Vec::new(),
+            released: Vec::new(),
         };
         f.declare(declarator);
         // `__must_hold(&x->lock)` after the parameters: held throughout.
@@ -385,11 +501,64 @@ impl<'a> Function<'a> {
                     member,
                     text: held,
                     how: "__must_hold".into(),
+                    shared: false,
                 });
             }
         }
+        let must = f.held.len();
         if let Some(body) = node.child_by_field_name("body") {
             f.visit(body, out);
+        }
+        // Held at its end (taken or asserted here), or released: the
+        // locks a wrapper takes or releases for its caller.
+        let mut effects: Vec<Effect> = f.held[must.min(f.held.len())..]
+            .iter()
+            .filter_map(|h| {
+                let (param, member) = f.param_member(&h.text)?;
+                Some(Effect {
+                    param,
+                    member,
+                    release: false,
+                    shared: h.shared,
+                })
+            })
+            .collect();
+        effects.extend(f.released.iter().map(|(param, member)| Effect {
+            param: *param,
+            member: member.clone(),
+            release: true,
+            shared: false,
+        }));
+        effects.dedup();
+        (!effects.is_empty() && !f.name.is_empty()).then(|| (f.name.clone(), effects))
+    }
+
+    /// Lock expression `text` as a member of a parameter (`&mm->mmap_lock`
+    /// in `f(struct mm_struct *mm)`): the parameter and the member.
+    fn param_member(&self, text: &str) -> Option<(usize, String)> {
+        let text = text.trim().trim_start_matches('&').trim();
+        let at = text.find("->")?;
+        let (base, member) = (text[..at].trim(), text[at + 2..].trim());
+        let simple = |s: &str| {
+            !s.is_empty()
+                && s.split("->")
+                    .flat_map(|p| p.split('.'))
+                    .all(|p| is_identifier(p.trim()))
+        };
+        if !simple(member) {
+            return None;
+        }
+        let param = self.params.iter().position(|p| p == base)?;
+        Some((param, member.to_owned()))
+    }
+
+    /// A lock expression through wrapper argument `arg`: `&ARG->MEMBER`,
+    /// or `&VAR.MEMBER` for an argument `&VAR`.
+    fn through(&self, arg: Node<'_>, member: &str) -> String {
+        let a = self.of(arg).trim();
+        match a.strip_prefix('&') {
+            Some(var) => format!("&{}.{member}", var.trim()),
+            None => format!("&{a}->{member}"),
         }
     }
 
@@ -488,7 +657,24 @@ impl<'a> Function<'a> {
             }
             return false;
         }
-        if name.starts_with("lockdep_assert_held") || is_lock(name) {
+        if let Some(effects) = self.wrappers.get(name) {
+            for e in effects {
+                let Some(arg) = args.get(e.param) else {
+                    continue;
+                };
+                let text = self.through(*arg, &e.member);
+                match e.release {
+                    true if leaves_after(node) => {}
+                    true => self.release(text),
+                    false => {
+                        let member = self.resolve_text(&text).into_iter().next();
+                        self.hold(text, member, name, e.shared, node, out);
+                    }
+                }
+            }
+            return true;
+        }
+        if is_assertion(name) || is_lock(name) {
             if let Some(lock) = args.first() {
                 self.take(*lock, name, out);
             }
@@ -502,9 +688,7 @@ impl<'a> Function<'a> {
             }
             if let Some(lock) = args.first() {
                 let text = self.of(*lock).to_owned();
-                if let Some(k) = self.held.iter().rposition(|h| h.text == text) {
-                    self.held.remove(k);
-                }
+                self.release(text);
             }
             return true;
         }
@@ -537,7 +721,9 @@ impl<'a> Function<'a> {
         }
         let write = match name {
             "WRITE_ONCE" | "__WRITE_ONCE" => Some((0, Write::Once)),
-            "smp_store_release" | "store_release" => Some((0, Write::Release)),
+            "smp_store_release" | "store_release" | "rcu_assign_pointer" => {
+                Some((0, Write::Release(name.to_owned())))
+            }
             _ if is_atomic_write(name) => {
                 // The address is whichever argument is one (`atomic_inc(v)`,
                 // `atomic_long_add(i, v)`, `set_bit(nr, addr)`).
@@ -560,16 +746,46 @@ impl<'a> Function<'a> {
     fn take(&mut self, lock: Node<'_>, how: &str, out: &mut Vec<Declaration>) {
         let text = self.of(lock).to_owned();
         let member = self.resolve(lock).into_iter().next();
+        self.hold(text, member, how, is_shared(how), lock, out);
+    }
+
+    /// Lock `text` (member `member`, when resolved) held from `at` on,
+    /// taken as `how`, `shared` or not.
+    fn hold(
+        &mut self,
+        text: String,
+        member: Option<(String, String)>,
+        how: &str,
+        shared: bool,
+        at: Node<'_>,
+        out: &mut Vec<Declaration>,
+    ) {
         if let Some((ty, path)) = &member
             && self.types.contains(ty)
         {
-            out.push(self.declaration(ty, path, Said::Locked(how.to_owned()), lock));
+            out.push(self.declaration(ty, path, Said::Locked(how.to_owned()), at));
         }
         self.held.push(Held {
             member,
             text,
             how: how.to_owned(),
+            shared,
         });
+    }
+
+    /// Lock `text` released: no longer held, or, when this function did
+    /// not take it and it is a member of a parameter, a wrapper's release.
+    fn release(&mut self, text: String) {
+        match self.held.iter().rposition(|h| h.text == text) {
+            Some(k) => {
+                self.held.remove(k);
+            }
+            None => {
+                if let Some(p) = self.param_member(&text) {
+                    self.released.push(p);
+                }
+            }
+        }
     }
 
     /// Member access `target` written as `write`.
@@ -714,6 +930,46 @@ fn declared_name(node: Node<'_>, text: &str) -> Option<String> {
     None
 }
 
+/// Asserts a lock held: `lockdep_assert_held`, `rwsem_assert_held_write`.
+fn is_assertion(name: &str) -> bool {
+    name.starts_with("lockdep_assert_held") || name.starts_with("rwsem_assert_held")
+}
+
+/// Takes or asserts a lock shared: `down_read`, `read_lock`,
+/// `lockdep_assert_held_read`; `rwsem_assert_held` (either way).
+fn is_shared(name: &str) -> bool {
+    let words: Vec<&str> = name.split('_').collect();
+    words.contains(&"read") || name.starts_with("rwsem_assert_held") && !words.contains(&"write")
+}
+
+/// The names of the parameters of function declarator `node`, in order
+/// (empty for an unnamed one).
+fn parameters(node: Node<'_>, text: &str) -> Vec<String> {
+    let mut n = node;
+    for _ in 0..32 {
+        if n.kind() == "function_declarator" {
+            let Some(list) = n.child_by_field_name("parameters") else {
+                return Vec::new();
+            };
+            let mut cursor = list.walk();
+            return list
+                .named_children(&mut cursor)
+                .filter(|p| p.kind() == "parameter_declaration")
+                .map(|p| {
+                    p.child_by_field_name("declarator")
+                        .and_then(|d| declared_name(d, text))
+                        .unwrap_or_default()
+                })
+                .collect();
+        }
+        match n.child_by_field_name("declarator") {
+            Some(d) => n = d,
+            None => return Vec::new(),
+        }
+    }
+    Vec::new()
+}
+
 /// Takes a lock: `spin_lock_irq`, `mutex_lock`, `down_write`, ...
 fn is_lock(name: &str) -> bool {
     const PREFIXES: [&str; 12] = [
@@ -805,7 +1061,16 @@ mod tests {
             "lruvec".to_owned(),
         ];
         let mut got = members(text, Path::new("a.c"), &types);
-        got.extend(functions(text, Path::new("a.c"), &types, &NoTypes));
+        got.extend(
+            functions(
+                text,
+                Path::new("a.c"),
+                &types,
+                &NoTypes,
+                &Wrappers::default(),
+            )
+            .0,
+        );
         let said: Vec<String> = got
             .iter()
             .map(|d| format!("{}:{}.{} {:?}", d.line, d.ty, d.path, d.said))
@@ -846,7 +1111,14 @@ mod tests {
         let text = "static void g(struct lruvec *lruvec)\n\t__must_hold(&lruvec->lru_lock)\n{\n\
             \tlruvec->lrugen.gen = 1;\n\tdata_race(lruvec->lrugen.seg++);\n\tthis_cpu_inc(lruvec->lrugen.stats->n);\n}\n";
         let types = ["lru_gen_folio".to_owned(), "lruvec".to_owned()];
-        let got = functions(text, Path::new("b.c"), &types, &NoTypes);
+        let got = functions(
+            text,
+            Path::new("b.c"),
+            &types,
+            &NoTypes,
+            &Wrappers::default(),
+        )
+        .0;
         let said: Vec<String> = got
             .iter()
             .filter(|d| d.ty == "lru_gen_folio")
@@ -854,7 +1126,7 @@ mod tests {
             .collect();
         let joined = said.join("\n");
         assert!(
-            joined.contains("4:gen Written(Assign, [Held { member: Some((\"lruvec\", \"lru_lock\")), text: \"&lruvec->lru_lock\", how: \"__must_hold\" }])"),
+            joined.contains("4:gen Written(Assign, [Held { member: Some((\"lruvec\", \"lru_lock\")), text: \"&lruvec->lru_lock\", how: \"__must_hold\", shared: false }])"),
             "{joined}"
         );
         assert!(joined.contains("5:seg Written(DataRace,"), "{joined}");
@@ -862,6 +1134,75 @@ mod tests {
             joined.contains("6:stats.n PerCpu(\"this_cpu_inc\")"),
             "{joined}"
         );
+    }
+
+    #[test]
+    fn a_headers_lock_wrappers_take_and_release_their_arguments_lock() {
+        // mmap_lock.h's shapes: a wrapper, a killable one, an assertion, a
+        // release, and a wrapper of a wrapper (found in the second round).
+        let header = "static inline void mmap_write_lock(struct mm_struct *mm)\n{\n\ttrace(mm);\n\tdown_write(&mm->mmap_lock);\n}\n\
+            static inline int mmap_write_lock_killable(struct mm_struct *mm)\n{\n\tint ret;\n\tret = down_write_killable(&mm->mmap_lock);\n\treturn ret;\n}\n\
+            static inline void mmap_assert_write_locked(const struct mm_struct *mm)\n{\n\trwsem_assert_held_write(&mm->mmap_lock);\n}\n\
+            static inline void mmap_write_unlock(struct mm_struct *mm)\n{\n\tup_write(&mm->mmap_lock);\n}\n\
+            static inline void task_mm_lock(int flags, struct task_struct *t)\n{\n\tmmap_write_lock(t->mm);\n}\n\
+            static inline void balanced(struct mm_struct *mm)\n{\n\tdown_write(&mm->mmap_lock);\n\tup_write(&mm->mmap_lock);\n}\n\
+            static inline bool mmap_read_trylock(struct mm_struct *mm)\n{\n\treturn down_read_trylock(&mm->mmap_lock) != 0;\n}\n";
+        let mut wrappers = Wrappers::default();
+        for _ in 0..WRAPPER_ROUNDS {
+            wrappers = wrappers_in(header, &NoTypes, &wrappers);
+        }
+        let effect = |name: &str| wrappers.get(name).cloned().unwrap_or_default();
+        let take = |param, member: &str| Effect {
+            param,
+            member: member.to_owned(),
+            release: false,
+            shared: false,
+        };
+        assert_eq!(effect("mmap_write_lock"), [take(0, "mmap_lock")]);
+        assert_eq!(effect("mmap_write_lock_killable"), [take(0, "mmap_lock")]);
+        assert_eq!(effect("mmap_assert_write_locked"), [take(0, "mmap_lock")]);
+        assert_eq!(
+            effect("mmap_write_unlock"),
+            [Effect {
+                release: true,
+                ..take(0, "mmap_lock")
+            }]
+        );
+        assert_eq!(effect("task_mm_lock"), [take(1, "mm->mmap_lock")]);
+        assert!(effect("balanced").is_empty());
+        // pthread_mutex_lock has "read" in it, not as a word.
+        assert!(!is_shared("pthread_mutex_lock") && is_shared("down_read_trylock"));
+        assert_eq!(
+            effect("mmap_read_trylock"),
+            [Effect {
+                shared: true,
+                ..take(0, "mmap_lock")
+            }]
+        );
+
+        // A caller: the write between the wrappers is under mm's lock, the
+        // one after is not; the wrapper is the lock's taker.
+        let code = "void set(struct mm_struct *mm, void *f)\n{\n\tmmap_write_lock(mm);\n\trcu_assign_pointer(mm->exe_file, f);\n\tmmap_write_unlock(mm);\n\tmm->flags = 0;\n}\n";
+        let types = ["mm_struct".to_owned()];
+        let got = functions(code, Path::new("fork.c"), &types, &NoTypes, &wrappers).0;
+        let said: Vec<String> = got
+            .iter()
+            .map(|d| format!("{}:{} {:?}", d.line, d.path, d.said))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "3:mmap_lock Locked(\"mmap_write_lock\")",
+                "4:exe_file Written(Release(\"rcu_assign_pointer\"), [Held { member: Some((\"mm_struct\", \"mmap_lock\")), text: \"&mm->mmap_lock\", how: \"mmap_write_lock\", shared: false }])",
+                "6:flags Written(Assign, [])",
+            ],
+            "{said:#?}"
+        );
+        // Two definitions of one name that disagree make no wrapper.
+        let other = "static void mmap_write_lock(struct mm_struct *mm, struct x *y)\n{\n\tspin_lock(&y->lock);\n}\n";
+        let merged = wrappers.merge(wrappers_in(other, &NoTypes, &Wrappers::default()));
+        assert!(merged.get("mmap_write_lock").is_none());
+        assert!(merged.get("mmap_write_unlock").is_some());
     }
 
     #[test]

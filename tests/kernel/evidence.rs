@@ -189,6 +189,86 @@ fn every_guarded_by_member_of_7_3_is_lock_protected_by_its_lock() {
     assert!(checked >= 11, "{checked} members checked");
 }
 
+/// The body of the first definition of function `name` in header `text`
+/// (from its name to the first line that is a lone `}`).
+fn body_of<'t>(text: &'t str, name: &str) -> &'t str {
+    let start = text
+        .find(&format!(" {name}(struct mm_struct *mm)"))
+        .unwrap_or_else(|| panic!("no {name}"));
+    let end = text[start..].find("\n}\n").unwrap() + start;
+    &text[start..end]
+}
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn the_draft_of_mm_struct_sees_mmap_lock_through_its_wrappers() {
+    let tree = kernel_source();
+    let kernel = vmlinux();
+    // What the wrappers do, read from the header by the test: the write
+    // one takes mmap_lock exclusively, the read one shared.
+    let header = std::fs::read_to_string(tree.join("include/linux/mmap_lock.h")).unwrap();
+    assert!(
+        body_of(&header, "mmap_write_lock_killable")
+            .contains("down_write_killable(&mm->mmap_lock)")
+    );
+    assert!(body_of(&header, "mmap_read_trylock").contains("down_read_trylock(&mm->mmap_lock)"));
+    let (code, draft, err) = cachelint(&[
+        "draft",
+        "--source-tree",
+        tree.to_str().unwrap(),
+        kernel.to_str().unwrap(),
+        "mm_struct",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // xol_add_vma() stores the xol area with mmap_write_lock_killable()
+    // held: under mmap_lock.
+    let store = line_of(
+        &tree,
+        "kernel/events/uprobes.c",
+        "smp_store_release(&mm->uprobes_state.xol_area",
+    );
+    assert!(
+        draft.contains(&format!(
+            "# uprobes_state: declared: smp_store_release in xol_add_vma \
+             (kernel/events/uprobes.c:{store}) with &mm->mmap_lock held (mmap_write_lock_killable())"
+        )),
+        "{draft}"
+    );
+    assert_eq!(
+        rule(&draft, "mm_struct", "uprobes_state"),
+        Some("uprobes_state = { class = \"lock-protected\", lock = \"mmap_lock\" }  # declared")
+    );
+    // task_numa_work() writes numa_scan_offset under mmap_read_trylock():
+    // shared, which serialises no writer.
+    let write = line_of(
+        &tree,
+        "kernel/sched/fair.c",
+        "mm->numa_scan_offset = start;",
+    );
+    assert!(
+        draft.contains(&format!(
+            "# numa_scan_offset: declared: assigned in task_numa_work (kernel/sched/fair.c:{write}), \
+             no lock held but &mm->mmap_lock shared (mmap_read_trylock())"
+        )),
+        "{draft}"
+    );
+    assert_eq!(
+        rule(&draft, "mm_struct", "numa_scan_offset"),
+        Some("numa_scan_offset = { write = [\"task_numa_work\"] }  # declared")
+    );
+    // arg_end: arg_lock in the two prctl paths, mmap_lock at exec: listed
+    // as a conflict, not resolved silently.
+    assert!(
+        draft
+            .contains("# arg_end: CONFLICT: the writes hold different locks (arg_lock, mmap_lock)"),
+        "{draft}"
+    );
+    assert_eq!(
+        rule(&draft, "mm_struct", "arg_end"),
+        Some("arg_end = { class = \"lock-protected\", lock = \"arg_lock\" }  # declared")
+    );
+}
+
 /// The samples the report of the test below puts on members of
 /// `lru_gen_folio`, each through `struct lruvec +OFFSET (lrugen.MEMBER)`
 /// as perf names a member of an embedded struct.
