@@ -27,7 +27,7 @@ case $target in
   rst) cp tests/rules/*.rst "$corpus/" ;;
   plan) cp tests/plans/*.toml fixtures/kmod/rfc3.plan.toml "$corpus/" ;;
   perf_output) cp fixtures/perf/*.txt "$corpus/" ;;
-  c_declarations) cp fixtures/perf/ring.c fixtures/variant-tree/include/linux/*.h "$corpus/" ;;
+  c_declarations) cp fixtures/perf/ring.c fixtures/variant-tree/include/linux/*.h tests/corpus/c_declarations/* "$corpus/" ;;
   # Their seeds are in tests/corpus/TARGET, which the run reads too.
   name_index | header_patch | variant_file) ;;
   *) echo "fuzz.sh: unknown target '$target' (elf, btf, rules_toml, rst, plan, name_index, header_patch, variant_file)" >&2; exit 2 ;;
