@@ -266,6 +266,6 @@ pub fn c_declarations(data: &[u8]) {
     }
     let text = String::from_utf8_lossy(data);
     let types = ["inner".to_owned(), "outer".to_owned()];
-    let wrappers = crate::evidence::source::wrappers_in(&text, &Two, &Default::default());
-    let _ = crate::evidence::source::read_text(&text, Path::new("x.c"), &types, &Two, &wrappers);
+    // A header: its wrappers are read, its calls followed.
+    let _ = crate::evidence::source::read_all(&[(Path::new("x.h"), &text)], &types, &Two);
 }

@@ -36,7 +36,18 @@ impl DraftOptions {
                 .map(|t| TypeSpec::parse(t))
                 .collect::<Result<_>>()?,
             // Named too: embedders are discovered for the types present.
-            names: self.types.clone(),
+            // With a source tree, the running task as well: `current` is
+            // a `task_struct` (`current->mm->mmap_lock`), read when the
+            // build has it.
+            names: match self.source_tree {
+                Some(_) => self
+                    .types
+                    .iter()
+                    .cloned()
+                    .chain(std::iter::once("task_struct".to_owned()))
+                    .collect(),
+                None => self.types.clone(),
+            },
             embedders_of: self.types.clone(),
             ..Want::default()
         })

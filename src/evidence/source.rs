@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use tree_sitter::{Node, Parser};
 
+use super::callers::Call;
 use crate::error::{Error, Result};
 
 /// Files read at most: a kernel tree has about 60,000 C files and headers.
@@ -210,7 +211,21 @@ pub fn declarations(tree: &Path, types: &[String], build: &dyn Types) -> Result<
         .into_iter()
         .flatten()
         .collect();
-    // The headers' lock wrappers first, then every file with them known.
+    let texts: Vec<(&Path, &str)> = texts
+        .iter()
+        .map(|(rel, text)| (rel.as_path(), text.as_str()))
+        .collect();
+    Ok(read_all(&texts, types, build))
+}
+
+/// The declarations about the members of `types` in the C files `texts`
+/// (each a path in the tree and its text): the headers' lock wrappers
+/// first, then every file with them known, then the locks callers hold.
+pub(crate) fn read_all(
+    texts: &[(&Path, &str)],
+    types: &[String],
+    build: &dyn Types,
+) -> Vec<Declaration> {
     let mut wrappers = Wrappers::default();
     for _ in 0..WRAPPER_ROUNDS {
         wrappers = texts
@@ -219,32 +234,55 @@ pub fn declarations(tree: &Path, types: &[String], build: &dyn Types) -> Result<
             .map(|(_, text)| wrappers_in(text, build, &wrappers))
             .reduce(Wrappers::default, Wrappers::merge);
     }
-    let mut out: Vec<Declaration> = texts
+    let read: Vec<Bodies> = texts
         .par_iter()
-        .map(|(rel, text)| read_text(text, rel, types, build, &wrappers))
-        .flatten()
+        .map(|(rel, text)| read_file(text, rel, types, build, &wrappers))
         .collect();
+    let mut out = Vec::new();
+    let mut calls = Vec::new();
+    let mut defined: HashMap<String, usize> = HashMap::new();
+    for b in read {
+        out.extend(b.declarations);
+        calls.extend(b.calls);
+        for name in b.defined {
+            *defined.entry(name).or_default() += 1;
+        }
+    }
+    // A write in a function is under the locks its callers hold.
+    super::callers::add_callers_locks(&mut out, &calls, &defined);
     out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-    Ok(out)
+    out
 }
 
-/// The declarations about the members of `types` in C text `text` (the
-/// file `file`), with the lock wrappers `wrappers` known.
-pub(crate) fn read_text(
+/// What one file gives: its declarations, and of its function bodies the
+/// lock wrappers, the calls and the names defined.
+#[derive(Default)]
+struct Bodies {
+    declarations: Vec<Declaration>,
+    wrappers: Wrappers,
+    calls: Vec<Call>,
+    defined: Vec<String>,
+}
+
+/// [`Bodies`] of C text `text` (the file `file`) about the members of
+/// `types`, with the lock wrappers `wrappers` known.
+fn read_file(
     text: &str,
     file: &Path,
     types: &[String],
     build: &dyn Types,
     wrappers: &Wrappers,
-) -> Vec<Declaration> {
+) -> Bodies {
+    let mut read = functions(text, file, types, build, wrappers);
     let mut found = members(text, file, types);
-    found.extend(functions(text, file, types, build, wrappers).0);
-    found
+    found.append(&mut read.declarations);
+    read.declarations = found;
+    read
 }
 
 /// The lock wrappers defined in C text `text`, with `known` known.
-pub(crate) fn wrappers_in(text: &str, build: &dyn Types, known: &Wrappers) -> Wrappers {
-    functions(text, Path::new(""), &[], build, known).1
+fn wrappers_in(text: &str, build: &dyn Types, known: &Wrappers) -> Wrappers {
+    functions(text, Path::new(""), &[], build, known).wrappers
 }
 
 /// Every `.c` and `.h` file of `tree` outside the directories that hold
@@ -404,31 +442,36 @@ fn functions(
     types: &[String],
     build: &dyn Types,
     wrappers: &Wrappers,
-) -> (Vec<Declaration>, Wrappers) {
-    let mut found = Wrappers::default();
+) -> Bodies {
+    let mut bodies = Bodies::default();
     let mut parser = Parser::new();
     if parser
         .set_language(&tree_sitter_c::LANGUAGE.into())
         .is_err()
     {
-        return (Vec::new(), found);
+        return bodies;
     }
     let Some(tree) = parser.parse(text, None) else {
-        return (Vec::new(), found);
+        return bodies;
     };
-    let mut out = Vec::new();
     let mut stack = vec![tree.root_node()];
+    let read = Reading {
+        text,
+        file,
+        types,
+        build,
+        wrappers,
+    };
     while let Some(node) = stack.pop() {
-        if node.kind() == "function_definition" {
-            let read = Reading {
-                text,
-                file,
-                types,
-                build,
-                wrappers,
-            };
-            if let Some((name, effects)) = Function::read(node, &read, &mut out) {
-                found = found.merge(Wrappers {
+        let found = match node.kind() {
+            "function_definition" => Some(Function::read(node, &read, &mut bodies)),
+            "compound_statement" => syscall_name(node, text)
+                .map(|name| Function::read_syscall(name, node, &read, &mut bodies)),
+            _ => None,
+        };
+        if let Some(found) = found {
+            if let Some((name, effects)) = found {
+                bodies.wrappers = std::mem::take(&mut bodies.wrappers).merge(Wrappers {
                     known: HashMap::from([(name, effects)]),
                     ambiguous: HashSet::new(),
                 });
@@ -438,7 +481,7 @@ fn functions(
         let mut cursor = node.walk();
         stack.extend(node.children(&mut cursor));
     }
-    (out, found)
+    bodies
 }
 
 /// What every function of one file is read with.
@@ -467,48 +510,78 @@ struct Function<'a> {
     /// Locks released that were not taken here, members of a parameter:
     /// (parameter, member), for a wrapper's effects.
     released: Vec<(usize, String)>,
+    /// The calls made, with the locks held exclusively at each.
+    calls: Vec<Call>,
 }
 
 impl<'a> Function<'a> {
-    /// Reads function definition `node` into `out`; its name and effects
-    /// when it is a lock wrapper.
+    /// Reads function definition `node` into `bodies` (its declarations,
+    /// its calls, its name); its name and effects when it is a lock
+    /// wrapper.
     fn read(
         node: Node<'_>,
         read: &Reading<'a>,
-        out: &mut Vec<Declaration>,
+        bodies: &mut Bodies,
     ) -> Option<(String, Vec<Effect>)> {
-        let text = read.text;
         let declarator = node.child_by_field_name("declarator")?;
+        let name = declared_name(declarator, read.text).unwrap_or_default();
+        let body = node.child_by_field_name("body")?;
+        // `__must_hold(&x->lock)` after the parameters: held throughout.
+        let between = &read.text[node.start_byte()..body.start_byte()];
+        Function::read_parts(name, Some(declarator), body, between, read, bodies)
+    }
+
+    /// Reads the body of a system call (`SYSCALL_DEFINE1(brk, ...) {...}`,
+    /// which the grammar sees as a call and a block), as function `name`.
+    fn read_syscall(
+        name: String,
+        body: Node<'_>,
+        read: &Reading<'a>,
+        bodies: &mut Bodies,
+    ) -> Option<(String, Vec<Effect>)> {
+        Function::read_parts(name, None, body, "", read, bodies)
+    }
+
+    /// Reads function `name`: its parameters from `declarator`, its
+    /// `__must_hold` from `between` (the text before the body), then
+    /// `body`.
+    fn read_parts(
+        name: String,
+        declarator: Option<Node<'_>>,
+        body: Node<'_>,
+        between: &str,
+        read: &Reading<'a>,
+        bodies: &mut Bodies,
+    ) -> Option<(String, Vec<Effect>)> {
+        let out = &mut bodies.declarations;
+        let text = read.text;
         let mut f = Function {
             text,
             file: read.file,
-            name: declared_name(declarator, text).unwrap_or_default(),
+            name,
             types: read.types,
             build: read.build,
             wrappers: read.wrappers,
             variables: Vec::new(),
-            params: parameters(declarator, text),
+            params: declarator.map_or_else(Vec::new, |d| parameters(d, text)),
             held: Vec::new(),
             released: Vec::new(),
+            calls: Vec::new(),
         };
-        f.declare(declarator);
-        // `__must_hold(&x->lock)` after the parameters: held throughout.
-        if let Some(body) = node.child_by_field_name("body") {
-            let between = &text[node.start_byte()..body.start_byte()];
-            for held in must_hold(between) {
-                let member = f.resolve_text(&held).into_iter().next();
-                f.held.push(Held {
-                    member,
-                    text: held,
-                    how: "__must_hold".into(),
-                    shared: false,
-                });
-            }
+        if let Some(declarator) = declarator {
+            f.declare(declarator);
+        }
+        for held in must_hold(between) {
+            let member = f.lock_member(f.resolve_text(&held));
+            f.held.push(Held {
+                member,
+                text: held,
+                how: "__must_hold".into(),
+                shared: false,
+            });
         }
         let must = f.held.len();
-        if let Some(body) = node.child_by_field_name("body") {
-            f.visit(body, out);
-        }
+        f.visit(body, out);
         // Held at its end (taken or asserted here), or released: the
         // locks a wrapper takes or releases for its caller.
         let mut effects: Vec<Effect> = f.held[must.min(f.held.len())..]
@@ -530,6 +603,10 @@ impl<'a> Function<'a> {
             shared: false,
         }));
         effects.dedup();
+        if !f.name.is_empty() {
+            bodies.defined.push(f.name.clone());
+        }
+        bodies.calls.append(&mut f.calls);
         (!effects.is_empty() && !f.name.is_empty()).then(|| (f.name.clone(), effects))
     }
 
@@ -651,6 +728,13 @@ impl<'a> Function<'a> {
             return true;
         }
         let name = self.of(function);
+        if function.kind() == "identifier" {
+            self.calls.push(Call {
+                callee: name.to_owned(),
+                caller: self.name.clone(),
+                held: self.held.iter().filter(|h| !h.shared).cloned().collect(),
+            });
+        }
         if name == "scoped_guard" {
             if let Some(lock) = args.get(1) {
                 self.take(*lock, "scoped_guard", out);
@@ -667,7 +751,7 @@ impl<'a> Function<'a> {
                     true if leaves_after(node) => {}
                     true => self.release(text),
                     false => {
-                        let member = self.resolve_text(&text).into_iter().next();
+                        let member = self.lock_member(self.resolve_text(&text));
                         self.hold(text, member, name, e.shared, node, out);
                     }
                 }
@@ -745,8 +829,16 @@ impl<'a> Function<'a> {
     /// A lock taken (or asserted held) through expression `lock`.
     fn take(&mut self, lock: Node<'_>, how: &str, out: &mut Vec<Declaration>) {
         let text = self.of(lock).to_owned();
-        let member = self.resolve(lock).into_iter().next();
+        let member = self.lock_member(self.resolve(lock));
         self.hold(text, member, how, is_shared(how), lock, out);
+    }
+
+    /// Of the structs a lock expression goes through (`&current->mm->
+    /// mmap_lock`: `task_struct`, then `mm_struct`), the first that is
+    /// one read for, else the outermost: the lock's member there.
+    fn lock_member(&self, found: Vec<(String, String)>) -> Option<(String, String)> {
+        let wanted = found.iter().position(|(ty, _)| self.types.contains(ty));
+        found.into_iter().nth(wanted.unwrap_or(0))
     }
 
     /// Lock `text` (member `member`, when resolved) held from `at` on,
@@ -866,12 +958,16 @@ impl<'a> Function<'a> {
         if fields.is_empty() || fields.iter().any(|f| f.is_empty()) {
             return Vec::new();
         }
-        let Some((_, mut ty)) = self
+        // `current` is the kernel's running task, a macro no declaration
+        // names.
+        let declared = self
             .variables
             .iter()
             .rev()
             .find(|(v, _)| v == base)
-            .cloned()
+            .map(|(_, ty)| ty.clone());
+        let Some(mut ty) =
+            declared.or_else(|| (base == "current").then(|| "task_struct".to_owned()))
         else {
             return Vec::new();
         };
@@ -887,12 +983,21 @@ impl<'a> Function<'a> {
     }
 }
 
-/// Is statement-level call `node` followed in its block by a `goto`,
-/// `return`, `break` or `continue`?
+/// Is statement-level call `node` followed in its block (a block inside
+/// the function's body) by a `goto`, `return`, `break` or `continue`?
 fn leaves_after(node: Node<'_>) -> bool {
     let Some(statement) = node.parent().filter(|p| p.kind() == "expression_statement") else {
         return false;
     };
+    // In the function's own body the code after it is the function's:
+    // its final `return` leaves nothing held.
+    if statement
+        .parent()
+        .and_then(|block| block.parent())
+        .is_some_and(|p| p.kind() == "function_definition")
+    {
+        return false;
+    }
     let mut next = statement.next_sibling();
     while let Some(n) = next {
         if matches!(
@@ -928,6 +1033,26 @@ fn declared_name(node: Node<'_>, text: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The function a block is the body of when it is a system call's
+/// (`SYSCALL_DEFINE1(brk, unsigned long, brk) { ... }`, `COMPAT_SYSCALL_
+/// DEFINE2(...)`): `sys_brk`, `compat_sys_brk`.
+fn syscall_name(block: Node<'_>, text: &str) -> Option<String> {
+    let call = block
+        .prev_named_sibling()
+        .filter(|s| s.kind() == "expression_statement")?
+        .named_child(0)
+        .filter(|c| c.kind() == "call_expression")?;
+    let macro_name = &text[call.child_by_field_name("function")?.byte_range()];
+    let prefix = match macro_name {
+        m if m.starts_with("SYSCALL_DEFINE") => "sys_",
+        m if m.starts_with("COMPAT_SYSCALL_DEFINE") => "compat_sys_",
+        _ => return None,
+    };
+    let args = call.child_by_field_name("arguments")?;
+    let first = args.named_child(0).filter(|a| a.kind() == "identifier")?;
+    Some(format!("{prefix}{}", &text[first.byte_range()]))
 }
 
 /// Asserts a lock held: `lockdep_assert_held`, `rwsem_assert_held_write`.
@@ -986,7 +1111,10 @@ fn is_lock(name: &str) -> bool {
         "mutex_trylock",
         "pthread_mutex_lock",
     ];
-    PREFIXES.iter().any(|p| name.starts_with(p)) && !name.contains("unlock")
+    PREFIXES.iter().any(|p| name.starts_with(p))
+        && !name.contains("unlock")
+        && !name.ends_with("_init")
+        && !name.contains("_is_")
 }
 
 /// Releases one.
@@ -1069,7 +1197,7 @@ mod tests {
                 &NoTypes,
                 &Wrappers::default(),
             )
-            .0,
+            .declarations,
         );
         let said: Vec<String> = got
             .iter()
@@ -1118,7 +1246,7 @@ mod tests {
             &NoTypes,
             &Wrappers::default(),
         )
-        .0;
+        .declarations;
         let said: Vec<String> = got
             .iter()
             .filter(|d| d.ty == "lru_gen_folio")
@@ -1170,7 +1298,11 @@ mod tests {
         );
         assert_eq!(effect("task_mm_lock"), [take(1, "mm->mmap_lock")]);
         assert!(effect("balanced").is_empty());
-        // pthread_mutex_lock has "read" in it, not as a word.
+        // spin_lock_init() takes nothing; pthread_mutex_lock has "read" in
+        // it, not as a word.
+        assert!(
+            !is_lock("spin_lock_init") && !is_lock("spin_is_locked") && is_lock("spin_lock_irq")
+        );
         assert!(!is_shared("pthread_mutex_lock") && is_shared("down_read_trylock"));
         assert_eq!(
             effect("mmap_read_trylock"),
@@ -1184,7 +1316,7 @@ mod tests {
         // one after is not; the wrapper is the lock's taker.
         let code = "void set(struct mm_struct *mm, void *f)\n{\n\tmmap_write_lock(mm);\n\trcu_assign_pointer(mm->exe_file, f);\n\tmmap_write_unlock(mm);\n\tmm->flags = 0;\n}\n";
         let types = ["mm_struct".to_owned()];
-        let got = functions(code, Path::new("fork.c"), &types, &NoTypes, &wrappers).0;
+        let got = functions(code, Path::new("fork.c"), &types, &NoTypes, &wrappers).declarations;
         let said: Vec<String> = got
             .iter()
             .map(|d| format!("{}:{} {:?}", d.line, d.path, d.said))
@@ -1203,6 +1335,61 @@ mod tests {
         let merged = wrappers.merge(wrappers_in(other, &NoTypes, &Wrappers::default()));
         assert!(merged.get("mmap_write_lock").is_none());
         assert!(merged.get("mmap_write_unlock").is_some());
+    }
+
+    #[test]
+    fn an_unlock_then_leaving_keeps_the_lock_only_inside_the_function() {
+        let code = "int f(struct lruvec *s, int x)\n{\n\tspin_lock(&s->l);\n\tif (x) {\n\t\tspin_unlock(&s->l);\n\t\tgoto out;\n\t}\n\
+            \ts->c = 3;\n\tspin_unlock(&s->l);\n\ts->b = 2;\n\treturn 0;\nout:\n\treturn 1;\n}\n";
+        let types = ["lruvec".to_owned()];
+        let got = functions(
+            code,
+            Path::new("f.c"),
+            &types,
+            &NoTypes,
+            &Wrappers::default(),
+        )
+        .declarations;
+        let held = |path: &str| -> Vec<String> {
+            got.iter()
+                .find_map(|d| match &d.said {
+                    Said::Written(_, held) if d.path == path => {
+                        Some(held.iter().map(|h| h.text.clone()).collect())
+                    }
+                    _ => None,
+                })
+                .unwrap()
+        };
+        // The branch that unlocks and leaves releases nothing after it; the
+        // unlock in the body itself releases, its final return
+        // notwithstanding.
+        assert_eq!(held("c"), ["&s->l"]);
+        assert!(held("b").is_empty());
+    }
+
+    #[test]
+    fn a_system_calls_body_is_read_as_a_function() {
+        let code = "SYSCALL_DEFINE1(brk, unsigned long, brk)\n{\n\tstruct lruvec *s = get();\n\tspin_lock(&s->l);\n\ts->b = brk;\n\tspin_unlock(&s->l);\n\treturn 0;\n}\n";
+        let types = ["lruvec".to_owned()];
+        let got = functions(
+            code,
+            Path::new("mmap.c"),
+            &types,
+            &NoTypes,
+            &Wrappers::default(),
+        );
+        let said: Vec<String> = got
+            .declarations
+            .iter()
+            .map(|d| format!("{}:{} {:?} in {:?}", d.line, d.path, d.said, d.function))
+            .collect();
+        assert!(
+            said.iter().any(|d| d
+                .starts_with("5:b Written(Assign, [Held { member: Some((\"lruvec\", \"l\"))")
+                && d.ends_with("in Some(\"sys_brk\")")),
+            "{said:#?}"
+        );
+        assert_eq!(got.defined, ["sys_brk"]);
     }
 
     #[test]

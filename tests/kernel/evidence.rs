@@ -100,6 +100,36 @@ fn the_draft_of_lru_gen_folio_from_the_6_12_tree_has_its_atomics_and_its_lock() 
         Some("avg_total = { class = \"lock-protected\", lock = \"lruvec.lru_lock\" }  # declared"),
         "{draft}"
     );
+    // min_seq is written in inc_min_seq(), which takes no lock: its one
+    // call, in a function that takes lru_lock before it.
+    assert_eq!(
+        rule(&draft, "lru_gen_folio", "min_seq"),
+        Some("min_seq = { class = \"lock-protected\", lock = \"lruvec.lru_lock\" }  # declared"),
+        "{draft}"
+    );
+    assert!(
+        draft.contains(
+            "with &lruvec->lru_lock held (by every caller of inc_min_seq: 1 call seen())"
+        ),
+        "{draft}"
+    );
+    let vmscan = std::fs::read_to_string(tree.join("mm/vmscan.c")).unwrap();
+    let lines: Vec<&str> = vmscan.lines().collect();
+    let calls: Vec<usize> = (0..lines.len())
+        .filter(|&i| {
+            let l = lines[i];
+            (l.contains("(inc_min_seq(lruvec") || l.contains(" inc_min_seq(lruvec"))
+                && !l.starts_with("static")
+        })
+        .collect();
+    assert_eq!(calls.len(), 1, "one call of inc_min_seq");
+    let start = (0..calls[0]).rev().find(|&i| lines[i] == "{").unwrap();
+    assert!(
+        lines[start..calls[0]]
+            .iter()
+            .any(|l| l.contains("spin_lock_irq(&lruvec->lru_lock)")),
+        "inc_min_seq's caller takes lru_lock first"
+    );
     // The draft loads in check unchanged.
     let rules =
         std::env::temp_dir().join(format!("cachelint-draft-lru-{}.toml", std::process::id()));
@@ -252,20 +282,39 @@ fn the_draft_of_mm_struct_sees_mmap_lock_through_its_wrappers() {
         )),
         "{draft}"
     );
-    assert_eq!(
-        rule(&draft, "mm_struct", "numa_scan_offset"),
-        Some("numa_scan_offset = { write = [\"task_numa_work\"] }  # declared")
-    );
-    // arg_end: arg_lock in the two prctl paths, mmap_lock at exec: listed
-    // as a conflict, not resolved silently.
+    let numa = rule(&draft, "mm_struct", "numa_scan_offset").unwrap();
     assert!(
-        draft
-            .contains("# arg_end: CONFLICT: the writes hold different locks (arg_lock, mmap_lock)"),
+        numa.starts_with("numa_scan_offset = { write = [") && numa.contains("\"task_numa_work\""),
+        "{numa}"
+    );
+    // arg_end: at exec create_elf_tables() writes it after
+    // mmap_write_unlock(), so with no lock; the prctl paths under arg_lock.
+    let after = line_of(&tree, "fs/binfmt_elf.c", "\tmm->arg_end = p;");
+    assert!(
+        draft.contains(&format!(
+            "# arg_end: declared: assigned in create_elf_tables (fs/binfmt_elf.c:{after}), no lock held"
+        )),
         "{draft}"
     );
     assert_eq!(
         rule(&draft, "mm_struct", "arg_end"),
         Some("arg_end = { class = \"lock-protected\", lock = \"arg_lock\" }  # declared")
+    );
+    // locked_vm: mmap_lock in __account_locked_vm() (asserted) and its
+    // callers, page_table_lock in expand_upwards/downwards: a conflict,
+    // listed, not resolved silently.
+    assert!(
+        draft.contains(
+            "# locked_vm: CONFLICT: the writes hold different locks (mmap_lock, page_table_lock)"
+        ),
+        "{draft}"
+    );
+    // do_brk_flags() takes no lock: its one caller, vm_brk_flags(), holds
+    // mmap_lock.
+    assert!(
+        draft.contains("in do_brk_flags (mm/mmap.c:")
+            && draft.contains("with &mm->mmap_lock held (by every caller of do_brk_flags"),
+        "{draft}"
     );
 }
 

@@ -1,0 +1,201 @@
+//! Locks a function's callers hold: a function that writes a member with
+//! no lock of its own (`vma_complete()`, `lru_gen_update_size()`) is
+//! under lock L when every call of it in the files read holds L, or is
+//! made from a function itself under L. The least such assignment (from
+//! nothing, rounds until nothing changes): a recursion entered only from
+//! itself holds nothing.
+//!
+//! Calls through function pointers and calls in files not read are not
+//! seen, so "every caller" means every call seen; the evidence says how
+//! many.
+
+use std::collections::HashMap;
+
+use super::source::{Declaration, Held, Said};
+
+/// Rounds of the fixpoint, at most: a chain of callers this deep.
+const MAX_ROUNDS: usize = 16;
+
+/// One call seen: who calls whom, with the locks held exclusively there.
+#[derive(Clone, Debug)]
+pub(crate) struct Call {
+    /// The function called.
+    pub(crate) callee: String,
+    /// The function calling it.
+    pub(crate) caller: String,
+    /// The locks held exclusively at the call.
+    pub(crate) held: Vec<Held>,
+}
+
+/// What a function's callers hold: the locks, and how many calls.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Under {
+    locks: Vec<Held>,
+    calls: usize,
+}
+
+/// Two holds of one lock: the same member, or, unresolved, the same text.
+fn same(a: &Held, b: &Held) -> bool {
+    match (&a.member, &b.member) {
+        (Some(x), Some(y)) => x == y,
+        (None, None) => a.text == b.text,
+        _ => false,
+    }
+}
+
+/// Per function defined once (`defined` counts the definitions by name),
+/// the locks every call of it holds, directly or through its caller.
+fn held_by_callers(calls: &[Call], defined: &HashMap<String, usize>) -> HashMap<String, Under> {
+    let mut sites: HashMap<&str, Vec<&Call>> = HashMap::new();
+    for c in calls {
+        if defined.get(&c.callee) == Some(&1) && c.callee != c.caller {
+            sites.entry(c.callee.as_str()).or_default().push(c);
+        }
+    }
+    let mut under: HashMap<String, Under> = HashMap::new();
+    for _ in 0..MAX_ROUNDS {
+        let mut next: HashMap<String, Under> = HashMap::new();
+        for (callee, calls) in &sites {
+            let mut common: Option<Vec<Held>> = None;
+            for c in calls {
+                let mut here = c.held.clone();
+                if let Some(u) = under.get(&c.caller) {
+                    here.extend(u.locks.iter().cloned());
+                }
+                common = Some(match common {
+                    None => here,
+                    Some(so_far) => so_far
+                        .into_iter()
+                        .filter(|h| here.iter().any(|x| same(h, x)))
+                        .collect(),
+                });
+            }
+            let mut locks = common.unwrap_or_default();
+            locks.dedup_by(|a, b| same(a, b));
+            if !locks.is_empty() {
+                next.insert(
+                    (*callee).to_owned(),
+                    Under {
+                        locks,
+                        calls: calls.len(),
+                    },
+                );
+            }
+        }
+        if next == under {
+            break;
+        }
+        under = next;
+    }
+    under
+}
+
+/// Adds to each write in `declarations` the locks its function's callers
+/// hold (see [`held_by_callers`]) that it does not hold itself, each said
+/// to be held by the callers.
+pub(crate) fn add_callers_locks(
+    declarations: &mut [Declaration],
+    calls: &[Call],
+    defined: &HashMap<String, usize>,
+) {
+    let under = held_by_callers(calls, defined);
+    if under.is_empty() {
+        return;
+    }
+    for d in declarations.iter_mut() {
+        let Some(u) = d.function.as_ref().and_then(|f| under.get(f)) else {
+            continue;
+        };
+        let function = d.function.clone().unwrap_or_default();
+        let Said::Written(_, held) = &mut d.said else {
+            continue;
+        };
+        for lock in &u.locks {
+            if held.iter().any(|h| same(h, lock)) {
+                continue;
+            }
+            held.insert(
+                0,
+                Held {
+                    how: format!(
+                        "by every caller of {function}: {} call{} seen",
+                        u.calls,
+                        if u.calls == 1 { "" } else { "s" }
+                    ),
+                    ..lock.clone()
+                },
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lock(name: &str) -> Held {
+        Held {
+            member: Some(("s".into(), name.into())),
+            text: format!("&s->{name}"),
+            how: "spin_lock".into(),
+            shared: false,
+        }
+    }
+
+    fn call(caller: &str, callee: &str, held: &[&str]) -> Call {
+        Call {
+            callee: callee.into(),
+            caller: caller.into(),
+            held: held.iter().map(|l| lock(l)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_lock_every_call_holds_directly_or_through_its_caller() {
+        let calls = [
+            // leaf: called under l by a, and by b, which c calls under l.
+            call("a", "leaf", &["l"]),
+            call("b", "leaf", &[]),
+            call("c", "b", &["l", "m"]),
+            // partly: one call without the lock.
+            call("a", "partly", &["l"]),
+            call("d", "partly", &[]),
+            // a recursion entered only from itself holds nothing.
+            call("r", "r", &["l"]),
+            // twice defined: no one knows which is called.
+            call("a", "twice", &["l"]),
+        ];
+        let defined: HashMap<String, usize> =
+            [("leaf", 1), ("b", 1), ("partly", 1), ("r", 1), ("twice", 2)]
+                .into_iter()
+                .map(|(n, k)| (n.to_owned(), k))
+                .collect();
+        let under = held_by_callers(&calls, &defined);
+        let locks = |f: &str| {
+            under
+                .get(f)
+                .map(|u| u.locks.iter().map(|h| h.text.clone()).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        assert_eq!(locks("leaf"), ["&s->l"]);
+        assert_eq!(locks("b"), ["&s->l", "&s->m"]);
+        assert!(locks("partly").is_empty());
+        assert!(locks("r").is_empty());
+        assert!(locks("twice").is_empty());
+
+        let mut ds = [Declaration {
+            ty: "s".into(),
+            path: "x".into(),
+            said: Said::Written(super::super::source::Write::Assign, vec![lock("m")]),
+            function: Some("leaf".into()),
+            file: "s.c".into(),
+            line: 3,
+        }];
+        add_callers_locks(&mut ds, &calls, &defined);
+        let Said::Written(_, held) = &ds[0].said else {
+            unreachable!()
+        };
+        let hows: Vec<&str> = held.iter().map(|h| h.how.as_str()).collect();
+        assert_eq!(hows, ["by every caller of leaf: 2 calls seen", "spin_lock"]);
+    }
+}
