@@ -433,9 +433,9 @@ fn is_identifier(t: &str) -> bool {
         )
 }
 
-/// The writes and lock uses in the functions of `text`.
-/// The declarations of the function bodies of `text` about the members
-/// of `types`, and the lock wrappers among them.
+/// The writes and lock uses in the function bodies of `text` about the
+/// members of `types`, the lock wrappers among them, the calls made and
+/// the functions defined.
 fn functions(
     text: &str,
     file: &Path,
@@ -1177,6 +1177,12 @@ mod tests {
         }
     }
 
+    /// The declarations of the function bodies of `code` (file `file`)
+    /// about `types`, no wrapper known.
+    fn read(code: &str, file: &str, types: &[String]) -> Vec<Declaration> {
+        functions(code, Path::new(file), types, &NoTypes, &Wrappers::default()).declarations
+    }
+
     #[test]
     fn writes_locks_and_annotations_are_read() {
         let text = "struct kcov {\n\tspinlock_t lock;\n\tunsigned int size __guarded_by(&lock);\n\tvoid *l2\n\t\t__guarded_by(&a, &b->c);\n};\n\
@@ -1189,16 +1195,7 @@ mod tests {
             "lruvec".to_owned(),
         ];
         let mut got = members(text, Path::new("a.c"), &types);
-        got.extend(
-            functions(
-                text,
-                Path::new("a.c"),
-                &types,
-                &NoTypes,
-                &Wrappers::default(),
-            )
-            .declarations,
-        );
+        got.extend(read(text, "a.c", &types));
         let said: Vec<String> = got
             .iter()
             .map(|d| format!("{}:{}.{} {:?}", d.line, d.ty, d.path, d.said))
@@ -1239,14 +1236,7 @@ mod tests {
         let text = "static void g(struct lruvec *lruvec)\n\t__must_hold(&lruvec->lru_lock)\n{\n\
             \tlruvec->lrugen.gen = 1;\n\tdata_race(lruvec->lrugen.seg++);\n\tthis_cpu_inc(lruvec->lrugen.stats->n);\n}\n";
         let types = ["lru_gen_folio".to_owned(), "lruvec".to_owned()];
-        let got = functions(
-            text,
-            Path::new("b.c"),
-            &types,
-            &NoTypes,
-            &Wrappers::default(),
-        )
-        .declarations;
+        let got = read(text, "b.c", &types);
         let said: Vec<String> = got
             .iter()
             .filter(|d| d.ty == "lru_gen_folio")
@@ -1342,14 +1332,7 @@ mod tests {
         let code = "int f(struct lruvec *s, int x)\n{\n\tspin_lock(&s->l);\n\tif (x) {\n\t\tspin_unlock(&s->l);\n\t\tgoto out;\n\t}\n\
             \ts->c = 3;\n\tspin_unlock(&s->l);\n\ts->b = 2;\n\treturn 0;\nout:\n\treturn 1;\n}\n";
         let types = ["lruvec".to_owned()];
-        let got = functions(
-            code,
-            Path::new("f.c"),
-            &types,
-            &NoTypes,
-            &Wrappers::default(),
-        )
-        .declarations;
+        let got = read(code, "f.c", &types);
         let held = |path: &str| -> Vec<String> {
             got.iter()
                 .find_map(|d| match &d.said {
