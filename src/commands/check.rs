@@ -102,11 +102,7 @@ pub fn check(run: &Run, opts: &CheckOptions) -> Result<Checked> {
         .findings
         .sort_by_key(|f| std::cmp::Reverse(f.severity));
     if opts.by_samples {
-        if run.perf.is_empty() {
-            return Err(Error::Usage(
-                "--rank samples needs samples: give perf's output with --perf FILE".into(),
-            ));
-        }
+        run.need_samples()?;
         let weight = |f: &ReportFinding| {
             std::cmp::Reverse(f.a.samples.unwrap_or(0) + f.b.samples.unwrap_or(0))
         };

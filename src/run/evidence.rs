@@ -47,6 +47,16 @@ impl Run {
         Some((placed, notes))
     }
 
+    /// `--rank samples` needs `--perf`: the usage error without it.
+    pub(crate) fn need_samples(&self) -> Result<()> {
+        match self.perf.is_empty() {
+            true => Err(crate::error::Error::Usage(
+                "--rank samples needs samples: give perf's output with --perf FILE".into(),
+            )),
+            false => Ok(()),
+        }
+    }
+
     /// [`Run::samples_on`] of the struct named `root` (its tag or typedef
     /// name), when `view` has it.
     pub(crate) fn samples_on_named(

@@ -311,7 +311,7 @@ fn from_snapshots(
         keep_footprint: opts.keep_footprint,
         pinned,
         barriers: isolation.barriers,
-        rank: rank(opts, packing, !run.perf.is_empty())?,
+        rank: rank(opts, packing, run)?,
         guard: opts.rank.is_none(),
     };
     let (found, mut notes) = match packing {
@@ -656,8 +656,8 @@ fn least_size(snap: &Snapshot) -> Result<Option<u64>> {
 }
 
 /// The objectives' order `--rank` asks for (the default without it).
-fn rank(opts: &SuggestOptions, packing: bool, perf: bool) -> Result<search::Rank> {
-    if packing && perf {
+fn rank(opts: &SuggestOptions, packing: bool, run: &Run) -> Result<search::Rank> {
+    if packing && !run.perf.is_empty() {
         return Err(Error::Usage(
             "--perf: suggest weighs the pairs the rules find by perf's samples, and without \
              --rules it packs (`cachelint draft --perf FILE BUILD TYPE` writes rules to start from)"
@@ -669,10 +669,8 @@ fn rank(opts: &SuggestOptions, packing: bool, perf: bool) -> Result<search::Rank
             .as_deref()
             .is_some_and(|l| l.split(',').any(|w| w.trim() == o.name()))
     };
-    if !perf && named(search::Objective::Samples) {
-        return Err(Error::Usage(
-            "--rank samples needs samples: give perf's output with --perf FILE".into(),
-        ));
+    if named(search::Objective::Samples) {
+        run.need_samples()?;
     }
     match &opts.rank {
         None => Ok(search::Rank::default()),
