@@ -54,23 +54,32 @@ pub(crate) struct Wrappers {
 }
 
 impl Wrappers {
-    /// Adds the wrappers `other` found, keeping out the names defined
-    /// with different effects.
-    fn merge(mut self, other: Wrappers) -> Wrappers {
-        self.ambiguous.extend(other.ambiguous);
-        for (name, effects) in other.known {
-            match self.known.get(&name) {
-                Some(known) if *known != effects => {
-                    self.ambiguous.insert(name);
-                }
-                Some(_) => {}
-                None => {
-                    self.known.insert(name, effects);
-                }
+    /// Adds wrapper `name` with `effects`: a name seen before with other
+    /// effects is no wrapper.
+    fn add(&mut self, name: String, effects: Vec<Effect>) {
+        if self.ambiguous.contains(&name) {
+            return;
+        }
+        match self.known.get(&name) {
+            Some(known) if *known != effects => {
+                self.known.remove(&name);
+                self.ambiguous.insert(name);
+            }
+            Some(_) => {}
+            None => {
+                self.known.insert(name, effects);
             }
         }
-        for name in &self.ambiguous {
-            self.known.remove(name);
+    }
+
+    /// Adds the wrappers `other` found.
+    fn merge(mut self, other: Wrappers) -> Wrappers {
+        for name in other.ambiguous {
+            self.known.remove(&name);
+            self.ambiguous.insert(name);
+        }
+        for (name, effects) in other.known {
+            self.add(name, effects);
         }
         self
     }
@@ -463,23 +472,24 @@ fn functions(
         wrappers,
     };
     while let Some(node) = stack.pop() {
-        let found = match node.kind() {
-            "function_definition" => Some(Function::read(node, &read, &mut bodies)),
-            "compound_statement" => syscall_name(node, text)
-                .map(|name| Function::read_syscall(name, node, &read, &mut bodies)),
+        // A system call's body (`SYSCALL_DEFINE1(brk, ...) { ... }`) the
+        // grammar reads as a call and a block.
+        let syscall = match node.kind() {
+            "compound_statement" => syscall_name(node, text),
             _ => None,
         };
-        if let Some(found) = found {
-            if let Some((name, effects)) = found {
-                bodies.wrappers = std::mem::take(&mut bodies.wrappers).merge(Wrappers {
-                    known: HashMap::from([(name, effects)]),
-                    ambiguous: HashSet::new(),
-                });
+        let wrapper = match (node.kind(), syscall) {
+            ("function_definition", _) => Function::read(node, &read, &mut bodies),
+            (_, Some(name)) => Function::read_parts(name, None, node, "", &read, &mut bodies),
+            _ => {
+                let mut cursor = node.walk();
+                stack.extend(node.children(&mut cursor));
+                continue;
             }
-            continue;
+        };
+        if let Some((name, effects)) = wrapper {
+            bodies.wrappers.add(name, effects);
         }
-        let mut cursor = node.walk();
-        stack.extend(node.children(&mut cursor));
     }
     bodies
 }
@@ -529,17 +539,6 @@ impl<'a> Function<'a> {
         // `__must_hold(&x->lock)` after the parameters: held throughout.
         let between = &read.text[node.start_byte()..body.start_byte()];
         Function::read_parts(name, Some(declarator), body, between, read, bodies)
-    }
-
-    /// Reads the body of a system call (`SYSCALL_DEFINE1(brk, ...) {...}`,
-    /// which the grammar sees as a call and a block), as function `name`.
-    fn read_syscall(
-        name: String,
-        body: Node<'_>,
-        read: &Reading<'a>,
-        bodies: &mut Bodies,
-    ) -> Option<(String, Vec<Effect>)> {
-        Function::read_parts(name, None, body, "", read, bodies)
     }
 
     /// Reads function `name`: its parameters from `declarator`, its
