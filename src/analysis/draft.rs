@@ -380,7 +380,7 @@ fn declared(
             Some((name, h)) => {
                 say(
                     evidence,
-                    format!("{how} {} with {} held ({}())", at(d), h.text, h.how),
+                    format!("{how} {} with {} held ({})", at(d), h.text, h.taken()),
                 );
                 let entry = under.entry(name.clone()).or_default();
                 entry.0.insert(function.to_owned());
@@ -391,8 +391,8 @@ fn declared(
                     let ev = Evidence {
                         mark: Mark::Declared,
                         text: format!(
-                            "held with {}() around a write of {}.{} {}",
-                            h.how,
+                            "held with {} around a write of {}.{} {}",
+                            h.taken(),
                             facts.ty,
                             d.path,
                             at(d)
@@ -407,7 +407,7 @@ fn declared(
                 Some(h) => {
                     say(
                         evidence,
-                        format!("{how} {} with {} held ({}())", at(d), h.text, h.how),
+                        format!("{how} {} with {} held ({})", at(d), h.text, h.taken()),
                     );
                     let c = holders(&h.text);
                     contexts.entry(c.clone()).or_insert_with(|| {
@@ -421,8 +421,9 @@ fn declared(
                 None => {
                     let why = match shared.last() {
                         Some(h) => format!(
-                            "no lock held but {} shared ({}()), which other holders hold too",
-                            h.text, h.how
+                            "no lock held but {} shared ({}), which other holders hold too",
+                            h.text,
+                            h.taken()
                         ),
                         None => "no lock held".to_owned(),
                     };

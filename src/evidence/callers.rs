@@ -118,7 +118,8 @@ pub(crate) fn add_callers_locks(
                 0,
                 Held {
                     how: format!(
-                        "by every caller of {function}: {} call{} seen",
+                        "{} in every caller of {function}, {} call{} seen",
+                        lock.taken(),
                         u.calls,
                         if u.calls == 1 { "" } else { "s" }
                     ),
@@ -195,7 +196,13 @@ mod tests {
         let Said::Written(_, held) = &ds[0].said else {
             unreachable!()
         };
-        let hows: Vec<&str> = held.iter().map(|h| h.how.as_str()).collect();
-        assert_eq!(hows, ["by every caller of leaf: 2 calls seen", "spin_lock"]);
+        let taken: Vec<String> = held.iter().map(Held::taken).collect();
+        assert_eq!(
+            taken,
+            [
+                "spin_lock() in every caller of leaf, 2 calls seen",
+                "spin_lock()"
+            ]
+        );
     }
 }

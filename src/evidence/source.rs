@@ -140,6 +140,22 @@ pub struct Held {
     pub shared: bool,
 }
 
+impl Held {
+    /// How it was taken, in words: the call (`spin_lock_irq()`), or what
+    /// says it is held (`spin_lock_irq() in every caller of f, 2 calls
+    /// seen`).
+    pub fn taken(&self) -> String {
+        match self
+            .how
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            true => format!("{}()", self.how),
+            false => self.how.clone(),
+        }
+    }
+}
+
 /// One thing the source says of a member.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Said {

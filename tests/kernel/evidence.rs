@@ -109,7 +109,7 @@ fn the_draft_of_lru_gen_folio_from_the_6_12_tree_has_its_atomics_and_its_lock() 
     );
     assert!(
         draft.contains(
-            "with &lruvec->lru_lock held (by every caller of inc_min_seq: 1 call seen())"
+            "with &lruvec->lru_lock held (spin_lock_irq() in every caller of inc_min_seq, 1 call seen)"
         ),
         "{draft}"
     );
@@ -309,11 +309,33 @@ fn the_draft_of_mm_struct_sees_mmap_lock_through_its_wrappers() {
         ),
         "{draft}"
     );
-    // do_brk_flags() takes no lock: its one caller, vm_brk_flags(), holds
-    // mmap_lock.
+    // do_brk_flags() takes no lock: its callers, the brk system call and
+    // vm_brk_flags(), take mmap_lock first. Its calls, counted in the
+    // tree by the test.
+    let mmap = std::fs::read_to_string(tree.join("mm/mmap.c")).unwrap();
+    let calls = mmap
+        .lines()
+        .filter(|l| l.contains("do_brk_flags(&vmi"))
+        .count();
+    assert_eq!(calls, 2);
+    // Its write of map_count: the first after its definition (the last
+    // of its two declarations).
+    let lines: Vec<&str> = mmap.lines().collect();
+    let def = lines
+        .iter()
+        .rposition(|l| l.starts_with("static int do_brk_flags("))
+        .unwrap();
+    let write = def
+        + lines[def..]
+            .iter()
+            .position(|l| l.contains("mm->map_count++"))
+            .unwrap()
+        + 1;
     assert!(
-        draft.contains("in do_brk_flags (mm/mmap.c:")
-            && draft.contains("with &mm->mmap_lock held (by every caller of do_brk_flags"),
+        draft.contains(&format!(
+            "# map_count: declared: assigned in do_brk_flags (mm/mmap.c:{write}) with &mm->mmap_lock held (mmap_write_lock_killable() \
+             in every caller of do_brk_flags, {calls} calls seen)"
+        )),
         "{draft}"
     );
 }
