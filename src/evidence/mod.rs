@@ -6,7 +6,6 @@
 //! build's own types where it is used (`analysis::draft`).
 
 pub(crate) mod attribute;
-pub(crate) mod callers;
 pub mod perf;
 pub(crate) mod source;
 

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use super::source::{Declaration, Held, Said};
+use super::{Declaration, Held, Said};
 
 /// Rounds of the fixpoint, at most: a chain of callers this deep.
 const MAX_ROUNDS: usize = 16;
@@ -187,7 +187,7 @@ mod tests {
         let mut ds = [Declaration {
             ty: "s".into(),
             path: "x".into(),
-            said: Said::Written(super::super::source::Write::Assign, vec![lock("m")]),
+            said: Said::Written(super::super::Write::Assign, vec![lock("m")]),
             function: Some("leaf".into()),
             file: "s.c".into(),
             line: 3,

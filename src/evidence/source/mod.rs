@@ -1,0 +1,293 @@
+//! What a source tree declares about the members of some structs: where
+//! each is declared, the context-analysis annotations on the members (`__guarded_by(&lock)`,
+//! `__pt_guarded_by`, Linux 7.0 and later), and in the functions, every
+//! write to a member with how it is made (an assignment, `WRITE_ONCE`, an
+//! atomic or a bit operation, a release store) and the locks held there
+//! (taken before it in the function, `lockdep_assert_held`, `guard()`, or
+//! through a header's wrapper such as `mmap_write_lock(mm)`), and every
+//! member taken as a lock.
+//!
+//! Function bodies are read with tree-sitter's C grammar, which is
+//! tolerant of the kernel's macros; the member annotations with the
+//! scanner of [`crate::csource`] (tree-sitter reads a macro after a
+//! member's name as a function declarator). A member access is resolved
+//! through the function's declared variables and the build's own types
+//! (`lruvec->lrugen.max_seq` is `lru_gen_folio.max_seq`): no preprocessor,
+//! so a write through a macro that hides the member is not seen.
+//!
+//! The reading is in phases, one file each: [`wrappers`] (the headers'
+//! lock wrappers), [`walk`] (every function body: writes, locks, calls),
+//! [`members`] (the annotations on member declarations), [`callers`]
+//! (the locks a function's callers hold); [`vocabulary`] is the kernel's
+//! words for locking and writing that the walk recognises.
+
+mod callers;
+mod members;
+mod vocabulary;
+mod walk;
+mod wrappers;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use wrappers::Wrappers;
+
+/// Files read at most: a kernel tree has about 60,000 C files and headers.
+const MAX_FILES: usize = 200_000;
+
+/// Rounds of reading the headers for lock wrappers: a wrapper of a
+/// wrapper (`rq_lock` of `raw_spin_rq_lock`) is found in the second.
+const WRAPPER_ROUNDS: usize = 2;
+
+/// How a member is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// `x->f = v`, `x->f += v`, `x->f++`.
+    Assign,
+    /// `WRITE_ONCE(x->f, v)`: a plain store others read locklessly.
+    Once,
+    /// `smp_store_release(&x->f, v)`, `rcu_assign_pointer(x->f, v)`: a
+    /// release store, by name.
+    Release(String),
+    /// A write inside `data_race(...)`: racy on purpose, lockless.
+    DataRace,
+    /// An atomic or bit operation on it (`atomic_long_add`, `set_bit`,
+    /// `xchg`), by name.
+    Atomic(String),
+}
+
+impl Write {
+    /// True for a write many CPUs may make at once.
+    pub fn lockless(&self) -> bool {
+        matches!(self, Write::Atomic(_) | Write::DataRace)
+    }
+
+    /// How the source writes it, in words.
+    pub fn describe(&self) -> String {
+        match self {
+            Write::Assign => "assigned".into(),
+            Write::Once => "WRITE_ONCE".into(),
+            Write::Release(name) => name.clone(),
+            Write::DataRace => "written in data_race()".into(),
+            Write::Atomic(name) => format!("{name}()"),
+        }
+    }
+}
+
+/// A lock held at a point of a function: the struct it is a member of and
+/// its path there (`lruvec`, `lru_lock`), or, for a lock that is no member
+/// of a known struct (a global, a pointer's target), only its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Held {
+    /// The lock's struct and path in it, when resolved.
+    pub member: Option<(String, String)>,
+    /// The expression as written (`&lruvec->lru_lock`).
+    pub text: String,
+    /// How it is held (`spin_lock_irq`, `lockdep_assert_held`).
+    pub how: String,
+    /// Held shared (`down_read`, `read_lock`, `mmap_read_lock`): other
+    /// holders run at the same time, so it serialises no writer.
+    pub shared: bool,
+}
+
+impl Held {
+    /// How it was taken, in words: the call (`spin_lock_irq()`), or what
+    /// says it is held (`spin_lock_irq() in every caller of f, 2 calls
+    /// seen`).
+    pub fn taken(&self) -> String {
+        match self
+            .how
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            true => format!("{}()", self.how),
+            false => self.how.clone(),
+        }
+    }
+}
+
+/// One thing the source says of a member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Said {
+    /// `__guarded_by(EXPR)` (or `__pt_guarded_by`) on its declaration.
+    GuardedBy {
+        /// The lock expressions, as written.
+        locks: Vec<String>,
+        /// `__pt_guarded_by`: what it points to is guarded, not itself.
+        pointee: bool,
+    },
+    /// Written in a function, with these locks held.
+    Written(Write, Vec<Held>),
+    /// Taken as a lock (`spin_lock(&x->f)`).
+    Locked(String),
+    /// Declared here, in its struct's body.
+    Member,
+    /// A per-CPU pointer, its data reached with `this_cpu_*` or
+    /// `per_cpu_ptr` (by name).
+    PerCpu(String),
+}
+
+/// A declaration in the source about member `path` of struct `ty`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declaration {
+    /// The struct (its tag or typedef name).
+    pub ty: String,
+    /// The member's path in it (`evicted`, `lrugen.max_seq`).
+    pub path: String,
+    /// What is said.
+    pub said: Said,
+    /// The function saying it (none for a member annotation).
+    pub function: Option<String>,
+    /// The file, relative to the tree.
+    pub file: PathBuf,
+    /// Its line (1-based).
+    pub line: usize,
+}
+
+/// The build's types as the source reader needs them.
+pub trait Types: Sync {
+    /// The struct (tag or typedef name) of member `member` of struct `ty`,
+    /// through pointers, arrays and typedefs; `None` when it is no struct
+    /// or the build does not know `ty`.
+    fn member_type(&self, ty: &str, member: &str) -> Option<String>;
+
+    /// The struct's tag for a typedef name (`pg_data_t` → `pglist_data`);
+    /// the name itself otherwise.
+    fn canonical(&self, ty: &str) -> String;
+}
+
+/// The declarations about the members of `types` (and of the structs
+/// their writers' locks are members of) in the C files and headers of
+/// `tree` that mention one of them.
+pub fn declarations(tree: &Path, types: &[String], build: &dyn Types) -> Result<Vec<Declaration>> {
+    if !tree.is_dir() {
+        return Err(Error::Usage(format!(
+            "--source-tree {}: not a directory",
+            tree.display()
+        )));
+    }
+    let files = c_files(tree)?;
+    let finders: Vec<memchr::memmem::Finder<'_>> = types
+        .iter()
+        .map(|t| memchr::memmem::Finder::new(t.as_bytes()))
+        .collect();
+    // The files that mention a struct, read once.
+    let texts: Vec<(&PathBuf, String)> = files
+        .par_iter()
+        .map(|rel| -> Result<Option<(&PathBuf, String)>> {
+            let path = tree.join(rel);
+            let bytes = crate::input::read_limited(&path, 64 << 20, "a C file")?;
+            if !finders.iter().any(|f| f.find(&bytes).is_some()) {
+                return Ok(None);
+            }
+            Ok(Some((rel, String::from_utf8_lossy(&bytes).into_owned())))
+        })
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    let texts: Vec<(&Path, &str)> = texts
+        .iter()
+        .map(|(rel, text)| (rel.as_path(), text.as_str()))
+        .collect();
+    Ok(read_all(&texts, types, build))
+}
+
+/// The declarations about the members of `types` in the C files `texts`
+/// (each a path in the tree and its text): the headers' lock wrappers
+/// first, then every file with them known, then the locks callers hold.
+pub(crate) fn read_all(
+    texts: &[(&Path, &str)],
+    types: &[String],
+    build: &dyn Types,
+) -> Vec<Declaration> {
+    let mut wrappers = Wrappers::default();
+    for _ in 0..WRAPPER_ROUNDS {
+        wrappers = texts
+            .par_iter()
+            .filter(|(rel, _)| rel.extension().is_some_and(|e| e == "h"))
+            .map(|(_, text)| wrappers_in(text, build, &wrappers))
+            .reduce(Wrappers::default, Wrappers::merge);
+    }
+    let read: Vec<Bodies> = texts
+        .par_iter()
+        .map(|(rel, text)| read_file(text, rel, types, build, &wrappers))
+        .collect();
+    let mut out = Vec::new();
+    let mut calls = Vec::new();
+    let mut defined: HashMap<String, usize> = HashMap::new();
+    for b in read {
+        out.extend(b.declarations);
+        calls.extend(b.calls);
+        for name in b.defined {
+            *defined.entry(name).or_default() += 1;
+        }
+    }
+    // A write in a function is under the locks its callers hold.
+    callers::add_callers_locks(&mut out, &calls, &defined);
+    out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    out
+}
+
+/// What one file gives: its declarations, and of its function bodies the
+/// lock wrappers, the calls and the names defined.
+#[derive(Default)]
+struct Bodies {
+    declarations: Vec<Declaration>,
+    wrappers: Wrappers,
+    calls: Vec<callers::Call>,
+    defined: Vec<String>,
+}
+
+/// [`Bodies`] of C text `text` (the file `file`) about the members of
+/// `types`, with the lock wrappers `wrappers` known.
+fn read_file(
+    text: &str,
+    file: &Path,
+    types: &[String],
+    build: &dyn Types,
+    wrappers: &Wrappers,
+) -> Bodies {
+    let mut read = walk::functions(text, file, types, build, wrappers);
+    let mut found = members::members(text, file, types);
+    found.append(&mut read.declarations);
+    read.declarations = found;
+    read
+}
+
+/// The lock wrappers defined in C text `text`, with `known` known.
+fn wrappers_in(text: &str, build: &dyn Types, known: &Wrappers) -> Wrappers {
+    walk::functions(text, Path::new(""), &[], build, known).wrappers
+}
+
+/// Every `.c` and `.h` file of `tree` outside the directories that hold
+/// no kernel code and hidden ones, relative to `tree`, in name order.
+fn c_files(tree: &Path) -> Result<Vec<PathBuf>> {
+    let enter = |d: &Path| {
+        let name = d
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        let top = d.parent() == Some(tree);
+        !name.starts_with('.')
+            && !(top && (crate::csource::NO_KERNEL_CODE.contains(&&*name) || name == "debian"))
+    };
+    let is_c = |p: &Path| p.extension().is_some_and(|e| e == "c" || e == "h");
+    let mut files = crate::csource::files_under(tree, &enter, &is_c, MAX_FILES);
+    if files.len() > MAX_FILES {
+        return Err(Error::Usage(format!(
+            "--source-tree {}: more than {MAX_FILES} C files; is it a kernel tree?",
+            tree.display()
+        )));
+    }
+    for f in &mut files {
+        *f = f.strip_prefix(tree).unwrap_or(f).to_owned();
+    }
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,654 @@
+//! The walk of function bodies, read with tree-sitter's C grammar: each
+//! write to a member of the wanted structs with the locks held there,
+//! the locks taken, the calls made (for the callers' locks) and the
+//! functions that are lock wrappers.
+
+use std::path::Path;
+
+use tree_sitter::{Node, Parser};
+
+use super::callers::Call;
+use super::members::{arguments, is_identifier};
+use super::vocabulary::*;
+use super::wrappers::{Effect, Wrappers};
+use super::{Bodies, Declaration, Held, Said, Types, Write};
+
+/// The writes and lock uses in the function bodies of `text` about the
+/// members of `types`, the lock wrappers among them, the calls made and
+/// the functions defined.
+pub(super) fn functions(
+    text: &str,
+    file: &Path,
+    types: &[String],
+    build: &dyn Types,
+    wrappers: &Wrappers,
+) -> Bodies {
+    let mut bodies = Bodies::default();
+    let mut parser = Parser::new();
+    if parser
+        .set_language(&tree_sitter_c::LANGUAGE.into())
+        .is_err()
+    {
+        return bodies;
+    }
+    let Some(tree) = parser.parse(text, None) else {
+        return bodies;
+    };
+    let mut stack = vec![tree.root_node()];
+    let read = Reading {
+        text,
+        file,
+        types,
+        build,
+        wrappers,
+    };
+    while let Some(node) = stack.pop() {
+        // A system call's body (`SYSCALL_DEFINE1(brk, ...) { ... }`) the
+        // grammar reads as a call and a block.
+        let syscall = match node.kind() {
+            "compound_statement" => syscall_name(node, text),
+            _ => None,
+        };
+        let wrapper = match (node.kind(), syscall) {
+            ("function_definition", _) => Function::read(node, &read, &mut bodies),
+            (_, Some(name)) => Function::read_parts(name, None, node, "", &read, &mut bodies),
+            _ => {
+                let mut cursor = node.walk();
+                stack.extend(node.children(&mut cursor));
+                continue;
+            }
+        };
+        if let Some((name, effects)) = wrapper {
+            bodies.wrappers.add(name, effects);
+        }
+    }
+    bodies
+}
+
+/// What every function of one file is read with.
+struct Reading<'a> {
+    text: &'a str,
+    file: &'a Path,
+    types: &'a [String],
+    build: &'a dyn Types,
+    wrappers: &'a Wrappers,
+}
+
+/// One function being read.
+struct Function<'a> {
+    text: &'a str,
+    file: &'a Path,
+    name: String,
+    types: &'a [String],
+    build: &'a dyn Types,
+    wrappers: &'a Wrappers,
+    /// Variables and parameters: name → struct.
+    variables: Vec<(String, String)>,
+    /// The parameters' names, in order (empty for an unnamed one).
+    params: Vec<String>,
+    /// Locks held at the current point.
+    held: Vec<Held>,
+    /// Locks released that were not taken here, members of a parameter:
+    /// (parameter, member), for a wrapper's effects.
+    released: Vec<(usize, String)>,
+    /// The calls made, with the locks held exclusively at each.
+    calls: Vec<Call>,
+}
+
+impl<'a> Function<'a> {
+    /// Reads function definition `node` into `bodies` (its declarations,
+    /// its calls, its name); its name and effects when it is a lock
+    /// wrapper.
+    fn read(
+        node: Node<'_>,
+        read: &Reading<'a>,
+        bodies: &mut Bodies,
+    ) -> Option<(String, Vec<Effect>)> {
+        let declarator = node.child_by_field_name("declarator")?;
+        let name = declared_name(declarator, read.text).unwrap_or_default();
+        let body = node.child_by_field_name("body")?;
+        // `__must_hold(&x->lock)` after the parameters: held throughout.
+        let between = &read.text[node.start_byte()..body.start_byte()];
+        Function::read_parts(name, Some(declarator), body, between, read, bodies)
+    }
+
+    /// Reads function `name`: its parameters from `declarator`, its
+    /// `__must_hold` from `between` (the text before the body), then
+    /// `body`.
+    fn read_parts(
+        name: String,
+        declarator: Option<Node<'_>>,
+        body: Node<'_>,
+        between: &str,
+        read: &Reading<'a>,
+        bodies: &mut Bodies,
+    ) -> Option<(String, Vec<Effect>)> {
+        let out = &mut bodies.declarations;
+        let text = read.text;
+        let mut f = Function {
+            text,
+            file: read.file,
+            name,
+            types: read.types,
+            build: read.build,
+            wrappers: read.wrappers,
+            variables: Vec::new(),
+            params: declarator.map_or_else(Vec::new, |d| parameters(d, text)),
+            held: Vec::new(),
+            released: Vec::new(),
+            calls: Vec::new(),
+        };
+        if let Some(declarator) = declarator {
+            f.declare(declarator);
+        }
+        for held in must_hold(between) {
+            let member = f.lock_member(f.resolve_text(&held));
+            f.held.push(Held {
+                member,
+                text: held,
+                how: "__must_hold".into(),
+                shared: false,
+            });
+        }
+        let must = f.held.len();
+        f.visit(body, out);
+        // Held at its end (taken or asserted here), or released: the
+        // locks a wrapper takes or releases for its caller.
+        let mut effects: Vec<Effect> = f.held[must.min(f.held.len())..]
+            .iter()
+            .filter_map(|h| {
+                let (param, member) = f.param_member(&h.text)?;
+                Some(Effect {
+                    param,
+                    member,
+                    release: false,
+                    shared: h.shared,
+                })
+            })
+            .collect();
+        effects.extend(f.released.iter().map(|(param, member)| Effect {
+            param: *param,
+            member: member.clone(),
+            release: true,
+            shared: false,
+        }));
+        effects.dedup();
+        if !f.name.is_empty() {
+            bodies.defined.push(f.name.clone());
+        }
+        bodies.calls.append(&mut f.calls);
+        (!effects.is_empty() && !f.name.is_empty()).then(|| (f.name.clone(), effects))
+    }
+
+    /// Lock expression `text` as a member of a parameter (`&mm->mmap_lock`
+    /// in `f(struct mm_struct *mm)`): the parameter and the member.
+    fn param_member(&self, text: &str) -> Option<(usize, String)> {
+        let text = text.trim().trim_start_matches('&').trim();
+        let at = text.find("->")?;
+        let (base, member) = (text[..at].trim(), text[at + 2..].trim());
+        let simple = |s: &str| {
+            !s.is_empty()
+                && s.split("->")
+                    .flat_map(|p| p.split('.'))
+                    .all(|p| is_identifier(p.trim()))
+        };
+        if !simple(member) {
+            return None;
+        }
+        let param = self.params.iter().position(|p| p == base)?;
+        Some((param, member.to_owned()))
+    }
+
+    /// A lock expression through wrapper argument `arg`: `&ARG->MEMBER`,
+    /// or `&VAR.MEMBER` for an argument `&VAR`.
+    fn through(&self, arg: Node<'_>, member: &str) -> String {
+        let a = self.of(arg).trim();
+        match a.strip_prefix('&') {
+            Some(var) => format!("&{}.{member}", var.trim()),
+            None => format!("&{a}->{member}"),
+        }
+    }
+
+    fn of(&self, n: Node<'_>) -> &'a str {
+        &self.text[n.byte_range()]
+    }
+
+    /// Records the variables that `node` (a parameter list, a declaration)
+    /// declares with a struct type.
+    fn declare(&mut self, node: Node<'_>) {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if matches!(n.kind(), "parameter_declaration" | "declaration")
+                && let Some(ty) = n.child_by_field_name("type")
+                && let Some(name) = self.struct_name(ty)
+            {
+                let mut cursor = n.walk();
+                for d in n.children_by_field_name("declarator", &mut cursor) {
+                    if let Some(var) = declared_name(d, self.text) {
+                        self.variables.retain(|(v, _)| *v != var);
+                        self.variables.push((var, self.build.canonical(&name)));
+                    }
+                }
+                continue;
+            }
+            if n.kind() == "compound_statement" {
+                continue;
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.children(&mut cursor));
+        }
+    }
+
+    /// `struct lruvec` → `lruvec`; a typedef name as it is.
+    fn struct_name(&self, ty: Node<'_>) -> Option<String> {
+        match ty.kind() {
+            "struct_specifier" | "union_specifier" => ty
+                .child_by_field_name("name")
+                .map(|n| self.of(n).to_owned()),
+            "type_identifier" => Some(self.of(ty).to_owned()),
+            _ => None,
+        }
+    }
+
+    /// Reads `node` in source order: declarations, lock calls, writes.
+    fn visit(&mut self, node: Node<'_>, out: &mut Vec<Declaration>) {
+        match node.kind() {
+            "declaration" => self.declare(node),
+            "call_expression" if self.call(node, out) => return,
+            "assignment_expression" => {
+                if let Some(left) = node.child_by_field_name("left") {
+                    self.written(left, Write::Assign, out);
+                }
+            }
+            "update_expression" => {
+                if let Some(arg) = node.child_by_field_name("argument") {
+                    self.written(arg, Write::Assign, out);
+                }
+            }
+            _ => {}
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        for child in children {
+            self.visit(child, out);
+        }
+    }
+
+    /// A call: a lock taken or released, or a write through a macro or
+    /// an atomic. True when its arguments need no further reading.
+    fn call(&mut self, node: Node<'_>, out: &mut Vec<Declaration>) -> bool {
+        let Some(function) = node.child_by_field_name("function") else {
+            return false;
+        };
+        let args: Vec<Node<'_>> = node
+            .child_by_field_name("arguments")
+            .map(|a| {
+                let mut c = a.walk();
+                a.named_children(&mut c).collect()
+            })
+            .unwrap_or_default();
+        // `guard(spinlock_irq)(&x->lock)`, `scoped_guard(spinlock, &x->lock)`.
+        if function.kind() == "call_expression"
+            && let Some(inner) = function.child_by_field_name("function")
+            && self.of(inner) == "guard"
+        {
+            if let Some(lock) = args.first() {
+                self.take(*lock, "guard", out);
+            }
+            return true;
+        }
+        let name = self.of(function);
+        if function.kind() == "identifier" {
+            self.calls.push(Call {
+                callee: name.to_owned(),
+                caller: self.name.clone(),
+                held: self.held.iter().filter(|h| !h.shared).cloned().collect(),
+            });
+        }
+        if name == "scoped_guard" {
+            if let Some(lock) = args.get(1) {
+                self.take(*lock, "scoped_guard", out);
+            }
+            return false;
+        }
+        if let Some(effects) = self.wrappers.get(name) {
+            for e in effects {
+                let Some(arg) = args.get(e.param) else {
+                    continue;
+                };
+                let text = self.through(*arg, &e.member);
+                match e.release {
+                    true if leaves_after(node) => {}
+                    true => self.release(text),
+                    false => {
+                        let member = self.lock_member(self.resolve_text(&text));
+                        self.hold(text, member, name, e.shared, node, out);
+                    }
+                }
+            }
+            return true;
+        }
+        if is_assertion(name) || is_lock(name) {
+            if let Some(lock) = args.first() {
+                self.take(*lock, name, out);
+            }
+            return true;
+        }
+        if is_unlock(name) {
+            // An unlock on a path that then leaves (`unlock; goto
+            // restart;`) releases nothing for the code after its block.
+            if leaves_after(node) {
+                return true;
+            }
+            if let Some(lock) = args.first() {
+                let text = self.of(*lock).to_owned();
+                self.release(text);
+            }
+            return true;
+        }
+        if name == "data_race" {
+            for arg in &args {
+                let target = match arg.kind() {
+                    "assignment_expression" => arg.child_by_field_name("left"),
+                    "update_expression" => arg.child_by_field_name("argument"),
+                    _ => None,
+                };
+                if let Some(t) = target {
+                    self.written(t, Write::DataRace, out);
+                    return true;
+                }
+            }
+            return false;
+        }
+        if name.starts_with("this_cpu_")
+            || name.starts_with("raw_cpu_")
+            || name.starts_with("per_cpu_ptr")
+        {
+            if let Some(arg) = args.first() {
+                for (ty, path) in self.resolve(*arg) {
+                    if self.types.contains(&ty) {
+                        out.push(self.declaration(&ty, &path, Said::PerCpu(name.to_owned()), *arg));
+                    }
+                }
+            }
+            return false;
+        }
+        let write = match name {
+            "WRITE_ONCE" | "__WRITE_ONCE" => Some((0, Write::Once)),
+            "smp_store_release" | "store_release" | "rcu_assign_pointer" => {
+                Some((0, Write::Release(name.to_owned())))
+            }
+            _ if is_atomic_write(name) => {
+                // The address is whichever argument is one (`atomic_inc(v)`,
+                // `atomic_long_add(i, v)`, `set_bit(nr, addr)`).
+                for arg in args.iter().filter(|a| self.of(**a).starts_with('&')) {
+                    self.written(*arg, Write::Atomic(name.to_owned()), out);
+                }
+                None
+            }
+            _ => None,
+        };
+        if let Some((at, write)) = write
+            && let Some(arg) = args.get(at)
+        {
+            self.written(*arg, write, out);
+        }
+        false
+    }
+
+    /// A lock taken (or asserted held) through expression `lock`.
+    fn take(&mut self, lock: Node<'_>, how: &str, out: &mut Vec<Declaration>) {
+        let text = self.of(lock).to_owned();
+        let member = self.lock_member(self.resolve(lock));
+        self.hold(text, member, how, is_shared(how), lock, out);
+    }
+
+    /// Of the structs a lock expression goes through (`&current->mm->
+    /// mmap_lock`: `task_struct`, then `mm_struct`), the first that is
+    /// one read for, else the outermost: the lock's member there.
+    fn lock_member(&self, found: Vec<(String, String)>) -> Option<(String, String)> {
+        let wanted = found.iter().position(|(ty, _)| self.types.contains(ty));
+        found.into_iter().nth(wanted.unwrap_or(0))
+    }
+
+    /// Lock `text` (member `member`, when resolved) held from `at` on,
+    /// taken as `how`, `shared` or not.
+    fn hold(
+        &mut self,
+        text: String,
+        member: Option<(String, String)>,
+        how: &str,
+        shared: bool,
+        at: Node<'_>,
+        out: &mut Vec<Declaration>,
+    ) {
+        if let Some((ty, path)) = &member
+            && self.types.contains(ty)
+        {
+            out.push(self.declaration(ty, path, Said::Locked(how.to_owned()), at));
+        }
+        self.held.push(Held {
+            member,
+            text,
+            how: how.to_owned(),
+            shared,
+        });
+    }
+
+    /// Lock `text` released: no longer held, or, when this function did
+    /// not take it and it is a member of a parameter, a wrapper's release.
+    fn release(&mut self, text: String) {
+        match self.held.iter().rposition(|h| h.text == text) {
+            Some(k) => {
+                self.held.remove(k);
+            }
+            None => {
+                if let Some(p) = self.param_member(&text) {
+                    self.released.push(p);
+                }
+            }
+        }
+    }
+
+    /// Member access `target` written as `write`.
+    fn written(&self, target: Node<'_>, write: Write, out: &mut Vec<Declaration>) {
+        for (ty, path) in self.resolve(target) {
+            if self.types.contains(&ty) {
+                let said = Said::Written(write.clone(), self.held.clone());
+                out.push(self.declaration(&ty, &path, said, target));
+            }
+        }
+    }
+
+    fn declaration(&self, ty: &str, path: &str, said: Said, at: Node<'_>) -> Declaration {
+        Declaration {
+            ty: ty.to_owned(),
+            path: path.to_owned(),
+            said,
+            function: Some(self.name.clone()),
+            file: self.file.to_owned(),
+            line: at.start_position().row + 1,
+        }
+    }
+
+    /// [`Function::resolve`] of an expression written as text
+    /// (`&x->lock`, `x->a.b`), for one outside the parsed body.
+    fn resolve_text(&self, text: &str) -> Vec<(String, String)> {
+        let text = text.trim().trim_start_matches('&').trim();
+        let mut parts = text.split("->").flat_map(|p| p.split('.'));
+        let Some(base) = parts.next() else {
+            return Vec::new();
+        };
+        let fields: Vec<String> = parts.map(|p| p.trim().to_owned()).collect();
+        self.chain(base.trim(), fields)
+    }
+
+    /// The struct members expression `node` names: for `lruvec->lrugen.
+    /// max_seq`, (`lruvec`, `lrugen.max_seq`) and (`lru_gen_folio`,
+    /// `max_seq`). Addresses, subscripts and parentheses are seen through.
+    fn resolve(&self, node: Node<'_>) -> Vec<(String, String)> {
+        let mut fields = Vec::new();
+        let mut n = node;
+        let base = loop {
+            match n.kind() {
+                "field_expression" => {
+                    let (Some(arg), Some(field)) = (
+                        n.child_by_field_name("argument"),
+                        n.child_by_field_name("field"),
+                    ) else {
+                        return Vec::new();
+                    };
+                    fields.push(self.of(field).to_owned());
+                    n = arg;
+                }
+                "subscript_expression" => match n.child_by_field_name("argument") {
+                    Some(a) => n = a,
+                    None => return Vec::new(),
+                },
+                "pointer_expression" | "parenthesized_expression" | "cast_expression" => {
+                    match n
+                        .child_by_field_name("argument")
+                        .or_else(|| n.named_child(n.named_child_count().saturating_sub(1) as u32))
+                    {
+                        Some(a) => n = a,
+                        None => return Vec::new(),
+                    }
+                }
+                "identifier" => break self.of(n),
+                _ => return Vec::new(),
+            }
+        };
+        fields.reverse();
+        self.chain(base, fields)
+    }
+
+    /// The members `base` (a variable) then `fields` name, from each struct
+    /// on the way: (`lruvec`, `lrugen.max_seq`), (`lru_gen_folio`, `max_seq`).
+    fn chain(&self, base: &str, fields: Vec<String>) -> Vec<(String, String)> {
+        if fields.is_empty() || fields.iter().any(|f| f.is_empty()) {
+            return Vec::new();
+        }
+        // `current` is the kernel's running task, a macro no declaration
+        // names.
+        let declared = self
+            .variables
+            .iter()
+            .rev()
+            .find(|(v, _)| v == base)
+            .map(|(_, ty)| ty.clone());
+        let Some(mut ty) =
+            declared.or_else(|| (base == "current").then(|| "task_struct".to_owned()))
+        else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (i, field) in fields.iter().enumerate() {
+            out.push((ty.clone(), fields[i..].join(".")));
+            match self.build.member_type(&ty, field) {
+                Some(next) => ty = next,
+                None => break,
+            }
+        }
+        out
+    }
+}
+
+/// Is statement-level call `node` followed in its block (a block inside
+/// the function's body) by a `goto`, `return`, `break` or `continue`?
+fn leaves_after(node: Node<'_>) -> bool {
+    let Some(statement) = node.parent().filter(|p| p.kind() == "expression_statement") else {
+        return false;
+    };
+    // In the function's own body the code after it is the function's:
+    // its final `return` leaves nothing held.
+    if statement
+        .parent()
+        .and_then(|block| block.parent())
+        .is_some_and(|p| p.kind() == "function_definition")
+    {
+        return false;
+    }
+    let mut next = statement.next_sibling();
+    while let Some(n) = next {
+        if matches!(
+            n.kind(),
+            "goto_statement" | "return_statement" | "break_statement" | "continue_statement"
+        ) {
+            return true;
+        }
+        next = n.next_sibling();
+    }
+    false
+}
+
+/// The lock expressions of the `__must_hold(...)` annotations in `text`.
+fn must_hold(text: &str) -> Vec<String> {
+    let tokens = crate::csource::tokens(text);
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        if t == "__must_hold" && tokens.get(i + 1).is_some_and(|p| p == "(") {
+            out.extend(arguments(&tokens, i + 1).0);
+        }
+    }
+    out
+}
+
+/// The name a declarator declares (`*lruvec`, `x = ...`, `f(args)`).
+fn declared_name(node: Node<'_>, text: &str) -> Option<String> {
+    let mut n = node;
+    for _ in 0..32 {
+        match n.kind() {
+            "identifier" | "field_identifier" => return Some(text[n.byte_range()].to_owned()),
+            _ => n = n.child_by_field_name("declarator")?,
+        }
+    }
+    None
+}
+
+/// The function a block is the body of when it is a system call's
+/// (`SYSCALL_DEFINE1(brk, unsigned long, brk) { ... }`, `COMPAT_SYSCALL_
+/// DEFINE2(...)`): `sys_brk`, `compat_sys_brk`.
+fn syscall_name(block: Node<'_>, text: &str) -> Option<String> {
+    let call = block
+        .prev_named_sibling()
+        .filter(|s| s.kind() == "expression_statement")?
+        .named_child(0)
+        .filter(|c| c.kind() == "call_expression")?;
+    let macro_name = &text[call.child_by_field_name("function")?.byte_range()];
+    let prefix = match macro_name {
+        m if m.starts_with("SYSCALL_DEFINE") => "sys_",
+        m if m.starts_with("COMPAT_SYSCALL_DEFINE") => "compat_sys_",
+        _ => return None,
+    };
+    let args = call.child_by_field_name("arguments")?;
+    let first = args.named_child(0).filter(|a| a.kind() == "identifier")?;
+    Some(format!("{prefix}{}", &text[first.byte_range()]))
+}
+
+/// The names of the parameters of function declarator `node`, in order
+/// (empty for an unnamed one).
+fn parameters(node: Node<'_>, text: &str) -> Vec<String> {
+    let mut n = node;
+    for _ in 0..32 {
+        if n.kind() == "function_declarator" {
+            let Some(list) = n.child_by_field_name("parameters") else {
+                return Vec::new();
+            };
+            let mut cursor = list.walk();
+            return list
+                .named_children(&mut cursor)
+                .filter(|p| p.kind() == "parameter_declaration")
+                .map(|p| {
+                    p.child_by_field_name("declarator")
+                        .and_then(|d| declared_name(d, text))
+                        .unwrap_or_default()
+                })
+                .collect();
+        }
+        match n.child_by_field_name("declarator") {
+            Some(d) => n = d,
+            None => return Vec::new(),
+        }
+    }
+    Vec::new()
+}
