@@ -61,7 +61,9 @@ pub(crate) fn bodies(text: &str) -> Vec<Body> {
                     }
                     after_tag = false;
                 }
-                ";" | "(" | "=" => {
+                // A tag followed by these names no body: a parameter's
+                // type (`f(struct napi_struct *napi) {`), a variable's.
+                ";" | "(" | ")" | "=" | "*" | "," => {
                     if depth == 0 {
                         pending = None;
                     }
@@ -113,5 +115,16 @@ mod tests {
             &["struct".into(), "a".into(), "*".into(), "p".into()],
             "a"
         ));
+    }
+
+    #[test]
+    fn a_functions_body_is_no_body_of_its_parameters_struct() {
+        let text = "void f(struct net_device *dev, struct napi_struct *napi)\n{\n\tnapi->weight = 1;\n}\n\
+                    struct napi_struct\n{\n\tint weight;\n};\n";
+        let found: Vec<(String, usize)> = bodies(text)
+            .into_iter()
+            .map(|b| (b.name, b.first))
+            .collect();
+        assert_eq!(found, [("napi_struct".to_owned(), 5)]);
     }
 }
