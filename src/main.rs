@@ -336,14 +336,17 @@ enum Command {
     ///
     /// For each direct member, the class the strongest evidence gives:
     /// declared in the source (--source-tree: __guarded_by, a lock held
-    /// around its writes, atomics and WRITE_ONCE on it, its use as a lock),
-    /// then measured by perf (--perf: locked updates are lockless-write,
-    /// plain stores make the storing function a context, loads only are
-    /// hot-read), then inferred from its type (kernel locks, atomics).
-    /// Every rule has its evidence above it as comments and its kind after
-    /// it; evidence that disagrees is listed, not resolved; initialisation
-    /// functions' writes are not counted. The output loads in check
-    /// unchanged. See docs/evidence.md.
+    /// around its writes, atomics and WRITE_ONCE on it, its use as a lock,
+    /// its reads), then measured by perf (--perf: locked updates are
+    /// lockless-write, plain stores make the storing function a context,
+    /// loads only are hot-read), then inferred from its type (kernel
+    /// locks, atomics). Plain stores with no lock are the object's owner's
+    /// (one context); a member written only while the object is built or
+    /// on the control path (netlink, sysctl, ioctl, *_change) and read by
+    /// several functions is hot-read. Every rule has its evidence above it
+    /// as comments and its kind after it; evidence that disagrees is
+    /// listed, not resolved. The output loads in check unchanged. See
+    /// docs/evidence.md.
     #[command(after_help = DRAFT_EXAMPLES)]
     Draft {
         /// Builds (FILE or NAME=FILE), then the struct(s) to draft.

@@ -2,16 +2,20 @@
 //! class the strongest evidence gives (declared in the source, then
 //! measured by perf, then inferred from the type), every piece of
 //! evidence as text, and the evidence that disagrees, listed and not
-//! resolved. Plain stores from one function make that function a
-//! context (one writer at a time), so two members written by different
-//! functions on one line are a cross-context pair.
+//! resolved. Who touches one object at once decides the contexts: plain
+//! stores with no lock are the object's owner's (one context, one CPU at
+//! a time), a lock's holders are one context named by the lock's struct
+//! and member, a `WRITE_ONCE` store's function is a path of its own;
+//! writes made while the object is built or on the control path are not
+//! counted, and a member read by several fast paths and written on none
+//! is read-mostly.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::annotate::{ATOMIC_TYPES, LOCK_TYPES};
 use crate::evidence::attribute::Placed;
 use crate::evidence::perf::{Format, Op};
-use crate::evidence::source::{Declaration, Held, Said};
+use crate::evidence::source::{Declaration, Held, Role, Said};
 use crate::report::draft::{DraftContext, DraftField, DraftRule, DraftType, Evidence, Mark};
 
 /// A direct member of the drafted struct.
@@ -50,6 +54,20 @@ pub(crate) struct Drafted {
     /// and the evidence.
     pub locks: Vec<(String, String, Vec<Evidence>)>,
 }
+
+/// The context of plain stores made with no lock: the object's owner.
+/// An object passed from owner to owner (an skb in a queue, a napi in
+/// its poll) is written by one CPU at a time, whichever function it is.
+const OWNER: &str = "owner";
+
+/// Writes listed one by one per member; the rest are counted.
+const MAX_WRITES_SHOWN: usize = 8;
+
+/// Functions named in one line of evidence.
+const MAX_FUNCTIONS_LISTED: usize = 5;
+
+/// Fast-path readers that make a member never written there read-mostly.
+const MIN_READERS: usize = 2;
 
 /// A function is initialisation when its name says so: its writes are
 /// made before anyone else sees the struct.
@@ -129,9 +147,15 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
         .filter_map(|(mark, v)| v.map(|v| (mark, v)))
         .collect();
         merge_owned(&mut verdicts);
+        // A write's verdict, else perf's reads, which name their readers.
         let chosen = verdicts
             .iter()
             .find(|(_, v)| !matches!(v, Verdict::Read(_)))
+            .or_else(|| {
+                verdicts
+                    .iter()
+                    .find(|(mark, v)| *mark == Mark::Measured && matches!(v, Verdict::Read(_)))
+            })
             .or_else(|| verdicts.first())
             .cloned();
         if let Some((mark, v)) = &chosen {
@@ -277,10 +301,32 @@ fn holders(text: &str) -> String {
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
         .collect();
-    let name = words.join("-");
+    context_name(&words.join("-"))
+}
+
+/// `name` as a rules file's context name: letters, digits, '-' and '_',
+/// starting with a letter or '_' (`____napi_schedule` as it is).
+pub(crate) fn context_name(name: &str) -> String {
+    let name: String = name
+        .chars()
+        .map(
+            |c| match c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                true => c,
+                false => '-',
+            },
+        )
+        .collect();
     match name.chars().next() {
-        Some(c) if c.is_ascii_alphabetic() => name,
+        Some(c) if c.is_ascii_alphabetic() || c == '_' => name,
         _ => format!("lock-{name}"),
+    }
+}
+
+/// The first `n` of `names`, then how many more.
+fn listed(names: &[String], n: usize) -> String {
+    match names.len() > n {
+        true => format!("{} and {} more", names[..n].join(", "), names.len() - n),
+        false => names.join(", "),
     }
 }
 
@@ -306,12 +352,29 @@ fn declared(
         })
     };
     let mut verdict = None;
-    // Taken as a lock.
+    // Taken as a lock: the member itself, or a lock inside it (`ring.
+    // producer_lock`), which makes the member no lock.
+    let mut inner: BTreeMap<&str, (usize, &Declaration)> = BTreeMap::new();
     for d in &ds {
         if let Said::Locked(how) = &d.said {
-            say(evidence, format!("taken with {how}() {}", at(d)));
-            verdict = Some(Verdict::Lock);
+            match d.path == m.path {
+                true => {
+                    say(evidence, format!("taken with {how}() {}", at(d)));
+                    verdict = Some(Verdict::Lock);
+                }
+                false => inner.entry(&d.path).or_insert((0, d)).0 += 1,
+            }
         }
+    }
+    for (path, (n, d)) in inner {
+        say(
+            evidence,
+            format!(
+                "holds lock {path}, taken {n} time{} (first {})",
+                if n == 1 { "" } else { "s" },
+                at(d)
+            ),
+        );
     }
     // Per-CPU data through it: the member itself is only read.
     for d in &ds {
@@ -352,23 +415,43 @@ fn declared(
             }
         });
     }
-    // Writes in functions.
-    let mut ignored = Vec::new();
+    // Writes in functions: those made while the object is built or on
+    // the control path are told apart and not counted.
+    let mut ignored: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
     // Per lock: the functions whose writes hold it, and the writes.
     let mut under: BTreeMap<String, (BTreeSet<String>, usize)> = BTreeMap::new();
     let (mut atomics, mut plain, mut unlocked) = (Vec::new(), Vec::new(), Vec::new());
-    let mut global: Vec<String> = Vec::new();
+    // Functions storing it with WRITE_ONCE or a release store and no
+    // lock: each a path of its own, which others read locklessly.
+    let mut marked: Vec<String> = Vec::new();
+    // Writes under a lock of another object or a global: the context,
+    // the lock, the function.
+    let mut other_locks: Vec<(String, String, String)> = Vec::new();
     let mut writes = 0;
+    let mut shown = 0;
     for d in &ds {
         let Said::Written(write, held) = &d.said else {
             continue;
         };
         let function = d.function.as_deref().unwrap_or("");
-        if is_init(function) {
-            ignored.push(function.to_owned());
+        let not_counted = match d.role {
+            Role::Construction => Some("while the object is built"),
+            Role::Control => Some("on the control path"),
+            Role::Fast if is_init(function) => Some("in initialisation, by name"),
+            Role::Fast => None,
+        };
+        if let Some(why) = not_counted {
+            ignored.entry(why).or_default().push(function.to_owned());
             continue;
         }
         writes += 1;
+        // Evidence for the first writes; the rest are counted.
+        let mut say = |evidence: &mut Vec<Evidence>, text: String| {
+            shown += 1;
+            if shown <= MAX_WRITES_SHOWN {
+                say(evidence, text)
+            }
+        };
         // A lock held shared serialises no writer: as if not held.
         let (shared, held): (Vec<&Held>, Vec<&Held>) = held.iter().partition(|h| h.shared);
         let lock = held
@@ -382,10 +465,10 @@ fn declared(
                     evidence,
                     format!("{how} {} with {} held ({})", at(d), h.text, h.taken()),
                 );
-                let entry = under.entry(name.clone()).or_default();
+                let entry = under.entry(name.rules_name()).or_default();
                 entry.0.insert(function.to_owned());
                 entry.1 += 1;
-                if let Some((ty, member)) = name.split_once('.')
+                if let LockName::Enclosing(ty, member) = name
                     && !locks.iter().any(|(t, mm, _)| t == ty && mm == member)
                 {
                     let ev = Evidence {
@@ -398,25 +481,25 @@ fn declared(
                             at(d)
                         ),
                     };
-                    locks.push((ty.to_owned(), member.to_owned(), vec![ev]));
+                    locks.push((ty.clone(), member.clone(), vec![ev]));
                 }
             }
             None => match held.last() {
-                // A lock that is no member of these structs (a global):
-                // its holders write, one at a time.
+                // A lock of another object or a global: its holders
+                // write, one at a time, whatever a caller calls it.
                 Some(h) => {
                     say(
                         evidence,
                         format!("{how} {} with {} held ({})", at(d), h.text, h.taken()),
                     );
-                    let c = holders(&h.text);
-                    contexts.entry(c.clone()).or_insert_with(|| {
-                        format!(
-                            "the holders of {}, which is no member of {}",
-                            h.text, facts.ty
-                        )
-                    });
-                    global.push(c);
+                    let (c, what) = match &h.member {
+                        Some((ty, path)) => (
+                            context_name(&format!("{ty}-{path}")),
+                            format!("{ty}.{path}"),
+                        ),
+                        None => (holders(&h.text), h.text.clone()),
+                    };
+                    other_locks.push((c, what, function.to_owned()));
                 }
                 None => {
                     let why = match shared.last() {
@@ -434,22 +517,73 @@ fn declared(
         }
         match (write.lockless(), &lock, held.is_empty()) {
             (true, None, true) => atomics.push(function.to_owned()),
+            (false, None, true) if write.marked() => marked.push(function.to_owned()),
             (false, None, true) => plain.push(function.to_owned()),
             _ => {}
         }
     }
-    if !ignored.is_empty() {
-        let ignored = sorted(ignored);
+    if shown > MAX_WRITES_SHOWN {
+        say(
+            evidence,
+            format!("and {} more writes", shown - MAX_WRITES_SHOWN),
+        );
+    }
+    for (why, functions) in &ignored {
+        let functions = sorted(functions.clone());
         say(
             evidence,
             format!(
-                "writes in {} not counted: initialisation",
-                ignored.join(", ")
+                "written {why} in {}: not counted",
+                listed(&functions, MAX_FUNCTIONS_LISTED)
+            ),
+        );
+    }
+    // Reads on the fast path, per function.
+    let mut readers: BTreeMap<&str, &Declaration> = BTreeMap::new();
+    let mut marked_read = false;
+    for d in &ds {
+        if let (Said::Read { once }, Role::Fast) = (&d.said, d.role) {
+            let function = d.function.as_deref().unwrap_or("");
+            if !is_init(function) {
+                readers.entry(function).or_insert(d);
+                marked_read |= *once;
+            }
+        }
+    }
+    if !readers.is_empty() {
+        let first: Vec<String> = readers
+            .values()
+            .take(MAX_FUNCTIONS_LISTED)
+            .map(|d| at(d))
+            .collect();
+        say(
+            evidence,
+            format!(
+                "read in {} function{}{}: {}{}",
+                readers.len(),
+                if readers.len() == 1 { "" } else { "s" },
+                if marked_read {
+                    " (READ_ONCE or RCU among them)"
+                } else {
+                    ""
+                },
+                first.join(", "),
+                if readers.len() > MAX_FUNCTIONS_LISTED {
+                    ", ..."
+                } else {
+                    ""
+                }
             ),
         );
     }
     if verdict.is_none() && writes == 0 {
-        return group_verdict(m, evidence, contexts);
+        let group = group_verdict(m, evidence, contexts);
+        // Read on fast paths by several functions and written only while
+        // built or on the control path: read-mostly.
+        if group.is_none() && readers.len() >= MIN_READERS {
+            return Some(Verdict::Read(Vec::new()));
+        }
+        return group;
     }
     if verdict.is_some() || writes == 0 {
         return verdict;
@@ -488,11 +622,62 @@ fn declared(
                 ));
             }
         }
+        // A lock inside the member itself (`cfs_rq.removed.lock` around
+        // `removed.nr`): the member is no lock, and cannot be its own
+        // lock's field; its writers are the lock's holders.
+        if lock
+            .strip_prefix(m.path.as_str())
+            .is_some_and(|r| r.starts_with(['.', '[']))
+        {
+            let c = context_name(&format!("{}-{lock}", facts.ty));
+            contexts.entry(c.clone()).or_insert_with(|| {
+                format!(
+                    "the holders of {}.{lock}, a lock inside {}",
+                    facts.ty, m.path
+                )
+            });
+            return Some(Verdict::Owned {
+                write: vec![c],
+                read: Vec::new(),
+            });
+        }
         return Some(Verdict::Protected(lock.clone()));
     }
-    plain.extend(global);
+    // A lock of another object or a global serialises this member's
+    // writers when every write holds it; otherwise its holders are just
+    // the object's current owner (a driver's lock around an skb's write).
+    let mut write = Vec::new();
+    let one_lock = other_locks
+        .first()
+        .filter(|(c, _, _)| other_locks.len() == writes && other_locks.iter().all(|o| o.0 == *c));
+    match one_lock {
+        Some((c, what, _)) => {
+            contexts.entry(c.clone()).or_insert_with(|| {
+                format!("the holders of {what}, which is no member of {}", facts.ty)
+            });
+            write.push(c.clone());
+        }
+        None => plain.extend(other_locks.into_iter().map(|(_, _, f)| f)),
+    }
+    for f in sorted(marked) {
+        let c = context_name(&f);
+        contexts.entry(c.clone()).or_insert_with(|| {
+            format!(
+                "{f}, storing {} with WRITE_ONCE or a release store: others read it locklessly",
+                m.path
+            )
+        });
+        write.push(c);
+    }
+    // Plain stores with no lock: the object's owner's, one at a time.
+    if !plain.is_empty() {
+        contexts.entry(OWNER.to_owned()).or_insert_with(|| {
+            "plain stores with no lock held: the object's owner, one CPU at a time".to_owned()
+        });
+        write.push(OWNER.to_owned());
+    }
     Some(Verdict::Owned {
-        write: sorted(plain),
+        write: sorted(write),
         read: Vec::new(),
     })
 }
@@ -550,21 +735,41 @@ fn group_verdict(
     }
 }
 
-/// The rules' name of held lock `h`: a member of the struct (`lock`), of
-/// an enclosing struct (`lruvec.lru_lock`), or none.
+/// A held lock as the rules name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum LockName {
+    /// A member of the drafted struct, by its path (`lock`, `ring.
+    /// producer_lock`).
+    Own(String),
+    /// A member of a struct that embeds it (`lruvec`, `lru_lock`).
+    Enclosing(String, String),
+}
+
+impl LockName {
+    /// As a rule's `lock = "..."` names it.
+    fn rules_name(&self) -> String {
+        match self {
+            LockName::Own(path) => path.clone(),
+            LockName::Enclosing(ty, path) => format!("{ty}.{path}"),
+        }
+    }
+}
+
+/// The rules' name of held lock `h`: a member of the struct, of an
+/// enclosing struct, or none.
 fn lock_name<'h>(
     facts: &Facts<'_>,
     h: &'h Held,
     member_names: &[&str],
-) -> Option<(String, &'h Held)> {
+) -> Option<(LockName, &'h Held)> {
     let (ty, path) = h.member.as_ref()?;
     if *ty == facts.ty && member_names.contains(&path.split(['.', '[']).next().unwrap_or("")) {
-        return Some((path.clone(), h));
+        return Some((LockName::Own(path.clone()), h));
     }
     facts
         .enclosing
         .contains(ty)
-        .then(|| (format!("{ty}.{path}"), h))
+        .then(|| (LockName::Enclosing(ty.clone(), path.clone()), h))
 }
 
 /// perf's verdict on member `m`.
@@ -626,8 +831,8 @@ fn measured(facts: &Facts<'_>, m: &MemberFacts, evidence: &mut Vec<Evidence>) ->
         });
         match op {
             Op::Locked => locked = true,
-            Op::Store | Op::Update => stores.push(function.clone()),
-            Op::Load => loads.push(function.clone()),
+            Op::Store | Op::Update => stores.push(context_name(function)),
+            Op::Load => loads.push(context_name(function)),
         }
     }
     Some(if locked {
@@ -726,6 +931,7 @@ mod tests {
             function: Some(function.into()),
             file: "s.c".into(),
             line,
+            role: crate::evidence::source::Role::Fast,
         };
         // a: under l1 in two functions, under l2 three times in one.
         let ds = [
@@ -769,7 +975,7 @@ mod tests {
             x.rule,
             Some(DraftRule::Contexts {
                 read: Vec::new(),
-                write: vec!["h".into()]
+                write: vec!["owner".into()]
             })
         );
         assert!(
@@ -779,5 +985,155 @@ mod tests {
             "{:?}",
             x.evidence
         );
+    }
+
+    /// A declaration of `said` about `path` of struct `s` in `function`.
+    fn decl(path: &str, function: &str, said: Said, role: Role) -> Declaration {
+        Declaration {
+            ty: "s".into(),
+            path: path.into(),
+            said,
+            function: Some(function.into()),
+            file: "s.c".into(),
+            line: 1,
+            role,
+        }
+    }
+
+    fn draft_of(members: &[&str], ds: &[Declaration]) -> Drafted {
+        let member = |path: &&str| MemberFacts {
+            path: (*path).into(),
+            type_names: Vec::new(),
+            group: None,
+        };
+        draft(&Facts {
+            ty: "s".into(),
+            members: members.iter().map(member).collect(),
+            placed: Vec::new(),
+            declarations: ds.iter().collect(),
+            enclosing: Vec::new(),
+        })
+    }
+
+    fn rule(d: &Drafted, path: &str) -> Option<DraftRule> {
+        d.ty.fields.iter().find(|f| f.path == path)?.rule.clone()
+    }
+
+    #[test]
+    fn plain_stores_are_the_owners_and_built_or_control_writes_leave_a_member_read_mostly() {
+        use crate::evidence::source::Write;
+        let plain =
+            |path: &str, f: &str, role| decl(path, f, Said::Written(Write::Assign, vec![]), role);
+        let read = |path: &str, f: &str| decl(path, f, Said::Read { once: false }, Role::Fast);
+        let ds = [
+            plain("weight", "____napi_schedule", Role::Fast),
+            plain("gro_bitmask", "__napi_poll", Role::Fast),
+            plain("poll", "netif_napi_add_weight", Role::Construction),
+            plain("limit", "tbf_change", Role::Control),
+            read("poll", "__napi_poll"),
+            read("poll", "busy_poll_stop"),
+            read("limit", "tbf_enqueue"),
+        ];
+        let d = draft_of(&["weight", "gro_bitmask", "poll", "limit"], &ds);
+        let owner = Some(DraftRule::Contexts {
+            read: vec![],
+            write: vec!["owner".into()],
+        });
+        assert_eq!(rule(&d, "weight"), owner);
+        assert_eq!(rule(&d, "gro_bitmask"), owner);
+        let names: Vec<&str> = d.contexts.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["owner"]);
+        // Written only while built, read by two fast paths: read-mostly.
+        assert_eq!(
+            rule(&d, "poll"),
+            Some(DraftRule::Class {
+                class: "hot-read".into()
+            })
+        );
+        let poll = d.ty.fields.iter().find(|f| f.path == "poll").unwrap();
+        let texts: Vec<&str> = poll.evidence.iter().map(|e| e.text.as_str()).collect();
+        assert!(
+            texts.contains(
+                &"written while the object is built in netif_napi_add_weight: not counted"
+            ) && texts.contains(
+                &"read in 2 functions: in __napi_poll (s.c:1), in busy_poll_stop (s.c:1)"
+            ),
+            "{texts:?}"
+        );
+        // One reader is not enough to call it read-mostly.
+        assert_eq!(rule(&d, "limit"), None);
+    }
+
+    #[test]
+    fn locks_of_other_objects_a_lock_inside_a_member_and_no_table_named_after_a_member() {
+        use crate::evidence::source::Write;
+        let held = |ty: &str, path: &str, text: &str| Held {
+            member: Some((ty.into(), path.into())),
+            text: text.into(),
+            how: "spin_lock".into(),
+            shared: false,
+        };
+        let under = |path: &str, f: &str, h: Held| {
+            decl(path, f, Said::Written(Write::Assign, vec![h]), Role::Fast)
+        };
+        let q = || held("sk_buff_head", "lock", "&q->lock");
+        let ds = [
+            // Every write of a under one other object's lock: its holders.
+            under("a", "f", q()),
+            under("a", "g", q()),
+            // b: once under it, once with no lock: the owner's.
+            under("b", "f", q()),
+            decl("b", "h", Said::Written(Write::Assign, vec![]), Role::Fast),
+            // removed.nr under removed.lock, a lock inside the member.
+            under(
+                "removed",
+                "f",
+                held("s", "removed.lock", "&s->removed.lock"),
+            ),
+            decl("removed", "f", Said::Locked("spin_lock".into()), Role::Fast),
+            // alloc under ring.producer_lock, a lock inside another member.
+            under(
+                "alloc",
+                "f",
+                held("s", "ring.producer_lock", "&s->ring.producer_lock"),
+            ),
+            decl("ring", "f", Said::Locked("spin_lock".into()), Role::Fast),
+        ];
+        let ds: Vec<Declaration> = ds
+            .into_iter()
+            .map(|mut d| {
+                if d.path == "removed" && matches!(d.said, Said::Written(..)) {
+                    d.path = "removed.nr".into();
+                }
+                if d.path == "removed" || d.path == "ring" {
+                    d.path.push_str(".lock");
+                }
+                d
+            })
+            .collect();
+        let d = draft_of(&["a", "b", "removed", "alloc", "ring"], &ds);
+        let write = |c: &str| {
+            Some(DraftRule::Contexts {
+                read: vec![],
+                write: vec![c.into()],
+            })
+        };
+        assert_eq!(rule(&d, "a"), write("sk_buff_head-lock"));
+        assert_eq!(rule(&d, "b"), write("owner"));
+        assert_eq!(rule(&d, "removed"), write("s-removed-lock"));
+        assert_eq!(
+            rule(&d, "alloc"),
+            Some(DraftRule::LockProtected {
+                lock: "ring.producer_lock".into()
+            })
+        );
+        // A member holding a lock is no lock, and no table is named after it.
+        assert_eq!(rule(&d, "ring"), None);
+        assert!(d.locks.is_empty(), "{:?}", d.locks);
+        for c in &d.contexts {
+            assert_eq!(context_name(&c.name), c.name);
+        }
+        assert_eq!(context_name("____napi_schedule"), "____napi_schedule");
+        assert_eq!(context_name("x.y z"), "x-y-z");
     }
 }

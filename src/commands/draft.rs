@@ -279,7 +279,10 @@ fn holders_of(table: &TypeTable, id: TypeId) -> Vec<(TypeId, String)> {
 fn members(table: &TypeTable, id: TypeId, line: u64) -> Result<Vec<MemberFacts>> {
     let l = layout::layout(table, id, line, Depth::Direct)?;
     Ok(l.fields()
+        // The kernel's group markers (`__cacheline_group_begin__frag`,
+        // `__cacheline_group_pad__frag`) are no members to rule.
         .filter(|f| f.name.is_some() && !f.path.contains('.'))
+        .filter(|f| !f.path.starts_with("__cacheline_group_"))
         .map(|f| MemberFacts {
             path: f.path.clone(),
             type_names: crate::analysis::validate::type_names(table, f.ty),

@@ -465,7 +465,7 @@ impl Parser<'_> {
             let name: &str = key.get_ref();
             if !valid_context_name(name) {
                 return Err(self.at(key).error(format!(
-                    "'{name}' is not a context name: use letters, digits, '-' and '_'"
+                    "'{name}' is not a context name: use letters, digits, '-' and '_', starting with a letter or '_'"
                 )));
             }
             let writers = match self.string(writers, "a context's writers")? {
@@ -523,7 +523,7 @@ fn is_context_rule(inner: &DeTable<'_>) -> bool {
 
 /// A context name: letters, digits, `-` and `_`, starting with a letter.
 fn valid_context_name(name: &str) -> bool {
-    name.starts_with(|c: char| c.is_ascii_alphabetic())
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
@@ -535,6 +535,20 @@ mod tests {
 
     fn parse_str(text: &str) -> Result<Rules> {
         parse(&Arc::from(Path::new("r.toml")), text)
+    }
+
+    #[test]
+    fn a_kernel_functions_name_is_a_context_name() {
+        let rules = parse_str(
+            "[contexts]\n____napi_schedule = \"serialized\"\n\n[napi_struct]\nweight = { write = [\"____napi_schedule\"] }\n",
+        )
+        .unwrap();
+        assert_eq!(rules.contexts[0].name, "____napi_schedule");
+        let err = parse_str("[contexts]\n\"-x\" = \"serialized\"\n").unwrap_err();
+        assert!(
+            err.to_string().contains("'-x' is not a context name"),
+            "{err}"
+        );
     }
 
     /// The error of a file read alone: parsed, then merged as

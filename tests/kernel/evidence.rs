@@ -282,9 +282,11 @@ fn the_draft_of_mm_struct_sees_mmap_lock_through_its_wrappers() {
         )),
         "{draft}"
     );
+    // Under a lock held shared, a plain store is the owner's: the mm's
+    // threads, one at a time, not a context per function.
     let numa = rule(&draft, "mm_struct", "numa_scan_offset").unwrap();
     assert!(
-        numa.starts_with("numa_scan_offset = { write = [") && numa.contains("\"task_numa_work\""),
+        numa.starts_with("numa_scan_offset = { write = [") && numa.contains("\"owner\""),
         "{numa}"
     );
     // arg_end: at exec create_elf_tables() writes it after

@@ -191,6 +191,7 @@ mod tests {
             function: Some("leaf".into()),
             file: "s.c".into(),
             line: 3,
+            role: super::super::Role::Fast,
         }];
         add_callers_locks(&mut ds, &calls, &defined);
         let Said::Written(_, held) = &ds[0].said else {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{Declaration, Said};
+use super::{Declaration, Role, Said};
 
 /// `__guarded_by` and `__pt_guarded_by` on the members of the bodies of
 /// `types` in `text`.
@@ -36,6 +36,7 @@ pub(super) fn members(text: &str, file: &Path, types: &[String]) -> Vec<Declarat
                             function: None,
                             file: file.to_owned(),
                             line: i + 1,
+                            role: Role::Fast,
                         });
                     }
                     j = end;
@@ -57,6 +58,7 @@ pub(super) fn members(text: &str, file: &Path, types: &[String]) -> Vec<Declarat
                             function: None,
                             file: file.to_owned(),
                             line: at,
+                            role: Role::Fast,
                         });
                     }
                 } else if brackets == 0

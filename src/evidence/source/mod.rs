@@ -57,12 +57,21 @@ pub enum Write {
     /// An atomic or bit operation on it (`atomic_long_add`, `set_bit`,
     /// `xchg`), by name.
     Atomic(String),
+    /// A non-atomic bit operation (`__set_bit`, `__clear_bit`), by name:
+    /// a plain store of the word.
+    NonAtomic(String),
 }
 
 impl Write {
     /// True for a write many CPUs may make at once.
     pub fn lockless(&self) -> bool {
         matches!(self, Write::Atomic(_) | Write::DataRace)
+    }
+
+    /// True for a store marked for lockless readers: `WRITE_ONCE`, a
+    /// release store.
+    pub fn marked(&self) -> bool {
+        matches!(self, Write::Once | Write::Release(_))
     }
 
     /// How the source writes it, in words.
@@ -73,6 +82,7 @@ impl Write {
             Write::Release(name) => name.clone(),
             Write::DataRace => "written in data_race()".into(),
             Write::Atomic(name) => format!("{name}()"),
+            Write::NonAtomic(name) => format!("{name}() (non-atomic)"),
         }
     }
 }
@@ -128,6 +138,29 @@ pub enum Said {
     /// A per-CPU pointer, its data reached with `this_cpu_*` or
     /// `per_cpu_ptr` (by name).
     PerCpu(String),
+    /// Read in a function; `once` when any of its reads there is marked
+    /// (`READ_ONCE`, `rcu_dereference`, `smp_load_acquire`): read while
+    /// others may write it.
+    Read {
+        /// A marked read.
+        once: bool,
+    },
+}
+
+/// Where a write or read is made, as the kernel means it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Role {
+    /// On a path that runs while the object is in use.
+    #[default]
+    Fast,
+    /// While the object is built, before anyone else sees it: in the
+    /// function that allocates it, or that initialises one of its locks,
+    /// lists, timers or work items (`netif_napi_add_weight` with its
+    /// `INIT_LIST_HEAD(&napi->poll_list)`), whatever the function's name.
+    Construction,
+    /// On the control path: a netlink, sysctl, ioctl, ethtool or socket
+    /// option handler, a sysfs store, a `*_change` function.
+    Control,
 }
 
 /// A declaration in the source about member `path` of struct `ty`.
@@ -145,6 +178,9 @@ pub struct Declaration {
     pub file: PathBuf,
     /// Its line (1-based).
     pub line: usize,
+    /// Where the function makes it (always [`Role::Fast`] for a member
+    /// annotation).
+    pub role: Role,
 }
 
 /// The build's types as the source reader needs them.
@@ -180,7 +216,7 @@ pub fn declarations(tree: &Path, types: &[String], build: &dyn Types) -> Result<
         .map(|rel| -> Result<Option<(&PathBuf, String)>> {
             let path = tree.join(rel);
             let bytes = crate::input::read_limited(&path, 64 << 20, "a C file")?;
-            if !finders.iter().any(|f| f.find(&bytes).is_some()) {
+            if !finders.iter().any(|f| mentions(f, &bytes)) {
                 return Ok(None);
             }
             Ok(Some((rel, String::from_utf8_lossy(&bytes).into_owned())))
@@ -194,6 +230,16 @@ pub fn declarations(tree: &Path, types: &[String], build: &dyn Types) -> Result<
         .map(|(rel, text)| (rel.as_path(), text.as_str()))
         .collect();
     Ok(read_all(&texts, types, build))
+}
+
+/// Does `text` name the identifier `finder` looks for as a whole word
+/// (`rq`, not the `rq` of `irq` or `rq_flags`)?
+fn mentions(finder: &memchr::memmem::Finder<'_>, text: &[u8]) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let n = finder.needle().len();
+    finder
+        .find_iter(text)
+        .any(|at| (at == 0 || !word(text[at - 1])) && text.get(at + n).is_none_or(|&b| !word(b)))
 }
 
 /// The declarations about the members of `types` in the C files `texts`

@@ -88,7 +88,7 @@ fn must_hold_data_race_and_per_cpu_are_read() {
     );
     assert!(joined.contains("5:seg Written(DataRace,"), "{joined}");
     assert!(
-        joined.contains("6:stats.n PerCpu(\"this_cpu_inc\")"),
+        joined.contains("6:stats PerCpu(\"this_cpu_inc\")"),
         "{joined}"
     );
 }
@@ -225,4 +225,172 @@ fn a_members_line_is_its_names_not_a_bound_or_an_attribute() {
             ("b".to_owned(), 4)
         ]
     );
+}
+
+/// The types of the kernel snippets below: what each struct's members
+/// are, through pointers.
+struct Net;
+impl Types for Net {
+    fn member_type(&self, ty: &str, member: &str) -> Option<String> {
+        match (ty, member) {
+            ("napi_struct", "skb") => Some("sk_buff".into()),
+            ("sk_buff", "sk") => Some("sock".into()),
+            ("sock", "sk_lock") => Some("socket_lock_t".into()),
+            _ => None,
+        }
+    }
+    fn canonical(&self, ty: &str) -> String {
+        ty.to_owned()
+    }
+}
+
+fn read_net(code: &str, file: &str) -> Vec<Declaration> {
+    let types: Vec<String> = ["napi_struct", "sk_buff", "sock", "Qdisc", "softnet_data"]
+        .map(String::from)
+        .into();
+    read_all(&[(Path::new(file), code)], &types, &Net)
+}
+
+fn said(ds: &[Declaration], ty: &str, path: &str) -> Vec<(Said, Role, String)> {
+    ds.iter()
+        .filter(|d| d.ty == ty && d.path == path)
+        .map(|d| {
+            (
+                d.said.clone(),
+                d.role,
+                d.function.clone().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn construction_and_the_control_path_are_told_from_fast_path_writes() {
+    let code = "void netif_napi_add_weight(struct net_device *dev, struct napi_struct *napi, int weight)\n\
+        {\n\tINIT_LIST_HEAD(&napi->poll_list);\n\tnapi->weight = weight;\n}\n\
+        static int tbf_change(struct Qdisc *sch, struct nlattr *opt, struct netlink_ext_ack *extack)\n\
+        {\n\tsch->limit = 5;\n}\n\
+        static struct Qdisc *qdisc_alloc(void)\n{\n\tstruct Qdisc *sch = kzalloc(64, GFP_KERNEL);\n\tsch->limit = 1;\n\treturn sch;\n}\n\
+        void napi_complete_done(struct napi_struct *n)\n{\n\tlist_del_init(&n->poll_list);\n\tn->weight = 0;\n}\n";
+    let ds = read_net(code, "dev.c");
+    let weight = said(&ds, "napi_struct", "weight");
+    assert_eq!(
+        weight
+            .iter()
+            .map(|(_, r, f)| (*r, f.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            (Role::Construction, "netif_napi_add_weight"),
+            // list_del_init() empties a list in use: no construction.
+            (Role::Fast, "napi_complete_done")
+        ],
+        "{weight:?}"
+    );
+    let limit = said(&ds, "Qdisc", "limit");
+    assert_eq!(
+        limit
+            .iter()
+            .map(|(_, r, f)| (*r, f.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            (Role::Control, "tbf_change"),
+            (Role::Construction, "qdisc_alloc")
+        ],
+        "{limit:?}"
+    );
+}
+
+#[test]
+fn reads_non_atomic_bit_ops_and_members_reached_through_pointers() {
+    let code = "void ____napi_schedule(struct napi_struct *napi)\n{\n\
+        \tif (READ_ONCE(napi->poll))\n\t\tnapi->weight++;\n\
+        \t__set_bit(1, &napi->state);\n\
+        \tspin_lock(&napi->skb->sk->sk_lock.slock);\n\
+        \tnapi->skb->sk->sk_mark = 1;\n\
+        \tif (!napi->destroy_cnt++)\n\t\treturn;\n\
+        \t*napi->thread = 0;\n}\n";
+    let ds = read_net(code, "dev.c");
+    assert_eq!(
+        said(&ds, "napi_struct", "poll"),
+        [(
+            Said::Read { once: true },
+            Role::Fast,
+            "____napi_schedule".into()
+        )]
+    );
+    assert!(matches!(
+        &said(&ds, "napi_struct", "state")[0].0,
+        Said::Written(Write::NonAtomic(n), _) if n == "__set_bit"
+    ));
+    assert!(!Write::NonAtomic("__set_bit".into()).lockless());
+    // `!p->n++` is a write.
+    assert!(matches!(
+        &said(&ds, "napi_struct", "destroy_cnt")[0].0,
+        Said::Written(Write::Assign, _)
+    ));
+    // The lock and the write are the socket's, not members of the napi
+    // or the skb that point to it; the pointers themselves are read.
+    assert!(
+        ds.iter()
+            .all(|d| !(d.ty == "napi_struct" && d.path.starts_with("skb.")
+                || d.ty == "sk_buff" && d.path.starts_with("sk."))),
+        "{ds:#?}"
+    );
+    assert!(matches!(
+        said(&ds, "sock", "sk_lock.slock")[0].0,
+        Said::Locked(_)
+    ));
+    assert!(matches!(
+        said(&ds, "sock", "sk_mark")[0].0,
+        Said::Written(..)
+    ));
+    assert_eq!(
+        said(&ds, "napi_struct", "skb")[0].0,
+        Said::Read { once: false }
+    );
+    assert_eq!(said(&ds, "sk_buff", "sk")[0].0, Said::Read { once: false });
+    // `*p->thread = 0` writes what `thread` points to: `thread` is read.
+    assert_eq!(
+        said(&ds, "napi_struct", "thread"),
+        [(
+            Said::Read { once: false },
+            Role::Fast,
+            "____napi_schedule".into()
+        )]
+    );
+}
+
+#[test]
+fn the_socket_lock_and_a_c_files_own_wrappers_are_held() {
+    let code = "static inline void backlog_lock_irq_disable(struct softnet_data *sd)\n{\n\
+        \tspin_lock_irq(&sd->input_pkt_queue.lock);\n}\n\
+        static void backlog_unlock_irq_enable(struct softnet_data *sd)\n{\n\
+        \tspin_unlock_irq(&sd->input_pkt_queue.lock);\n}\n\
+        static void process_backlog(struct softnet_data *sd)\n{\n\
+        \tbacklog_lock_irq_disable(sd);\n\tsd->in_net_rx_action = 1;\n\
+        \tbacklog_unlock_irq_enable(sd);\n\tsd->processed = 2;\n}\n\
+        static void tcp_set(struct sock *sk)\n{\n\
+        \tlock_sock(sk);\n\tsk->sk_mark = 1;\n\trelease_sock(sk);\n\tsk->sk_priority = 2;\n}\n";
+    let ds = read_net(code, "dev.c");
+    let held = |ty: &str, path: &str| -> Vec<String> {
+        match &said(&ds, ty, path)[0].0 {
+            Said::Written(_, held) => held
+                .iter()
+                .map(|h| format!("{} {}", h.text, h.taken()))
+                .collect(),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(
+        held("softnet_data", "in_net_rx_action"),
+        ["&sd->input_pkt_queue.lock backlog_lock_irq_disable()"]
+    );
+    assert!(held("softnet_data", "processed").is_empty());
+    assert_eq!(held("sock", "sk_mark"), ["&sk->sk_lock lock_sock()"]);
+    assert!(held("sock", "sk_priority").is_empty());
+    // A `.c` file's function that only asserts a lock is no wrapper.
+    let code = "static void helper(struct sock *sk)\n{\n\tlockdep_assert_held(&sk->sk_lock);\n}\n\
+        static void g(struct sock *sk)\n{\n\thelper(sk);\n\tsk->sk_mark = 1;\n}\n";
+    let ds = read_net(code, "sock.c");
+    assert!(matches!(&said(&ds, "sock", "sk_mark")[0].0, Said::Written(_, h) if h.is_empty()));
 }

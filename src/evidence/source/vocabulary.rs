@@ -2,6 +2,8 @@
 //! them in calls: locks taken, asserted and released, shared holds,
 //! atomics and bit operations.
 
+use super::wrappers::Effect;
+
 /// Asserts a lock held: `lockdep_assert_held`, `rwsem_assert_held_write`.
 pub(super) fn is_assertion(name: &str) -> bool {
     name.starts_with("lockdep_assert_held") || name.starts_with("rwsem_assert_held")
@@ -80,4 +82,73 @@ pub(super) fn is_bitop(name: &str) -> bool {
     ]
     .iter()
     .any(|b| n.starts_with(b))
+}
+
+/// Allocates an object: `kmalloc`, `kzalloc`, `kmem_cache_alloc_node`,
+/// `kvzalloc`, `netdev_alloc_skb`, `page_pool_alloc`...; not a free.
+pub(super) fn is_allocation(name: &str) -> bool {
+    name.contains("alloc") && !name.contains("free") && !name.contains("dealloc")
+}
+
+/// Initialises a lock, list, timer, work item, counter or queue that is
+/// its first argument's member: the object it is a member of is being
+/// built (`INIT_LIST_HEAD`, `spin_lock_init`, `mutex_init`, `init_rwsem`,
+/// `hrtimer_init`, `timer_setup`, `refcount_set`, `kref_init`).
+pub(super) fn is_member_init(name: &str) -> bool {
+    // `list_del_init`, `list_splice_init`: a list emptied in use.
+    const IN_USE: [&str; 3] = ["del_init", "splice_init", "splice_tail_init"];
+    if IN_USE.iter().any(|w| name.contains(w)) {
+        return false;
+    }
+    name.starts_with("INIT_")
+        || name.starts_with("init_")
+        || name.ends_with("_init")
+        || matches!(
+            name,
+            "timer_setup" | "hrtimer_setup" | "refcount_set" | "kref_init" | "__init_rwsem"
+        )
+}
+
+/// A control-path function by its name or its parameters' types: a
+/// netlink, sysctl, ioctl, ethtool or socket option handler, a sysfs
+/// `*_store`, a `*_change` (a qdisc's, a class's). `declarator` is the
+/// text of its declarator, its parameter list included.
+pub(super) fn is_control(name: &str, declarator: &str) -> bool {
+    const NAMES: [&str; 4] = ["ioctl", "sysctl", "setsockopt", "netlink"];
+    const PARAMETERS: [&str; 6] = [
+        "netlink_ext_ack",
+        "struct nlattr",
+        "genl_info",
+        "ctl_table",
+        "struct ethtool_",
+        "struct device_attribute",
+    ];
+    name.ends_with("_change")
+        || name.ends_with("_store")
+        || NAMES.iter().any(|n| name.contains(n))
+        || PARAMETERS.iter().any(|p| declarator.contains(p))
+}
+
+/// The socket lock's calls (`lock_sock(sk)`, `release_sock(sk)`,
+/// `bh_lock_sock(sk)`, `sock_owned_by_me(sk)`): each takes, asserts or
+/// releases `&sk->sk_lock`. `lock_sock()` is defined in a `.c` file and
+/// `bh_lock_sock()` is a macro, so no wrapper is found for them.
+pub(super) fn socket_lock(name: &str) -> Option<Vec<Effect>> {
+    let release = match name {
+        "lock_sock"
+        | "lock_sock_nested"
+        | "lock_sock_fast"
+        | "lock_sock_fast_nested"
+        | "bh_lock_sock"
+        | "bh_lock_sock_nested"
+        | "sock_owned_by_me" => false,
+        "release_sock" | "unlock_sock_fast" | "bh_unlock_sock" => true,
+        _ => return None,
+    };
+    Some(vec![Effect {
+        param: 0,
+        member: "sk_lock".into(),
+        release,
+        shared: false,
+    }])
 }

@@ -3,6 +3,7 @@
 //! the locks taken, the calls made (for the callers' locks) and the
 //! functions that are lock wrappers.
 
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use tree_sitter::{Node, Parser};
@@ -11,7 +12,7 @@ use super::callers::Call;
 use super::members::{arguments, is_identifier};
 use super::vocabulary::*;
 use super::wrappers::{Effect, Wrappers};
-use super::{Bodies, Declaration, Held, Said, Types, Write};
+use super::{Bodies, Declaration, Held, Role, Said, Types, Write};
 
 /// The writes and lock uses in the function bodies of `text` about the
 /// members of `types`, the lock wrappers among them, the calls made and
@@ -23,35 +24,50 @@ pub(super) fn functions(
     build: &dyn Types,
     wrappers: &Wrappers,
 ) -> Bodies {
-    let mut bodies = Bodies::default();
     let mut parser = Parser::new();
     if parser
         .set_language(&tree_sitter_c::LANGUAGE.into())
         .is_err()
     {
-        return bodies;
+        return Bodies::default();
     }
     let Some(tree) = parser.parse(text, None) else {
-        return bodies;
+        return Bodies::default();
     };
-    let mut stack = vec![tree.root_node()];
-    let read = Reading {
+    let mut read = Reading {
         text,
         file,
-        types,
+        types: &[],
         build,
         wrappers,
+        local: None,
+        taking_only: true,
     };
+    // A `.c` file's own wrappers, read first from the same tree.
+    let local = match !types.is_empty() && file.extension().is_some_and(|e| e == "c") {
+        true => Some(walk_tree(tree.root_node(), &read).wrappers),
+        false => None,
+    };
+    read.types = types;
+    read.local = local.as_ref();
+    read.taking_only = false;
+    walk_tree(tree.root_node(), &read)
+}
+
+/// Every function body under `root`, read with `read`.
+fn walk_tree(root: Node<'_>, read: &Reading<'_>) -> Bodies {
+    let mut bodies = Bodies::default();
+    let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         // A system call's body (`SYSCALL_DEFINE1(brk, ...) { ... }`) the
         // grammar reads as a call and a block.
         let syscall = match node.kind() {
-            "compound_statement" => syscall_name(node, text),
+            "compound_statement" => syscall_name(node, read.text),
             _ => None,
         };
         let wrapper = match (node.kind(), syscall) {
-            ("function_definition", _) => Function::read(node, &read, &mut bodies),
-            (_, Some(name)) => Function::read_parts(name, None, node, "", &read, &mut bodies),
+            ("function_definition", _) => Function::read(node, read, &mut bodies),
+            (_, Some(name)) => Function::read_parts(name, None, node, "", read, &mut bodies),
             _ => {
                 let mut cursor = node.walk();
                 stack.extend(node.children(&mut cursor));
@@ -72,6 +88,14 @@ struct Reading<'a> {
     types: &'a [String],
     build: &'a dyn Types,
     wrappers: &'a Wrappers,
+    /// The wrappers the file itself defines (a `.c` file's static
+    /// `backlog_lock_irq_disable()`), looked up first.
+    local: Option<&'a Wrappers>,
+    /// Wrappers are functions that take a lock with the kernel's own call
+    /// (`spin_lock_irq()`), or release one, not those that assert it or
+    /// call another wrapper (a `.c` file's helpers with
+    /// `lockdep_assert_held()`, whose callers' own locks say more).
+    taking_only: bool,
 }
 
 /// One function being read.
@@ -82,6 +106,7 @@ struct Function<'a> {
     types: &'a [String],
     build: &'a dyn Types,
     wrappers: &'a Wrappers,
+    local: Option<&'a Wrappers>,
     /// Variables and parameters: name → struct.
     variables: Vec<(String, String)>,
     /// The parameters' names, in order (empty for an unnamed one).
@@ -93,6 +118,16 @@ struct Function<'a> {
     released: Vec<(usize, String)>,
     /// The calls made, with the locks held exclusively at each.
     calls: Vec<Call>,
+    /// The variables whose object this function builds (see
+    /// [`Role::Construction`]).
+    built: Vec<String>,
+    /// A control-path function (see [`Role::Control`]).
+    control: bool,
+    /// The expressions written (their nodes' ids): not also reads.
+    targets: HashSet<usize>,
+    /// The members read, each once: its first line and whether any read
+    /// is marked, and the role there.
+    reads: BTreeMap<(String, String), (usize, bool, Role)>,
 }
 
 impl<'a> Function<'a> {
@@ -132,14 +167,23 @@ impl<'a> Function<'a> {
             types: read.types,
             build: read.build,
             wrappers: read.wrappers,
+            local: read.local,
             variables: Vec::new(),
             params: declarator.map_or_else(Vec::new, |d| parameters(d, text)),
             held: Vec::new(),
             released: Vec::new(),
             calls: Vec::new(),
+            built: Vec::new(),
+            control: false,
+            targets: HashSet::new(),
+            reads: BTreeMap::new(),
         };
         if let Some(declarator) = declarator {
             f.declare(declarator);
+            f.control = is_control(&f.name, f.of(declarator));
+        }
+        if !f.types.is_empty() {
+            f.built = built(body, text);
         }
         for held in must_hold(between) {
             let member = f.lock_member(f.resolve_text(&held));
@@ -152,10 +196,22 @@ impl<'a> Function<'a> {
         }
         let must = f.held.len();
         f.visit(body, out);
+        for ((ty, path), (line, once, role)) in std::mem::take(&mut f.reads) {
+            out.push(Declaration {
+                ty,
+                path,
+                said: Said::Read { once },
+                function: Some(f.name.clone()),
+                file: f.file.to_owned(),
+                line,
+                role,
+            });
+        }
         // Held at its end (taken or asserted here), or released: the
         // locks a wrapper takes or releases for its caller.
         let mut effects: Vec<Effect> = f.held[must.min(f.held.len())..]
             .iter()
+            .filter(|h| !read.taking_only || is_lock(&h.how))
             .filter_map(|h| {
                 let (param, member) = f.param_member(&h.text)?;
                 Some(Effect {
@@ -265,6 +321,9 @@ impl<'a> Function<'a> {
                     self.written(arg, Write::Assign, out);
                 }
             }
+            "field_expression" if !self.types.is_empty() && self.is_read(node) => {
+                self.loaded(node, false);
+            }
             _ => {}
         }
         let mut cursor = node.walk();
@@ -311,8 +370,11 @@ impl<'a> Function<'a> {
             }
             return false;
         }
-        if let Some(effects) = self.wrappers.get(name) {
-            for e in effects {
+        let effects = socket_lock(name)
+            .or_else(|| self.local.and_then(|l| l.get(name)).cloned())
+            .or_else(|| self.wrappers.get(name).cloned());
+        if let Some(effects) = effects {
+            for e in &effects {
                 let Some(arg) = args.get(e.param) else {
                     continue;
                 };
@@ -346,6 +408,19 @@ impl<'a> Function<'a> {
             }
             return true;
         }
+        if matches!(
+            name,
+            "READ_ONCE" | "smp_load_acquire" | "rcu_dereference" | "rcu_access_pointer"
+        ) || name.starts_with("rcu_dereference_")
+        {
+            if let Some(arg) = args.first() {
+                let arg = strip_address(*arg);
+                if arg.kind() == "field_expression" {
+                    self.loaded(arg, true);
+                }
+            }
+            return false;
+        }
         if name == "data_race" {
             for arg in &args {
                 let target = match arg.kind() {
@@ -365,7 +440,9 @@ impl<'a> Function<'a> {
             || name.starts_with("per_cpu_ptr")
         {
             if let Some(arg) = args.first() {
-                for (ty, path) in self.resolve(*arg) {
+                // `this_cpu_inc(x->stats->n)`: the per-CPU pointer is `stats`.
+                let pointer = self.pointer_of(*arg);
+                for (ty, path) in self.resolve(pointer) {
                     if self.types.contains(&ty) {
                         out.push(self.declaration(&ty, &path, Said::PerCpu(name.to_owned()), *arg));
                     }
@@ -381,8 +458,16 @@ impl<'a> Function<'a> {
             _ if is_atomic_write(name) => {
                 // The address is whichever argument is one (`atomic_inc(v)`,
                 // `atomic_long_add(i, v)`, `set_bit(nr, addr)`).
-                for arg in args.iter().filter(|a| self.of(**a).starts_with('&')) {
-                    self.written(*arg, Write::Atomic(name.to_owned()), out);
+                let write = match name.starts_with("__") && is_bitop(name) {
+                    true => Write::NonAtomic(name.to_owned()),
+                    false => Write::Atomic(name.to_owned()),
+                };
+                let text = self.text;
+                for arg in args
+                    .iter()
+                    .filter(|a| text[a.byte_range()].starts_with('&'))
+                {
+                    self.written(*arg, write.clone(), out);
                 }
                 None
             }
@@ -451,7 +536,18 @@ impl<'a> Function<'a> {
     }
 
     /// Member access `target` written as `write`.
-    fn written(&self, target: Node<'_>, write: Write, out: &mut Vec<Declaration>) {
+    fn written(&mut self, target: Node<'_>, write: Write, out: &mut Vec<Declaration>) {
+        self.targets.insert(strip_address(target).id());
+        // `*x->p = v` writes what `p` points to, not `p`.
+        if target.kind() == "pointer_expression" && self.of(target).starts_with('*') {
+            return;
+        }
+        // `!p->n++` is `!(p->n++)`, which the grammar reads as `(!p->n)++`.
+        let target = match target.kind() {
+            "unary_expression" => target.child_by_field_name("argument").unwrap_or(target),
+            _ => target,
+        };
+        self.targets.insert(target.id());
         for (ty, path) in self.resolve(target) {
             if self.types.contains(&ty) {
                 let said = Said::Written(write.clone(), self.held.clone());
@@ -468,64 +564,163 @@ impl<'a> Function<'a> {
             function: Some(self.name.clone()),
             file: self.file.to_owned(),
             line: at.start_position().row + 1,
+            role: self.role(at),
         }
     }
 
-    /// [`Function::resolve`] of an expression written as text
-    /// (`&x->lock`, `x->a.b`), for one outside the parsed body.
-    fn resolve_text(&self, text: &str) -> Vec<(String, String)> {
-        let text = text.trim().trim_start_matches('&').trim();
-        let mut parts = text.split("->").flat_map(|p| p.split('.'));
-        let Some(base) = parts.next() else {
-            return Vec::new();
-        };
-        let fields: Vec<String> = parts.map(|p| p.trim().to_owned()).collect();
-        self.chain(base.trim(), fields)
+    /// Where access `at` is made: while its object is built, on the
+    /// control path, or on a fast path.
+    fn role(&self, at: Node<'_>) -> Role {
+        let built = base_variable(at, self.text).is_some_and(|v| self.built.iter().any(|b| b == v));
+        match (built, self.control) {
+            (true, _) => Role::Construction,
+            (false, true) => Role::Control,
+            (false, false) => Role::Fast,
+        }
     }
 
-    /// The struct members expression `node` names: for `lruvec->lrugen.
-    /// max_seq`, (`lruvec`, `lrugen.max_seq`) and (`lru_gen_folio`,
-    /// `max_seq`). Addresses, subscripts and parentheses are seen through.
-    fn resolve(&self, node: Node<'_>) -> Vec<(String, String)> {
-        let mut fields = Vec::new();
+    /// Is member access `node` a load: not written, and not only the
+    /// address of an embedded struct's member (`x->a` in `x->a.b`)?
+    fn is_read(&self, node: Node<'_>) -> bool {
+        if self.targets.contains(&node.id()) {
+            return false;
+        }
+        match node.parent() {
+            Some(p) if p.kind() == "field_expression" => match p.child_by_field_name("field") {
+                Some(field) => self.text[node.end_byte()..field.start_byte()].contains("->"),
+                None => false,
+            },
+            _ => true,
+        }
+    }
+
+    /// Member access `node` read (`once`: a marked read).
+    fn loaded(&mut self, node: Node<'_>, once: bool) {
+        let role = self.role(node);
+        let line = node.start_position().row + 1;
+        for (ty, path) in self.resolve(node) {
+            if self.types.contains(&ty) {
+                let e = self.reads.entry((ty, path)).or_insert((line, once, role));
+                e.1 |= once;
+            }
+        }
+    }
+
+    /// The pointer a member access goes through last (`x->stats` of
+    /// `x->stats->n`), or the expression itself.
+    fn pointer_of(&self, node: Node<'a>) -> Node<'a> {
         let mut n = node;
-        let base = loop {
+        for _ in 0..64 {
             match n.kind() {
                 "field_expression" => {
                     let (Some(arg), Some(field)) = (
                         n.child_by_field_name("argument"),
                         n.child_by_field_name("field"),
                     ) else {
-                        return Vec::new();
+                        break;
                     };
-                    fields.push(self.of(field).to_owned());
+                    if self.text[arg.end_byte()..field.start_byte()].contains("->") {
+                        return match arg.kind() {
+                            "field_expression" => arg,
+                            _ => n,
+                        };
+                    }
                     n = arg;
                 }
-                "subscript_expression" => match n.child_by_field_name("argument") {
-                    Some(a) => n = a,
-                    None => return Vec::new(),
-                },
-                "pointer_expression" | "parenthesized_expression" | "cast_expression" => {
-                    match n
-                        .child_by_field_name("argument")
-                        .or_else(|| n.named_child(n.named_child_count().saturating_sub(1) as u32))
-                    {
+                "pointer_expression" | "parenthesized_expression" | "subscript_expression" => {
+                    match n.child_by_field_name("argument") {
                         Some(a) => n = a,
-                        None => return Vec::new(),
+                        None => break,
                     }
                 }
+                _ => break,
+            }
+        }
+        node
+    }
+
+    /// [`Function::resolve`] of an expression written as text
+    /// (`&x->lock`, `x->a.b`), for one outside the parsed body.
+    fn resolve_text(&self, text: &str) -> Vec<(String, String)> {
+        self.resolve_text_at(text).1
+    }
+
+    /// [`Function::resolve_text`], with the variable the expression starts
+    /// from.
+    fn resolve_text_at(&self, text: &str) -> (String, Vec<(String, String)>) {
+        let text = text.trim().trim_start_matches('&').trim();
+        let mut steps = Vec::new();
+        let mut rest = text;
+        let mut arrow = false;
+        let mut base = None;
+        loop {
+            let (at, len, next_arrow) = match (rest.find("->"), rest.find('.')) {
+                (Some(a), Some(d)) if d < a => (d, 1, false),
+                (Some(a), _) => (a, 2, true),
+                (None, Some(d)) => (d, 1, false),
+                (None, None) => (rest.len(), 0, false),
+            };
+            let word = rest[..at].trim().to_owned();
+            match base {
+                None => base = Some(word),
+                Some(_) => steps.push((word, arrow)),
+            }
+            if len == 0 {
+                break;
+            }
+            arrow = next_arrow;
+            rest = &rest[at + len..];
+        }
+        let base = base.unwrap_or_default();
+        let found = self.chain(&base, steps);
+        (base, found)
+    }
+
+    /// The struct members expression `node` names: for `lruvec->lrugen.
+    /// max_seq`, (`lruvec`, `lrugen.max_seq`) and (`lru_gen_folio`,
+    /// `max_seq`). Addresses, subscripts and parentheses are seen through;
+    /// a member reached through a pointer (`skb->sk->sk_lock`) is the
+    /// pointed-to struct's (`sock`, `sk_lock`), not the pointer's holder's.
+    fn resolve(&self, node: Node<'_>) -> Vec<(String, String)> {
+        self.resolve_at(node)
+            .map_or_else(Vec::new, |(_, found)| found)
+    }
+
+    /// [`Function::resolve`], with the variable the expression starts from.
+    fn resolve_at(&self, node: Node<'_>) -> Option<(&'a str, Vec<(String, String)>)> {
+        let mut fields = Vec::new();
+        let mut n = node;
+        let base = loop {
+            match n.kind() {
+                "field_expression" => {
+                    let (arg, field) = (
+                        n.child_by_field_name("argument")?,
+                        n.child_by_field_name("field")?,
+                    );
+                    let arrow = self.text[arg.end_byte()..field.start_byte()].contains("->");
+                    fields.push((self.of(field).to_owned(), arrow));
+                    n = arg;
+                }
+                "subscript_expression" => n = n.child_by_field_name("argument")?,
+                "pointer_expression" | "parenthesized_expression" | "cast_expression" => {
+                    n = n
+                        .child_by_field_name("argument")
+                        .or_else(|| n.named_child(n.named_child_count().saturating_sub(1) as u32))?
+                }
                 "identifier" => break self.of(n),
-                _ => return Vec::new(),
+                _ => return None,
             }
         };
         fields.reverse();
-        self.chain(base, fields)
+        Some((base, self.chain(base, fields)))
     }
 
-    /// The members `base` (a variable) then `fields` name, from each struct
-    /// on the way: (`lruvec`, `lrugen.max_seq`), (`lru_gen_folio`, `max_seq`).
-    fn chain(&self, base: &str, fields: Vec<String>) -> Vec<(String, String)> {
-        if fields.is_empty() || fields.iter().any(|f| f.is_empty()) {
+    /// The members `base` (a variable) then `fields` name (each with
+    /// whether `->` reaches it), from each struct on the way whose path to
+    /// the last field goes through no pointer: (`lruvec`, `lrugen.
+    /// max_seq`), (`lru_gen_folio`, `max_seq`).
+    fn chain(&self, base: &str, fields: Vec<(String, bool)>) -> Vec<(String, String)> {
+        if fields.is_empty() || fields.iter().any(|(f, _)| f.is_empty()) {
             return Vec::new();
         }
         // `current` is the kernel's running task, a macro no declaration
@@ -541,9 +736,18 @@ impl<'a> Function<'a> {
         else {
             return Vec::new();
         };
+        // The first field from which no `->` follows.
+        let own_from = fields
+            .iter()
+            .rposition(|(_, arrow)| *arrow)
+            .filter(|&k| k > 0)
+            .unwrap_or(0);
+        let names: Vec<&str> = fields.iter().map(|(f, _)| f.as_str()).collect();
         let mut out = Vec::new();
-        for (i, field) in fields.iter().enumerate() {
-            out.push((ty.clone(), fields[i..].join(".")));
+        for (i, field) in names.iter().enumerate() {
+            if i >= own_from {
+                out.push((ty.clone(), names[i..].join(".")));
+            }
             match self.build.member_type(&ty, field) {
                 Some(next) => ty = next,
                 None => break,
@@ -651,4 +855,110 @@ fn parameters(node: Node<'_>, text: &str) -> Vec<String> {
         }
     }
     Vec::new()
+}
+
+/// `&x->f` → `x->f`; anything else as it is.
+fn strip_address(node: Node<'_>) -> Node<'_> {
+    let mut n = node;
+    while matches!(n.kind(), "pointer_expression" | "parenthesized_expression") {
+        if n.kind() == "pointer_expression" && n.child(0).is_none_or(|c| c.kind() != "&") {
+            break;
+        }
+        match n
+            .child_by_field_name("argument")
+            .or_else(|| n.named_child(0))
+        {
+            Some(a) => n = a,
+            None => break,
+        }
+    }
+    n
+}
+
+/// The variable a member access starts from (`napi` of `&napi->
+/// poll_list.next`).
+fn base_variable<'t>(node: Node<'_>, text: &'t str) -> Option<&'t str> {
+    let mut n = node;
+    for _ in 0..64 {
+        match n.kind() {
+            "identifier" => return Some(&text[n.byte_range()]),
+            "field_expression"
+            | "subscript_expression"
+            | "pointer_expression"
+            | "parenthesized_expression"
+            | "cast_expression" => {
+                n = n
+                    .child_by_field_name("argument")
+                    .or_else(|| n.named_child(n.named_child_count().saturating_sub(1) as u32))?;
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The variables whose object function body `body` builds: assigned an
+/// allocation (`napi = kzalloc(...)`, `struct foo *f = foo_alloc()`),
+/// cleared whole (`memset(f, 0, ...)`), or one of whose members it
+/// initialises (`INIT_LIST_HEAD(&napi->poll_list)`, `spin_lock_init(&q->
+/// lock)`, `refcount_set(&p->ref, 1)`, `timer_setup(&t->timer, ...)`).
+fn built(body: Node<'_>, text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut stack = vec![body];
+    let callee = |call: Node<'_>| {
+        call.child_by_field_name("function")
+            .filter(|f| f.kind() == "identifier")
+            .map(|f| &text[f.byte_range()])
+    };
+    while let Some(n) = stack.pop() {
+        let mut add = |v: Option<&str>| {
+            if let Some(v) = v
+                && !out.iter().any(|o| o == v)
+            {
+                out.push(v.to_owned());
+            }
+        };
+        match n.kind() {
+            "assignment_expression" | "init_declarator" => {
+                let (target, value) = match n.kind() {
+                    "assignment_expression" => (
+                        n.child_by_field_name("left"),
+                        n.child_by_field_name("right"),
+                    ),
+                    _ => (
+                        n.child_by_field_name("declarator"),
+                        n.child_by_field_name("value"),
+                    ),
+                };
+                if let (Some(t), Some(v)) = (target, value)
+                    && v.kind() == "call_expression"
+                    && callee(v).is_some_and(is_allocation)
+                {
+                    // `v = kzalloc(...)`; not `v->buf = kzalloc(...)`.
+                    if matches!(t.kind(), "identifier" | "pointer_declarator") {
+                        add(declared_name(t, text).as_deref());
+                    }
+                }
+            }
+            "call_expression" => {
+                if let Some(name) = callee(n)
+                    && let Some(first) = n
+                        .child_by_field_name("arguments")
+                        .and_then(|a| a.named_child(0))
+                {
+                    if name == "memset" && first.kind() == "identifier" {
+                        add(Some(&text[first.byte_range()]));
+                    } else if is_member_init(name)
+                        && strip_address(first).kind() == "field_expression"
+                    {
+                        add(base_variable(first, text));
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.children(&mut cursor));
+    }
+    out
 }
