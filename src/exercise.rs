@@ -266,6 +266,10 @@ pub fn c_declarations(data: &[u8]) {
     }
     let text = String::from_utf8_lossy(data);
     let types = ["inner".to_owned(), "outer".to_owned()];
-    // A header: its wrappers are read, its calls followed.
-    let _ = crate::evidence::source::read_all(&[(Path::new("x.h"), &text)], &types, &Two);
+    // A header: its wrappers are read, its calls followed; a `.c` file:
+    // its own wrappers read first from the same tree, its calls passing
+    // built objects followed.
+    for file in ["x.h", "x.c"] {
+        let _ = crate::evidence::source::read_all(&[(Path::new(file), &text)], &types, &Two);
+    }
 }

@@ -932,6 +932,7 @@ mod tests {
             file: "s.c".into(),
             line,
             role: crate::evidence::source::Role::Fast,
+            param: None,
         };
         // a: under l1 in two functions, under l2 three times in one.
         let ds = [
@@ -997,6 +998,7 @@ mod tests {
             file: "s.c".into(),
             line: 1,
             role,
+            param: None,
         }
     }
 

@@ -44,7 +44,12 @@ fn toml(r: &DraftReport) -> String {
         }
     }
     for t in &r.types {
-        let _ = writeln!(out, "\n[{}]", key(&t.name));
+        // `check` refuses a table that rules nothing.
+        match t.fields.iter().any(|f| f.rule.is_some()) {
+            true => writeln!(out, "\n[{}]", key(&t.name)),
+            false => writeln!(out, "\n# [{}]: no member has a rule", key(&t.name)),
+        }
+        .ok();
         for f in &t.fields {
             field(&mut out, f);
         }
@@ -63,8 +68,11 @@ fn field(out: &mut String, f: &DraftField) {
         (Some(rule), Some(mark)) => {
             let _ = writeln!(out, "{} = {}  # {}", key(&f.path), rule.toml(), mark.name());
         }
-        _ => {
+        _ if f.evidence.is_empty() => {
             let _ = writeln!(out, "# {}: no evidence", f.path);
+        }
+        _ => {
+            let _ = writeln!(out, "# {}: no rule: the evidence gives no class", f.path);
         }
     }
 }

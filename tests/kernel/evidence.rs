@@ -445,3 +445,155 @@ fn suggest_leaves_lru_gen_folios_pairs_on_the_fields_perf_saw_least() {
     assert_eq!(pairs, plain_pairs);
     assert!(left < plain, "{left} samples left, {plain} without --perf");
 }
+
+/// The headers whose structs the whole-header draft takes: mm, net, fs,
+/// block, sched and io_uring.
+const HEADERS: [&str; 13] = [
+    "include/linux/mmzone.h",
+    "include/linux/mm_types.h",
+    "include/linux/memcontrol.h",
+    "include/net/sch_generic.h",
+    "include/linux/netdevice.h",
+    "include/linux/skbuff.h",
+    "include/net/sock.h",
+    "include/net/page_pool/types.h",
+    "include/linux/fs.h",
+    "include/linux/blkdev.h",
+    "include/linux/blk-mq.h",
+    "include/linux/sched.h",
+    "include/linux/io_uring_types.h",
+];
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn every_struct_of_thirteen_headers_drafts_and_the_draft_loads_in_check() {
+    let tree = kernel_source();
+    let kernel = vmlinux();
+    // The structs the headers define (`struct NAME {` at a line's start)
+    // that the build has.
+    let known: std::collections::HashSet<String> =
+        super::struct_names(&kernel).into_iter().collect();
+    let mut types: Vec<String> = Vec::new();
+    for h in HEADERS {
+        let text = std::fs::read_to_string(tree.join(h)).unwrap();
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("struct ") else {
+                continue;
+            };
+            let Some(name) = rest.strip_suffix(" {") else {
+                continue;
+            };
+            if known.contains(name) && !types.iter().any(|t| t == name) {
+                types.push(name.to_owned());
+            }
+        }
+    }
+    assert!(types.len() >= 200, "{} structs: {types:?}", types.len());
+    let mut args = vec![
+        "draft".to_owned(),
+        "--source-tree".into(),
+        tree.to_str().unwrap().into(),
+        kernel.to_str().unwrap().into(),
+    ];
+    args.extend(types.iter().cloned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let started = std::time::Instant::now();
+    let (code, draft, err) = cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    eprintln!(
+        "drafted {} structs in {:.0?}",
+        types.len(),
+        started.elapsed()
+    );
+    // Every struct has its table, ruled or said to rule nothing.
+    for t in &types {
+        assert!(
+            draft.contains(&format!("\n[{t}]\n"))
+                || draft.contains(&format!("\n# [{t}]: no member has a rule\n")),
+            "no table for {t}"
+        );
+    }
+    // Contexts are paths, not the functions that write: the kernel's
+    // function names load as they are, and a struct written by plain
+    // stores in hundreds of functions has one owner.
+    let contexts: Vec<&str> = draft
+        .split("\n[contexts]\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect();
+    assert!(contexts.contains(&"owner = \"serialized\""), "{contexts:?}");
+    assert!(
+        contexts.len() < types.len(),
+        "{} contexts for {} structs",
+        contexts.len(),
+        types.len()
+    );
+    let rules =
+        std::env::temp_dir().join(format!("cachelint-draft-all-{}.toml", std::process::id()));
+    std::fs::write(&rules, &draft).unwrap();
+    let (code, out, err) = cachelint(&[
+        "check",
+        "--rules",
+        rules.to_str().unwrap(),
+        kernel.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&rules);
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(out.contains(" in 1 build ("), "{out}");
+}
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn napi_structs_initialiser_is_construction_and_sk_buffs_socket_pointer_no_lock() {
+    let tree = kernel_source();
+    let kernel = vmlinux();
+    let (code, draft, err) = cachelint(&[
+        "draft",
+        "--source-tree",
+        tree.to_str().unwrap(),
+        kernel.to_str().unwrap(),
+        "napi_struct",
+        "sk_buff",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // netif_napi_add_weight() initialises the napi's list and timer, so
+    // its writes of poll, dev and weight are its construction.
+    let dev_c = std::fs::read_to_string(tree.join("net/core/dev.c")).unwrap();
+    let start = dev_c.find("\nvoid netif_napi_add_weight(").unwrap();
+    let body = &dev_c[start..start + dev_c[start..].find("\n}\n").unwrap()];
+    assert!(body.contains("INIT_LIST_HEAD(&napi->poll_list);"), "{body}");
+    for member in ["poll", "dev"] {
+        assert!(body.contains(&format!("napi->{member} = ")), "{member}");
+        assert!(
+            draft.contains(&format!(
+                "# {member}: declared: written while the object is built in "
+            )),
+            "{member}\n{draft}"
+        );
+        assert_eq!(
+            rule(&draft, "napi_struct", member),
+            Some(format!("{member} = \"hot-read\"  # declared").as_str()),
+            "{draft}"
+        );
+    }
+    // sk_buff.sk points to the socket whose lock is taken: no lock, and
+    // sk_buff's plain stores are one owner's.
+    let sk = rule(&draft, "sk_buff", "sk").unwrap_or("");
+    assert!(!sk.contains("\"lock\""), "{sk}");
+    let contexts: Vec<&str> = draft
+        .split("\n[contexts]\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect();
+    assert!(contexts.len() < 40, "{contexts:?}");
+}

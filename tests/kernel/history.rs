@@ -166,3 +166,130 @@ fn mm_counts_own_line_is_what_suggest_finds_on_6_1_and_keeps_on_6_12() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `draft --source-tree TREE KERNEL TYPES...` then `check` of the draft:
+/// the check's JSON findings, and the draft.
+fn drafted_check(tree: &Path, kernel: &Path, types: &[&str]) -> (Vec<Value>, String) {
+    let mut args = vec![
+        "draft",
+        "--source-tree",
+        tree.to_str().unwrap(),
+        kernel.to_str().unwrap(),
+    ];
+    args.extend(types);
+    let (code, draft, err) = common::cachelint(&args);
+    assert_eq!(code, 0, "draft {}: {err}", kernel.display());
+    let rules = std::env::temp_dir().join(format!(
+        "cachelint-history-{}-{}.toml",
+        types[0],
+        std::process::id()
+    ));
+    std::fs::write(&rules, &draft).unwrap();
+    let report = json("check", &rules, &[], kernel, None);
+    let _ = std::fs::remove_file(&rules);
+    (report["findings"].as_array().unwrap().clone(), draft)
+}
+
+/// The draft's rule line of `member` in table `[ty]`.
+fn rule_line<'d>(draft: &'d str, ty: &str, member: &str) -> &'d str {
+    draft
+        .split(&format!("\n[{ty}]\n"))
+        .nth(1)
+        .and_then(|t| t.lines().find(|l| l.starts_with(&format!("{member} = "))))
+        .unwrap_or("(no rule)")
+}
+
+#[test]
+#[ignore = "needs the 6.1 and 6.12 kernels and trees: .ci/run sets CACHELINT_VMLINUX_OLD, CACHELINT_KERNEL_SOURCE_61, CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn mem_cgroup_per_nodes_read_mostly_pointers_meet_lruvecs_writes_on_6_1_and_not_on_6_12() {
+    // fefc6e6631ff "memcg: rearrange fields of mem_cgroup_per_node"
+    // (6.11): the read-only pointers first, then the fields "which get
+    // updated often" (the lruvec, lru_zone_size), so that the pointers read
+    // on every stat update no longer share a line with them. No rule by
+    // hand: each kernel's own tree drafts the struct and the lruvec it
+    // embeds.
+    let read_mostly = ["lruvec_stats_percpu", "lruvec_stats", "memcg"];
+    let fixed = |f: &Value| {
+        let top = |side: &str| {
+            f[side]["path"]
+                .as_str()
+                .unwrap()
+                .split(['.', '['])
+                .next()
+                .unwrap()
+                .to_owned()
+        };
+        let (a, b) = (top("a"), top("b"));
+        f["root"] == "mem_cgroup_per_node"
+            && (read_mostly.contains(&a.as_str())
+                && matches!(b.as_str(), "lruvec" | "lru_zone_size")
+                || read_mostly.contains(&b.as_str())
+                    && matches!(a.as_str(), "lruvec" | "lru_zone_size"))
+    };
+    let old_tree = env_path(
+        "CACHELINT_KERNEL_SOURCE_61",
+        "Debian's linux-source-6.1 tree (scripts/fetch-source.sh 6.1)",
+    );
+    let types = ["mem_cgroup_per_node", "lruvec"];
+    let (before_findings, before_draft) = drafted_check(&old_tree, &before(), &types);
+    let (after_findings, after_draft) = drafted_check(&kernel_source(), &vmlinux(), &types);
+    for (kernel, draft) in [("6.1", &before_draft), ("6.12", &after_draft)] {
+        for m in [
+            "lruvec_stats_percpu",
+            "lruvec_stats",
+            "memcg",
+            "lru_zone_size",
+        ] {
+            eprintln!("{kernel} {}", rule_line(draft, "mem_cgroup_per_node", m));
+        }
+    }
+    let pairs = |fs: &[Value]| -> Vec<String> {
+        fs.iter()
+            .filter(|f| fixed(f))
+            .map(|f| {
+                format!(
+                    "{} {} {} ~ {}",
+                    f["severity"], f["kind"], f["a"]["path"], f["b"]["path"]
+                )
+            })
+            .collect()
+    };
+    let before_pairs = pairs(&before_findings);
+    eprintln!("6.1: {before_pairs:#?}");
+    assert!(
+        !before_pairs.is_empty(),
+        "6.1 flags no read-mostly pointer next to the lruvec's writes"
+    );
+    // The lruvec's writers on 6.1 are the drafted ones, read from the tree.
+    assert!(
+        rule_line(&before_draft, "mem_cgroup_per_node", "lruvec_stats_percpu")
+            .starts_with("lruvec_stats_percpu = \"hot-read\""),
+        "{before_draft}"
+    );
+    let after_pairs = pairs(&after_findings);
+    assert!(after_pairs.is_empty(), "6.12 still flags {after_pairs:#?}");
+    // lru_zone_size is written through a local pointer under lru_lock
+    // (`lru_size = &mz->lru_zone_size[zid][lru]; *lru_size += nr_pages`).
+    assert!(
+        rule_line(&after_draft, "mem_cgroup_per_node", "lru_zone_size").contains("write = ["),
+        "{after_draft}"
+    );
+}
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn a_struct_its_fast_path_only_reads_gets_no_error() {
+    // kmem_cache: its geometry and flags are set when the cache is made
+    // and read on every allocation; the per-CPU slabs sit behind a per-CPU
+    // pointer.
+    let (findings, draft) = drafted_check(&kernel_source(), &vmlinux(), &["kmem_cache"]);
+    let errors: Vec<&Value> = findings
+        .iter()
+        .filter(|f| f["root"] == "kmem_cache" && f["severity"] == "error")
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{draft}");
+    assert!(
+        rule_line(&draft, "kmem_cache", "size").starts_with("size = \"hot-read\""),
+        "{draft}"
+    );
+}

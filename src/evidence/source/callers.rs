@@ -25,6 +25,20 @@ pub(crate) struct Call {
     pub(crate) caller: String,
     /// The locks held exclusively at the call.
     pub(crate) held: Vec<Held>,
+    /// What each argument passes.
+    pub(crate) passed: Vec<Passed>,
+}
+
+/// What an argument of a call passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Passed {
+    /// A variable whose object the caller builds (see
+    /// [`super::Role::Construction`]).
+    Built,
+    /// The caller's own parameter, by index.
+    Param(usize),
+    /// Anything else.
+    Other,
 }
 
 /// What a function's callers hold: the locks, and how many calls.
@@ -148,6 +162,7 @@ mod tests {
             callee: callee.into(),
             caller: caller.into(),
             held: held.iter().map(|l| lock(l)).collect(),
+            passed: Vec::new(),
         }
     }
 
@@ -192,6 +207,7 @@ mod tests {
             file: "s.c".into(),
             line: 3,
             role: super::super::Role::Fast,
+            param: None,
         }];
         add_callers_locks(&mut ds, &calls, &defined);
         let Said::Written(_, held) = &ds[0].said else {

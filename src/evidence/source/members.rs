@@ -37,6 +37,7 @@ pub(super) fn members(text: &str, file: &Path, types: &[String]) -> Vec<Declarat
                             file: file.to_owned(),
                             line: i + 1,
                             role: Role::Fast,
+                            param: None,
                         });
                     }
                     j = end;
@@ -59,6 +60,7 @@ pub(super) fn members(text: &str, file: &Path, types: &[String]) -> Vec<Declarat
                             file: file.to_owned(),
                             line: at,
                             role: Role::Fast,
+                            param: None,
                         });
                     }
                 } else if brackets == 0

@@ -18,10 +18,12 @@
 //! The reading is in phases, one file each: [`wrappers`] (the headers'
 //! lock wrappers), [`walk`] (every function body: writes, locks, calls),
 //! [`members`] (the annotations on member declarations), [`callers`]
-//! (the locks a function's callers hold); [`vocabulary`] is the kernel's
+//! (the locks a function's callers hold), [`construction`] (objects
+//! built across calls); [`vocabulary`] is the kernel's
 //! words for locking and writing that the walk recognises.
 
 mod callers;
+mod construction;
 mod members;
 mod vocabulary;
 mod walk;
@@ -156,10 +158,13 @@ pub enum Role {
     /// While the object is built, before anyone else sees it: in the
     /// function that allocates it, or that initialises one of its locks,
     /// lists, timers or work items (`netif_napi_add_weight` with its
-    /// `INIT_LIST_HEAD(&napi->poll_list)`), whatever the function's name.
+    /// `INIT_LIST_HEAD(&napi->poll_list)`), whatever the function's name;
+    /// in a function its callers all pass an object they build; in an
+    /// `__init` function.
     Construction,
     /// On the control path: a netlink, sysctl, ioctl, ethtool or socket
-    /// option handler, a sysfs store, a `*_change` function.
+    /// option handler, a sysfs store, a `*_change` or `*change_mtu`
+    /// function, a function that holds or asserts the RTNL.
     Control,
 }
 
@@ -181,6 +186,9 @@ pub struct Declaration {
     /// Where the function makes it (always [`Role::Fast`] for a member
     /// annotation).
     pub role: Role,
+    /// The parameter of its function the access starts from (`napi` of
+    /// `f(dev, napi)`: 1), for an object built by a caller.
+    pub param: Option<usize>,
 }
 
 /// The build's types as the source reader needs them.
@@ -272,8 +280,10 @@ pub(crate) fn read_all(
             *defined.entry(name).or_default() += 1;
         }
     }
-    // A write in a function is under the locks its callers hold.
+    // A write in a function is under the locks its callers hold, and made
+    // while the object is built when its callers build it.
     callers::add_callers_locks(&mut out, &calls, &defined);
+    construction::mark_built_by_callers(&mut out, &calls, &defined);
     out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     out
 }

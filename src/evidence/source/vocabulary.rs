@@ -114,7 +114,16 @@ pub(super) fn is_member_init(name: &str) -> bool {
 /// `*_store`, a `*_change` (a qdisc's, a class's). `declarator` is the
 /// text of its declarator, its parameter list included.
 pub(super) fn is_control(name: &str, declarator: &str) -> bool {
-    const NAMES: [&str; 4] = ["ioctl", "sysctl", "setsockopt", "netlink"];
+    const NAMES: [&str; 8] = [
+        "ioctl",
+        "sysctl",
+        "setsockopt",
+        "netlink",
+        "change_mtu",
+        "set_mtu",
+        "ethtool",
+        "_change_",
+    ];
     const PARAMETERS: [&str; 6] = [
         "netlink_ext_ack",
         "struct nlattr",
@@ -151,4 +160,18 @@ pub(super) fn socket_lock(name: &str) -> Option<Vec<Effect>> {
         release,
         shared: false,
     }])
+}
+
+/// Calls that mark their function as the control path: the RTNL held or
+/// asserted (`ASSERT_RTNL()`, `rtnl_lock()`), under which netdevice
+/// configuration runs.
+pub(super) fn is_control_call(name: &str) -> bool {
+    matches!(
+        name,
+        "ASSERT_RTNL"
+            | "rtnl_lock"
+            | "rtnl_lock_killable"
+            | "rtnl_trylock"
+            | "lockdep_assert_rtnl_held"
+    )
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use tree_sitter::{Node, Parser};
 
-use super::callers::Call;
+use super::callers::{Call, Passed};
 use super::members::{arguments, is_identifier};
 use super::vocabulary::*;
 use super::wrappers::{Effect, Wrappers};
@@ -98,6 +98,16 @@ struct Reading<'a> {
     taking_only: bool,
 }
 
+/// A member's loads in one function: the first's line, role and
+/// parameter, and whether any is marked.
+#[derive(Clone, Copy)]
+struct Load {
+    line: usize,
+    once: bool,
+    role: Role,
+    param: Option<usize>,
+}
+
 /// One function being read.
 struct Function<'a> {
     text: &'a str,
@@ -123,11 +133,16 @@ struct Function<'a> {
     built: Vec<String>,
     /// A control-path function (see [`Role::Control`]).
     control: bool,
+    /// An `__init` function: all it writes is construction.
+    boot: bool,
     /// The expressions written (their nodes' ids): not also reads.
     targets: HashSet<usize>,
+    /// Local pointers to members (`lru_size = &mz->lru_zone_size[z][l]`):
+    /// the variable and the members it points into.
+    aliases: Vec<(String, Vec<(String, String)>)>,
     /// The members read, each once: its first line and whether any read
     /// is marked, and the role there.
-    reads: BTreeMap<(String, String), (usize, bool, Role)>,
+    reads: BTreeMap<(String, String), Load>,
 }
 
 impl<'a> Function<'a> {
@@ -175,15 +190,23 @@ impl<'a> Function<'a> {
             calls: Vec::new(),
             built: Vec::new(),
             control: false,
+            boot: false,
             targets: HashSet::new(),
+            aliases: Vec::new(),
             reads: BTreeMap::new(),
         };
         if let Some(declarator) = declarator {
             f.declare(declarator);
             f.control = is_control(&f.name, f.of(declarator));
         }
+        // `__init` code runs once, at boot, before anyone shares a thing.
+        f.boot = crate::csource::tokens(between)
+            .iter()
+            .any(|t| t == "__init" || t == "__meminit");
         if !f.types.is_empty() {
-            f.built = built(body, text);
+            let (built, control) = built(body, text);
+            f.built = built;
+            f.control |= control;
         }
         for held in must_hold(between) {
             let member = f.lock_member(f.resolve_text(&held));
@@ -196,7 +219,13 @@ impl<'a> Function<'a> {
         }
         let must = f.held.len();
         f.visit(body, out);
-        for ((ty, path), (line, once, role)) in std::mem::take(&mut f.reads) {
+        for ((ty, path), load) in std::mem::take(&mut f.reads) {
+            let Load {
+                line,
+                once,
+                role,
+                param,
+            } = load;
             out.push(Declaration {
                 ty,
                 path,
@@ -205,6 +234,7 @@ impl<'a> Function<'a> {
                 file: f.file.to_owned(),
                 line,
                 role,
+                param,
             });
         }
         // Held at its end (taken or asserted here), or released: the
@@ -309,11 +339,31 @@ impl<'a> Function<'a> {
     /// Reads `node` in source order: declarations, lock calls, writes.
     fn visit(&mut self, node: Node<'_>, out: &mut Vec<Declaration>) {
         match node.kind() {
-            "declaration" => self.declare(node),
+            "declaration" => {
+                self.declare(node);
+                let mut cursor = node.walk();
+                let inits: Vec<Node<'_>> = node
+                    .children_by_field_name("declarator", &mut cursor)
+                    .filter(|d| d.kind() == "init_declarator")
+                    .collect();
+                for d in inits {
+                    if let (Some(var), Some(value)) = (
+                        d.child_by_field_name("declarator"),
+                        d.child_by_field_name("value"),
+                    ) {
+                        self.alias(var, value);
+                    }
+                }
+            }
             "call_expression" if self.call(node, out) => return,
             "assignment_expression" => {
                 if let Some(left) = node.child_by_field_name("left") {
                     self.written(left, Write::Assign, out);
+                    if left.kind() == "identifier"
+                        && let Some(right) = node.child_by_field_name("right")
+                    {
+                        self.alias(left, right);
+                    }
                 }
             }
             "update_expression" => {
@@ -358,10 +408,12 @@ impl<'a> Function<'a> {
         }
         let name = self.of(function);
         if function.kind() == "identifier" {
+            let passed = args.iter().map(|a| self.passed(*a)).collect();
             self.calls.push(Call {
                 callee: name.to_owned(),
                 caller: self.name.clone(),
                 held: self.held.iter().filter(|h| !h.shared).cloned().collect(),
+                passed,
             });
         }
         if name == "scoped_guard" {
@@ -538,8 +590,28 @@ impl<'a> Function<'a> {
     /// Member access `target` written as `write`.
     fn written(&mut self, target: Node<'_>, write: Write, out: &mut Vec<Declaration>) {
         self.targets.insert(strip_address(target).id());
-        // `*x->p = v` writes what `p` points to, not `p`.
-        if target.kind() == "pointer_expression" && self.of(target).starts_with('*') {
+        // `*x->p = v` writes what `p` points to, not `p`; `*p = v` and
+        // `p[i] = v` for `p = &x->m` write `x->m`.
+        let through = match target.kind() {
+            "pointer_expression" if self.of(target).starts_with('*') => {
+                target.child_by_field_name("argument")
+            }
+            "subscript_expression" => target.child_by_field_name("argument"),
+            _ => None,
+        };
+        if let Some(pointer) = through.filter(|p| p.kind() == "identifier") {
+            let name = self.of(pointer);
+            if let Some((_, found)) = self.aliases.iter().rev().find(|(v, _)| v == name) {
+                for (ty, path) in found.clone() {
+                    if self.types.contains(&ty) {
+                        let said = Said::Written(write.clone(), self.held.clone());
+                        out.push(self.declaration(&ty, &path, said, target));
+                    }
+                }
+            }
+            return;
+        }
+        if through.is_some() && target.kind() == "pointer_expression" {
             return;
         }
         // `!p->n++` is `!(p->n++)`, which the grammar reads as `(!p->n)++`.
@@ -565,13 +637,37 @@ impl<'a> Function<'a> {
             file: self.file.to_owned(),
             line: at.start_position().row + 1,
             role: self.role(at),
+            param: self.param_of(at),
         }
+    }
+
+    /// What argument `arg` passes: an object this function builds, one of
+    /// its parameters, or something else.
+    fn passed(&self, arg: Node<'_>) -> Passed {
+        if arg.kind() != "identifier" {
+            return Passed::Other;
+        }
+        let name = self.of(arg);
+        if self.boot || self.built.iter().any(|b| b == name) {
+            return Passed::Built;
+        }
+        match self.params.iter().position(|p| p == name) {
+            Some(i) => Passed::Param(i),
+            None => Passed::Other,
+        }
+    }
+
+    /// The parameter access `at` starts from.
+    fn param_of(&self, at: Node<'_>) -> Option<usize> {
+        let base = base_variable(at, self.text)?;
+        self.params.iter().position(|p| p == base)
     }
 
     /// Where access `at` is made: while its object is built, on the
     /// control path, or on a fast path.
     fn role(&self, at: Node<'_>) -> Role {
-        let built = base_variable(at, self.text).is_some_and(|v| self.built.iter().any(|b| b == v));
+        let built = self.boot
+            || base_variable(at, self.text).is_some_and(|v| self.built.iter().any(|b| b == v));
         match (built, self.control) {
             (true, _) => Role::Construction,
             (false, true) => Role::Control,
@@ -590,18 +686,49 @@ impl<'a> Function<'a> {
                 Some(field) => self.text[node.end_byte()..field.start_byte()].contains("->"),
                 None => false,
             },
-            _ => true,
+            // `&x->m`, `&x->m[i]`: an address, no load (a pointer to it
+            // may be kept, see `aliases`).
+            _ => {
+                let mut up = node;
+                while let Some(p) = up.parent().filter(|p| p.kind() == "subscript_expression") {
+                    up = p;
+                }
+                !up.parent().is_some_and(|p| {
+                    p.kind() == "pointer_expression" && self.of(p).starts_with('&')
+                })
+            }
+        }
+    }
+
+    /// `p = &x->m[i]` (or `T *p = &x->m`): writes through `*p` and `p[j]`
+    /// are writes of `x->m`.
+    fn alias(&mut self, variable: Node<'_>, value: Node<'_>) {
+        let Some(name) = declared_name(variable, self.text) else {
+            return;
+        };
+        self.aliases.retain(|(v, _)| *v != name);
+        if value.kind() == "pointer_expression" && self.of(value).starts_with('&') {
+            let found = self.resolve(strip_address(value));
+            if !found.is_empty() {
+                self.aliases.push((name, found));
+            }
         }
     }
 
     /// Member access `node` read (`once`: a marked read).
     fn loaded(&mut self, node: Node<'_>, once: bool) {
         let role = self.role(node);
+        let param = self.param_of(node);
         let line = node.start_position().row + 1;
         for (ty, path) in self.resolve(node) {
             if self.types.contains(&ty) {
-                let e = self.reads.entry((ty, path)).or_insert((line, once, role));
-                e.1 |= once;
+                let e = self.reads.entry((ty, path)).or_insert(Load {
+                    line,
+                    once,
+                    role,
+                    param,
+                });
+                e.once |= once;
             }
         }
     }
@@ -897,13 +1024,15 @@ fn base_variable<'t>(node: Node<'_>, text: &'t str) -> Option<&'t str> {
     None
 }
 
-/// The variables whose object function body `body` builds: assigned an
+/// The variables whose object function body `body` builds, and whether
+/// it runs on the control path (see [`is_control_call`]): assigned an
 /// allocation (`napi = kzalloc(...)`, `struct foo *f = foo_alloc()`),
 /// cleared whole (`memset(f, 0, ...)`), or one of whose members it
 /// initialises (`INIT_LIST_HEAD(&napi->poll_list)`, `spin_lock_init(&q->
 /// lock)`, `refcount_set(&p->ref, 1)`, `timer_setup(&t->timer, ...)`).
-fn built(body: Node<'_>, text: &str) -> Vec<String> {
+fn built(body: Node<'_>, text: &str) -> (Vec<String>, bool) {
     let mut out: Vec<String> = Vec::new();
+    let mut control = false;
     let mut stack = vec![body];
     let callee = |call: Node<'_>| {
         call.child_by_field_name("function")
@@ -941,6 +1070,7 @@ fn built(body: Node<'_>, text: &str) -> Vec<String> {
                 }
             }
             "call_expression" => {
+                control |= callee(n).is_some_and(is_control_call);
                 if let Some(name) = callee(n)
                     && let Some(first) = n
                         .child_by_field_name("arguments")
@@ -960,5 +1090,5 @@ fn built(body: Node<'_>, text: &str) -> Vec<String> {
         let mut cursor = n.walk();
         stack.extend(n.children(&mut cursor));
     }
-    out
+    (out, control)
 }
