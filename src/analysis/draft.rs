@@ -147,6 +147,22 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
         .filter_map(|(mark, v)| v.map(|v| (mark, v)))
         .collect();
         merge_owned(&mut verdicts);
+        // A refcount, lockref or atomic is written by many CPUs at once
+        // whatever its plain initial stores look like: its type outranks
+        // owner writes and reads.
+        if let Some(k) = verdicts
+            .iter()
+            .position(|(mark, v)| *mark == Mark::Inferred && *v == Verdict::Lockless)
+            && verdicts.iter().all(|(_, v)| {
+                matches!(
+                    v,
+                    Verdict::Owned { .. } | Verdict::Read(_) | Verdict::Lockless
+                )
+            })
+        {
+            let inferred = verdicts.remove(k);
+            verdicts.insert(0, inferred);
+        }
         // A write's verdict, else perf's reads, which name their readers.
         let chosen = verdicts
             .iter()
@@ -847,6 +863,10 @@ fn measured(facts: &Facts<'_>, m: &MemberFacts, evidence: &mut Vec<Evidence>) ->
     })
 }
 
+/// Reference counts that are structs of their own, taken and dropped
+/// with atomics (a lockref's count beside its lock, with cmpxchg).
+const REFCOUNTS: &[&str] = &["lockref", "kref"];
+
 /// The type's verdict on member `m`.
 fn inferred(m: &MemberFacts, evidence: &mut Vec<Evidence>) -> Option<Verdict> {
     let named = |set: &[&str]| {
@@ -862,7 +882,7 @@ fn inferred(m: &MemberFacts, evidence: &mut Vec<Evidence>) -> Option<Verdict> {
         });
         return Some(Verdict::Lock);
     }
-    if let Some(t) = named(ATOMIC_TYPES) {
+    if let Some(t) = named(ATOMIC_TYPES).or_else(|| named(REFCOUNTS)) {
         evidence.push(Evidence {
             mark: Mark::Inferred,
             text: format!("its type is {t}, written with atomic operations"),
@@ -1064,6 +1084,25 @@ mod tests {
         );
         // One reader is not enough to call it read-mostly.
         assert_eq!(rule(&d, "limit"), None);
+        // A lockref's plain initial stores do not make it the owner's.
+        let ds = [plain("d_lockref", "d_alloc_parallel", Role::Fast)];
+        let d = draft(&Facts {
+            ty: "s".into(),
+            members: vec![MemberFacts {
+                path: "d_lockref".into(),
+                type_names: vec!["lockref".into()],
+                group: None,
+            }],
+            placed: Vec::new(),
+            declarations: ds.iter().collect(),
+            enclosing: Vec::new(),
+        });
+        assert_eq!(
+            rule(&d, "d_lockref"),
+            Some(DraftRule::Class {
+                class: "lockless-write".into()
+            })
+        );
     }
 
     #[test]
