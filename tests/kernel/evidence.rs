@@ -131,15 +131,7 @@ fn the_draft_of_lru_gen_folio_from_the_6_12_tree_has_its_atomics_and_its_lock() 
         "inc_min_seq's caller takes lru_lock first"
     );
     // The draft loads in check unchanged.
-    let rules =
-        std::env::temp_dir().join(format!("cachelint-draft-lru-{}.toml", std::process::id()));
-    std::fs::write(&rules, &draft).unwrap();
-    let (code, out, err) = cachelint(&[
-        "check",
-        "--rules",
-        rules.to_str().unwrap(),
-        kernel.to_str().unwrap(),
-    ]);
+    let (code, out, err) = check_draft(&draft, &kernel, "lru");
     assert!(code == 0 || code == 1, "{out}{err}");
     assert!(out.contains("in 1 build"), "{out}");
 }
@@ -446,6 +438,52 @@ fn suggest_leaves_lru_gen_folios_pairs_on_the_fields_perf_saw_least() {
     assert!(left < plain, "{left} samples left, {plain} without --perf");
 }
 
+/// `draft --source-tree TREE KERNEL TYPES...`, which must succeed.
+pub(crate) fn draft_of(tree: &Path, kernel: &Path, types: &[&str]) -> String {
+    let mut args = vec![
+        "draft",
+        "--source-tree",
+        tree.to_str().unwrap(),
+        kernel.to_str().unwrap(),
+    ];
+    args.extend(types);
+    let (code, draft, err) = cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    draft
+}
+
+/// `check --rules DRAFT KERNEL` of a draft written to a temporary file
+/// named after `what`: its exit code, output and errors.
+fn check_draft(draft: &str, kernel: &Path, what: &str) -> (i32, String, String) {
+    let rules = std::env::temp_dir().join(format!(
+        "cachelint-draft-{what}-{}.toml",
+        std::process::id()
+    ));
+    std::fs::write(&rules, draft).unwrap();
+    let got = cachelint(&[
+        "check",
+        "--rules",
+        rules.to_str().unwrap(),
+        kernel.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&rules);
+    got
+}
+
+/// The context lines of a draft's `[contexts]` table.
+fn contexts_of(draft: &str) -> Vec<&str> {
+    draft
+        .split("\n[contexts]\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect()
+}
+
 /// The headers whose structs the whole-header draft takes: mm, net, fs,
 /// block, sched and io_uring.
 const HEADERS: [&str; 13] = [
@@ -489,17 +527,9 @@ fn every_struct_of_thirteen_headers_drafts_and_the_draft_loads_in_check() {
         }
     }
     assert!(types.len() >= 200, "{} structs: {types:?}", types.len());
-    let mut args = vec![
-        "draft".to_owned(),
-        "--source-tree".into(),
-        tree.to_str().unwrap().into(),
-        kernel.to_str().unwrap().into(),
-    ];
-    args.extend(types.iter().cloned());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let names: Vec<&str> = types.iter().map(String::as_str).collect();
     let started = std::time::Instant::now();
-    let (code, draft, err) = cachelint(&args);
-    assert_eq!(code, 0, "{err}");
+    let draft = draft_of(&tree, &kernel, &names);
     eprintln!(
         "drafted {} structs in {:.0?}",
         types.len(),
@@ -516,16 +546,7 @@ fn every_struct_of_thirteen_headers_drafts_and_the_draft_loads_in_check() {
     // Contexts are paths, not the functions that write: the kernel's
     // function names load as they are, and a struct written by plain
     // stores in hundreds of functions has one owner.
-    let contexts: Vec<&str> = draft
-        .split("\n[contexts]\n")
-        .nth(1)
-        .unwrap()
-        .split("\n\n")
-        .next()
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .collect();
+    let contexts = contexts_of(&draft);
     assert!(contexts.contains(&"owner = \"serialized\""), "{contexts:?}");
     assert!(
         contexts.len() < types.len(),
@@ -533,16 +554,7 @@ fn every_struct_of_thirteen_headers_drafts_and_the_draft_loads_in_check() {
         contexts.len(),
         types.len()
     );
-    let rules =
-        std::env::temp_dir().join(format!("cachelint-draft-all-{}.toml", std::process::id()));
-    std::fs::write(&rules, &draft).unwrap();
-    let (code, out, err) = cachelint(&[
-        "check",
-        "--rules",
-        rules.to_str().unwrap(),
-        kernel.to_str().unwrap(),
-    ]);
-    let _ = std::fs::remove_file(&rules);
+    let (code, out, err) = check_draft(&draft, &kernel, "all");
     assert!(code == 0 || code == 1, "{err}");
     assert!(out.contains(" in 1 build ("), "{out}");
 }
@@ -552,15 +564,7 @@ fn every_struct_of_thirteen_headers_drafts_and_the_draft_loads_in_check() {
 fn napi_structs_initialiser_is_construction_and_sk_buffs_socket_pointer_no_lock() {
     let tree = kernel_source();
     let kernel = vmlinux();
-    let (code, draft, err) = cachelint(&[
-        "draft",
-        "--source-tree",
-        tree.to_str().unwrap(),
-        kernel.to_str().unwrap(),
-        "napi_struct",
-        "sk_buff",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let draft = draft_of(&tree, &kernel, &["napi_struct", "sk_buff"]);
     // netif_napi_add_weight() initialises the napi's list and timer, so
     // its writes of poll, dev and weight are its construction.
     let dev_c = std::fs::read_to_string(tree.join("net/core/dev.c")).unwrap();
@@ -585,15 +589,6 @@ fn napi_structs_initialiser_is_construction_and_sk_buffs_socket_pointer_no_lock(
     // sk_buff's plain stores are one owner's.
     let sk = rule(&draft, "sk_buff", "sk").unwrap_or("");
     assert!(!sk.contains("\"lock\""), "{sk}");
-    let contexts: Vec<&str> = draft
-        .split("\n[contexts]\n")
-        .nth(1)
-        .unwrap()
-        .split("\n\n")
-        .next()
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .collect();
+    let contexts = contexts_of(&draft);
     assert!(contexts.len() < 40, "{contexts:?}");
 }

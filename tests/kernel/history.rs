@@ -170,15 +170,7 @@ fn mm_counts_own_line_is_what_suggest_finds_on_6_1_and_keeps_on_6_12() {
 /// `draft --source-tree TREE KERNEL TYPES...` then `check` of the draft:
 /// the check's JSON findings, and the draft.
 fn drafted_check(tree: &Path, kernel: &Path, types: &[&str]) -> (Vec<Value>, String) {
-    let mut args = vec![
-        "draft",
-        "--source-tree",
-        tree.to_str().unwrap(),
-        kernel.to_str().unwrap(),
-    ];
-    args.extend(types);
-    let (code, draft, err) = common::cachelint(&args);
-    assert_eq!(code, 0, "draft {}: {err}", kernel.display());
+    let draft = crate::evidence::draft_of(tree, kernel, types);
     let rules = std::env::temp_dir().join(format!(
         "cachelint-history-{}-{}.toml",
         types[0],

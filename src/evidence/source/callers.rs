@@ -57,15 +57,25 @@ fn same(a: &Held, b: &Held) -> bool {
     }
 }
 
-/// Per function defined once (`defined` counts the definitions by name),
-/// the locks every call of it holds, directly or through its caller.
-fn held_by_callers(calls: &[Call], defined: &HashMap<String, usize>) -> HashMap<String, Under> {
+/// The calls of each function defined once (`defined` counts the
+/// definitions by name), a function's calls of itself left out.
+pub(super) fn sites<'c>(
+    calls: &'c [Call],
+    defined: &HashMap<String, usize>,
+) -> HashMap<&'c str, Vec<&'c Call>> {
     let mut sites: HashMap<&str, Vec<&Call>> = HashMap::new();
     for c in calls {
         if defined.get(&c.callee) == Some(&1) && c.callee != c.caller {
             sites.entry(c.callee.as_str()).or_default().push(c);
         }
     }
+    sites
+}
+
+/// Per function defined once (`defined` counts the definitions by name),
+/// the locks every call of it holds, directly or through its caller.
+fn held_by_callers(calls: &[Call], defined: &HashMap<String, usize>) -> HashMap<String, Under> {
+    let sites = sites(calls, defined);
     let mut under: HashMap<String, Under> = HashMap::new();
     for _ in 0..MAX_ROUNDS {
         let mut next: HashMap<String, Under> = HashMap::new();

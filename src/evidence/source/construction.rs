@@ -18,12 +18,7 @@ const MAX_ROUNDS: usize = 16;
 /// The (function, parameter) pairs every seen call of which passes an
 /// object being built, for functions defined once.
 fn built_parameters(calls: &[Call], defined: &HashMap<String, usize>) -> HashSet<(String, usize)> {
-    let mut sites: HashMap<&str, Vec<&Call>> = HashMap::new();
-    for c in calls {
-        if defined.get(&c.callee) == Some(&1) && c.callee != c.caller {
-            sites.entry(c.callee.as_str()).or_default().push(c);
-        }
-    }
+    let sites = super::callers::sites(calls, defined);
     let mut built: HashSet<(String, usize)> = HashSet::new();
     for _ in 0..MAX_ROUNDS {
         let mut next = HashSet::new();
