@@ -254,6 +254,10 @@ evidence_tree=${EVIDENCE_TREE-${CACHELINT_KERNEL_SOURCE:-$(scripts/fetch-source.
 if [[ -n $evidence_tree ]]; then
   {
     measure "draft --source-tree" $cachelint draft --source-tree "$evidence_tree" "$vmlinux" lru_gen_folio
+    # Short names: the tree is searched for `rq` and `napi_struct` as whole
+    # words (before: every file holding "irq" was parsed).
+    measure "draft rq" $cachelint draft --source-tree "$evidence_tree" "$vmlinux" rq
+    measure "draft napi_struct" $cachelint draft --source-tree "$evidence_tree" "$vmlinux" napi_struct
     measure "check mm-lru" $cachelint check --rules examples/mm-lru.toml "$vmlinux"
   } > "$results"
   echo
