@@ -159,6 +159,7 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
                     Verdict::Owned { .. } | Verdict::Read(_) | Verdict::Lockless
                 )
             })
+            && verdicts[0].1 != Verdict::Lockless
         {
             let inferred = verdicts.remove(k);
             verdicts.insert(0, inferred);
@@ -1103,6 +1104,28 @@ mod tests {
                 class: "lockless-write".into()
             })
         );
+        let mark =
+            |d: &Drafted, path: &str| d.ty.fields.iter().find(|f| f.path == path).unwrap().mark;
+        assert_eq!(mark(&d, "d_lockref"), Some(Mark::Inferred));
+        // An atomic the source shows written atomically stays declared.
+        let ds = [decl(
+            "evicted",
+            "lru_gen_eviction",
+            Said::Written(Write::Atomic("atomic_long_add".into()), vec![]),
+            Role::Fast,
+        )];
+        let d = draft(&Facts {
+            ty: "s".into(),
+            members: vec![MemberFacts {
+                path: "evicted".into(),
+                type_names: vec!["atomic_long_t".into()],
+                group: None,
+            }],
+            placed: Vec::new(),
+            declarations: ds.iter().collect(),
+            enclosing: Vec::new(),
+        });
+        assert_eq!(mark(&d, "evicted"), Some(Mark::Declared));
     }
 
     #[test]
