@@ -98,12 +98,9 @@ struct Reading<'a> {
     taking_only: bool,
 }
 
-/// A member's loads in one function: the first's line, role and
-/// parameter, and whether any is marked.
+/// Where an access is made: its role, and the parameter it starts from.
 #[derive(Clone, Copy)]
-struct Load {
-    line: usize,
-    once: bool,
+struct Placed {
     role: Role,
     param: Option<usize>,
 }
@@ -140,9 +137,8 @@ struct Function<'a> {
     /// Local pointers to members (`lru_size = &mz->lru_zone_size[z][l]`):
     /// the variable and the members it points into.
     aliases: Vec<(String, Vec<(String, String)>)>,
-    /// The members read, each once: its first line and whether any read
-    /// is marked, and the role there.
-    reads: BTreeMap<(String, String), Load>,
+    /// The members read, each once: the first read, marked when any is.
+    reads: BTreeMap<(String, String), Declaration>,
 }
 
 impl<'a> Function<'a> {
@@ -219,24 +215,7 @@ impl<'a> Function<'a> {
         }
         let must = f.held.len();
         f.visit(body, out);
-        for ((ty, path), load) in std::mem::take(&mut f.reads) {
-            let Load {
-                line,
-                once,
-                role,
-                param,
-            } = load;
-            out.push(Declaration {
-                ty,
-                path,
-                said: Said::Read { once },
-                function: Some(f.name.clone()),
-                file: f.file.to_owned(),
-                line,
-                role,
-                param,
-            });
-        }
+        out.extend(std::mem::take(&mut f.reads).into_values());
         // Held at its end (taken or asserted here), or released: the
         // locks a wrapper takes or releases for its caller.
         let mut effects: Vec<Effect> = f.held[must.min(f.held.len())..]
@@ -629,6 +608,7 @@ impl<'a> Function<'a> {
     }
 
     fn declaration(&self, ty: &str, path: &str, said: Said, at: Node<'_>) -> Declaration {
+        let Placed { role, param } = self.placed(at);
         Declaration {
             ty: ty.to_owned(),
             path: path.to_owned(),
@@ -636,8 +616,8 @@ impl<'a> Function<'a> {
             function: Some(self.name.clone()),
             file: self.file.to_owned(),
             line: at.start_position().row + 1,
-            role: self.role(at),
-            param: self.param_of(at),
+            role,
+            param,
         }
     }
 
@@ -657,21 +637,18 @@ impl<'a> Function<'a> {
         }
     }
 
-    /// The parameter access `at` starts from.
-    fn param_of(&self, at: Node<'_>) -> Option<usize> {
-        let base = base_variable(at, self.text)?;
-        self.params.iter().position(|p| p == base)
-    }
-
-    /// Where access `at` is made: while its object is built, on the
-    /// control path, or on a fast path.
-    fn role(&self, at: Node<'_>) -> Role {
-        let built = self.boot
-            || base_variable(at, self.text).is_some_and(|v| self.built.iter().any(|b| b == v));
-        match (built, self.control) {
-            (true, _) => Role::Construction,
-            (false, true) => Role::Control,
-            (false, false) => Role::Fast,
+    /// Where access `at` is made (while its object is built, on the
+    /// control path, or on a fast path) and the parameter it starts from.
+    fn placed(&self, at: Node<'_>) -> Placed {
+        let base = base_variable(at, self.text);
+        let built = self.boot || base.is_some_and(|v| self.built.iter().any(|b| b == v));
+        Placed {
+            role: match (built, self.control) {
+                (true, _) => Role::Construction,
+                (false, true) => Role::Control,
+                (false, false) => Role::Fast,
+            },
+            param: base.and_then(|v| self.params.iter().position(|p| p == v)),
         }
     }
 
@@ -717,18 +694,15 @@ impl<'a> Function<'a> {
 
     /// Member access `node` read (`once`: a marked read).
     fn loaded(&mut self, node: Node<'_>, once: bool) {
-        let role = self.role(node);
-        let param = self.param_of(node);
-        let line = node.start_position().row + 1;
         for (ty, path) in self.resolve(node) {
             if self.types.contains(&ty) {
-                let e = self.reads.entry((ty, path)).or_insert(Load {
-                    line,
-                    once,
-                    role,
-                    param,
-                });
-                e.once |= once;
+                let said = Said::Read { once };
+                let first = self.declaration(&ty, &path, said, node);
+                if let Said::Read { once: any } =
+                    &mut self.reads.entry((ty, path)).or_insert(first).said
+                {
+                    *any |= once;
+                }
             }
         }
     }
@@ -769,12 +743,6 @@ impl<'a> Function<'a> {
     /// [`Function::resolve`] of an expression written as text
     /// (`&x->lock`, `x->a.b`), for one outside the parsed body.
     fn resolve_text(&self, text: &str) -> Vec<(String, String)> {
-        self.resolve_text_at(text).1
-    }
-
-    /// [`Function::resolve_text`], with the variable the expression starts
-    /// from.
-    fn resolve_text_at(&self, text: &str) -> (String, Vec<(String, String)>) {
         let text = text.trim().trim_start_matches('&').trim();
         let mut steps = Vec::new();
         let mut rest = text;
@@ -798,9 +766,7 @@ impl<'a> Function<'a> {
             arrow = next_arrow;
             rest = &rest[at + len..];
         }
-        let base = base.unwrap_or_default();
-        let found = self.chain(&base, steps);
-        (base, found)
+        self.chain(&base.unwrap_or_default(), steps)
     }
 
     /// The struct members expression `node` names: for `lruvec->lrugen.
@@ -809,37 +775,7 @@ impl<'a> Function<'a> {
     /// a member reached through a pointer (`skb->sk->sk_lock`) is the
     /// pointed-to struct's (`sock`, `sk_lock`), not the pointer's holder's.
     fn resolve(&self, node: Node<'_>) -> Vec<(String, String)> {
-        self.resolve_at(node)
-            .map_or_else(Vec::new, |(_, found)| found)
-    }
-
-    /// [`Function::resolve`], with the variable the expression starts from.
-    fn resolve_at(&self, node: Node<'_>) -> Option<(&'a str, Vec<(String, String)>)> {
-        let mut fields = Vec::new();
-        let mut n = node;
-        let base = loop {
-            match n.kind() {
-                "field_expression" => {
-                    let (arg, field) = (
-                        n.child_by_field_name("argument")?,
-                        n.child_by_field_name("field")?,
-                    );
-                    let arrow = self.text[arg.end_byte()..field.start_byte()].contains("->");
-                    fields.push((self.of(field).to_owned(), arrow));
-                    n = arg;
-                }
-                "subscript_expression" => n = n.child_by_field_name("argument")?,
-                "pointer_expression" | "parenthesized_expression" | "cast_expression" => {
-                    n = n
-                        .child_by_field_name("argument")
-                        .or_else(|| n.named_child(n.named_child_count().saturating_sub(1) as u32))?
-                }
-                "identifier" => break self.of(n),
-                _ => return None,
-            }
-        };
-        fields.reverse();
-        Some((base, self.chain(base, fields)))
+        access(node, self.text).map_or_else(Vec::new, |(base, fields)| self.chain(base, fields))
     }
 
     /// The members `base` (a variable) then `fields` name (each with
@@ -1002,26 +938,45 @@ fn strip_address(node: Node<'_>) -> Node<'_> {
     n
 }
 
+/// The variable member access `node` starts from and the fields it names,
+/// each with whether `->` reaches it (`lruvec->lrugen.max_seq`: `lruvec`,
+/// `lrugen` by `->`, `max_seq` by `.`). Addresses, subscripts, casts and
+/// parentheses are seen through.
+fn access<'t>(node: Node<'_>, text: &'t str) -> Option<(&'t str, Vec<(String, bool)>)> {
+    let mut fields = Vec::new();
+    let mut n = node;
+    let base = loop {
+        match n.kind() {
+            "field_expression" => {
+                let (arg, field) = (
+                    n.child_by_field_name("argument")?,
+                    n.child_by_field_name("field")?,
+                );
+                let arrow = text[arg.end_byte()..field.start_byte()].contains("->");
+                fields.push((text[field.byte_range()].to_owned(), arrow));
+                n = arg;
+            }
+            "subscript_expression" => n = n.child_by_field_name("argument")?,
+            "pointer_expression" | "parenthesized_expression" | "cast_expression" => {
+                n = n
+                    .child_by_field_name("argument")
+                    .or_else(|| n.named_child(n.named_child_count().saturating_sub(1) as u32))?
+            }
+            "identifier" => break &text[n.byte_range()],
+            _ => return None,
+        }
+    };
+    fields.reverse();
+    Some((base, fields))
+}
+
 /// The variable a member access starts from (`napi` of `&napi->
 /// poll_list.next`).
 fn base_variable<'t>(node: Node<'_>, text: &'t str) -> Option<&'t str> {
-    let mut n = node;
-    for _ in 0..64 {
-        match n.kind() {
-            "identifier" => return Some(&text[n.byte_range()]),
-            "field_expression"
-            | "subscript_expression"
-            | "pointer_expression"
-            | "parenthesized_expression"
-            | "cast_expression" => {
-                n = n
-                    .child_by_field_name("argument")
-                    .or_else(|| n.named_child(n.named_child_count().saturating_sub(1) as u32))?;
-            }
-            _ => return None,
-        }
+    match node.kind() {
+        "identifier" => Some(&text[node.byte_range()]),
+        _ => access(node, text).map(|(base, _)| base),
     }
-    None
 }
 
 /// The variables whose object function body `body` builds, and whether
