@@ -437,13 +437,15 @@ fn declared(
     let mut ignored: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
     // Per lock: the functions whose writes hold it, and the writes.
     let mut under: BTreeMap<String, (BTreeSet<String>, usize)> = BTreeMap::new();
-    let (mut atomics, mut plain, mut unlocked) = (Vec::new(), Vec::new(), Vec::new());
+    // An atomic written with no lock; a plain store with no lock (the
+    // owner's); the functions writing with no lock.
+    let (mut atomic, mut owner, mut unlocked) = (false, false, Vec::new());
     // Functions storing it with WRITE_ONCE or a release store and no
     // lock: each a path of its own, which others read locklessly.
     let mut marked: Vec<String> = Vec::new();
-    // Writes under a lock of another object or a global: the context,
-    // the lock, the function.
-    let mut other_locks: Vec<(String, String, String)> = Vec::new();
+    // Writes under a lock of another object or a global: the context
+    // and the lock.
+    let mut other_locks: Vec<(String, String)> = Vec::new();
     let mut writes = 0;
     let mut shown = 0;
     for d in &ds {
@@ -516,7 +518,7 @@ fn declared(
                         ),
                         None => (holders(&h.text), h.text.clone()),
                     };
-                    other_locks.push((c, what, function.to_owned()));
+                    other_locks.push((c, what));
                 }
                 None => {
                     let why = match shared.last() {
@@ -533,9 +535,9 @@ fn declared(
             },
         }
         match (write.lockless(), &lock, held.is_empty()) {
-            (true, None, true) => atomics.push(function.to_owned()),
+            (true, None, true) => atomic = true,
             (false, None, true) if write.marked() => marked.push(function.to_owned()),
-            (false, None, true) => plain.push(function.to_owned()),
+            (false, None, true) => owner = true,
             _ => {}
         }
     }
@@ -606,7 +608,7 @@ fn declared(
         return verdict;
     }
     // An atomic written with no lock held: the lock serialises no one.
-    if !atomics.is_empty() {
+    if atomic {
         return Some(Verdict::Lockless);
     }
     // The lock the most functions write under (a function's writes are
@@ -666,15 +668,15 @@ fn declared(
     let mut write = Vec::new();
     let one_lock = other_locks
         .first()
-        .filter(|(c, _, _)| other_locks.len() == writes && other_locks.iter().all(|o| o.0 == *c));
+        .filter(|(c, _)| other_locks.len() == writes && other_locks.iter().all(|o| o.0 == *c));
     match one_lock {
-        Some((c, what, _)) => {
+        Some((c, what)) => {
             contexts.entry(c.clone()).or_insert_with(|| {
                 format!("the holders of {what}, which is no member of {}", facts.ty)
             });
             write.push(c.clone());
         }
-        None => plain.extend(other_locks.into_iter().map(|(_, _, f)| f)),
+        None => owner |= !other_locks.is_empty(),
     }
     for f in sorted(marked) {
         let c = context_name(&f);
@@ -687,7 +689,7 @@ fn declared(
         write.push(c);
     }
     // Plain stores with no lock: the object's owner's, one at a time.
-    if !plain.is_empty() {
+    if owner {
         contexts.entry(OWNER.to_owned()).or_insert_with(|| {
             "plain stores with no lock held: the object's owner, one CPU at a time".to_owned()
         });
@@ -1024,9 +1026,20 @@ mod tests {
     }
 
     fn draft_of(members: &[&str], ds: &[Declaration]) -> Drafted {
-        let member = |path: &&str| MemberFacts {
+        let untyped: Vec<(&str, &str)> = members.iter().map(|m| (*m, "")).collect();
+        draft_typed(&untyped, ds)
+    }
+
+    /// A draft of struct `s` whose members are (name, type name; "" for
+    /// none).
+    fn draft_typed(members: &[(&str, &str)], ds: &[Declaration]) -> Drafted {
+        let member = |(path, ty): &(&str, &str)| MemberFacts {
             path: (*path).into(),
-            type_names: Vec::new(),
+            type_names: [*ty]
+                .iter()
+                .filter(|t| !t.is_empty())
+                .map(|t| t.to_string())
+                .collect(),
             group: None,
         };
         draft(&Facts {
@@ -1087,17 +1100,7 @@ mod tests {
         assert_eq!(rule(&d, "limit"), None);
         // A lockref's plain initial stores do not make it the owner's.
         let ds = [plain("d_lockref", "d_alloc_parallel", Role::Fast)];
-        let d = draft(&Facts {
-            ty: "s".into(),
-            members: vec![MemberFacts {
-                path: "d_lockref".into(),
-                type_names: vec!["lockref".into()],
-                group: None,
-            }],
-            placed: Vec::new(),
-            declarations: ds.iter().collect(),
-            enclosing: Vec::new(),
-        });
+        let d = draft_typed(&[("d_lockref", "lockref")], &ds);
         assert_eq!(
             rule(&d, "d_lockref"),
             Some(DraftRule::Class {
@@ -1114,17 +1117,7 @@ mod tests {
             Said::Written(Write::Atomic("atomic_long_add".into()), vec![]),
             Role::Fast,
         )];
-        let d = draft(&Facts {
-            ty: "s".into(),
-            members: vec![MemberFacts {
-                path: "evicted".into(),
-                type_names: vec!["atomic_long_t".into()],
-                group: None,
-            }],
-            placed: Vec::new(),
-            declarations: ds.iter().collect(),
-            enclosing: Vec::new(),
-        });
+        let d = draft_typed(&[("evicted", "atomic_long_t")], &ds);
         assert_eq!(mark(&d, "evicted"), Some(Mark::Declared));
     }
 
