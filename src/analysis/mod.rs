@@ -11,6 +11,7 @@ pub mod explain;
 pub mod findings;
 pub mod footprint;
 pub(crate) mod members;
+pub(crate) mod placement;
 pub(crate) mod ranges;
 pub(crate) mod validate;
 
@@ -27,7 +28,8 @@ pub struct Analysis {
     pub root: String,
     /// Its size in bytes.
     pub size: u64,
-    /// Its alignment (explicit or inferred from its members).
+    /// Its alignment (explicit or inferred from its members), or the
+    /// larger one its `[placement]` rule gives.
     pub alignment: u64,
     /// Line size used.
     pub cacheline: u64,
@@ -54,7 +56,11 @@ pub fn analyze(
 ) -> Analysis {
     let mut annotated = annotate::annotate(table, root, root_name, rules);
     let size = table.size_of(root).unwrap_or(0);
-    let alignment = table.alignment_of(root);
+    // Where the allocator places it, when the rules say, else where its
+    // alignment lets it start.
+    let alignment = table
+        .alignment_of(root)
+        .max(rules.placement_of(root_name, cacheline).unwrap_or(0));
     let found = findings::find(&annotated.spans, size, alignment, cacheline, rules);
     annotated.notes.extend(found.stopped);
     let findings = found.findings;

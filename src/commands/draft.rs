@@ -5,13 +5,16 @@
 
 use std::path::PathBuf;
 
+use std::collections::HashMap;
+
 use crate::analysis::draft::{Drafted, Facts, MemberFacts, draft as draft_type};
+use crate::analysis::placement::{self, Embedding, Object, Placed};
 use crate::error::Result;
-use crate::evidence::source::Declaration;
+use crate::evidence::source::{Declaration, Said, Site};
 use crate::layout::{self, Depth};
 use crate::lookup::TypeSpec;
 use crate::model::{Type, TypeId, TypeTable};
-use crate::report::draft::{DraftField, DraftReport, DraftType, Evidence};
+use crate::report::draft::{DraftField, DraftPlacement, DraftReport, DraftType, Evidence};
 use crate::rules::Rules;
 use crate::run::{Run, Want};
 
@@ -60,6 +63,7 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
         read: Vec::new(),
         contexts: Vec::new(),
         types: Vec::new(),
+        placements: Vec::new(),
         notes: Vec::new(),
     };
     for b in &run.builds {
@@ -111,10 +115,20 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
         let view = run.view(opened)?;
         let table = view.table();
         let line = run.build_line(opened);
+        let mut placer = Placer {
+            table,
+            line,
+            declarations: &declarations,
+            memo: HashMap::new(),
+        };
         for f in &opened.found {
             let Some(name) = tag(table, f.id) else {
                 continue;
             };
+            if opts.source_tree.is_some() {
+                let placed = placer.placed(f.id, 0);
+                add_placement(&mut report.placements, table, f.id, &name, line, placed);
+            }
             let (placed, misfits) = run.samples_on(&view, f.id, line).unwrap_or_default();
             report.notes.extend(misfits);
             let facts = Facts {
@@ -131,6 +145,159 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
     report.notes.sort();
     report.notes.dedup();
     Ok(report)
+}
+
+/// Embeddings shown per struct, at most: `sock` is embedded in dozens.
+const MAX_EMBEDDINGS_SHOWN: usize = 8;
+
+/// Levels of containers followed for a placement.
+const MAX_PLACEMENT_DEPTH: usize = 6;
+
+/// Where a struct's objects start, or its placement in another build:
+/// builds that disagree keep the smaller start.
+fn add_placement(
+    to: &mut Vec<DraftPlacement>,
+    table: &TypeTable,
+    id: TypeId,
+    name: &str,
+    line: u64,
+    placed: Placed,
+) {
+    if placed.evidence.is_empty() {
+        return;
+    }
+    let alignment = table.alignment_of(id);
+    // A rule only for more than the struct's own alignment gives.
+    let start = placed.start.filter(|&s| s > alignment);
+    let mut evidence = placed.evidence;
+    let sites = evidence
+        .iter()
+        .filter(|e| !e.starts_with("embedded "))
+        .count();
+    let embedded = evidence.len() - sites;
+    if embedded > MAX_EMBEDDINGS_SHOWN {
+        evidence.truncate(sites + MAX_EMBEDDINGS_SHOWN);
+        evidence.push(format!(
+            "and embedded in {} more places",
+            embedded - MAX_EMBEDDINGS_SHOWN
+        ));
+    }
+    match to.iter_mut().find(|p| p.ty == name) {
+        Some(p) => {
+            p.start = match (p.start, start) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                _ => None,
+            };
+            add_evidence_lines(&mut p.evidence, evidence);
+        }
+        None => to.push(DraftPlacement {
+            ty: name.to_owned(),
+            start,
+            cacheline: line,
+            alignment,
+            evidence,
+        }),
+    }
+}
+
+fn add_evidence_lines(to: &mut Vec<String>, more: Vec<String>) {
+    for e in more {
+        if !to.contains(&e) {
+            to.push(e);
+        }
+    }
+}
+
+/// Works out where structs' objects start, from the source's sites and
+/// the structs that embed them, each struct once.
+struct Placer<'a> {
+    table: &'a TypeTable,
+    line: u64,
+    declarations: &'a [Declaration],
+    memo: HashMap<TypeId, Placed>,
+}
+
+impl Placer<'_> {
+    /// Where objects of struct `id` start.
+    fn placed(&mut self, id: TypeId, depth: usize) -> Placed {
+        let table = self.table;
+        let id = table.strip(id);
+        if let Some(p) = self.memo.get(&id) {
+            return p.clone();
+        }
+        if depth > MAX_PLACEMENT_DEPTH {
+            // Too deep to tell: its alignment.
+            return Placed {
+                start: None,
+                evidence: Vec::new(),
+            };
+        }
+        let object = Object {
+            size: table.size_of(id).unwrap_or(0),
+            alignment: table.alignment_of(id),
+        };
+        let name = tag(table, id);
+        let holders = embeddings_of(table, id);
+        // A container the build holds is followed below, with its offset.
+        let held = |c: &str| {
+            holders
+                .iter()
+                .any(|(o, ..)| tag(table, *o).as_deref() == Some(c))
+        };
+        let sites: Vec<(&Site, String)> = self
+            .declarations
+            .iter()
+            .filter(|d| Some(&d.ty) == name.as_ref())
+            .filter_map(|d| match &d.said {
+                Said::Placed(Site::Embedded { container }) if held(container) => None,
+                Said::Placed(site) => Some((site, format!("{}:{}", d.file.display(), d.line))),
+                _ => None,
+            })
+            .collect();
+        let mut embeddings = Vec::new();
+        for (outer, place, offset, stride) in holders {
+            let container = self.placed(outer, depth + 1);
+            embeddings.push(Embedding {
+                place,
+                offset,
+                stride,
+                container: container.start.unwrap_or_else(|| table.alignment_of(outer)),
+            });
+        }
+        let placed = placement::placed(object, self.line, &sites, &embeddings);
+        self.memo.insert(id, placed.clone());
+        placed
+    }
+}
+
+/// Every member of a struct (named or anonymous) of `table` that holds
+/// struct `id` by value: the holder, `holder.member`, its offset, and for
+/// an array the element size.
+fn embeddings_of(table: &TypeTable, id: TypeId) -> Vec<(TypeId, String, u64, Option<u64>)> {
+    let mut out = Vec::new();
+    for i in 0..table.len() {
+        let Some(c) = table.composite(TypeId(i)) else {
+            continue;
+        };
+        let Some(members) = &c.members else { continue };
+        for m in members {
+            let mut t = table.strip(m.ty);
+            let mut stride = None;
+            if let Type::Array { element, .. } = table.get(t) {
+                t = table.strip(*element);
+                stride = table.size_of(t);
+            }
+            if t == id {
+                let place = format!(
+                    "{}.{}",
+                    c.name.as_deref().unwrap_or("(anonymous)"),
+                    m.name.as_deref().unwrap_or("(anonymous)")
+                );
+                out.push((TypeId(i), place, m.byte_offset(), stride));
+            }
+        }
+    }
+    out
 }
 
 /// The drafts of every build as one rules file: a struct's members in

@@ -43,6 +43,9 @@ fn toml(r: &DraftReport) -> String {
             let _ = writeln!(out, "{} = \"{}\"", key(&c.name), c.writers);
         }
     }
+    if !r.placements.is_empty() {
+        placements(&mut out, r);
+    }
     for t in &r.types {
         // `check` refuses a table that rules nothing.
         match t.fields.iter().any(|f| f.rule.is_some()) {
@@ -55,6 +58,39 @@ fn toml(r: &DraftReport) -> String {
         }
     }
     out
+}
+
+/// `[placement]`, each rule with its sites above it; a struct whose sites
+/// give no more than its alignment as comments only.
+fn placements(out: &mut String, r: &DraftReport) {
+    let ruled = r.placements.iter().any(|p| p.start.is_some());
+    let _ = match ruled {
+        true => writeln!(out, "\n[placement]"),
+        false => writeln!(
+            out,
+            "\n# [placement]: no struct is placed beyond its alignment"
+        ),
+    };
+    for p in &r.placements {
+        for e in &p.evidence {
+            let _ = writeln!(out, "# {}: {e}", p.ty);
+        }
+        match p.start {
+            Some(s) if s >= p.cacheline => {
+                let _ = writeln!(out, "{} = \"line\"", key(&p.ty));
+            }
+            Some(s) => {
+                let _ = writeln!(out, "{} = {s}", key(&p.ty));
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "# {}: placed as its {}-byte alignment allows",
+                    p.ty, p.alignment
+                );
+            }
+        }
+    }
 }
 
 fn field(out: &mut String, f: &DraftField) {

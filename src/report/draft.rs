@@ -118,6 +118,23 @@ pub struct DraftContext {
     pub why: String,
 }
 
+/// Where a drafted struct's objects start, with the sites that say so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DraftPlacement {
+    /// The struct.
+    pub ty: String,
+    /// The `[placement]` rule: every object starts at a multiple of this
+    /// many bytes from a line boundary, the line size meaning "on a line";
+    /// `None` when the sites give no more than the struct's alignment.
+    pub start: Option<u64>,
+    /// The line size it was drafted for.
+    pub cacheline: u64,
+    /// The struct's own alignment.
+    pub alignment: u64,
+    /// Each site and embedding, `file:line: what it gives`.
+    pub evidence: Vec<String>,
+}
+
 /// `cachelint draft`: a rules file with its evidence.
 #[derive(Clone, Debug, Serialize)]
 pub struct DraftReport {
@@ -129,6 +146,9 @@ pub struct DraftReport {
     /// The drafted structs, then the enclosing structs whose locks they
     /// name.
     pub types: Vec<DraftType>,
+    /// Where the drafted structs' objects start, for those the source
+    /// says anything of.
+    pub placements: Vec<DraftPlacement>,
     /// Notes: samples that do not fit the layout, members absent in some
     /// builds.
     pub notes: Vec<String>,

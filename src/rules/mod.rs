@@ -563,6 +563,41 @@ pub struct Rules {
     /// What the files say that is not a rule (an enum table, an index of
     /// tables), for the notes.
     pub notes: Vec<String>,
+    /// Where the objects of some structs start (`[placement]`), as their
+    /// allocator places them.
+    pub placement: Vec<Placement>,
+}
+
+/// Where every object of a struct starts (`[placement]`): what its
+/// allocator guarantees beyond the struct's own alignment (a slab cache
+/// with `SLAB_HWCACHE_ALIGN` starts every object on a line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// The struct.
+    pub ty: String,
+    /// Where its objects start.
+    pub start: Start,
+    /// Where it is written.
+    pub at: Location,
+}
+
+/// Where the objects of a struct start, from a line boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// On a line boundary (`"line"`).
+    Line,
+    /// At a multiple of this many bytes (a power of two).
+    Bytes(u64),
+}
+
+impl Start {
+    /// The alignment it gives on lines of `cacheline` bytes.
+    pub fn bytes(self, cacheline: u64) -> u64 {
+        match self {
+            Start::Line => cacheline,
+            Start::Bytes(n) => n.min(cacheline),
+        }
+    }
 }
 
 impl Rules {
@@ -681,6 +716,15 @@ impl Rules {
             }
         }
         self.check_aliases()?;
+        for p in other.placement {
+            if let Some(first) = self.placement.iter().find(|q| q.ty == p.ty) {
+                return Err(p.at.error(format!(
+                    "the placement of {} is already given at {}",
+                    p.ty, first.at
+                )));
+            }
+            self.placement.push(p);
+        }
         self.allow.extend(other.allow);
         if other.severity != Severities::default() {
             self.severity = other.severity;
@@ -740,7 +784,19 @@ impl Rules {
         for field in rules.allow.iter_mut().flat_map(|a| a.fields.iter_mut()) {
             rename(&mut field.ty);
         }
+        for p in &mut rules.placement {
+            rename(&mut p.ty);
+        }
         rules
+    }
+
+    /// The alignment struct `ty`'s objects really have on lines of
+    /// `cacheline` bytes, when `[placement]` says.
+    pub fn placement_of(&self, ty: &str, cacheline: u64) -> Option<u64> {
+        self.placement
+            .iter()
+            .find(|p| p.ty == ty)
+            .map(|p| p.start.bytes(cacheline))
     }
 
     /// The annotated types whose roots are discovered in the binary: those

@@ -32,8 +32,8 @@ use toml::Spanned;
 use toml::de::{DeString, DeTable, DeValue};
 
 use super::{
-    Access, Allow, Class, Context, FieldRef, FieldRule, Kind, Location, LockRef, Rules, Severity,
-    Source, TypeRules, Writers, valid_member_path,
+    Access, Allow, Class, Context, FieldRef, FieldRule, Kind, Location, LockRef, Placement, Rules,
+    Severity, Source, Start, TypeRules, Writers, valid_member_path,
 };
 use crate::error::Result;
 
@@ -53,6 +53,7 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
             "allow" => rules.allow = p.allows(value)?,
             "severity" => p.severities(value, &mut rules)?,
             "contexts" => rules.contexts = p.contexts(value)?,
+            "placement" => rules.placement = p.placement(value)?,
             "adjacent-lines" => match value.get_ref() {
                 DeValue::Boolean(on) => rules.adjacent_lines = *on,
                 other => {
@@ -243,7 +244,7 @@ impl Parser<'_> {
         let DeValue::Table(table) = value.get_ref() else {
             return Err(self.at(key).error(format!(
                 "unknown setting '{name}'; the settings are cacheline, roots, adjacent-lines, allow, \
-                 severity and contexts, \
+                 severity, contexts and placement, \
                  and a struct's rules are a table: [{name}]"
             )));
         };
@@ -483,6 +484,44 @@ impl Parser<'_> {
                 writers,
                 at: self.at(key),
                 implied: false,
+            });
+        }
+        Ok(out)
+    }
+
+    /// `[placement]`: `TYPE = "line"` (every object starts a line) or
+    /// `TYPE = 32` (at a multiple of 32 bytes from a line boundary).
+    fn placement(&self, value: &Value<'_>) -> Result<Vec<Placement>> {
+        let mut out: Vec<Placement> = Vec::new();
+        for (key, start) in self.table(value, "'placement'")? {
+            let text: &str = key.get_ref();
+            let ty = text.strip_prefix("struct ").unwrap_or(text);
+            if !valid_member_path(ty) || ty.contains('.') {
+                return Err(self.at(key).error(format!("'{text}' is not a struct name")));
+            }
+            let bad = || {
+                self.at(start).error(format!(
+                    "the placement of {ty} must be \"line\" (every object starts a cacheline) \
+                     or a power of two of bytes up to 4096 (every object starts at a multiple of it from a line boundary)"
+                ))
+            };
+            let start = match start.get_ref() {
+                DeValue::String(s) if &**s == "line" => Start::Line,
+                v => match unsigned(v) {
+                    Some(n) if n.is_power_of_two() && n <= 4096 => Start::Bytes(n),
+                    _ => return Err(bad()),
+                },
+            };
+            if let Some(first) = out.iter().find(|p| p.ty == ty) {
+                return Err(self.at(key).error(format!(
+                    "the placement of {ty} is already given at {}",
+                    first.at
+                )));
+            }
+            out.push(Placement {
+                ty: ty.to_owned(),
+                start,
+                at: self.at(key),
             });
         }
         Ok(out)

@@ -345,6 +345,64 @@ fn an_unaligned_root_is_tried_at_every_placement() {
 }
 
 #[test]
+fn a_placement_rule_tries_only_the_placements_the_allocator_makes() {
+    // pglist_data is 8-byte aligned in the fixture; `[placement]` says
+    // every object starts a line, so the pair is judged at byte 0 only.
+    let build = "gcc-dwarf5-base";
+    let file = fixture(build);
+    let dir = std::env::temp_dir().join(format!("cachelint-placement-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let line = dir.join("line.toml");
+    std::fs::write(&line, "[placement]\npglist_data = \"line\"\n").unwrap();
+    let (report, _) = run(&cli::check_options(
+        &[rules("lru.toml"), line.clone()],
+        &[(build, file.as_path())],
+    ));
+    let enabled = bytes(&file, "pglist_data.__lruvec.lrugen.enabled");
+    let (r, e) = (
+        bytes(&file, "lru_gen_folio.refaulted"),
+        bytes(&file, "lru_gen_folio.enabled"),
+    );
+    let refaulted = (enabled.0 - (e.0 - r.0), enabled.0 - (e.0 - r.1));
+    let lines = |(s, e): (u64, u64)| s / LINE..=(e - 1) / LINE;
+    let share = lines(refaulted).any(|l| lines(enabled).contains(&l));
+    let f = false_sharing(&report, "pglist_data", "refaulted", "enabled");
+    assert_eq!(f.is_some(), share, "judged at byte 0 only");
+    assert!(
+        report
+            .findings
+            .iter()
+            .filter(|f| f.root == "pglist_data")
+            .all(|f| f.placement.is_none()),
+        "one placement"
+    );
+    // A placement of no type, and one that is no power of two, are errors
+    // at their line.
+    let bad = dir.join("bad.toml");
+    for (text, want) in [
+        ("[placement]\nno_such_struct = \"line\"\n", "no_such_struct"),
+        ("[placement]\npglist_data = 48\n", "power of two"),
+        ("[placement]\npglist_data = \"lines\"\n", "must be \"line\""),
+    ] {
+        std::fs::write(&bad, text).unwrap();
+        let (code, _, err) = cachelint(&[
+            "check",
+            "--rules",
+            rules("lru.toml").to_str().unwrap(),
+            "--rules",
+            bad.to_str().unwrap(),
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{text}: {err}");
+        assert!(
+            err.contains(want) && err.contains("bad.toml:2:"),
+            "{text}: {err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn fail_on_and_exit_codes() {
     let code = |args: &[&str]| cachelint(args).0;
     let lru = rules("lru.toml");

@@ -629,3 +629,70 @@ fn napi_structs_initialiser_is_construction_and_sk_buffs_socket_pointer_no_lock(
     let contexts = contexts_of(&draft);
     assert!(contexts.len() < 40, "{contexts:?}");
 }
+
+/// The `[placement]` comment lines about `ty` and its rule, from a draft.
+fn placement_of<'d>(draft: &'d str, ty: &str) -> (Vec<&'d str>, Option<&'d str>) {
+    let section = draft
+        .split("placement]")
+        .nth(1)
+        .and_then(|s| s.split("\n[").next())
+        .unwrap_or("");
+    let comments = section
+        .lines()
+        .filter(|l| l.starts_with(&format!("# {ty}: ")))
+        .collect();
+    let rule = section.lines().find(|l| l.starts_with(&format!("{ty} = ")));
+    (comments, rule)
+}
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn a_struct_only_in_its_own_line_aligned_slab_starts_a_line_and_one_embedded_mid_line_does_not() {
+    let tree = kernel_source();
+    let kernel = vmlinux();
+    let k = kernel.to_str().unwrap();
+    let draft = draft_of(&tree, &kernel, &["signal_struct", "sk_buff"]);
+    // signal_struct: kernel/fork.c makes its cache with SLAB_HWCACHE_ALIGN
+    // (read here from the tree), and it is larger than half a line
+    // (pahole): every object starts a line.
+    let fork = std::fs::read_to_string(tree.join("kernel/fork.c")).unwrap();
+    let size_line = line_of(&tree, "kernel/fork.c", "sizeof(struct signal_struct)");
+    let call: String = fork.lines().skip(size_line - 2).take(4).collect();
+    assert!(call.contains("SLAB_HWCACHE_ALIGN"), "{call}");
+    let (why, placed) = placement_of(&draft, "signal_struct");
+    assert_eq!(placed, Some("signal_struct = \"line\""), "{draft}");
+    assert!(
+        why.iter()
+            .any(|l| l.contains(&format!("kernel/fork.c:{}", size_line - 1))
+                && l.contains("SLAB_HWCACHE_ALIGN")),
+        "{why:?}"
+    );
+    // init_signals is one object the linker places: listed, not counted.
+    assert!(
+        why.iter()
+            .any(|l| l.contains("init_signals") && l.contains("not counted")),
+        "{why:?}"
+    );
+    // sk_buff has a line-aligned cache too, but sk_buff_fclones holds a
+    // second one at byte 232 (pahole), which no line boundary starts: no
+    // rule, and the embedding is among the reasons.
+    let skb2 = pahole_offset(k, "sk_buff_fclones", "skb2");
+    assert_ne!(skb2 % 64, 0);
+    let (why, placed) = placement_of(&draft, "sk_buff");
+    assert_eq!(placed, None, "{why:?}");
+    assert!(why.iter().any(|l| l.contains("sk_buff_fclones")), "{why:?}");
+    // The draft loads, and check tries signal_struct at byte 0 only.
+    let (code, out, err) = check_draft(&draft, &kernel, "placement");
+    assert!(code < 2, "{err}");
+    assert!(
+        !out.contains("struct signal_struct is not cacheline-aligned")
+            && !err.contains("struct signal_struct is not cacheline-aligned"),
+        "{out}"
+    );
+    let unplaced = draft.replace("signal_struct = \"line\"", "");
+    let (_, out, err) = check_draft(&unplaced, &kernel, "unplaced");
+    assert!(
+        format!("{out}{err}").contains("struct signal_struct is not cacheline-aligned"),
+        "without the rule, 8 placements are tried"
+    );
+}

@@ -83,6 +83,9 @@ pub fn validate(
             out.push((lock.at.clone(), check));
         }
     }
+    for p in &rules.placement {
+        out.push((p.at.clone(), type_check(&p.ty)));
+    }
     for allow in &rules.allow {
         for field in &allow.fields {
             let check = match types.get(&field.ty) {

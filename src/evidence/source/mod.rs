@@ -19,12 +19,14 @@
 //! lock wrappers), [`walk`] (every function body: writes, locks, calls),
 //! [`members`] (the annotations on member declarations), [`callers`]
 //! (the locks a function's callers hold), [`construction`] (objects
-//! built across calls); [`vocabulary`] is the kernel's
+//! built across calls), [`placement`] (where objects are allocated);
+//! [`vocabulary`] is the kernel's
 //! words for locking and writing that the walk recognises.
 
 mod callers;
 mod construction;
 mod members;
+mod placement;
 mod vocabulary;
 mod walk;
 mod wrappers;
@@ -35,6 +37,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+pub use placement::Site;
 use wrappers::Wrappers;
 
 /// Files read at most: a kernel tree has about 60,000 C files and headers.
@@ -147,6 +150,9 @@ pub enum Said {
         /// A marked read.
         once: bool,
     },
+    /// Where its objects are put: a slab cache, a `kmalloc`, per-CPU data,
+    /// a static object (said of the struct, `path` empty).
+    Placed(Site),
 }
 
 /// Where a write or read is made, as the kernel means it.
@@ -309,6 +315,7 @@ fn read_file(
 ) -> Bodies {
     let mut read = walk::functions(text, file, types, build, wrappers);
     let mut found = members::members(text, file, types);
+    found.extend(placement::sites(text, file, types));
     found.append(&mut read.declarations);
     read.declarations = found;
     read

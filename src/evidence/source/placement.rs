@@ -1,0 +1,703 @@
+//! Where the source puts the objects of a struct: the slab caches made for
+//! it (`kmem_cache_create(.., sizeof(struct T), ..)`, `KMEM_CACHE(T, ..)`
+//! and their flags), `kmalloc` and its family (`p = kzalloc(sizeof(*p))`
+//! with `struct T *p`), per-CPU definitions and allocations, and statically
+//! defined objects. Read from the text, not the syntax tree: these are
+//! macros and top-level definitions, which tree-sitter reads poorly.
+//! What the sites mean for the object's alignment is
+//! [`crate::analysis::placement`]'s job.
+
+use std::path::Path;
+
+use super::{Declaration, Role, Said};
+
+/// How one site of the source places objects of a struct.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Site {
+    /// A slab cache of its own.
+    Slab {
+        /// The call (`kmem_cache_create`, `KMEM_CACHE`).
+        call: String,
+        /// `SLAB_HWCACHE_ALIGN` among the flags.
+        hw_aligned: bool,
+        /// An explicit alignment argument, in bytes, when it is a number
+        /// or names the cacheline (`SMP_CACHE_BYTES`).
+        align: Option<u64>,
+        /// SLUB keeps its free pointer after the object (a constructor,
+        /// `SLAB_TYPESAFE_BY_RCU`): 8 more bytes a slot.
+        pointer_after: bool,
+    },
+    /// `kmalloc` and its family: a size class.
+    Kmalloc {
+        /// The call.
+        call: String,
+        /// The size is exactly the struct's (`sizeof(*p)`), not more (a
+        /// flexible array, `struct_size()`).
+        exact: bool,
+        /// An array of them (`kcalloc`, `kmalloc_array`).
+        array: bool,
+    },
+    /// Whole pages (`vmalloc`, `vzalloc`): every object starts a page.
+    Pages {
+        /// The call.
+        call: String,
+    },
+    /// Per-CPU data (`DEFINE_PER_CPU_SHARED_ALIGNED`, `alloc_percpu`).
+    PerCpu {
+        /// The macro or call.
+        call: String,
+        /// Line-aligned (`_SHARED_ALIGNED`, `_ALIGNED`).
+        aligned: bool,
+    },
+    /// One object defined in a file (`struct mm_struct init_mm = {...}`).
+    Static {
+        /// Its name.
+        name: String,
+        /// Declared `____cacheline_aligned` (or `__aligned(N)`).
+        aligned: bool,
+    },
+    /// A member of another struct, by value: placed where that struct is.
+    Embedded {
+        /// The struct holding it.
+        container: String,
+    },
+    /// An allocator whose placement is not known here (`devm_kzalloc`'s
+    /// header before the object).
+    Unknown {
+        /// The call.
+        call: String,
+    },
+}
+
+/// Characters of a call's arguments read at most.
+const MAX_ARGS: usize = 4096;
+
+/// Bytes before an allocation searched for the declaration of the
+/// variable it is assigned to (`struct T *p` of `p = kzalloc(sizeof(*p))`).
+const DECLARATION_WINDOW: usize = 8192;
+
+/// The placement sites for `types` in C text `text` of `file`.
+pub(super) fn sites(text: &str, file: &Path, types: &[String]) -> Vec<Declaration> {
+    let lines = LineIndex::new(text);
+    let mut out = Vec::new();
+    let mut push = |ty: &str, at: usize, site: Site| {
+        out.push(Declaration {
+            ty: ty.to_owned(),
+            path: String::new(),
+            said: Said::Placed(site),
+            function: None,
+            file: file.to_owned(),
+            line: lines.line(at),
+            role: Role::Construction,
+            param: None,
+        });
+    };
+    for (at, name, args) in calls(text) {
+        let args = split_args(args);
+        match name {
+            "KMEM_CACHE" | "KMEM_CACHE_USERCOPY" => {
+                let Some(ty) = args.first().and_then(|a| type_named(a, types)) else {
+                    continue;
+                };
+                let flags = args.get(1).copied().unwrap_or("");
+                push(ty, at, slab(name, flags, None, false));
+            }
+            "kmem_cache_create" | "kmem_cache_create_usercopy" => {
+                let Some(ty) = args.get(1).and_then(|a| sizeof_type(a, types)) else {
+                    continue;
+                };
+                // Before 6.12: (name, size, align, flags, [useroffset,
+                // usersize,] ctor); since: (name, size, &args, flags).
+                let flags = args
+                    .iter()
+                    .skip(2)
+                    .find(|a| a.contains("SLAB_"))
+                    .copied()
+                    .unwrap_or("");
+                let ctor = match args.len() {
+                    5 => args[4],
+                    7 => args[6],
+                    _ => "NULL",
+                };
+                let align = args.get(2).and_then(|a| alignment(a));
+                push(ty, at, slab(name, flags, align, !is_null(ctor)));
+            }
+            "DEFINE_PER_CPU"
+            | "DEFINE_PER_CPU_SHARED_ALIGNED"
+            | "DEFINE_PER_CPU_ALIGNED"
+            | "DEFINE_PER_CPU_PAGE_ALIGNED"
+            | "alloc_percpu"
+            | "alloc_percpu_gfp" => {
+                let Some(ty) = args.first().and_then(|a| type_named(a, types)) else {
+                    continue;
+                };
+                let aligned = name.ends_with("ALIGNED");
+                push(
+                    ty,
+                    at,
+                    Site::PerCpu {
+                        call: name.to_owned(),
+                        aligned,
+                    },
+                );
+            }
+            _ => {
+                let Some(kind) = allocator(name) else {
+                    continue;
+                };
+                let size = match kind {
+                    Allocator::Array => args.get(1),
+                    _ if name.starts_with("devm_") => args.get(1),
+                    _ => args.first(),
+                };
+                let Some(size) = size else { continue };
+                let assigned = assigned_variable(&text[..at]);
+                let mut from = at.saturating_sub(DECLARATION_WINDOW);
+                while !text.is_char_boundary(from) {
+                    from += 1;
+                }
+                let window = &text[from..at];
+                let Some((ty, exact)) = sized(size, assigned, window, types) else {
+                    continue;
+                };
+                let site = match kind {
+                    _ if name.starts_with("devm_") => Site::Unknown {
+                        call: name.to_owned(),
+                    },
+                    Allocator::Pages => Site::Pages {
+                        call: name.to_owned(),
+                    },
+                    Allocator::Array | Allocator::Kmalloc => Site::Kmalloc {
+                        call: name.to_owned(),
+                        exact,
+                        array: kind == Allocator::Array,
+                    },
+                };
+                push(&ty, at, site);
+            }
+        }
+    }
+    for (at, ty, name, aligned) in statics(text, file, types) {
+        push(ty, at, Site::Static { name, aligned });
+    }
+    // Members of other structs that hold one by value: placed where
+    // their container is.
+    for body in crate::csource::bodies(text) {
+        for ty in types.iter().filter(|t| **t != body.name) {
+            if holds_by_value(&body.tokens, ty) {
+                out.push(Declaration {
+                    ty: ty.clone(),
+                    path: String::new(),
+                    said: Said::Placed(Site::Embedded {
+                        container: body.name.clone(),
+                    }),
+                    function: None,
+                    file: file.to_owned(),
+                    line: body.first,
+                    role: Role::Construction,
+                    param: None,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A slab cache site from its flags' text.
+fn slab(call: &str, flags: &str, align: Option<u64>, ctor: bool) -> Site {
+    Site::Slab {
+        call: call.to_owned(),
+        hw_aligned: flags.contains("SLAB_HWCACHE_ALIGN"),
+        align,
+        pointer_after: ctor || flags.contains("SLAB_TYPESAFE_BY_RCU"),
+    }
+}
+
+/// An alignment argument as bytes: a number, or the cacheline by name.
+fn alignment(arg: &str) -> Option<u64> {
+    let arg = arg.trim();
+    if ["SMP_CACHE_BYTES", "L1_CACHE_BYTES", "cache_line_size()"].contains(&arg) {
+        return Some(64);
+    }
+    arg.parse().ok().filter(|&n: &u64| n > 0)
+}
+
+fn is_null(arg: &str) -> bool {
+    matches!(arg.trim(), "NULL" | "0" | "")
+}
+
+/// The kinds of allocator calls read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Allocator {
+    /// One object of a size class.
+    Kmalloc,
+    /// `n` objects back to back.
+    Array,
+    /// Whole pages.
+    Pages,
+}
+
+fn allocator(name: &str) -> Option<Allocator> {
+    let name = name.strip_prefix("devm_").unwrap_or(name);
+    match name {
+        "kmalloc" | "kzalloc" | "kmalloc_node" | "kzalloc_node" | "kvmalloc" | "kvzalloc"
+        | "kvmalloc_node" | "kvzalloc_node" => Some(Allocator::Kmalloc),
+        "kcalloc" | "kmalloc_array" | "kcalloc_node" | "kmalloc_array_node" | "kvcalloc"
+        | "kvmalloc_array" => Some(Allocator::Array),
+        "vmalloc" | "vzalloc" | "vmalloc_node" | "vzalloc_node" => Some(Allocator::Pages),
+        _ => None,
+    }
+}
+
+/// The struct a size argument is the size of, and whether it is exactly
+/// its size: `sizeof(struct T)`, `sizeof(T)`, `sizeof(*p)` with `p`
+/// declared `struct T *p` in `window`, `struct_size(p, ..)`.
+fn sized(
+    size: &str,
+    assigned: Option<&str>,
+    window: &str,
+    types: &[String],
+) -> Option<(String, bool)> {
+    let size = size.trim();
+    let exact = size.starts_with("sizeof") && balanced_end(size) == Some(size.len());
+    if let Some(ty) = sizeof_type(size, types) {
+        return Some((ty.to_owned(), exact));
+    }
+    // `sizeof(*p)`, `struct_size(p, member, n)`: the variable's type.
+    // `struct_size(p, ..)` of the variable assigned (`p`), not of another.
+    let variable = sizeof_pointee(size).or_else(|| {
+        let rest = size.strip_prefix("struct_size(")?;
+        let var = rest.split(',').next()?.trim();
+        (Some(var) == assigned).then_some(var)
+    })?;
+    let ty = declared_type(window, variable, types)?;
+    Some((ty.to_owned(), exact))
+}
+
+/// The `p` of `sizeof(*p)` (and of `sizeof(*p) + n`).
+fn sizeof_pointee(size: &str) -> Option<&str> {
+    let rest = size
+        .strip_prefix("sizeof")?
+        .trim_start()
+        .strip_prefix('(')?;
+    let rest = rest.trim_start().strip_prefix('*')?;
+    let end = rest.find(')')?;
+    let var = rest[..end].trim();
+    is_identifier(var).then_some(var)
+}
+
+/// Where the parenthesised group starting `text` at its first `(` ends.
+fn balanced_end(text: &str) -> Option<usize> {
+    let open = text.find('(')?;
+    let mut depth = 0usize;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The struct of `types` a `sizeof(struct T)` or `sizeof(T)` in `arg`
+/// names.
+fn sizeof_type<'t>(arg: &str, types: &'t [String]) -> Option<&'t String> {
+    let mut rest = arg;
+    while let Some(i) = rest.find("sizeof") {
+        rest = &rest[i + "sizeof".len()..];
+        let inner = rest.trim_start().strip_prefix('(')?;
+        let inner = &inner[..inner.find(')')?];
+        if let Some(ty) = type_named(inner, types) {
+            return Some(ty);
+        }
+    }
+    None
+}
+
+/// The struct of `types` that `text` names: `struct T` or `T`.
+fn type_named<'t>(text: &str, types: &'t [String]) -> Option<&'t String> {
+    let text = text.trim();
+    let name = text.strip_prefix("struct ").unwrap_or(text).trim();
+    types.iter().find(|t| *t == name)
+}
+
+/// The variable an allocation at the end of `before` is assigned to:
+/// `p` of `p = kzalloc(` or `struct T *p = kzalloc(`.
+fn assigned_variable(before: &str) -> Option<&str> {
+    let statement = before.trim_end();
+    let lhs = statement.strip_suffix('=')?.trim_end();
+    let start = lhs
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |i| i + 1);
+    let var = &lhs[start..];
+    is_identifier(var).then_some(var)
+}
+
+/// The struct of `types` variable `var` is declared a pointer to in
+/// `window`, its last declaration there (`struct T *var`).
+fn declared_type<'t>(window: &str, var: &str, types: &'t [String]) -> Option<&'t String> {
+    let mut best: Option<(usize, &String)> = None;
+    for ty in types {
+        let needle = format!("struct {ty}");
+        for (i, _) in window.match_indices(&needle) {
+            let rest = &window[i + needle.len()..];
+            if rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let rest = rest.trim_start();
+            let Some(rest) = rest.strip_prefix('*') else {
+                continue;
+            };
+            let rest = rest.trim_start();
+            let declared = rest.strip_prefix(var).is_some_and(|after| {
+                !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            });
+            if declared && best.is_none_or(|(at, _)| i > at) {
+                best = Some((i, ty));
+            }
+        }
+    }
+    best.map(|(_, ty)| ty)
+}
+
+fn is_identifier(text: &str) -> bool {
+    text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Every call (or macro use) of `text`: its offset, its name and the text
+/// between its parentheses, for the names [`sites`] reads.
+fn calls(text: &str) -> impl Iterator<Item = (usize, &str, &str)> {
+    const FIRST: [&str; 6] = [
+        "KMEM_CACHE",
+        "kmem_cache_create",
+        "DEFINE_PER_CPU",
+        "alloc_percpu",
+        "k",
+        "v",
+    ];
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while at < bytes.len() {
+            let start = at;
+            let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+            if !word(bytes[at]) || (at > 0 && word(bytes[at - 1])) {
+                at += 1;
+                continue;
+            }
+            let mut end = at;
+            while end < bytes.len() && word(bytes[end]) {
+                end += 1;
+            }
+            at = end;
+            let name = &text[start..end];
+            let name_of_interest =
+                FIRST.iter().any(|f| name.starts_with(f)) || name.starts_with("devm_k");
+            if !name_of_interest {
+                continue;
+            }
+            let rest = &text[end..];
+            let open = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+            if !rest[open..].starts_with('(') {
+                continue;
+            }
+            let args_start = end + open + 1;
+            let mut depth = 1usize;
+            let mut i = args_start;
+            while i < bytes.len() && i - args_start < MAX_ARGS {
+                match bytes[i] {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            if depth == 0 {
+                return Some((start, name, &text[args_start..i]));
+            }
+        }
+        None
+    })
+}
+
+/// The arguments of a call's text, split at its top-level commas.
+fn split_args(args: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut from = 0;
+    for (i, c) in args.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(args[from..i].trim());
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(args[from..].trim());
+    out
+}
+
+/// True when tokens `t` of a struct body declare a member `struct NAME
+/// member` or an array of them, past attributes (`struct file __rcu
+/// *exe_file` is a pointer, however it is annotated).
+fn holds_by_value(t: &[String], name: &str) -> bool {
+    (0..t.len().saturating_sub(2)).any(|i| {
+        if !matches!(t[i].as_str(), "struct" | "union") || t[i + 1] != name {
+            return false;
+        }
+        let mut named = false;
+        for token in &t[i + 2..] {
+            match token.as_str() {
+                ";" | "[" | ":" | "," => return named,
+                "*" | "(" | ")" | "{" | "}" => return false,
+                _ if is_identifier(token) && !token.starts_with("__") => named = true,
+                _ => {}
+            }
+        }
+        false
+    })
+}
+
+/// The objects of `types` a `.c` file defines at file scope: `struct T
+/// name` at the start of a line (after `static`), then `=`, `;` or an
+/// attribute; their offset, type, name and whether they are declared
+/// line-aligned.
+fn statics<'t>(
+    text: &str,
+    file: &Path,
+    types: &'t [String],
+) -> Vec<(usize, &'t String, String, bool)> {
+    let mut out = Vec::new();
+    if file.extension().is_none_or(|e| e != "c") {
+        return out;
+    }
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let at = offset;
+        offset += line.len();
+        let rest = line.strip_prefix("static ").unwrap_or(line);
+        let Some(rest) = rest.strip_prefix("struct ") else {
+            continue;
+        };
+        let Some(ty) = types.iter().find(|t| {
+            rest.strip_prefix(t.as_str())
+                .is_some_and(|r| r.starts_with([' ', '\t']))
+        }) else {
+            continue;
+        };
+        let rest = rest[ty.len()..].trim_start();
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let name = &rest[..end];
+        let after = rest[end..].trim_start();
+        let defines = after.starts_with('=')
+            || after.starts_with(';')
+            || after.starts_with("__")
+            || after.starts_with('[');
+        if !is_identifier(name) || !defines {
+            continue;
+        }
+        let aligned = after.contains("cacheline_aligned") || after.contains("__aligned(");
+        out.push((at, ty, name.to_owned(), aligned));
+    }
+    out
+}
+
+/// Line numbers of offsets in a text.
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    /// The 1-based line of byte `at`.
+    fn line(&self, at: usize) -> usize {
+        self.starts.partition_point(|&s| s <= at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placed(text: &str, file: &str) -> Vec<(String, usize, Site)> {
+        let types = ["foo".to_owned(), "bar".to_owned()];
+        sites(text, Path::new(file), &types)
+            .into_iter()
+            .map(|d| match d.said {
+                Said::Placed(site) => (d.ty, d.line, site),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn slab_caches_of_either_api_and_their_flags() {
+        let text = "void __init f(void)\n{\n\
+                    \tfoo_cache = kmem_cache_create(\"foo\", sizeof(struct foo), 0,\n\
+                    \t\tSLAB_HWCACHE_ALIGN | SLAB_PANIC, NULL);\n\
+                    \tbar_cache = kmem_cache_create(\"bar\", sizeof(struct bar), &args,\n\
+                    \t\tSLAB_TYPESAFE_BY_RCU);\n\
+                    \tx = KMEM_CACHE(foo, SLAB_PANIC);\n\
+                    \ty = kmem_cache_create(\"b\", sizeof(struct bar), 0, 0, bar_ctor);\n}\n";
+        let got = placed(text, "a.c");
+        let slab = |hw, after| Site::Slab {
+            call: String::new(),
+            hw_aligned: hw,
+            align: Some(0).filter(|_| false),
+            pointer_after: after,
+        };
+        let shape = |s: &Site| match s {
+            Site::Slab {
+                hw_aligned,
+                pointer_after,
+                ..
+            } => slab(*hw_aligned, *pointer_after),
+            other => other.clone(),
+        };
+        let got: Vec<(&str, usize, Site)> = got
+            .iter()
+            .map(|(t, l, s)| (t.as_str(), *l, shape(s)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("foo", 3, slab(true, false)),
+                ("bar", 5, slab(false, true)),
+                ("foo", 7, slab(false, false)),
+                ("bar", 8, slab(false, true)),
+            ]
+        );
+    }
+
+    #[test]
+    fn kmalloc_by_the_variable_it_is_assigned_to() {
+        let text = "static int g(void)\n{\n\
+                    \tstruct foo *p;\n\
+                    \tstruct bar *q = kzalloc(sizeof(*q), GFP_KERNEL);\n\
+                    \tu32 *w = kmalloc(sizeof(u32), GFP_KERNEL);\n\
+                    \tp = kzalloc(struct_size(p, items, n), GFP_KERNEL);\n\
+                    \tq->skbs = kcalloc(n, sizeof(*q->skbs), GFP_KERNEL);\n\
+                    \tr = kcalloc(n, sizeof(struct foo), GFP_KERNEL);\n\
+                    \ts = devm_kzalloc(dev, sizeof(struct bar), GFP_KERNEL);\n\
+                    \tt = vzalloc(sizeof(struct foo));\n}\n";
+        let got: Vec<(String, usize, Site)> = placed(text, "a.c");
+        let k = |call: &str, exact, array| Site::Kmalloc {
+            call: call.into(),
+            exact,
+            array,
+        };
+        assert_eq!(
+            got,
+            [
+                ("bar".into(), 4, k("kzalloc", true, false)),
+                ("foo".into(), 6, k("kzalloc", false, false)),
+                ("foo".into(), 8, k("kcalloc", true, true)),
+                (
+                    "bar".into(),
+                    9,
+                    Site::Unknown {
+                        call: "devm_kzalloc".into()
+                    }
+                ),
+                (
+                    "foo".into(),
+                    10,
+                    Site::Pages {
+                        call: "vzalloc".into()
+                    }
+                ),
+            ],
+            "sizeof(u32) and an array of pointers (sizeof(*q->skbs)) are no object of theirs"
+        );
+    }
+
+    #[test]
+    fn per_cpu_statics_and_embedding() {
+        let text = "DEFINE_PER_CPU_SHARED_ALIGNED(struct foo, foos);\n\
+                    static struct bar boot_bar ____cacheline_aligned = { };\n\
+                    struct foo init_foo = {\n};\n\
+                    extern struct foo other;\n\
+                    struct holder {\n\tstruct foo __rcu *p;\n\tstruct bar b;\n\tstruct foo arr[2];\n};\n";
+        let got = placed(text, "a.c");
+        let sites: Vec<(&str, usize, &Site)> =
+            got.iter().map(|(t, l, s)| (t.as_str(), *l, s)).collect();
+        assert_eq!(
+            sites,
+            [
+                (
+                    "foo",
+                    1,
+                    &Site::PerCpu {
+                        call: "DEFINE_PER_CPU_SHARED_ALIGNED".into(),
+                        aligned: true
+                    }
+                ),
+                (
+                    "bar",
+                    2,
+                    &Site::Static {
+                        name: "boot_bar".into(),
+                        aligned: true
+                    }
+                ),
+                (
+                    "foo",
+                    3,
+                    &Site::Static {
+                        name: "init_foo".into(),
+                        aligned: false
+                    }
+                ),
+                (
+                    "foo",
+                    6,
+                    &Site::Embedded {
+                        container: "holder".into()
+                    }
+                ),
+                (
+                    "bar",
+                    6,
+                    &Site::Embedded {
+                        container: "holder".into()
+                    }
+                ),
+            ]
+        );
+        // A header declares no object.
+        assert!(placed("struct foo init_foo;\n", "a.h").is_empty());
+    }
+
+    #[test]
+    fn text_before_an_allocation_may_be_any_utf_8() {
+        // A panic found on fs/ (a name in a comment): the window before an
+        // allocation starts inside a character.
+        let mut text = String::from("struct foo *p;\n/* ");
+        text.push_str(&"é".repeat(DECLARATION_WINDOW));
+        // An odd number of bytes after them: the window starts mid-character.
+        text.push_str(" */ \np = kzalloc(sizeof(*p), GFP_KERNEL);\n");
+        let _ = placed(&text, "a.c");
+    }
+}
