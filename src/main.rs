@@ -356,6 +356,11 @@ enum Command {
         /// read what its headers and functions declare about the members.
         #[arg(long, value_name = "DIR")]
         source_tree: Option<PathBuf>,
+        /// With --source-tree: read arch/ARCH and no other machine's code
+        /// under arch/ (default: the first build's machine, x86 for an
+        /// x86-64 vmlinux).
+        #[arg(long, value_name = "ARCH", requires = "source_tree")]
+        arch: Option<String>,
         /// Output format: text is the rules file.
         #[arg(long, default_value = "text", value_parser = formats::<DraftReport>())]
         format: Format,
@@ -1075,11 +1080,16 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
         Command::Draft {
             items,
             source_tree,
+            arch,
             format,
             input,
         } => {
             let (builds, types) = builds_then_types(&items)?;
-            let opts = DraftOptions { types, source_tree };
+            let opts = DraftOptions {
+                types,
+                source_tree,
+                arch,
+            };
             let run = open(
                 Vec::new(),
                 parse_builds(&builds, After::Then("the types"))?,

@@ -25,6 +25,9 @@ pub struct DraftOptions {
     pub types: Vec<String>,
     /// `--source-tree`: the kernel tree whose declarations to read.
     pub source_tree: Option<PathBuf>,
+    /// `--arch`: the machine whose `arch/` code to read (default: the
+    /// first build's).
+    pub arch: Option<String>,
 }
 
 impl DraftOptions {
@@ -99,10 +102,12 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
     }
     let declarations: Vec<Declaration> = match &opts.source_tree {
         Some(tree) => {
-            let d = run.declarations(tree, &wanted)?;
+            let d = run.declarations(tree, &wanted, opts.arch.as_deref())?;
+            let arch = opts.arch.as_deref().or(first.abi.arch);
             report.read.push(format!(
-                "source {}: {} declarations about {}",
+                "source {}{}: {} declarations about {}",
                 tree.display(),
+                arch.map_or(String::new(), |a| format!(" (of arch/, arch/{a} only)")),
                 d.len(),
                 wanted.join(", ")
             ));

@@ -341,6 +341,24 @@ fn write_uint(field: &mut [u8], value: u64, byte_order: ByteOrder) {
     }
 }
 
+/// The kernel's directory under `arch/` for an ELF machine (`x86` for
+/// x86-64 and i386), when the kernel has one.
+pub fn kernel_arch(architecture: object::Architecture) -> Option<&'static str> {
+    use object::Architecture as A;
+    Some(match architecture {
+        A::X86_64 | A::X86_64_X32 | A::I386 => "x86",
+        A::Aarch64 | A::Aarch64_Ilp32 => "arm64",
+        A::Arm => "arm",
+        A::PowerPc | A::PowerPc64 => "powerpc",
+        A::S390x => "s390",
+        A::Riscv32 | A::Riscv64 => "riscv",
+        A::Mips | A::Mips64 => "mips",
+        A::LoongArch64 => "loongarch",
+        A::Sparc | A::Sparc32Plus | A::Sparc64 => "sparc",
+        _ => return None,
+    })
+}
+
 /// The L1 cacheline size (the kernel's `SMP_CACHE_BYTES`) of a machine.
 ///
 /// Taken from the ELF machine, never from the host: a vmlinux for s390x

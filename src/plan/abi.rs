@@ -28,6 +28,9 @@ pub struct Abi {
     /// The L1 cacheline (`SMP_CACHE_BYTES`): the alignment inferred for a
     /// member whose offset it divides and explains.
     pub cacheline: u64,
+    /// The kernel's `arch/` directory of the machine (`x86`, `arm64`),
+    /// when the file names one.
+    pub arch: Option<&'static str>,
 }
 
 /// A 64-bit machine that aligns scalars to their size (x86-64, arm64,
@@ -38,6 +41,7 @@ impl Default for Abi {
             max_scalar_align: 16,
             pointer_size: 8,
             cacheline: 64,
+            arch: None,
         }
     }
 }
@@ -54,6 +58,7 @@ impl Abi {
             max_scalar_align,
             pointer_size,
             cacheline,
+            arch: crate::input::kernel_arch(architecture),
         }
     }
 

@@ -74,9 +74,17 @@ impl Run {
 
     /// What the C files and headers of `tree` declare about the members
     /// of `types` (read once for every build: member accesses resolve
-    /// through the first build's types).
-    pub(crate) fn declarations(&self, tree: &Path, types: &[String]) -> Result<Vec<Declaration>> {
-        let first = self.view(self.first()?)?;
-        source::declarations(tree, types, &Names::of(first.table()))
+    /// through the first build's types), with the code of `arch/ARCH`
+    /// only: `arch`, else the first build's machine.
+    pub(crate) fn declarations(
+        &self,
+        tree: &Path,
+        types: &[String],
+        arch: Option<&str>,
+    ) -> Result<Vec<Declaration>> {
+        let first = self.first()?;
+        let arch = arch.or(first.abi.arch);
+        let first = self.view(first)?;
+        source::declarations(tree, types, &Names::of(first.table()), arch)
     }
 }

@@ -696,3 +696,54 @@ fn a_struct_only_in_its_own_line_aligned_slab_starts_a_line_and_one_embedded_mid
         "without the rule, 8 placements are tried"
     );
 }
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn a_draft_reads_its_own_machines_arch_code_only() {
+    let tree = kernel_source();
+    let kernel = vmlinux();
+    // sparc's srmmu takes srmmu_context_spinlock around mm_struct writes
+    // (read here from the tree); an x86-64 vmlinux never runs that code.
+    let srmmu = std::fs::read_to_string(tree.join("arch/sparc/mm/srmmu.c")).unwrap();
+    assert!(srmmu.contains("spin_lock_irqsave(&srmmu_context_spinlock"));
+    let draft = draft_of(&tree, &kernel, &["mm_struct"]);
+    let spaced = draft.replace("(arch/", " arch/");
+    let files: std::collections::BTreeSet<&str> = spaced
+        .split(" arch/")
+        .skip(1)
+        .filter_map(|s| s.split_once('/').map(|(machine, _)| machine))
+        .filter(|m| m.chars().all(|c| c.is_ascii_alphanumeric()))
+        .collect();
+    assert_eq!(
+        files.into_iter().collect::<Vec<_>>(),
+        ["x86"],
+        "by default the build's machine"
+    );
+    assert!(!draft.contains("srmmu"));
+    let (code, sparc, err) = cachelint(&[
+        "draft",
+        "--source-tree",
+        tree.to_str().unwrap(),
+        "--arch",
+        "sparc",
+        kernel.to_str().unwrap(),
+        "mm_struct",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(sparc.contains("srmmu_context_spinlock"), "asked for: read");
+    // A machine the tree has not: one line, exit 2, the machines listed.
+    let (code, _, err) = cachelint(&[
+        "draft",
+        "--source-tree",
+        tree.to_str().unwrap(),
+        "--arch",
+        "x68",
+        kernel.to_str().unwrap(),
+        "mm_struct",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no arch/x68") && err.contains("x86") && err.lines().count() == 1,
+        "{err}"
+    );
+}

@@ -211,15 +211,24 @@ pub trait Types: Sync {
 
 /// The declarations about the members of `types` (and of the structs
 /// their writers' locks are members of) in the C files and headers of
-/// `tree` that mention one of them.
-pub fn declarations(tree: &Path, types: &[String], build: &dyn Types) -> Result<Vec<Declaration>> {
+/// `tree` that mention one of them; of `arch/`, only `arch/ARCH` when
+/// `arch` is given (another machine's code is not the build's).
+pub fn declarations(
+    tree: &Path,
+    types: &[String],
+    build: &dyn Types,
+    arch: Option<&str>,
+) -> Result<Vec<Declaration>> {
     if !tree.is_dir() {
         return Err(Error::Usage(format!(
             "--source-tree {}: not a directory",
             tree.display()
         )));
     }
-    let files = c_files(tree)?;
+    if let Some(arch) = arch {
+        check_arch(tree, arch)?;
+    }
+    let files = c_files(tree, arch)?;
     let finders: Vec<memchr::memmem::Finder<'_>> = types
         .iter()
         .map(|t| memchr::memmem::Finder::new(t.as_bytes()))
@@ -326,15 +335,41 @@ fn wrappers_in(text: &str, build: &dyn Types, known: &Wrappers) -> Wrappers {
     walk::functions(text, Path::new(""), &[], build, known).wrappers
 }
 
+/// An error unless `tree` has `arch/ARCH` (when it has `arch/` at all: a
+/// tree that is no kernel's has no machines to choose from).
+fn check_arch(tree: &Path, arch: &str) -> Result<()> {
+    let dir = tree.join("arch");
+    if !dir.is_dir() || dir.join(arch).is_dir() {
+        return Ok(());
+    }
+    let mut known: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(|e| Error::Usage(format!("{}: {e}", dir.display())))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    known.sort();
+    let hint = crate::suggest::did_you_mean(arch, known.iter().map(String::as_str));
+    Err(Error::Usage(format!(
+        "--arch {arch}: {} has no arch/{arch}{hint}; its machines are {}",
+        tree.display(),
+        known.join(", ")
+    )))
+}
+
 /// Every `.c` and `.h` file of `tree` outside the directories that hold
-/// no kernel code and hidden ones, relative to `tree`, in name order.
-fn c_files(tree: &Path) -> Result<Vec<PathBuf>> {
+/// no kernel code and hidden ones (and of `arch/`, only `arch/ARCH` when
+/// `arch` is given), relative to `tree`, in name order.
+fn c_files(tree: &Path, arch: Option<&str>) -> Result<Vec<PathBuf>> {
+    let arches = tree.join("arch");
     let enter = |d: &Path| {
         let name = d
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into_owned());
         let top = d.parent() == Some(tree);
+        let other_machine = d.parent() == Some(arches.as_path()) && arch.is_some_and(|a| a != name);
         !name.starts_with('.')
+            && !other_machine
             && !(top && (crate::csource::NO_KERNEL_CODE.contains(&&*name) || name == "debian"))
     };
     let is_c = |p: &Path| p.extension().is_some_and(|e| e == "c" || e == "h");
