@@ -274,6 +274,10 @@ pub struct FieldRule {
     pub at: Location,
     /// Which kind of file it comes from.
     pub source: Source,
+    /// The member's names in other releases (`was = ["state"]` on
+    /// `__state`): a build that lacks `path` has the rule under the first
+    /// of these it has.
+    pub was: Vec<String>,
 }
 
 /// The kind of file a rule comes from.
@@ -540,6 +544,11 @@ impl Severities {
     }
 }
 
+/// A build's names for member rules written under another release's
+/// name: (type as the build names it, the rule's path) → the `was` name
+/// the build has.
+pub type MemberRenames = HashMap<(String, String), String>;
+
 /// Everything the rules files say.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Rules {
@@ -566,6 +575,10 @@ pub struct Rules {
     /// Where the objects of some structs start (`[placement]`), as their
     /// allocator places them.
     pub placement: Vec<Placement>,
+    /// `absent-members = "note"`: a member rule that fits no build is a
+    /// note, not an error (a file written for several releases, checked
+    /// on one that predates a member).
+    pub absent_members_note: bool,
 }
 
 /// Where every object of a struct starts (`[placement]`): what its
@@ -670,6 +683,7 @@ impl Rules {
         self.roots.extend(other.roots);
         self.notes.extend(other.notes);
         self.adjacent_lines |= other.adjacent_lines;
+        self.absent_members_note |= other.absent_members_note;
         for context in other.contexts {
             match self.contexts.iter_mut().find(|c| c.name == context.name) {
                 None => self.contexts.push(context),
@@ -761,7 +775,13 @@ impl Rules {
     /// The rules as a build that calls some types by an alias reads them:
     /// each type in `renames` (name → the alias the build defines) renamed
     /// in its table, in `roots`, `[[allow]]` fields and `TYPE.member` locks.
-    pub(crate) fn renamed(&self, renames: &HashMap<String, String>) -> Rules {
+    /// And each member rule in `members` (the type as the build names it
+    /// and the rule's path → the `was` name the build has) under that name.
+    pub(crate) fn renamed(
+        &self,
+        renames: &HashMap<String, String>,
+        members: &MemberRenames,
+    ) -> Rules {
         let rename = |name: &mut String| {
             if let Some(to) = renames.get(name.as_str()) {
                 name.clone_from(to);
@@ -786,6 +806,13 @@ impl Rules {
         }
         for p in &mut rules.placement {
             rename(&mut p.ty);
+        }
+        for ty in &mut rules.types {
+            for f in &mut ty.fields {
+                if let Some(to) = members.get(&(ty.name.clone(), f.path.clone())) {
+                    f.path.clone_from(to);
+                }
+            }
         }
         rules
     }

@@ -129,6 +129,7 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
             },
             access: Some(std::sync::Arc::new(access)),
             lock: None,
+            was: Vec::new(),
             at: located(i, row.name_at),
             source: Source::NetCachelines,
         });

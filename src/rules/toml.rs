@@ -54,6 +54,17 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
             "severity" => p.severities(value, &mut rules)?,
             "contexts" => rules.contexts = p.contexts(value)?,
             "placement" => rules.placement = p.placement(value)?,
+            "absent-members" => {
+                rules.absent_members_note = match p.string(value, "'absent-members'")? {
+                    "note" => true,
+                    "error" => false,
+                    other => {
+                        return Err(p.at(value).error(format!(
+                            "'absent-members' is \"note\" or \"error\", not \"{other}\""
+                        )));
+                    }
+                }
+            }
             "adjacent-lines" => match value.get_ref() {
                 DeValue::Boolean(on) => rules.adjacent_lines = *on,
                 other => {
@@ -244,7 +255,7 @@ impl Parser<'_> {
         let DeValue::Table(table) = value.get_ref() else {
             return Err(self.at(key).error(format!(
                 "unknown setting '{name}'; the settings are cacheline, roots, adjacent-lines, allow, \
-                 severity, contexts and placement, \
+                 severity, contexts, placement and absent-members, \
                  and a struct's rules are a table: [{name}]"
             )));
         };
@@ -342,6 +353,7 @@ impl Parser<'_> {
                         class,
                         access: None,
                         lock: None,
+                        was: Vec::new(),
                         at: self.at(key),
                         source: Source::Rules,
                     });
@@ -369,9 +381,11 @@ impl Parser<'_> {
     fn full_rule(&self, key: &Key<'_>, path: String, inner: &DeTable<'_>) -> Result<FieldRule> {
         let mut class = None;
         let mut lock = None;
+        let mut was = Vec::new();
         for (k, v) in inner {
             match &**k.get_ref() {
                 "class" => class = Some(self.class(v, self.string(v, "'class'")?)?),
+                "was" => was = self.was(&path, v)?,
                 "lock" => {
                     let text = self.string(v, "'lock'")?;
                     if !valid_member_path(text) {
@@ -386,7 +400,7 @@ impl Parser<'_> {
                 }
                 other => {
                     return Err(self.at(k).error(format!(
-                        "unknown key '{other}' in the rule for '{path}'; a rule takes 'class' and 'lock'"
+                        "unknown key '{other}' in the rule for '{path}'; a rule takes 'class', 'lock' and 'was'"
                     )));
                 }
             }
@@ -404,22 +418,58 @@ impl Parser<'_> {
                 class,
                 access: None,
                 lock,
+                was,
                 at: self.at(key),
                 source: Source::Rules,
             }),
         }
     }
 
+    /// `was = ["state"]`: a member's names in other releases.
+    fn was(&self, path: &str, value: &Value<'_>) -> Result<Vec<String>> {
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(self.at(value).error(format!(
+                "'was' of '{path}' must be an array of the member's other names, e.g. [\"{path}_old\"]"
+            )));
+        };
+        if items.is_empty() {
+            return Err(self.at(value).error(format!(
+                "'was' of '{path}' is empty: list the member's names in other releases"
+            )));
+        }
+        let mut out: Vec<String> = Vec::new();
+        for item in items {
+            let name = self.string(item, "a member's other name")?;
+            if !valid_member_path(name) {
+                return Err(self
+                    .at(item)
+                    .error(format!("'{name}' is not a member path")));
+            }
+            if name == path || out.iter().any(|n| n == name) {
+                return Err(self
+                    .at(item)
+                    .error(format!("'{name}' is named twice for '{path}'")));
+            }
+            out.push(name.to_owned());
+        }
+        Ok(out)
+    }
+
     /// `{ read = ["rx"], write = ["tx"] }`.
     fn context_rule(&self, key: &Key<'_>, path: String, inner: &DeTable<'_>) -> Result<FieldRule> {
         let mut access = Access::default();
+        let mut was = Vec::new();
         for (k, v) in inner {
             let list = match &**k.get_ref() {
                 "read" => &mut access.reads,
                 "write" => &mut access.writes,
+                "was" => {
+                    was = self.was(&path, v)?;
+                    continue;
+                }
                 other => {
                     return Err(self.at(k).error(format!(
-                        "unknown key '{other}' in the rule for '{path}'; a context rule takes 'read' and 'write'"
+                        "unknown key '{other}' in the rule for '{path}'; a context rule takes 'read', 'write' and 'was'"
                     )));
                 }
             };
@@ -454,6 +504,7 @@ impl Parser<'_> {
             },
             access: Some(Arc::new(access)),
             lock: None,
+            was,
             at: self.at(key),
             source: Source::Rules,
         })
@@ -600,6 +651,26 @@ mod tests {
     }
 
     #[test]
+    fn was_names_a_members_other_releases_and_placement_where_objects_start() {
+        let file: Arc<Path> = Arc::from(Path::new("r.toml"));
+        let rules = parse(
+            &file,
+            "absent-members = \"note\"\n[placement]\nt = \"line\"\n\"struct u\" = 32\n\
+             [t]\n__state = { class = \"lockless-write\", was = [\"state\"] }\n\
+             q = { write = [\"c\"], was = [\"old_q\", \"older_q\"] }\n",
+        )
+        .unwrap();
+        let t = &rules.types[0];
+        assert_eq!(t.fields[0].was, ["state"]);
+        assert_eq!(t.fields[1].was, ["old_q", "older_q"]);
+        assert!(rules.absent_members_note);
+        assert_eq!(rules.placement_of("t", 64), Some(64));
+        assert_eq!(rules.placement_of("u", 64), Some(32));
+        assert_eq!(rules.placement_of("u", 16), Some(16));
+        assert_eq!(rules.placement_of("v", 64), None);
+    }
+
+    #[test]
     fn aliases_are_a_structs_other_names() {
         let rules = parse_str(
             "[lru_gen_folio]\nenabled = \"hot-read\"\naliases = [\"lru_gen_struct\", \"struct old\"]\n\
@@ -742,6 +813,38 @@ write-vs-write = "off"
             (
                 "[a]\nx = \"cold\"\naliases = []",
                 "r.toml:3:11: 'aliases' of [a] is empty",
+            ),
+            (
+                "[a]\nx = { class = \"cold\", was = [] }",
+                "r.toml:2:29: 'was' of 'x' is empty",
+            ),
+            (
+                "[a]\nx = { class = \"cold\", was = \"y\" }",
+                "r.toml:2:29: 'was' of 'x' must be an array",
+            ),
+            (
+                "[a]\nx = { write = [\"c\"], was = [\"x\"] }",
+                "r.toml:2:29: 'x' is named twice for 'x'",
+            ),
+            (
+                "[a]\nx = { class = \"cold\", was = [\"y[1]\"] }",
+                "r.toml:2:30: 'y[1]' is not a member path",
+            ),
+            (
+                "absent-members = \"warn\"\n[a]\nx = \"cold\"",
+                "r.toml:1:18: 'absent-members' is \"note\" or \"error\", not \"warn\"",
+            ),
+            (
+                "[placement]\na = \"lines\"\n[a]\nx = \"cold\"",
+                "r.toml:2:5: the placement of a must be \"line\"",
+            ),
+            (
+                "[placement]\na = 3\n[a]\nx = \"cold\"",
+                "r.toml:2:5: the placement of a must be",
+            ),
+            (
+                "[placement]\n\"a.b\" = 8\n[a]\nx = \"cold\"",
+                "r.toml:2:1: 'a.b' is not a struct name",
             ),
             (
                 "[a]\nx = \"cold\"\naliases = [\"b.c\"]",

@@ -61,7 +61,7 @@ pub(crate) fn analyze(
     roots: Roots<'_>,
 ) -> Result<Analyzed> {
     let opened = view.opened;
-    let rules = &*renamed(rules, &opened.renames);
+    let rules = &*renamed(rules, &opened.renames, &opened.member_renames);
     let as_built = |name: &str| {
         opened
             .renames
@@ -102,10 +102,11 @@ pub(crate) fn analyze(
 pub(crate) fn renamed<'r>(
     rules: &'r Rules,
     renames: &HashMap<String, String>,
+    members: &crate::rules::MemberRenames,
 ) -> std::borrow::Cow<'r, Rules> {
-    match renames.is_empty() {
+    match renames.is_empty() && members.is_empty() {
         true => std::borrow::Cow::Borrowed(rules),
-        false => std::borrow::Cow::Owned(rules.renamed(renames)),
+        false => std::borrow::Cow::Owned(rules.renamed(renames, members)),
     }
 }
 

@@ -40,7 +40,7 @@ pub(crate) fn check_function(
     name: &str,
 ) -> Result<CheckFunction> {
     let opened = view.opened;
-    let rules = renamed(&run.rules, &opened.renames);
+    let rules = renamed(&run.rules, &opened.renames, &opened.member_renames);
     let root = found.id;
     let mut notes = view.tagged_notes();
     notes.extend(found.note.clone());

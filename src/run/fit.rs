@@ -58,6 +58,16 @@ pub(crate) fn rules_fit(
         let Some((first_build, why)) = problems.first() else {
             continue;
         };
+        let member_rule = || {
+            rules
+                .types
+                .iter()
+                .any(|t| t.fields.iter().any(|f| f.at == at))
+        };
+        if !fits && rules.absent_members_note && member_rule() {
+            notes.push(format!("{at}: {why}; skipped (absent-members = \"note\")"));
+            continue;
+        }
         if !fits {
             let hint = type_hint(run, &at, builds[*first_build].opened);
             let scope = if builds.len() > 1 {

@@ -283,6 +283,9 @@ pub struct Decoded {
     by_name: Vec<TypeId>,
     /// A rules type the build has under an alias: its name → the alias.
     pub(crate) renames: HashMap<String, String>,
+    /// A member rule the build has under a `was` name: see
+    /// [`crate::rules::MemberRenames`].
+    pub(crate) member_renames: crate::rules::MemberRenames,
     /// The rules' roots present, then those discovered, in order.
     pub(crate) roots: Vec<String>,
     /// The outermost structs embedding [`Want::embedders_of`] (each one

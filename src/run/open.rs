@@ -74,6 +74,7 @@ impl Decoded {
             found: Vec::new(),
             by_name: Vec::new(),
             renames: HashMap::new(),
+            member_renames: HashMap::new(),
             roots: Vec::new(),
             embedders: Vec::new(),
             kernel_config: None,
@@ -194,7 +195,7 @@ fn decode(
     by_name.extend(present.types.values().map(|f| f.id));
     let roots = match want.roots {
         true => {
-            let rules = super::analyze::renamed(rules, &renames);
+            let rules = super::analyze::renamed(rules, &renames, &HashMap::new());
             rule_roots(loaded, &mut present, &rules)?
         }
         false => Vec::new(),
@@ -225,6 +226,7 @@ fn decode(
         true => loaded.sizes()?,
         false => Vec::new(),
     };
+    let member_renames = member_renames(rules, &renames, &present.types, loaded.table());
     Ok(Decoded {
         build_line: line.size,
         abi: loaded.abi(),
@@ -234,6 +236,7 @@ fn decode(
         found,
         by_name,
         renames,
+        member_renames,
         roots,
         embedders,
         kernel_config,
@@ -304,6 +307,38 @@ fn alias_renames(
         }
     }
     Ok(renames)
+}
+
+/// For each member rule with `was` names whose member the build lacks,
+/// the first of those names it has.
+fn member_renames(
+    rules: &Rules,
+    renames: &HashMap<String, String>,
+    found: &HashMap<String, Found>,
+    table: &TypeTable,
+) -> crate::rules::MemberRenames {
+    let mut out = HashMap::new();
+    for ty in &rules.types {
+        let name = renames.get(&ty.name).unwrap_or(&ty.name);
+        let Some(f) = found.get(name) else {
+            continue;
+        };
+        let has = |path: &str| {
+            let text = format!("{name}.{path}");
+            crate::path::MemberPath::parse(&text)
+                .and_then(|p| crate::path::resolve(table, f.id, &p.steps, &text))
+                .is_ok()
+        };
+        for field in ty.fields.iter().filter(|f| !f.was.is_empty()) {
+            if has(&field.path) {
+                continue;
+            }
+            if let Some(was) = field.was.iter().find(|w| has(w)) {
+                out.insert((name.clone(), field.path.clone()), was.clone());
+            }
+        }
+    }
+    out
 }
 
 /// The roots the rules give in a build: their `roots` it has, then the

@@ -9,6 +9,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::common;
+use crate::common::cachelint;
 use crate::common::run::{self, Format};
 use crate::{env_path, kernel_source, mm_lru_rules, pahole_offset, rt_vmlinux, vmlinux};
 
@@ -443,4 +444,90 @@ fn tcp_socks_cross_context_sharing_is_told_once_per_line() {
             lines.len()
         );
     }
+}
+
+#[test]
+#[ignore = "needs the 6.12 and 7.3 kernels: .ci/run sets CACHELINT_VMLINUX and CACHELINT_VMLINUX_73"]
+fn one_rule_serves_dentrys_short_name_before_and_after_its_rename() {
+    // 6.14 turned dentry.d_iname[] into d_shortname (a union whose
+    // `string` is the old array; include/linux/dcache.h keeps `#define
+    // d_iname d_shortname.string`). One rule names it with `was`.
+    let new = vmlinux();
+    let k73 = env_path("CACHELINT_VMLINUX_73", "Debian's 7.3 vmlinux");
+    let dir = std::env::temp_dir().join(format!("cachelint-was-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let was = write(
+        "was.toml",
+        "[dentry]\nd_lockref = \"lockless-write\"\n\
+         d_shortname = { class = \"hot-read\", was = [\"d_iname\"] }\n",
+    );
+    // Each kernel alone, then both: the rule is the member as each
+    // build names it, where pahole puts it.
+    for (builds, names) in [
+        (vec![("6.12", new.as_path())], vec!["d_iname"]),
+        (vec![("7.3", k73.as_path())], vec!["d_shortname"]),
+        (
+            vec![("6.12", new.as_path()), ("7.3", k73.as_path())],
+            vec!["d_iname", "d_shortname"],
+        ),
+    ] {
+        let out = run::check(
+            &run::check_options(std::slice::from_ref(&was), &builds),
+            Format::Json,
+        )
+        .unwrap_or_else(|e| panic!("{builds:?}: {e}"));
+        let report: Value = serde_json::from_str(&out.stdout).unwrap();
+        for ((config, k), name) in builds.iter().zip(&names) {
+            let at = pahole_offset(k.to_str().unwrap(), "dentry", name);
+            let side = report["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["config"] == *config)
+                .flat_map(|f| [&f["a"], &f["b"]])
+                .find(|s| s["class"] == "hot-read")
+                .unwrap_or_else(|| panic!("{config}: no hot-read side in {report}"));
+            assert!(
+                side["name"].as_str().unwrap().starts_with(name),
+                "{config}: {side}"
+            );
+            let (offset, size) = (
+                side["offset"].as_u64().unwrap(),
+                side["size"].as_u64().unwrap(),
+            );
+            assert!(
+                offset >= at && offset + size <= at + 40,
+                "{config}: {side}, pahole {at}"
+            );
+        }
+    }
+    // Without `was`, 6.12 alone has no such member: an error at its line;
+    // with `absent-members = "note"`, a note.
+    let plain = write(
+        "plain.toml",
+        "[dentry]\nd_lockref = \"lockless-write\"\nd_shortname = \"hot-read\"\n",
+    );
+    let noted = write(
+        "noted.toml",
+        "absent-members = \"note\"\n[dentry]\nd_lockref = \"lockless-write\"\nd_shortname = \"hot-read\"\n",
+    );
+    let k = new.to_str().unwrap();
+    let (code, _, err) = cachelint(&["check", "--rules", plain.to_str().unwrap(), k]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("plain.toml:3:1") && err.contains("d_shortname"),
+        "{err}"
+    );
+    let (code, _, err) = cachelint(&["check", "--rules", noted.to_str().unwrap(), k]);
+    assert!(code < 2, "{err}");
+    assert!(
+        err.contains("noted.toml:4:1") && err.contains("skipped"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

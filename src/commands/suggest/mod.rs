@@ -141,7 +141,7 @@ fn suggest_one(run: &Run, opts: &SuggestOptions, ty: &str) -> Result<SuggestRepo
         .map(|b| snapshot(run, b, ty, canonical.as_deref()))
         .collect::<Result<Vec<_>>>()?;
     let built = snaps[0].target_name.clone();
-    let rules = run::renamed(rules, &first.renames);
+    let rules = run::renamed(rules, &first.renames, &first.member_renames);
     let mut misfits = Vec::new();
     for (opened, snap) in run.builds.iter().zip(&mut snaps) {
         misfits.extend(weigh(run, opened, snap, &rules));
