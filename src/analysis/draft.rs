@@ -11,6 +11,7 @@
 //! is read-mostly.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 
 use crate::analysis::annotate::{ATOMIC_TYPES, LOCK_TYPES};
 use crate::evidence::attribute::Placed;
@@ -198,12 +199,20 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
                 });
             }
         }
+        let heat = heat(facts, m);
+        if let Some((_, why)) = &heat {
+            evidence.push(Evidence {
+                mark: Mark::Declared,
+                text: why.clone(),
+            });
+        }
         fields.push(DraftField {
             path: m.path.clone(),
             rule: chosen.as_ref().map(|(_, v)| rule_of(v)),
             mark: chosen.as_ref().map(|(mark, _)| *mark),
             evidence,
             conflicts,
+            heat: heat.map(|(h, _)| h),
         });
     }
     // A read by a function that is no context is a plain hot read.
@@ -232,6 +241,103 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
             .collect(),
         locks,
     }
+}
+
+/// Entry points named in a heat's evidence, at most.
+const MAX_ENTRIES_LISTED: usize = 3;
+
+/// How hot member `m` is, and why in words: from the source, the
+/// functions that read or write it on a fast path (not while the object
+/// is built, not on the control path, not in a function named as an
+/// initialiser), those a fast entry point reaches counted twice; without
+/// a source tree, perf's samples on it.
+fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> {
+    // Per function: the entry point reaching it, and its callers.
+    let mut functions: BTreeMap<&str, (Option<&str>, usize)> = BTreeMap::new();
+    for d in facts
+        .declarations
+        .iter()
+        .filter(|d| about(d, &facts.ty, &m.path))
+    {
+        let touches = matches!(
+            d.said,
+            Said::Written(..) | Said::Read { .. } | Said::Locked(_)
+        );
+        if let (true, Role::Fast, Some(f)) = (touches, d.role, &d.function) {
+            if is_init(f) {
+                continue;
+            }
+            let (entry, callers) = functions.entry(f).or_default();
+            if entry.is_none() {
+                *entry = d.entry.as_deref();
+            }
+            *callers = d.callers;
+        }
+    }
+    if !functions.is_empty() {
+        let entries: BTreeSet<&str> = functions.values().filter_map(|(e, _)| *e).collect();
+        let reached = functions.values().filter(|(e, _)| e.is_some()).count();
+        let callers: usize = functions.values().map(|(_, c)| c).sum();
+        // Each function and each of its callers is a path to the member;
+        // those a fast entry point reaches count twice.
+        let heat: usize = functions
+            .values()
+            .map(|(e, c)| (1 + c) * if e.is_some() { 2 } else { 1 })
+            .sum();
+        let heat = heat as u64;
+        let mut why = format!(
+            "heat {heat}: {} fast-path functions touch it, called from {callers} others",
+            functions.len()
+        );
+        if reached > 0 {
+            // `a system call (sys_brk)`, by kind: `a system call (sys_brk,
+            // sys_mmap and 3 more)`.
+            let mut kinds: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+            for e in &entries {
+                let (kind, name) = e.split_once(" (").unwrap_or((e, ""));
+                kinds
+                    .entry(kind)
+                    .or_default()
+                    .push(name.trim_end_matches(')'));
+            }
+            let listed: Vec<String> = kinds
+                .iter()
+                .map(|(kind, names)| {
+                    let more = names.len().saturating_sub(MAX_ENTRIES_LISTED);
+                    let shown = names[..names.len().min(MAX_ENTRIES_LISTED)].join(", ");
+                    match more {
+                        0 => format!("{kind} ({shown})"),
+                        _ => format!("{kind} ({shown} and {more} more)"),
+                    }
+                })
+                .collect();
+            let _ = write!(
+                why,
+                "; {reached} reached from {} (counted twice)",
+                listed.join(", ")
+            );
+        }
+        return Some((heat, why));
+    }
+    // One scale a struct: perf's samples only without a source tree.
+    if !facts.declarations.is_empty() {
+        return None;
+    }
+    let samples: f64 = facts
+        .placed
+        .iter()
+        .filter(|p| {
+            p.path == m.path
+                || p.path
+                    .strip_prefix(&m.path)
+                    .is_some_and(|r| r.starts_with('.') || r.starts_with('['))
+        })
+        .map(|p| p.sample.samples)
+        .sum();
+    (samples >= 1.0).then(|| {
+        let heat = samples.round() as u64;
+        (heat, format!("heat {heat}: perf's samples on it"))
+    })
 }
 
 /// Plain writes measured and declared name the same member's writers:
@@ -956,6 +1062,8 @@ mod tests {
             line,
             role: crate::evidence::source::Role::Fast,
             param: None,
+            entry: None,
+            callers: 0,
         };
         // a: under l1 in two functions, under l2 three times in one.
         let ds = [
@@ -1022,6 +1130,8 @@ mod tests {
             line: 1,
             role,
             param: None,
+            entry: None,
+            callers: 0,
         }
     }
 
@@ -1053,6 +1163,78 @@ mod tests {
 
     fn rule(d: &Drafted, path: &str) -> Option<DraftRule> {
         d.ty.fields.iter().find(|f| f.path == path)?.rule.clone()
+    }
+
+    #[test]
+    fn heat_counts_fast_paths_and_their_callers_and_twice_those_an_entry_point_reaches() {
+        use crate::evidence::source::Write;
+        let with = |mut d: Declaration, entry: Option<&str>, callers: usize| {
+            d.entry = entry.map(str::to_owned);
+            d.callers = callers;
+            d
+        };
+        let ds = [
+            // refcnt: one helper with 9 callers, none reached; its
+            // control-path and construction writes count for nothing.
+            with(
+                decl(
+                    "refcnt",
+                    "get",
+                    Said::Written(Write::Atomic("refcount_inc".into()), vec![]),
+                    Role::Fast,
+                ),
+                None,
+                9,
+            ),
+            decl(
+                "refcnt",
+                "change",
+                Said::Written(Write::Assign, vec![]),
+                Role::Control,
+            ),
+            decl(
+                "refcnt",
+                "alloc",
+                Said::Written(Write::Assign, vec![]),
+                Role::Construction,
+            ),
+            // state: two functions, one the scheduler reaches (3 callers),
+            // read and written there (one function, once).
+            with(
+                decl("state", "tick", Said::Read { once: false }, Role::Fast),
+                Some("the scheduler (__schedule)"),
+                3,
+            ),
+            with(
+                decl(
+                    "state",
+                    "tick",
+                    Said::Written(Write::Assign, vec![]),
+                    Role::Fast,
+                ),
+                Some("the scheduler (__schedule)"),
+                3,
+            ),
+            decl("state", "peek", Said::Read { once: false }, Role::Fast),
+        ];
+        let d = draft_of(&["refcnt", "state", "cold"], &ds);
+        let field = |p: &str| d.ty.fields.iter().find(|f| f.path == p).unwrap();
+        assert_eq!(field("refcnt").heat, Some(10));
+        // (1 + 3) * 2 for tick, 1 for peek.
+        assert_eq!(field("state").heat, Some(9));
+        assert_eq!(field("cold").heat, None);
+        let why: Vec<&str> = field("state")
+            .evidence
+            .iter()
+            .map(|e| e.text.as_str())
+            .filter(|t| t.starts_with("heat"))
+            .collect();
+        assert_eq!(
+            why,
+            [
+                "heat 9: 2 fast-path functions touch it, called from 3 others; 1 reached from the scheduler (__schedule) (counted twice)"
+            ]
+        );
     }
 
     #[test]

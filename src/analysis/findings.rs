@@ -48,6 +48,10 @@ pub struct Finding {
     pub allowed: Option<String>,
     /// For a pair with a context rule: who writes, and which contexts meet.
     pub meeting: Option<Meeting>,
+    /// How hot the pair is, when the rules' `[heat]` says of either side:
+    /// the colder side's heat (a line bounces as often as its colder user
+    /// touches it), 0 for a side it says nothing of.
+    pub heat: Option<u64>,
 }
 
 /// Contexts meeting on a line: `writes_in` write the first side, and
@@ -156,9 +160,18 @@ pub fn find(spans: &[Span], size: u64, alignment: u64, cacheline: u64, rules: &R
             ));
         }
     }
+    if !rules.heat.is_empty() {
+        for f in &mut findings {
+            let a = rules.heat_of(&spans[f.a.span].owners);
+            let b = rules.heat_of(&spans[f.b.span].owners);
+            f.heat = (a.is_some() || b.is_some()).then(|| a.unwrap_or(0).min(b.unwrap_or(0)));
+        }
+    }
+    // Worst first, then hottest first.
     findings.sort_by(|x, y| {
         y.severity
             .cmp(&x.severity)
+            .then(y.heat.cmp(&x.heat))
             .then(x.line.cmp(&y.line))
             .then(spans[x.a.span].offset.cmp(&spans[y.a.span].offset))
             .then(x.kind.cmp(&y.kind))
@@ -313,6 +326,7 @@ fn finding(
         placements,
         allowed: allowed(allow, &spans[a], &spans[b]),
         meeting: usages.and_then(|u| meeting(spans, &u[a], &u[b])),
+        heat: None,
     }
 }
 

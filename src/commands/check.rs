@@ -97,10 +97,11 @@ pub fn check(run: &Run, opts: &CheckOptions) -> Result<Checked> {
     }
     // Worst first over the whole run; stable, so within a severity the
     // builds keep their order, then the roots, then each root's own order
-    // (line, first field, kind, second field).
+    // (line, first field, kind, second field); with the rules' [heat],
+    // hottest first within a severity.
     report
         .findings
-        .sort_by_key(|f| std::cmp::Reverse(f.severity));
+        .sort_by_key(|f| (std::cmp::Reverse(f.severity), std::cmp::Reverse(f.heat)));
     if opts.by_samples {
         run.need_samples()?;
         let weight = |f: &ReportFinding| {

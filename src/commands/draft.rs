@@ -103,7 +103,12 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
     let declarations: Vec<Declaration> = match &opts.source_tree {
         Some(tree) => {
             let d = run.declarations(tree, &wanted, opts.arch.as_deref())?;
-            let arch = opts.arch.as_deref().or(first.abi.arch);
+            // Of a kernel tree's arch/, only one machine is read.
+            let arch = opts
+                .arch
+                .as_deref()
+                .or(first.abi.arch)
+                .filter(|_| tree.join("arch").is_dir());
             report.read.push(format!(
                 "source {}{}: {} declarations about {}",
                 tree.display(),
@@ -354,6 +359,7 @@ fn merge(report: &mut DraftReport, drafted: Vec<(String, Drafted)>) {
                 mark: Some(crate::report::draft::Mark::Declared),
                 evidence,
                 conflicts: Vec::new(),
+                heat: None,
             }],
         });
     }
@@ -370,6 +376,7 @@ fn add_evidence(to: &mut Vec<Evidence>, more: Vec<Evidence>) {
 /// Another build's draft of the same member.
 fn merge_field(f: &mut DraftField, other: DraftField, config: &str) {
     add_evidence(&mut f.evidence, other.evidence);
+    f.heat = f.heat.max(other.heat);
     for c in other.conflicts {
         if !f.conflicts.contains(&c) {
             f.conflicts.push(c);

@@ -145,6 +145,12 @@ fn diagnostic(out: &mut Marked, group: &[ReportFinding]) {
             f.root, p.sharing, p.of, p.root_offset
         );
     }
+    if let Some(heat) = f.heat {
+        let _ = writeln!(
+            out,
+            "    heat {heat}: the colder side's, from the rules' [heat] (findings come hottest first)"
+        );
+    }
 }
 
 /// The headline of one line's cross-context sharing, and a line per

@@ -56,6 +56,23 @@ fn toml(r: &DraftReport) -> String {
         for f in &t.fields {
             field(&mut out, f);
         }
+        // How hot each ruled member is: check ranks findings by it.
+        let hot: Vec<(&str, u64)> = t
+            .fields
+            .iter()
+            .filter(|f| f.rule.is_some())
+            .filter_map(|f| Some((f.path.as_str(), f.heat?)))
+            .collect();
+        if !hot.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n# How hot each member is (its heat evidence above): check ranks findings by it.\n[heat.{}]",
+                key(&t.name)
+            );
+            for (path, heat) in hot {
+                let _ = writeln!(out, "{} = {heat}", key(path));
+            }
+        }
     }
     out
 }

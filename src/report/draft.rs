@@ -95,6 +95,8 @@ pub struct DraftField {
     pub evidence: Vec<Evidence>,
     /// Evidence that disagrees with the rule, not resolved.
     pub conflicts: Vec<String>,
+    /// How hot it is (see `[heat]` in the rules), when anything says.
+    pub heat: Option<u64>,
 }
 
 /// A drafted struct.

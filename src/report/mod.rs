@@ -143,6 +143,10 @@ pub struct ReportFinding {
     /// and those using the line through the second only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meeting: Option<ReportMeeting>,
+    /// How hot the pair is, from the rules' `[heat]`: findings of one
+    /// severity come hottest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heat: Option<u64>,
 }
 
 /// The contexts of a context rule's pair.
@@ -272,6 +276,7 @@ impl ReportFinding {
                 writes_in: m.writes_in.clone(),
                 others: m.others.clone(),
             }),
+            heat: f.heat,
         }
     }
 

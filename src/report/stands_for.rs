@@ -100,6 +100,7 @@ mod tests {
             allowed: None,
             elements: None,
             meeting: None,
+            heat: None,
         }
     }
 

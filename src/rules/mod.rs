@@ -575,6 +575,9 @@ pub struct Rules {
     /// Where the objects of some structs start (`[placement]`), as their
     /// allocator places them.
     pub placement: Vec<Placement>,
+    /// How hot members are (`[heat.TYPE]`, as `draft` writes it): `check`
+    /// ranks findings of one severity by it.
+    pub heat: Vec<Heat>,
     /// `absent-members = "note"`: a member rule that fits no build is a
     /// note, not an error (a file written for several releases, checked
     /// on one that predates a member).
@@ -590,6 +593,21 @@ pub struct Placement {
     pub ty: String,
     /// Where its objects start.
     pub start: Start,
+    /// Where it is written.
+    pub at: Location,
+}
+
+/// How hot a member is: a number only compared with others (`draft`
+/// writes fast-path functions that touch it, those a fast entry point
+/// reaches counted twice).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Heat {
+    /// The struct.
+    pub ty: String,
+    /// The member's path in it.
+    pub path: String,
+    /// How hot.
+    pub value: u64,
     /// Where it is written.
     pub at: Location,
 }
@@ -730,6 +748,15 @@ impl Rules {
             }
         }
         self.check_aliases()?;
+        for h in other.heat {
+            if let Some(first) = self.heat.iter().find(|x| x.ty == h.ty && x.path == h.path) {
+                return Err(h.at.error(format!(
+                    "the heat of {}.{} is already given at {}",
+                    h.ty, h.path, first.at
+                )));
+            }
+            self.heat.push(h);
+        }
         for p in other.placement {
             if let Some(first) = self.placement.iter().find(|q| q.ty == p.ty) {
                 return Err(p.at.error(format!(
@@ -807,6 +834,12 @@ impl Rules {
         for p in &mut rules.placement {
             rename(&mut p.ty);
         }
+        for h in &mut rules.heat {
+            rename(&mut h.ty);
+            if let Some(to) = members.get(&(h.ty.clone(), h.path.clone())) {
+                h.path.clone_from(to);
+            }
+        }
         for ty in &mut rules.types {
             for f in &mut ty.fields {
                 if let Some(to) = members.get(&(ty.name.clone(), f.path.clone())) {
@@ -815,6 +848,24 @@ impl Rules {
             }
         }
         rules
+    }
+
+    /// How hot a span is whose owners (struct, path in it) are `owners`:
+    /// the hottest `[heat]` entry of a member holding it.
+    pub fn heat_of(&self, owners: &[(String, String)]) -> Option<u64> {
+        let holds = |path: &str, member: &str| {
+            path.strip_prefix(member)
+                .is_some_and(|r| r.is_empty() || r.starts_with('.') || r.starts_with('['))
+        };
+        owners
+            .iter()
+            .flat_map(|(ty, path)| {
+                self.heat
+                    .iter()
+                    .filter(move |h| h.ty == *ty && holds(path, &h.path))
+            })
+            .map(|h| h.value)
+            .max()
     }
 
     /// The alignment struct `ty`'s objects really have on lines of

@@ -32,8 +32,8 @@ use toml::Spanned;
 use toml::de::{DeString, DeTable, DeValue};
 
 use super::{
-    Access, Allow, Class, Context, FieldRef, FieldRule, Kind, Location, LockRef, Placement, Rules,
-    Severity, Source, Start, TypeRules, Writers, valid_member_path,
+    Access, Allow, Class, Context, FieldRef, FieldRule, Heat, Kind, Location, LockRef, Placement,
+    Rules, Severity, Source, Start, TypeRules, Writers, valid_member_path,
 };
 use crate::error::Result;
 
@@ -54,6 +54,7 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Rules> {
             "severity" => p.severities(value, &mut rules)?,
             "contexts" => rules.contexts = p.contexts(value)?,
             "placement" => rules.placement = p.placement(value)?,
+            "heat" => rules.heat = p.heat(value)?,
             "absent-members" => {
                 rules.absent_members_note = match p.string(value, "'absent-members'")? {
                     "note" => true,
@@ -255,7 +256,7 @@ impl Parser<'_> {
         let DeValue::Table(table) = value.get_ref() else {
             return Err(self.at(key).error(format!(
                 "unknown setting '{name}'; the settings are cacheline, roots, adjacent-lines, allow, \
-                 severity, contexts, placement and absent-members, \
+                 severity, contexts, placement, heat and absent-members, \
                  and a struct's rules are a table: [{name}]"
             )));
         };
@@ -536,6 +537,40 @@ impl Parser<'_> {
                 at: self.at(key),
                 implied: false,
             });
+        }
+        Ok(out)
+    }
+
+    /// `[heat.TYPE]`: `member = N`, how hot each member is.
+    fn heat(&self, value: &Value<'_>) -> Result<Vec<Heat>> {
+        let mut out: Vec<Heat> = Vec::new();
+        for (key, members) in self.table(value, "'heat'")? {
+            let text: &str = key.get_ref();
+            let ty = text.strip_prefix("struct ").unwrap_or(text);
+            if !valid_member_path(ty) || ty.contains('.') {
+                return Err(self.at(key).error(format!(
+                    "'{text}' is not a struct name: write [heat.TYPE] with member = N lines"
+                )));
+            }
+            for (member, n) in self.table(members, &format!("[heat.{ty}]"))? {
+                let path: &str = member.get_ref();
+                if !valid_member_path(path) {
+                    return Err(self
+                        .at(member)
+                        .error(format!("'{path}' is not a member path")));
+                }
+                let Some(value) = unsigned(n.get_ref()) else {
+                    return Err(self.at(n).error(format!(
+                        "the heat of {ty}.{path} must be a whole number (how hot, compared with the others)"
+                    )));
+                };
+                out.push(Heat {
+                    ty: ty.to_owned(),
+                    path: path.to_owned(),
+                    value,
+                    at: self.at(member),
+                });
+            }
         }
         Ok(out)
     }

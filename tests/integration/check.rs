@@ -403,6 +403,97 @@ fn a_placement_rule_tries_only_the_placements_the_allocator_makes() {
 }
 
 #[test]
+fn findings_of_one_severity_come_hottest_first() {
+    // The fixture's errors without heat, in their order; then a [heat]
+    // table that makes the last error's members the hottest: it comes
+    // first, with its heat (the colder side's), and the rest keep theirs.
+    let build = "gcc-dwarf5-base";
+    let file = fixture(build);
+    let (plain, _) = run(&cli::check_options(
+        &[rules("lru.toml")],
+        &[(build, file.as_path())],
+    ));
+    let errors = |r: &Report| -> Vec<(String, String, String, Option<u64>)> {
+        r.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| (f.root.clone(), f.a.path.clone(), f.b.path.clone(), f.heat))
+            .collect()
+    };
+    let before = errors(&plain);
+    assert!(before.len() > 2 && before.iter().all(|e| e.3.is_none()));
+    let last = plain
+        .findings
+        .iter()
+        .rfind(|f| f.severity == Severity::Error)
+        .unwrap();
+    let owner = |path: &str| -> (String, String) {
+        // The member of lru_gen_folio or lruvec the path ends in.
+        let (ty, member) = match path.rsplit_once("lrugen.") {
+            Some((_, m)) => ("lru_gen_folio", m),
+            None => ("lruvec", path.rsplit('.').next().unwrap()),
+        };
+        let member = member.split('[').next().unwrap();
+        (ty.to_owned(), member.to_owned())
+    };
+    let (ta, ma) = owner(&last.a.path);
+    let (tb, mb) = owner(&last.b.path);
+    let dir = std::env::temp_dir().join(format!("cachelint-heat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let heat = dir.join("heat.toml");
+    let text = if ta == tb {
+        format!("[heat.{ta}]\n{ma} = 90\n{mb} = 70\n")
+    } else {
+        format!("[heat.{ta}]\n{ma} = 90\n[heat.{tb}]\n{mb} = 70\n")
+    };
+    std::fs::write(&heat, &text).unwrap();
+    let (hot, _) = run(&cli::check_options(
+        &[rules("lru.toml"), heat.clone()],
+        &[(build, file.as_path())],
+    ));
+    let after = errors(&hot);
+    assert_eq!(after.len(), before.len());
+    // The pair (in every root that holds it) first, with the colder
+    // side's heat; then pairs with one hot side (heat 0); then the rest,
+    // each group in its old order.
+    let same = |e: &(String, String, String, Option<u64>)| {
+        e.1.ends_with(&last.a.path.replace("__lruvec.", "").replace("lruvec.", ""))
+            && e.2
+                .ends_with(&last.b.path.replace("__lruvec.", "").replace("lruvec.", ""))
+    };
+    let hottest: Vec<_> = after.iter().take_while(|e| same(e)).collect();
+    assert!(!hottest.is_empty(), "{text}: {after:?}");
+    assert!(
+        hottest.iter().all(|e| e.3 == Some(70)),
+        "the colder side's heat"
+    );
+    assert!(
+        after[hottest.len()..].iter().all(|e| e.3 != Some(70)),
+        "no other pair is that hot"
+    );
+    let heats: Vec<Option<u64>> = after.iter().map(|e| e.3).collect();
+    let mut sorted = heats.clone();
+    sorted.sort_by(|x, y| y.cmp(x));
+    assert_eq!(heats, sorted, "hottest first");
+    // A heat for a member the struct lacks is an error at its line.
+    std::fs::write(&heat, "[heat.lruvec]\nno_such = 3\n").unwrap();
+    let (code, _, err) = cachelint(&[
+        "check",
+        "--rules",
+        rules("lru.toml").to_str().unwrap(),
+        "--rules",
+        heat.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("heat.toml:2:1") && err.contains("no_such"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn fail_on_and_exit_codes() {
     let code = |args: &[&str]| cachelint(args).0;
     let lru = rules("lru.toml");

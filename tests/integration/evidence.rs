@@ -165,6 +165,16 @@ fn the_draft_of_the_ring_is_its_design_with_evidence() {
             "drops = { class = \"lock-protected\", lock = \"lock\" }",
             "lock = \"lock\"",
             "cells = { read = [\"consume\", \"produce\"] }",
+            // Heat (ring.c): fast-path functions touching each, plus their
+            // callers (producer, consumer; main has none); ring_init is an
+            // initialiser, and cells is only indexed by address there.
+            "[heat.ring]",
+            "head = 3",
+            "tail = 3",
+            "mask = 4",
+            "events = 5",
+            "drops = 3",
+            "lock = 2",
         ],
         "{out}"
     );

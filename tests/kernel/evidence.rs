@@ -747,3 +747,64 @@ fn a_draft_reads_its_own_machines_arch_code_only() {
         "{err}"
     );
 }
+
+/// The heat `draft` gives `member` in `[heat.TY]`.
+fn heat_in(draft: &str, ty: &str, member: &str) -> Option<u64> {
+    let table = draft.split(&format!("\n[heat.{ty}]\n")).nth(1)?;
+    table
+        .lines()
+        .take_while(|l| !l.starts_with('['))
+        .find_map(|l| l.strip_prefix(&format!("{member} = "))?.parse().ok())
+}
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn a_refcount_the_scheduler_drops_is_hotter_than_one_a_rare_system_call_sets_and_check_ranks_by_it()
+{
+    let tree = kernel_source();
+    let kernel = vmlinux();
+    // finish_task_switch() drops the lazy mm's mm_count on context switch
+    // (kernel/sched/core.c, read here); membarrier_state changes when a
+    // process registers with sys_membarrier.
+    let core = std::fs::read_to_string(tree.join("kernel/sched/core.c")).unwrap();
+    assert!(core.contains("mmdrop_lazy_tlb_sched(mm)"));
+    let draft = draft_of(&tree, &kernel, &["mm_struct"]);
+    let count = heat_in(&draft, "mm_struct", "mm_count").expect("mm_count's heat");
+    let membarrier = heat_in(&draft, "mm_struct", "membarrier_state").expect("its heat");
+    assert!(
+        count > 5 * membarrier,
+        "mm_count {count}, membarrier_state {membarrier}"
+    );
+    let why = draft
+        .lines()
+        .find(|l| l.starts_with("# mm_count: declared: heat"))
+        .unwrap();
+    assert!(why.contains("the scheduler"), "{why}");
+    // check of the draft: within each severity, hottest first.
+    let rules = std::env::temp_dir().join(format!("cachelint-heat-{}.toml", std::process::id()));
+    std::fs::write(&rules, &draft).unwrap();
+    let (code, out, err) = cachelint(&[
+        "check",
+        "--rules",
+        rules.to_str().unwrap(),
+        "--format",
+        "json",
+        kernel.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&rules);
+    assert!(code < 2, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    assert!(findings.len() > 10);
+    for pair in findings.windows(2) {
+        if pair[0]["severity"] == pair[1]["severity"] && pair[0]["kind"] != "cross-context" {
+            assert!(
+                pair[0]["heat"].as_u64() >= pair[1]["heat"].as_u64()
+                    || pair[1]["kind"] == "cross-context",
+                "{} before {}",
+                pair[0],
+                pair[1]
+            );
+        }
+    }
+}

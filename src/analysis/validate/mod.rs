@@ -86,6 +86,13 @@ pub fn validate(
     for p in &rules.placement {
         out.push((p.at.clone(), type_check(&p.ty)));
     }
+    for h in &rules.heat {
+        let check = match types.get(&h.ty) {
+            Some(&id) => member_check(id, &h.ty, &h.path),
+            None => type_check(&h.ty),
+        };
+        out.push((h.at.clone(), check));
+    }
     for allow in &rules.allow {
         for field in &allow.fields {
             let check = match types.get(&field.ty) {

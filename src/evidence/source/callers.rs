@@ -27,6 +27,8 @@ pub(crate) struct Call {
     pub(crate) held: Vec<Held>,
     /// What each argument passes.
     pub(crate) passed: Vec<Passed>,
+    /// The caller runs on the control path (see [`super::Role::Control`]).
+    pub(crate) control: bool,
 }
 
 /// What an argument of a call passes.
@@ -173,6 +175,7 @@ mod tests {
             caller: caller.into(),
             held: held.iter().map(|l| lock(l)).collect(),
             passed: Vec::new(),
+            control: false,
         }
     }
 
@@ -218,6 +221,8 @@ mod tests {
             line: 3,
             role: super::super::Role::Fast,
             param: None,
+            entry: None,
+            callers: 0,
         }];
         add_callers_locks(&mut ds, &calls, &defined);
         let Said::Written(_, held) = &ds[0].said else {

@@ -74,6 +74,7 @@ mod tests {
             caller: caller.into(),
             held: Vec::new(),
             passed: passed.to_vec(),
+            control: false,
         }
     }
 
@@ -107,6 +108,8 @@ mod tests {
             line: 1,
             role: Role::Fast,
             param,
+            entry: None,
+            callers: 0,
         };
         let mut ds = [
             decl("sizes", Some(0)),

@@ -38,6 +38,8 @@ pub(super) fn members(text: &str, file: &Path, types: &[String]) -> Vec<Declarat
                             line: i + 1,
                             role: Role::Fast,
                             param: None,
+                            entry: None,
+                            callers: 0,
                         });
                     }
                     j = end;
@@ -61,6 +63,8 @@ pub(super) fn members(text: &str, file: &Path, types: &[String]) -> Vec<Declarat
                             line: at,
                             role: Role::Fast,
                             param: None,
+                            entry: None,
+                            callers: 0,
                         });
                     }
                 } else if brackets == 0

@@ -19,7 +19,8 @@
 //! lock wrappers), [`walk`] (every function body: writes, locks, calls),
 //! [`members`] (the annotations on member declarations), [`callers`]
 //! (the locks a function's callers hold), [`construction`] (objects
-//! built across calls), [`placement`] (where objects are allocated);
+//! built across calls), [`placement`] (where objects are allocated),
+//! [`reach`] (the functions fast entry points reach);
 //! [`vocabulary`] is the kernel's
 //! words for locking and writing that the walk recognises.
 
@@ -27,6 +28,7 @@ mod callers;
 mod construction;
 mod members;
 mod placement;
+mod reach;
 mod vocabulary;
 mod walk;
 mod wrappers;
@@ -195,6 +197,11 @@ pub struct Declaration {
     /// The parameter of its function the access starts from (`napi` of
     /// `f(dev, napi)`: 1), for an object built by a caller.
     pub param: Option<usize>,
+    /// A fast entry point that reaches its function through the calls
+    /// seen, in words (`the scheduler (__schedule)`): see [`reach`].
+    pub entry: Option<String>,
+    /// How many functions call its function, in the calls seen.
+    pub callers: usize,
 }
 
 /// The build's types as the source reader needs them.
@@ -299,6 +306,14 @@ pub(crate) fn read_all(
     // while the object is built when its callers build it.
     callers::add_callers_locks(&mut out, &calls, &defined);
     construction::mark_built_by_callers(&mut out, &calls, &defined);
+    let reached = reach::reached(&calls);
+    let callers = reach::callers(&calls);
+    for d in &mut out {
+        if let Some(f) = &d.function {
+            d.entry = reached.get(f).cloned();
+            d.callers = callers.get(f.as_str()).copied().unwrap_or(0);
+        }
+    }
     out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     out
 }

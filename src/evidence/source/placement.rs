@@ -90,6 +90,8 @@ pub(super) fn sites(text: &str, file: &Path, types: &[String]) -> Vec<Declaratio
             line: lines.line(at),
             role: Role::Construction,
             param: None,
+            entry: None,
+            callers: 0,
         });
     };
     for (at, name, args) in calls(text) {
@@ -196,6 +198,8 @@ pub(super) fn sites(text: &str, file: &Path, types: &[String]) -> Vec<Declaratio
                     line: body.first,
                     role: Role::Construction,
                     param: None,
+                    entry: None,
+                    callers: 0,
                 });
             }
         }
@@ -332,9 +336,12 @@ fn type_named<'t>(text: &str, types: &'t [String]) -> Option<&'t String> {
 fn assigned_variable(before: &str) -> Option<&str> {
     let statement = before.trim_end();
     let lhs = statement.strip_suffix('=')?.trim_end();
+    // After the last character that is no identifier's (which may take
+    // several bytes).
     let start = lhs
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rfind(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let var = &lhs[start..];
     is_identifier(var).then_some(var)
 }
@@ -688,6 +695,17 @@ mod tests {
         );
         // A header declares no object.
         assert!(placed("struct foo init_foo;\n", "a.h").is_empty());
+    }
+
+    #[test]
+    fn an_allocation_may_follow_any_character() {
+        // Found by fuzzing: `\u{fffd}= kzalloc(...)`, the assigned name
+        // sought after a character of three bytes.
+        let got = placed(
+            "struct foo *p;\n\u{fffd}= kzalloc(sizeof(*p), GFP_KERNEL);\n",
+            "a.c",
+        );
+        assert_eq!(got.len(), 1, "{got:?}");
     }
 
     #[test]

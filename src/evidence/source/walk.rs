@@ -393,6 +393,7 @@ impl<'a> Function<'a> {
                 caller: self.name.clone(),
                 held: self.held.iter().filter(|h| !h.shared).cloned().collect(),
                 passed,
+                control: self.control,
             });
         }
         if name == "scoped_guard" {
@@ -618,6 +619,8 @@ impl<'a> Function<'a> {
             line: at.start_position().row + 1,
             role,
             param,
+            entry: None,
+            callers: 0,
         }
     }
 

@@ -1,0 +1,181 @@
+//! Which functions the kernel's fast entry points reach: system calls,
+//! softirq, the scheduler, the page fault, packet transmit and receive,
+//! block I/O. A function one of them calls, through the calls seen in
+//! the files read (a few levels down), runs on a path that is taken often;
+//! one none reaches may still (a call through a pointer, a file not read),
+//! so reach ranks, it does not rule.
+
+use std::collections::{HashMap, VecDeque};
+
+use super::callers::Call;
+
+/// Levels of calls followed down from an entry point.
+const MAX_DEPTH: usize = 6;
+
+/// The kind of fast entry point a function is, by its name.
+pub(crate) fn entry_kind(name: &str) -> Option<&'static str> {
+    const SOFTIRQ: [&str; 9] = [
+        "net_rx_action",
+        "net_tx_action",
+        "__napi_poll",
+        "napi_poll",
+        "handle_softirqs",
+        "__do_softirq",
+        "run_timer_softirq",
+        "tasklet_action",
+        "rcu_core",
+    ];
+    const SCHEDULER: [&str; 10] = [
+        "__schedule",
+        "schedule",
+        "sched_tick",
+        "scheduler_tick",
+        "try_to_wake_up",
+        "wake_up_new_task",
+        "pick_next_task",
+        "enqueue_task",
+        "dequeue_task",
+        "finish_task_switch",
+    ];
+    const FAULT: [&str; 6] = [
+        "handle_mm_fault",
+        "__handle_mm_fault",
+        "do_user_addr_fault",
+        "exc_page_fault",
+        "do_page_fault",
+        "handle_pte_fault",
+    ];
+    const NETWORK: [&str; 5] = [
+        "__dev_queue_xmit",
+        "dev_queue_xmit",
+        "__netif_receive_skb_core",
+        "netif_receive_skb",
+        "napi_gro_receive",
+    ];
+    const BLOCK: [&str; 3] = ["blk_mq_submit_bio", "submit_bio", "blk_mq_complete_request"];
+    let syscall = [
+        "sys_",
+        "__x64_sys_",
+        "__arm64_sys_",
+        "__do_sys_",
+        "__se_sys_",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p));
+    Some(if syscall {
+        "a system call"
+    } else if SOFTIRQ.contains(&name) {
+        "softirq"
+    } else if SCHEDULER.contains(&name) {
+        "the scheduler"
+    } else if FAULT.contains(&name) {
+        "the page fault"
+    } else if NETWORK.contains(&name) {
+        "packet transmit and receive"
+    } else if BLOCK.contains(&name) {
+        "block I/O"
+    } else {
+        return None;
+    })
+}
+
+/// Per function reached from a fast entry point through `calls` (at most
+/// [`MAX_DEPTH`] calls down), the nearest such entry point, in words
+/// (`the scheduler (__schedule)`); an entry point reaches itself.
+pub(super) fn reached(calls: &[Call]) -> HashMap<String, String> {
+    let mut callees: HashMap<&str, Vec<&str>> = HashMap::new();
+    // The control path (an ioctl, a netlink handler) is no fast path,
+    // whoever calls it.
+    for c in calls.iter().filter(|c| !c.control) {
+        callees.entry(&c.caller).or_default().push(&c.callee);
+    }
+    let mut out: HashMap<String, String> = HashMap::new();
+    let mut queue: VecDeque<(&str, usize)> = VecDeque::new();
+    let mut names: Vec<&str> = calls
+        .iter()
+        .flat_map(|c| [c.caller.as_str(), c.callee.as_str()])
+        .filter(|n| entry_kind(n).is_some())
+        .collect();
+    // Each entry point in name order, so the nearest one is chosen the
+    // same way on every run.
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let kind = entry_kind(name).expect("filtered");
+        out.insert(name.to_owned(), format!("{kind} ({name})"));
+        queue.push_back((name, 0));
+    }
+    while let Some((f, depth)) = queue.pop_front() {
+        if depth >= MAX_DEPTH {
+            continue;
+        }
+        let from = out[f].clone();
+        for &callee in callees.get(f).into_iter().flatten() {
+            if !out.contains_key(callee) {
+                out.insert(callee.to_owned(), from.clone());
+                queue.push_back((callee, depth + 1));
+            }
+        }
+    }
+    out
+}
+
+/// Per function called in `calls`, how many distinct functions call it,
+/// the control path's left out.
+pub(super) fn callers(calls: &[Call]) -> HashMap<&str, usize> {
+    let mut pairs: Vec<(&str, &str)> = calls
+        .iter()
+        .filter(|c| c.caller != c.callee && !c.control)
+        .map(|c| (c.callee.as_str(), c.caller.as_str()))
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let mut out: HashMap<&str, usize> = HashMap::new();
+    for (callee, _) in pairs {
+        *out.entry(callee).or_default() += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(caller: &str, callee: &str) -> Call {
+        Call {
+            callee: callee.into(),
+            caller: caller.into(),
+            held: Vec::new(),
+            passed: Vec::new(),
+            control: false,
+        }
+    }
+
+    #[test]
+    fn entry_points_reach_their_callees_a_few_levels_down() {
+        let calls = [
+            call("__schedule", "context_switch"),
+            call("context_switch", "switch_mm_irqs_off"),
+            call("sys_brk", "do_brk_flags"),
+            call("membarrier_register", "sync_runqueues_membarrier_state"),
+            call("a0", "a1"),
+        ];
+        let r = reached(&calls);
+        let mut twice = calls.to_vec();
+        twice.push(call("sys_brk", "context_switch"));
+        twice.push(call("sys_brk", "context_switch"));
+        assert_eq!(callers(&twice)["context_switch"], 2);
+        assert_eq!(r["switch_mm_irqs_off"], "the scheduler (__schedule)");
+        assert_eq!(r["do_brk_flags"], "a system call (sys_brk)");
+        assert_eq!(r["__schedule"], "the scheduler (__schedule)");
+        assert!(!r.contains_key("sync_runqueues_membarrier_state"));
+        // Deeper than MAX_DEPTH: not reached.
+        let chain: Vec<Call> = (0..=MAX_DEPTH)
+            .map(|i| call(&format!("f{i}"), &format!("f{}", i + 1)))
+            .chain([call("sys_x", "f0")])
+            .collect();
+        let r = reached(&chain);
+        assert!(r.contains_key(&format!("f{}", MAX_DEPTH - 1)));
+        assert!(!r.contains_key(&format!("f{}", MAX_DEPTH)));
+    }
+}
