@@ -90,7 +90,7 @@ impl<'a> Contains<'a> {
                 .into_iter()
                 .flatten()
                 .copied()
-                .filter(|p| *p != current && !is_core_flavour(p))
+                .filter(|p| *p != current && !is_core_flavour(p) && !is_type_only(p))
                 .collect();
             if ups.is_empty() {
                 roots.push(current.to_owned());
@@ -108,6 +108,15 @@ impl<'a> Contains<'a> {
         roots.sort();
         roots
     }
+}
+
+/// A struct the kernel declares for its type information alone, never an
+/// object: `bpf_ctx_convert` (kernel/bpf/btf.c) holds every BPF program
+/// context type (`sk_buff`, `sock`, `xdp_buff`...) side by side so that
+/// BTF records them, and is never allocated. As a root it would stand for
+/// every struct it holds.
+fn is_type_only(name: &str) -> bool {
+    name == "bpf_ctx_convert"
 }
 
 /// A BPF CO-RE flavour of a struct (`nf_conn___init`): `___` and a suffix
@@ -352,5 +361,14 @@ mod tests {
         assert_eq!(both.roots("nf_conn"), ["outer"]);
         let cyclic = Contains::from_edges(&[("a", "b"), ("b", "a")]);
         assert_eq!(cyclic.roots("a"), ["a"]);
+        // bpf_ctx_convert holds every BPF context type for BTF's sake and
+        // is never allocated: no root either.
+        let bpf = Contains::from_edges(&[
+            ("bpf_ctx_convert", "sk_buff"),
+            ("bpf_ctx_convert", "sock"),
+            ("sk_buff_fclones", "sk_buff"),
+        ]);
+        assert_eq!(bpf.roots("sk_buff"), ["sk_buff_fclones"]);
+        assert_eq!(bpf.roots("sock"), ["sock"]);
     }
 }
