@@ -28,6 +28,7 @@ mod callers;
 mod construction;
 mod members;
 mod placement;
+mod progress;
 mod reach;
 mod vocabulary;
 mod walk;
@@ -236,6 +237,8 @@ pub fn declarations(
         check_arch(tree, arch)?;
     }
     let files = c_files(tree, arch)?;
+    let mut progress = progress::Progress::for_tree(files.len());
+    progress.start(&format!("scanning for {}", types.join(", ")), files.len());
     let finders: Vec<memchr::memmem::Finder<'_>> = types
         .iter()
         .map(|t| memchr::memmem::Finder::new(t.as_bytes()))
@@ -246,6 +249,7 @@ pub fn declarations(
         .map(|rel| -> Result<Option<(&PathBuf, String)>> {
             let path = tree.join(rel);
             let bytes = crate::input::read_limited(&path, 64 << 20, "a C file")?;
+            progress.step();
             if !finders.iter().any(|f| mentions(f, &bytes)) {
                 return Ok(None);
             }
@@ -255,11 +259,17 @@ pub fn declarations(
         .into_iter()
         .flatten()
         .collect();
+    progress.done(&format!(
+        "scanned {} files: {} name {}",
+        files.len(),
+        texts.len(),
+        types.join(", ")
+    ));
     let texts: Vec<(&Path, &str)> = texts
         .iter()
         .map(|(rel, text)| (rel.as_path(), text.as_str()))
         .collect();
-    Ok(read_all(&texts, types, build))
+    Ok(read_all_with(&texts, types, build, &mut progress))
 }
 
 /// Does `text` name the identifier `finder` looks for as a whole word
@@ -275,23 +285,50 @@ fn mentions(finder: &memchr::memmem::Finder<'_>, text: &[u8]) -> bool {
 /// The declarations about the members of `types` in the C files `texts`
 /// (each a path in the tree and its text): the headers' lock wrappers
 /// first, then every file with them known, then the locks callers hold.
+#[cfg(any(test, feature = "exercise"))]
 pub(crate) fn read_all(
     texts: &[(&Path, &str)],
     types: &[String],
     build: &dyn Types,
 ) -> Vec<Declaration> {
+    read_all_with(texts, types, build, &mut progress::Progress::hidden())
+}
+
+/// [`read_all`], saying its phases through `progress`.
+fn read_all_with(
+    texts: &[(&Path, &str)],
+    types: &[String],
+    build: &dyn Types,
+    progress: &mut progress::Progress,
+) -> Vec<Declaration> {
+    let headers = texts
+        .iter()
+        .filter(|(rel, _)| rel.extension().is_some_and(|e| e == "h"))
+        .count();
+    progress.start("lock wrappers", headers * WRAPPER_ROUNDS);
     let mut wrappers = Wrappers::default();
     for _ in 0..WRAPPER_ROUNDS {
         wrappers = texts
             .par_iter()
             .filter(|(rel, _)| rel.extension().is_some_and(|e| e == "h"))
-            .map(|(_, text)| wrappers_in(text, build, &wrappers))
+            .map(|(_, text)| {
+                let w = wrappers_in(text, build, &wrappers);
+                progress.step();
+                w
+            })
             .reduce(Wrappers::default, Wrappers::merge);
     }
+    progress.done(&format!("read {headers} headers for lock wrappers"));
+    progress.start("walking function bodies", texts.len());
     let read: Vec<Bodies> = texts
         .par_iter()
-        .map(|(rel, text)| read_file(text, rel, types, build, &wrappers))
+        .map(|(rel, text)| {
+            let b = read_file(text, rel, types, build, &wrappers);
+            progress.step();
+            b
+        })
         .collect();
+    progress.done(&format!("walked the functions of {} files", texts.len()));
     let mut out = Vec::new();
     let mut calls = Vec::new();
     let mut defined: HashMap<String, usize> = HashMap::new();
