@@ -217,6 +217,11 @@ enum Command {
         /// fields (most first) instead of by severity.
         #[arg(long, value_name = "ORDER", value_parser = ["severity", "samples"], default_value = "severity")]
         rank: String,
+        /// Show the first N diagnostics only: the worst, and of one
+        /// severity the hottest (the rules' [heat], which draft writes).
+        /// The summary and the exit code still count every finding.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(usize))]
+        top: Option<usize>,
         #[command(flatten)]
         input: InputArgs,
     },
@@ -1006,6 +1011,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             adjacent_lines,
             rank,
             source_tree,
+            top,
             input,
         } => {
             let opts = CheckOptions {
@@ -1014,6 +1020,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 adjacent_lines,
                 by_samples: rank == "samples",
                 source_tree,
+                top,
             };
             let then = After::Only("check takes the types from the rules");
             let mut setup = input.setup(rules, parse_builds(&builds, then)?)?;

@@ -33,6 +33,9 @@ pub struct CheckOptions {
     /// declarations locate members the debug info does not (BTF) and
     /// contradict rules (`__guarded_by` another lock).
     pub source_tree: Option<std::path::PathBuf>,
+    /// `--top N`: the first N diagnostics only (worst first, then
+    /// hottest); the summary and the exit code count every one.
+    pub top: Option<usize>,
 }
 
 impl CheckOptions {
@@ -130,6 +133,20 @@ pub fn check(run: &Run, opts: &CheckOptions) -> Result<Checked> {
         in_baseline,
     );
     let failed = report.findings.iter().any(|f| f.severity >= opts.fail_on);
+    if let Some(top) = opts.top {
+        let groups: Vec<usize> = crate::report::diagnostics(&report.findings)
+            .map(<[ReportFinding]>::len)
+            .collect();
+        if groups.len() > top {
+            let kept: usize = groups[..top].iter().sum();
+            report.findings.truncate(kept);
+            report.notes.push(format!(
+                "--top {top}: the first {top} of {} diagnostics are shown (worst first, then hottest); \
+                 the summary and the exit code count them all",
+                groups.len()
+            ));
+        }
+    }
     Ok(Checked { report, failed })
 }
 

@@ -390,6 +390,7 @@ pub mod run {
             adjacent_lines: opts.adjacent_lines,
             by_samples: false,
             source_tree: None,
+            top: None,
         };
         let mut setup = Setup::files(
             opts.rules.clone(),

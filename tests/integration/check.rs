@@ -494,6 +494,47 @@ fn findings_of_one_severity_come_hottest_first() {
 }
 
 #[test]
+fn top_shows_the_first_diagnostics_and_counts_them_all() {
+    let base = fixture("gcc-dwarf5-base");
+    let lru = rules("lru.toml");
+    let args = [
+        "check",
+        "--rules",
+        lru.to_str().unwrap(),
+        base.to_str().unwrap(),
+    ];
+    let (code, all, _) = cachelint(&args);
+    let (top_code, top, err) = cachelint(&[&args[..], &["--top", "1"]].concat());
+    let heads = |text: &str| {
+        text.lines()
+            .filter(|l| {
+                l.contains(": error: ") || l.contains(": warning: ") || l.contains(": note: ")
+            })
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let (every, first) = (heads(&all), heads(&top));
+    assert!(every.len() > 1);
+    assert_eq!(first, every[..1], "the first diagnostic, as without --top");
+    assert_eq!(top_code, code, "the exit code counts them all");
+    let summary = |text: &str, err: &str| {
+        format!("{text}{err}")
+            .lines()
+            .find(|l| l.starts_with("cachelint: ") && l.contains(" errors"))
+            .map(str::to_owned)
+    };
+    let (_, _, all_err) = cachelint(&args);
+    assert_eq!(summary(&top, &err), summary(&all, &all_err));
+    assert!(
+        format!("{top}{err}").contains(&format!(
+            "--top 1: the first 1 of {} diagnostics",
+            every.len()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
 fn fail_on_and_exit_codes() {
     let code = |args: &[&str]| cachelint(args).0;
     let lru = rules("lru.toml");
