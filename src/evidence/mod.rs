@@ -80,4 +80,27 @@ impl source::Types for Names<'_> {
             None => ty.to_owned(),
         }
     }
+
+    fn spellings(&self, ty: &str) -> Vec<String> {
+        let tagged = ["struct", "union"]
+            .iter()
+            .map(|k| format!("{k} {ty}"))
+            .find(|s| self.by_name.contains_key(s));
+        let Some(tagged) = tagged else {
+            // A typedef's own name (of an anonymous struct), or a name the
+            // build lacks: the word.
+            return vec![ty.to_owned()];
+        };
+        let id = self.by_name[&tagged];
+        let mut out = vec![tagged];
+        let mut typedefs: Vec<String> = self
+            .by_name
+            .iter()
+            .filter(|(name, i)| **i == id && !name.contains(' ') && name.as_str() != ty)
+            .map(|(name, _)| name.clone())
+            .collect();
+        typedefs.sort();
+        out.extend(typedefs);
+        out
+    }
 }

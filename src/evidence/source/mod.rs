@@ -215,6 +215,13 @@ pub trait Types: Sync {
     /// The struct's tag for a typedef name (`pg_data_t` → `pglist_data`);
     /// the name itself otherwise.
     fn canonical(&self, ty: &str) -> String;
+
+    /// How C code names struct `ty` where it declares one: `struct ty`
+    /// (or `union ty`), and each typedef of it (`pg_data_t` for
+    /// `pglist_data`); a typedef of an anonymous struct is its own name.
+    fn spellings(&self, ty: &str) -> Vec<String> {
+        vec![format!("struct {ty}")]
+    }
 }
 
 /// The declarations about the members of `types` (and of the structs
@@ -239,7 +246,11 @@ pub fn declarations(
     let files = c_files(tree, arch)?;
     let mut progress = progress::Progress::for_tree(files.len());
     progress.start(&format!("scanning for {}", types.join(", ")), files.len());
-    let finders: Vec<memchr::memmem::Finder<'_>> = types
+    // A file that never spells the type (`struct file`, a typedef of it)
+    // declares no variable of it, and its accesses are not resolved: the
+    // word alone (`file`, `request`) is in thousands of files that do not.
+    let spellings: Vec<String> = types.iter().flat_map(|t| build.spellings(t)).collect();
+    let finders: Vec<memchr::memmem::Finder<'_>> = spellings
         .iter()
         .map(|t| memchr::memmem::Finder::new(t.as_bytes()))
         .collect();
@@ -272,8 +283,9 @@ pub fn declarations(
     Ok(read_all_with(&texts, types, build, &mut progress))
 }
 
-/// Does `text` name the identifier `finder` looks for as a whole word
-/// (`rq`, not the `rq` of `irq` or `rq_flags`)?
+/// Does `text` name what `finder` looks for (`struct rq`, `pg_data_t`) as
+/// whole words (`struct rq`, not `struct rq_flags`; `pg_data_t`, not
+/// `my_pg_data_t`)?
 fn mentions(finder: &memchr::memmem::Finder<'_>, text: &[u8]) -> bool {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let n = finder.needle().len();
