@@ -236,6 +236,7 @@ impl Types for Net {
             ("napi_struct", "skb") => Some("sk_buff".into()),
             ("sk_buff", "sk") => Some("sock".into()),
             ("sock", "sk_lock") => Some("socket_lock_t".into()),
+            ("rq", "__lock") => Some("raw_spinlock".into()),
             _ => None,
         }
     }
@@ -245,9 +246,16 @@ impl Types for Net {
 }
 
 fn read_net(code: &str, file: &str) -> Vec<Declaration> {
-    let types: Vec<String> = ["napi_struct", "sk_buff", "sock", "Qdisc", "softnet_data"]
-        .map(String::from)
-        .into();
+    let types: Vec<String> = [
+        "napi_struct",
+        "sk_buff",
+        "sock",
+        "Qdisc",
+        "softnet_data",
+        "rq",
+    ]
+    .map(String::from)
+    .into();
     read_all(&[(Path::new(file), code)], &types, &Net)
 }
 
@@ -393,4 +401,33 @@ fn the_socket_lock_and_a_c_files_own_wrappers_are_held() {
         static void g(struct sock *sk)\n{\n\thelper(sk);\n\tsk->sk_mark = 1;\n}\n";
     let ds = read_net(code, "sock.c");
     assert!(matches!(&said(&ds, "sock", "sk_mark")[0].0, Said::Written(_, h) if h.is_empty()));
+}
+
+#[test]
+fn the_run_queue_lock_is_held_through_the_schedulers_own_calls() {
+    // kernel/sched: rq_lock() and lockdep_assert_rq_held() reach
+    // &rq->__lock through raw_spin_rq_lock_nested() and __rq_lockp(),
+    // which no wrapper follows; double_rq_lock() takes two.
+    let code = "static void tick(struct rq *rq, struct rq_flags *rf)\n{\n\
+        \trq_lock(rq, rf);\n\trq->clock = 1;\n\trq_unlock(rq, rf);\n\trq->nr_switches = 2;\n}\n\
+        static void update(struct rq *rq)\n{\n\tlockdep_assert_rq_held(rq);\n\trq->clock_task = 3;\n}\n\
+        static void pull(struct rq *a, struct rq *b)\n{\n\tdouble_rq_lock(a, b);\n\tb->nr_running = 4;\n\
+        \tdouble_rq_unlock(a, b);\n}\n";
+    let ds = read_net(code, "core.c");
+    let held = |path: &str| -> Vec<String> {
+        match &said(&ds, "rq", path)[0].0 {
+            Said::Written(_, held) => held
+                .iter()
+                .map(|h| format!("{} {}", h.text, h.taken()))
+                .collect(),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(held("clock"), ["&rq->__lock rq_lock()"]);
+    assert!(held("nr_switches").is_empty(), "after rq_unlock()");
+    assert_eq!(held("clock_task"), ["&rq->__lock lockdep_assert_rq_held()"]);
+    assert_eq!(
+        held("nr_running"),
+        ["&a->__lock double_rq_lock()", "&b->__lock double_rq_lock()"]
+    );
 }

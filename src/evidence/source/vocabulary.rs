@@ -162,6 +162,45 @@ pub(super) fn socket_lock(name: &str) -> Option<Vec<Effect>> {
     }])
 }
 
+/// The run queue lock's calls (`rq_lock(rq, rf)`, `raw_spin_rq_lock(rq)`,
+/// `lockdep_assert_rq_held(rq)`, `double_rq_lock(a, b)` and their
+/// unlocks): each takes, asserts or releases `&rq->__lock`. The kernel's
+/// own go through `raw_spin_rq_lock_nested()`, whose body (in
+/// kernel/sched/core.c) retries on whatever lock `__rq_lockp()` returns
+/// and `lockdep_assert_rq_held()` asserts `__rq_lockp(rq)`: no wrapper is
+/// found for them. With core scheduling a run queue may share its core's
+/// lock; the evidence names the run queue's own.
+pub(super) fn run_queue_lock(name: &str) -> Option<Vec<Effect>> {
+    let (release, params): (bool, &[usize]) = match name {
+        "raw_spin_rq_lock_nested"
+        | "raw_spin_rq_lock"
+        | "raw_spin_rq_lock_irq"
+        | "rq_lock"
+        | "rq_lock_irq"
+        | "rq_lock_irqsave"
+        | "lockdep_assert_rq_held" => (false, &[0]),
+        "double_rq_lock" | "_double_lock_balance" | "double_lock_balance" => (false, &[0, 1]),
+        "raw_spin_rq_unlock"
+        | "raw_spin_rq_unlock_irq"
+        | "rq_unlock"
+        | "rq_unlock_irq"
+        | "rq_unlock_irqrestore" => (true, &[0]),
+        "double_rq_unlock" => (true, &[0, 1]),
+        _ => return None,
+    };
+    Some(
+        params
+            .iter()
+            .map(|&param| Effect {
+                param,
+                member: "__lock".into(),
+                release,
+                shared: false,
+            })
+            .collect(),
+    )
+}
+
 /// Calls that mark their function as the control path: the RTNL held or
 /// asserted (`ASSERT_RTNL()`, `rtnl_lock()`), under which netdevice
 /// configuration runs.

@@ -403,6 +403,7 @@ impl<'a> Function<'a> {
             return false;
         }
         let effects = socket_lock(name)
+            .or_else(|| run_queue_lock(name))
             .or_else(|| self.local.and_then(|l| l.get(name)).cloned())
             .or_else(|| self.wrappers.get(name).cloned());
         if let Some(effects) = effects {
