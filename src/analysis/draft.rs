@@ -136,6 +136,9 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
             &mut locks,
             &mut conflicts,
         );
+        // Another CPU's copy read while its owner writes: the readers are a
+        // context of their own.
+        let declared = declared.map(|v| remotely_read(facts, m, v, &mut evidence, &mut contexts));
         let measured = measured(facts, m, &mut evidence);
         let inferred = inferred(m, &mut evidence);
         // Reads by perf name the contexts that read a written member.
@@ -240,6 +243,53 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
             })
             .collect(),
         locks,
+    }
+}
+
+/// The context of reads of another CPU's per-CPU object.
+const REMOTE: &str = "remote-cpus";
+
+/// `v` with the functions that read member `m` of another CPU's per-CPU
+/// object (`cpu_rq(cpu)`, `per_cpu(x, cpu)`) as readers, when its writers
+/// are contexts: the owner's stores then meet other CPUs' loads.
+fn remotely_read(
+    facts: &Facts<'_>,
+    m: &MemberFacts,
+    v: Verdict,
+    evidence: &mut Vec<Evidence>,
+    contexts: &mut BTreeMap<String, String>,
+) -> Verdict {
+    let readers: BTreeSet<&str> = facts
+        .declarations
+        .iter()
+        .filter(|d| about(d, &facts.ty, &m.path) && d.role == Role::Fast)
+        .filter(|d| matches!(d.said, Said::Read { remote: true, .. }))
+        .filter_map(|d| d.function.as_deref())
+        .collect();
+    if readers.is_empty() {
+        return v;
+    }
+    let names: Vec<String> = readers.iter().map(|f| f.to_string()).collect();
+    evidence.push(Evidence {
+        mark: Mark::Declared,
+        text: format!(
+            "read from another CPU's copy in {}",
+            listed(&names, MAX_FUNCTIONS_LISTED)
+        ),
+    });
+    match v {
+        Verdict::Owned { write, mut read } => {
+            contexts.entry(REMOTE.to_owned()).or_insert_with(|| {
+                "functions that read another CPU's per-CPU object (cpu_rq(cpu), per_cpu(x, cpu))"
+                    .to_owned()
+            });
+            read.push(REMOTE.to_owned());
+            Verdict::Owned {
+                write,
+                read: sorted(read),
+            }
+        }
+        other => other,
     }
 }
 
@@ -667,7 +717,7 @@ fn declared(
     let mut readers: BTreeMap<&str, &Declaration> = BTreeMap::new();
     let mut marked_read = false;
     for d in &ds {
-        if let (Said::Read { once }, Role::Fast) = (&d.said, d.role) {
+        if let (Said::Read { once, .. }, Role::Fast) = (&d.said, d.role) {
             let function = d.function.as_deref().unwrap_or("");
             if !is_init(function) {
                 readers.entry(function).or_insert(d);
@@ -1119,6 +1169,16 @@ mod tests {
         );
     }
 
+    trait WithPath {
+        fn with_path(self, path: &str) -> Self;
+    }
+    impl WithPath for Declaration {
+        fn with_path(mut self, path: &str) -> Self {
+            self.path = path.into();
+            self
+        }
+    }
+
     /// A declaration of `said` about `path` of struct `s` in `function`.
     fn decl(path: &str, function: &str, said: Said, role: Role) -> Declaration {
         Declaration {
@@ -1166,6 +1226,56 @@ mod tests {
     }
 
     #[test]
+    fn another_cpus_readers_of_an_owners_member_are_a_context() {
+        use crate::evidence::source::Write;
+        let remote = |f: &str| {
+            decl(
+                "n",
+                f,
+                Said::Read {
+                    once: false,
+                    remote: true,
+                },
+                Role::Fast,
+            )
+        };
+        let ds = [
+            decl(
+                "n",
+                "enqueue",
+                Said::Written(Write::Assign, vec![]),
+                Role::Fast,
+            ),
+            remote("load_balance"),
+            remote("idle_cpu"),
+            // A member only read, remotely too: still read-mostly.
+            remote("load_balance").with_path("cap"),
+            remote("idle_cpu").with_path("cap"),
+        ];
+        let d = draft_of(&["n", "cap"], &ds);
+        assert_eq!(
+            rule(&d, "n"),
+            Some(DraftRule::Contexts {
+                read: vec![REMOTE.into()],
+                write: vec![OWNER.into()],
+            })
+        );
+        assert!(d.contexts.iter().any(|c| c.name == REMOTE));
+        let why = &d.ty.fields[0].evidence;
+        assert!(
+            why.iter()
+                .any(|e| e.text == "read from another CPU's copy in idle_cpu, load_balance"),
+            "{why:?}"
+        );
+        assert_eq!(
+            rule(&d, "cap"),
+            Some(DraftRule::Class {
+                class: "hot-read".into()
+            })
+        );
+    }
+
+    #[test]
     fn heat_counts_fast_paths_and_their_callers_and_twice_those_an_entry_point_reaches() {
         use crate::evidence::source::Write;
         let with = |mut d: Declaration, entry: Option<&str>, callers: usize| {
@@ -1201,7 +1311,15 @@ mod tests {
             // state: two functions, one the scheduler reaches (3 callers),
             // read and written there (one function, once).
             with(
-                decl("state", "tick", Said::Read { once: false }, Role::Fast),
+                decl(
+                    "state",
+                    "tick",
+                    Said::Read {
+                        once: false,
+                        remote: false,
+                    },
+                    Role::Fast,
+                ),
                 Some("the scheduler (__schedule)"),
                 3,
             ),
@@ -1215,7 +1333,15 @@ mod tests {
                 Some("the scheduler (__schedule)"),
                 3,
             ),
-            decl("state", "peek", Said::Read { once: false }, Role::Fast),
+            decl(
+                "state",
+                "peek",
+                Said::Read {
+                    once: false,
+                    remote: false,
+                },
+                Role::Fast,
+            ),
         ];
         let d = draft_of(&["refcnt", "state", "cold"], &ds);
         let field = |p: &str| d.ty.fields.iter().find(|f| f.path == p).unwrap();
@@ -1242,7 +1368,17 @@ mod tests {
         use crate::evidence::source::Write;
         let plain =
             |path: &str, f: &str, role| decl(path, f, Said::Written(Write::Assign, vec![]), role);
-        let read = |path: &str, f: &str| decl(path, f, Said::Read { once: false }, Role::Fast);
+        let read = |path: &str, f: &str| {
+            decl(
+                path,
+                f,
+                Said::Read {
+                    once: false,
+                    remote: false,
+                },
+                Role::Fast,
+            )
+        };
         let ds = [
             plain("weight", "____napi_schedule", Role::Fast),
             plain("gro_bitmask", "__napi_poll", Role::Fast),

@@ -102,7 +102,10 @@ mod tests {
         let decl = |f: &str, param| Declaration {
             ty: "kmem_cache".into(),
             path: "size".into(),
-            said: super::super::Said::Read { once: false },
+            said: super::super::Said::Read {
+                once: false,
+                remote: false,
+            },
             function: Some(f.into()),
             file: "slub.c".into(),
             line: 1,

@@ -152,6 +152,10 @@ pub enum Said {
     Read {
         /// A marked read.
         once: bool,
+        /// Of another CPU's per-CPU object (`cpu_rq(cpu)->nr_running`
+        /// through a variable, `per_cpu(x, cpu)`): read while its owner
+        /// writes.
+        remote: bool,
     },
     /// Where its objects are put: a slab cache, a `kmalloc`, per-CPU data,
     /// a static object (said of the struct, `path` empty).

@@ -321,7 +321,10 @@ fn reads_non_atomic_bit_ops_and_members_reached_through_pointers() {
     assert_eq!(
         said(&ds, "napi_struct", "poll"),
         [(
-            Said::Read { once: true },
+            Said::Read {
+                once: true,
+                remote: false
+            },
             Role::Fast,
             "____napi_schedule".into()
         )]
@@ -354,14 +357,26 @@ fn reads_non_atomic_bit_ops_and_members_reached_through_pointers() {
     ));
     assert_eq!(
         said(&ds, "napi_struct", "skb")[0].0,
-        Said::Read { once: false }
+        Said::Read {
+            once: false,
+            remote: false
+        }
     );
-    assert_eq!(said(&ds, "sk_buff", "sk")[0].0, Said::Read { once: false });
+    assert_eq!(
+        said(&ds, "sk_buff", "sk")[0].0,
+        Said::Read {
+            once: false,
+            remote: false
+        }
+    );
     // `*p->thread = 0` writes what `thread` points to: `thread` is read.
     assert_eq!(
         said(&ds, "napi_struct", "thread"),
         [(
-            Said::Read { once: false },
+            Said::Read {
+                once: false,
+                remote: false
+            },
             Role::Fast,
             "____napi_schedule".into()
         )]
@@ -430,4 +445,24 @@ fn the_run_queue_lock_is_held_through_the_schedulers_own_calls() {
         held("nr_running"),
         ["&a->__lock double_rq_lock()", "&b->__lock double_rq_lock()"]
     );
+}
+
+#[test]
+fn reads_of_another_cpus_per_cpu_object_are_remote() {
+    let code = "static bool busy(int cpu)\n{\n\tstruct rq *rq = cpu_rq(cpu);\n\treturn rq->nr_running > 1;\n}\n\
+        static bool mine(void)\n{\n\tstruct rq *rq = cpu_rq(smp_processor_id());\n\treturn rq->nr_running > 1;\n}\n\
+        static int backlog(int cpu)\n{\n\tstruct softnet_data *sd = &per_cpu(softnet_data, cpu);\n\
+        \treturn sd->processed;\n}\n\
+        static int again(int cpu)\n{\n\tstruct rq *rq = cpu_rq(cpu);\n\trq = this_rq();\n\treturn rq->nr_switches;\n}\n";
+    let ds = read_net(code, "core.c");
+    let remote = |ty: &str, path: &str, f: &str| -> bool {
+        ds.iter()
+            .find(|d| d.ty == ty && d.path == path && d.function.as_deref() == Some(f))
+            .map(|d| matches!(d.said, Said::Read { remote: true, .. }))
+            .unwrap_or_else(|| panic!("no read of {ty}.{path} in {f}"))
+    };
+    assert!(remote("rq", "nr_running", "busy"));
+    assert!(!remote("rq", "nr_running", "mine"), "this CPU's own");
+    assert!(remote("softnet_data", "processed", "backlog"));
+    assert!(!remote("rq", "nr_switches", "again"), "reassigned");
 }

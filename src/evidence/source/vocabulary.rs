@@ -201,6 +201,17 @@ pub(super) fn run_queue_lock(name: &str) -> Option<Vec<Effect>> {
     )
 }
 
+/// An expression for the running CPU (`smp_processor_id()`,
+/// `raw_smp_processor_id()`, `this_cpu`): per-CPU data through it is the
+/// CPU's own.
+pub(super) fn is_this_cpu(expr: &str) -> bool {
+    let e: String = expr.chars().filter(|c| !c.is_whitespace()).collect();
+    matches!(
+        e.as_str(),
+        "smp_processor_id()" | "raw_smp_processor_id()" | "this_cpu" | "this_cpu_id"
+    )
+}
+
 /// Calls that mark their function as the control path: the RTNL held or
 /// asserted (`ASSERT_RTNL()`, `rtnl_lock()`), under which netdevice
 /// configuration runs.

@@ -139,6 +139,9 @@ struct Function<'a> {
     aliases: Vec<(String, Vec<(String, String)>)>,
     /// The members read, each once: the first read, marked when any is.
     reads: BTreeMap<(String, String), Declaration>,
+    /// Variables that point at another CPU's per-CPU object (`rq =
+    /// cpu_rq(cpu)`, `sd = &per_cpu(softnet_data, cpu)`).
+    remote: Vec<String>,
 }
 
 impl<'a> Function<'a> {
@@ -190,6 +193,7 @@ impl<'a> Function<'a> {
             targets: HashSet::new(),
             aliases: Vec::new(),
             reads: BTreeMap::new(),
+            remote: Vec::new(),
         };
         if let Some(declarator) = declarator {
             f.declare(declarator);
@@ -688,6 +692,10 @@ impl<'a> Function<'a> {
             return;
         };
         self.aliases.retain(|(v, _)| *v != name);
+        self.remote.retain(|v| *v != name);
+        if another_cpus(strip_address(value), self.text) {
+            self.remote.push(name.clone());
+        }
         if value.kind() == "pointer_expression" && self.of(value).starts_with('&') {
             let found = self.resolve(strip_address(value));
             if !found.is_empty() {
@@ -698,14 +706,19 @@ impl<'a> Function<'a> {
 
     /// Member access `node` read (`once`: a marked read).
     fn loaded(&mut self, node: Node<'_>, once: bool) {
+        let remote =
+            base_variable(node, self.text).is_some_and(|v| self.remote.iter().any(|r| r == v));
         for (ty, path) in self.resolve(node) {
             if self.types.contains(&ty) {
-                let said = Said::Read { once };
+                let said = Said::Read { once, remote };
                 let first = self.declaration(&ty, &path, said, node);
-                if let Said::Read { once: any } =
-                    &mut self.reads.entry((ty, path)).or_insert(first).said
+                if let Said::Read {
+                    once: any,
+                    remote: any_remote,
+                } = &mut self.reads.entry((ty, path)).or_insert(first).said
                 {
                     *any |= once;
+                    *any_remote |= remote;
                 }
             }
         }
@@ -972,6 +985,33 @@ fn access<'t>(node: Node<'_>, text: &'t str) -> Option<(&'t str, Vec<(String, bo
     };
     fields.reverse();
     Some((base, fields))
+}
+
+/// Is `value` another CPU's per-CPU object: `cpu_rq(cpu)`, `per_cpu(x,
+/// cpu)`, `per_cpu_ptr(x, cpu)`, with a CPU that is not this one's
+/// (`smp_processor_id()`)?
+fn another_cpus(value: Node<'_>, text: &str) -> bool {
+    if value.kind() != "call_expression" {
+        return false;
+    }
+    let Some(name) = value
+        .child_by_field_name("function")
+        .filter(|f| f.kind() == "identifier")
+        .map(|f| &text[f.byte_range()])
+    else {
+        return false;
+    };
+    let Some(args) = value.child_by_field_name("arguments") else {
+        return false;
+    };
+    let mut cursor = args.walk();
+    let args: Vec<Node<'_>> = args.named_children(&mut cursor).collect();
+    let cpu = match name {
+        "cpu_rq" | "cpu_curr" => args.first(),
+        "per_cpu" | "per_cpu_ptr" => args.get(1),
+        _ => return false,
+    };
+    cpu.is_some_and(|c| !is_this_cpu(&text[c.byte_range()]))
 }
 
 /// The variable a member access starts from (`napi` of `&napi->
