@@ -247,10 +247,13 @@ fn decode(
 }
 
 /// Every type name the rules mention: annotated types and their aliases,
-/// roots, `[[allow]]` types and the owners of `TYPE.member` locks.
+/// roots, `[placement]` and `[heat]` types, `[[allow]]` types and the
+/// owners of `TYPE.member` locks.
 fn needed_names(rules: &Rules) -> HashSet<&str> {
     let mut names: HashSet<&str> = rules.types.iter().flat_map(|t| t.names()).collect();
     names.extend(rules.roots.iter().map(|(n, _)| n.as_str()));
+    names.extend(rules.placement.iter().map(|p| p.ty.as_str()));
+    names.extend(rules.heat.iter().map(|h| h.ty.as_str()));
     names.extend(
         rules
             .allow

@@ -376,6 +376,23 @@ fn a_placement_rule_tries_only_the_placements_the_allocator_makes() {
             .all(|f| f.placement.is_none()),
         "one placement"
     );
+    // A placement and a heat of structs no table annotates are read too
+    // (a draft writes them for structs whose members have no rule).
+    let other = dir.join("other.toml");
+    std::fs::write(
+        &other,
+        "[placement]\nmem_cgroup_reclaim_iter = 8\n[heat.mem_cgroup_reclaim_iter]\ngeneration = 3\n",
+    )
+    .unwrap();
+    let (code, _, err) = cachelint(&[
+        "check",
+        "--rules",
+        rules("lru.toml").to_str().unwrap(),
+        "--rules",
+        other.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    assert!(code < 2, "{err}");
     // A placement of no type, and one that is no power of two, are errors
     // at their line.
     let bad = dir.join("bad.toml");
