@@ -168,6 +168,14 @@ fn stride(table: &TypeTable, element: TypeId, dims: &[Option<u64>]) -> Option<u6
 /// Returns the member and its bit offset from the start of `ty`.
 /// The member `name` of struct or union `ty` (inside its anonymous members
 /// too, as C allows) and its bit offset; `None` when it has none.
+/// True when member path `path` is `member` or lies inside it
+/// (`lrugen.max_seq` inside `lrugen`, `refaulted[1]` inside `refaulted`,
+/// not `lrugen_x`).
+pub(crate) fn within(path: &str, member: &str) -> bool {
+    path.strip_prefix(member)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+}
+
 pub(crate) fn find_member<'t>(
     table: &'t TypeTable,
     ty: TypeId,

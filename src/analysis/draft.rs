@@ -17,6 +17,7 @@ use crate::analysis::annotate::{ATOMIC_TYPES, LOCK_TYPES};
 use crate::evidence::attribute::Placed;
 use crate::evidence::perf::{Format, Op};
 use crate::evidence::source::{Declaration, Held, Role, Said};
+use crate::path::within;
 use crate::report::draft::{DraftContext, DraftField, DraftRule, DraftType, Evidence, Mark};
 
 /// A direct member of the drafted struct.
@@ -78,6 +79,20 @@ const MIN_READERS: usize = 2;
 /// made before anyone else sees the struct.
 fn is_init(function: &str) -> bool {
     function.contains("init") || function.contains("setup")
+}
+
+/// Why an access of `d` is not the fast path's: made while the object is
+/// built, on the control path, or in a function named as an initialiser;
+/// `None` for a fast-path access, which counts.
+fn not_counted(d: &Declaration) -> Option<&'static str> {
+    match d.role {
+        Role::Construction => Some("while the object is built"),
+        Role::Control => Some("on the control path"),
+        Role::Fast if is_init(d.function.as_deref().unwrap_or("")) => {
+            Some("in initialisation, by name")
+        }
+        Role::Fast => None,
+    }
 }
 
 /// What one kind of evidence concludes about a member.
@@ -266,7 +281,7 @@ fn remotely_read(
     let readers: BTreeSet<&str> = facts
         .declarations
         .iter()
-        .filter(|d| about(d, &facts.ty, &m.path) && d.role == Role::Fast)
+        .filter(|d| about(d, &facts.ty, &m.path) && not_counted(d).is_none())
         .filter(|d| matches!(d.said, Said::Read { remote: true, .. }))
         .filter_map(|d| d.function.as_deref())
         .collect();
@@ -317,10 +332,7 @@ fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> {
             d.said,
             Said::Written(..) | Said::Read { .. } | Said::Locked(_)
         );
-        if let (true, Role::Fast, Some(f)) = (touches, d.role, &d.function) {
-            if is_init(f) {
-                continue;
-            }
+        if let (true, None, Some(f)) = (touches, not_counted(d), &d.function) {
             let (entry, callers) = functions.entry(f).or_default();
             if entry.is_none() {
                 *entry = d.entry.as_deref();
@@ -380,12 +392,7 @@ fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> {
     let samples: f64 = facts
         .placed
         .iter()
-        .filter(|p| {
-            p.path == m.path
-                || p.path
-                    .strip_prefix(&m.path)
-                    .is_some_and(|r| r.starts_with('.') || r.starts_with('['))
-        })
+        .filter(|p| within(&p.path, &m.path))
         .map(|p| p.sample.samples)
         .sum();
     (samples >= 1.0).then(|| {
@@ -457,11 +464,7 @@ fn rule_of(v: &Verdict) -> DraftRule {
 
 /// Is declaration `d` about member `m`?
 fn about(d: &Declaration, ty: &str, m: &str) -> bool {
-    d.ty == ty
-        && (d.path == m
-            || d.path
-                .strip_prefix(m)
-                .is_some_and(|r| r.starts_with('.') || r.starts_with('[')))
+    d.ty == ty && within(&d.path, m)
 }
 
 fn at(d: &Declaration) -> String {
@@ -613,13 +616,7 @@ fn declared(
             continue;
         };
         let function = d.function.as_deref().unwrap_or("");
-        let not_counted = match d.role {
-            Role::Construction => Some("while the object is built"),
-            Role::Control => Some("on the control path"),
-            Role::Fast if is_init(function) => Some("in initialisation, by name"),
-            Role::Fast => None,
-        };
-        if let Some(why) = not_counted {
+        if let Some(why) = not_counted(d) {
             ignored.entry(why).or_default().push(function.to_owned());
             continue;
         }
@@ -721,12 +718,11 @@ fn declared(
     let mut readers: BTreeMap<&str, &Declaration> = BTreeMap::new();
     let mut marked_read = false;
     for d in &ds {
-        if let (Said::Read { once, .. }, Role::Fast) = (&d.said, d.role) {
-            let function = d.function.as_deref().unwrap_or("");
-            if !is_init(function) {
-                readers.entry(function).or_insert(d);
-                marked_read |= *once;
-            }
+        if let (Said::Read { once, .. }, None) = (&d.said, not_counted(d)) {
+            readers
+                .entry(d.function.as_deref().unwrap_or(""))
+                .or_insert(d);
+            marked_read |= *once;
         }
     }
     if !readers.is_empty() {
@@ -978,12 +974,7 @@ fn measured(facts: &Facts<'_>, m: &MemberFacts, evidence: &mut Vec<Evidence>) ->
     let mine: Vec<&Placed<'_>> = facts
         .placed
         .iter()
-        .filter(|p| {
-            p.path == m.path
-                || p.path
-                    .strip_prefix(&m.path)
-                    .is_some_and(|r| r.starts_with('.') || r.starts_with('['))
-        })
+        .filter(|p| within(&p.path, &m.path))
         .collect();
     if mine.is_empty() {
         return None;

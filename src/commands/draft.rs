@@ -429,25 +429,15 @@ fn enclosing(table: &TypeTable, id: TypeId) -> Vec<String> {
 /// Levels of embedding followed up from a drafted struct.
 const MAX_ENCLOSING_DEPTH: usize = 8;
 
-/// The structs of `table` with a member (or array of them) of struct `id`.
+/// The named structs of `table` with a member (or array of them) of
+/// struct `id`, each once.
 fn holders_of(table: &TypeTable, id: TypeId) -> Vec<(TypeId, String)> {
-    let mut out = Vec::new();
-    for i in 0..table.len() {
-        let Some(c) = table.composite(TypeId(i)) else {
-            continue;
-        };
-        let (Some(name), Some(members)) = (&c.name, &c.members) else {
-            continue;
-        };
-        let holds = members.iter().any(|m| {
-            let mut t = table.strip(m.ty);
-            if let Type::Array { element, .. } = table.get(t) {
-                t = table.strip(*element);
-            }
-            t == id
-        });
-        if holds {
-            out.push((TypeId(i), name.clone()));
+    let mut out: Vec<(TypeId, String)> = Vec::new();
+    for (outer, ..) in embeddings_of(table, id) {
+        if let Some(name) = tag(table, outer)
+            && !out.iter().any(|(o, _)| *o == outer)
+        {
+            out.push((outer, name));
         }
     }
     out

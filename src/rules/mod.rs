@@ -853,16 +853,12 @@ impl Rules {
     /// How hot a span is whose owners (struct, path in it) are `owners`:
     /// the hottest `[heat]` entry of a member holding it.
     pub fn heat_of(&self, owners: &[(String, String)]) -> Option<u64> {
-        let holds = |path: &str, member: &str| {
-            path.strip_prefix(member)
-                .is_some_and(|r| r.is_empty() || r.starts_with('.') || r.starts_with('['))
-        };
         owners
             .iter()
             .flat_map(|(ty, path)| {
                 self.heat
                     .iter()
-                    .filter(move |h| h.ty == *ty && holds(path, &h.path))
+                    .filter(move |h| h.ty == *ty && crate::path::within(path, &h.path))
             })
             .map(|h| h.value)
             .max()
