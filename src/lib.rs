@@ -30,6 +30,7 @@ pub(crate) mod layout;
 pub(crate) mod lines;
 pub(crate) mod load;
 pub(crate) mod lookup;
+pub(crate) mod member_types;
 pub(crate) mod model;
 pub(crate) mod path;
 pub(crate) mod plan;

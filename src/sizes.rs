@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use crate::dwarf::DwarfFile;
 use crate::dwarf::decode::Decoder;
-use crate::dwarf::layouts::{self, LayoutDef};
+use crate::dwarf::layouts;
 use crate::error::Result;
 use crate::layout::hole_count;
 use crate::lookup::{LayoutKey, layout_key};
@@ -30,14 +30,7 @@ pub struct SizeLine {
 /// compared exactly as pahole compares them.
 pub fn struct_sizes(file: &DwarfFile<'_>) -> Result<Vec<SizeLine>> {
     let firsts = layouts::first_layouts(file)?;
-    // Split by unit (they are in file order) for parallel decoding.
-    let mut by_unit: Vec<&[LayoutDef<'_>]> = Vec::new();
-    let mut rest = &firsts[..];
-    while let Some(first) = rest.first() {
-        let n = rest.iter().take_while(|d| d.unit == first.unit).count();
-        by_unit.push(&rest[..n]);
-        rest = &rest[n..];
-    }
+    let by_unit = layouts::by_unit(&firsts);
     let per_unit: Vec<Vec<(LayoutKey, SizeLine)>> = by_unit
         .par_iter()
         .map(|defs| {

@@ -43,6 +43,7 @@ impl CheckOptions {
     pub fn want(&self, _rules: &Rules) -> Result<Want> {
         Ok(Want {
             roots: true,
+            member_types: self.source_tree.is_some(),
             ..Want::default()
         })
     }

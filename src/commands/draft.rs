@@ -55,6 +55,7 @@ impl DraftOptions {
                 None => self.types.clone(),
             },
             embedders_of: self.types.clone(),
+            member_types: self.source_tree.is_some(),
             ..Want::default()
         })
     }
@@ -109,8 +110,14 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
                 .as_deref()
                 .or(first.abi.arch)
                 .filter(|_| tree.join("arch").is_dir());
+            let through = first.member_types.as_ref().map_or(String::new(), |m| {
+                format!(
+                    "; accesses followed through the build's {} structs",
+                    m.len()
+                )
+            });
             report.read.push(format!(
-                "source {}{}: {} declarations about {}",
+                "source {}{}: {} declarations about {}{through}",
                 tree.display(),
                 arch.map_or(String::new(), |a| format!(" (of arch/, arch/{a} only)")),
                 d.len(),

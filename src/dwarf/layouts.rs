@@ -30,6 +30,19 @@ pub struct LayoutDef<'a> {
 /// batch, not the file (a vmlinux has millions of header copies).
 const UNITS_PER_BATCH: usize = 64;
 
+/// Definitions in file order split into runs of one unit each, to be
+/// decoded in parallel, a decoder per unit.
+pub fn by_unit<'d, 'a>(defs: &'d [LayoutDef<'a>]) -> Vec<&'d [LayoutDef<'a>]> {
+    let mut out = Vec::new();
+    let mut rest = defs;
+    while let Some(first) = rest.first() {
+        let n = rest.iter().take_while(|d| d.unit == first.unit).count();
+        out.push(&rest[..n]);
+        rest = &rest[n..];
+    }
+    out
+}
+
 /// The first definition of each (name, layout fingerprint), in file
 /// order; units scanned in parallel, a batch at a time.
 pub fn first_layouts<'a>(file: &DwarfFile<'a>) -> Result<Vec<LayoutDef<'a>>> {

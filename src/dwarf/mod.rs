@@ -8,6 +8,7 @@ pub mod decode;
 pub(crate) mod fingerprint;
 pub mod index;
 pub mod layouts;
+pub(crate) mod member_structs;
 pub(crate) mod name_index;
 pub mod raw_dies;
 

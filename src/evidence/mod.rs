@@ -53,21 +53,38 @@ impl<'t> Names<'t> {
     }
 }
 
+/// What the source reader resolves member accesses with: the run's
+/// decoded types, then, for a struct the run did not decode, which struct
+/// each of its members leads to in the whole build.
+pub(crate) struct Resolver<'t> {
+    /// The run's types.
+    pub(crate) names: Names<'t>,
+    /// Every struct's members, when the build was read for them.
+    pub(crate) members: Option<&'t crate::member_types::MemberTypes>,
+}
+
+impl source::Types for Resolver<'_> {
+    fn member_type(&self, ty: &str, member: &str) -> Option<String> {
+        self.names.member_type(ty, member).or_else(|| {
+            let ty = self.names.canonical(ty);
+            Some(self.members?.member_type(&ty, member)?.to_owned())
+        })
+    }
+
+    fn canonical(&self, ty: &str) -> String {
+        self.names.canonical(ty)
+    }
+
+    fn spellings(&self, ty: &str) -> Vec<String> {
+        self.names.spellings(ty)
+    }
+}
+
 impl source::Types for Names<'_> {
     fn member_type(&self, ty: &str, member: &str) -> Option<String> {
         let id = *self.by_name.get(ty)?;
         let (m, _) = crate::path::find_member(self.table, id, member).ok()??;
-        let mut t = m.ty;
-        for _ in 0..crate::model::MAX_TYPE_DEPTH {
-            match self.table.get(t) {
-                Type::Typedef { target, .. } | Type::Qualified { target, .. } => t = *target,
-                Type::Pointer { target, .. } => t = *target,
-                Type::Array { element, .. } => t = *element,
-                Type::Composite(c) => return c.name.clone(),
-                _ => return None,
-            }
-        }
-        None
+        crate::member_types::struct_behind(self.table, m.ty)
     }
 
     fn canonical(&self, ty: &str) -> String {

@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::input::{DebugSections, MappedFile};
 use crate::kconfig::{self, KernelConfig};
 use crate::lookup::{Found, Present, TypeSpec};
+use crate::member_types::MemberTypes;
 use crate::model::{TypeId, TypeTable};
 use crate::plan::abi::Abi;
 use crate::sizes::SizeLine;
@@ -407,6 +408,25 @@ impl Loaded<'_, '_> {
         let used: Vec<TypeId> = present.types.values().map(|f| f.id).collect();
         self.after_lookup(&used);
         Ok(roots)
+    }
+
+    /// Which struct each member of every named struct and union leads to
+    /// (see [`MemberTypes`]).
+    pub(crate) fn member_types(&self) -> Result<MemberTypes> {
+        Ok(match &self.backend {
+            Backend::Dwarf(d) => {
+                MemberTypes::from_parts(crate::dwarf::member_structs::scan(d.file)?)
+            }
+            Backend::Btf(b) => {
+                MemberTypes::from_parts(b.types.composites.iter().filter_map(|&id| {
+                    let name = b.types.table.composite(id)?.name.clone()?;
+                    Some((
+                        name,
+                        crate::member_types::member_structs(&b.types.table, id),
+                    ))
+                }))
+            }
+        })
     }
 
     /// `"; did you mean 'a'?"` for a type the build does not define under

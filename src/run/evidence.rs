@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use crate::error::Result;
-use crate::evidence::Names;
 use crate::evidence::attribute::{self, Placed};
 use crate::evidence::source::{self, Declaration};
+use crate::evidence::{Names, Resolver};
 use crate::model::TypeId;
 
 use super::{Run, View};
@@ -82,9 +82,13 @@ impl Run {
         types: &[String],
         arch: Option<&str>,
     ) -> Result<Vec<Declaration>> {
-        let first = self.first()?;
-        let arch = arch.or(first.abi.arch);
-        let first = self.view(first)?;
-        source::declarations(tree, types, &Names::of(first.table()), arch)
+        let opened = self.first()?;
+        let arch = arch.or(opened.abi.arch);
+        let first = self.view(opened)?;
+        let resolver = Resolver {
+            names: Names::of(first.table()),
+            members: opened.member_types.as_ref(),
+        };
+        source::declarations(tree, types, &resolver, arch)
     }
 }

@@ -262,6 +262,12 @@ pub struct Want {
     pub sizes: bool,
     /// The build's kernel config.
     pub kernel_config: bool,
+    /// Which struct each member of every struct of the build leads to:
+    /// the source reader follows a member access through whatever struct
+    /// the code declares (`vma->vm_mm->mm_lock_seq` reaches `mm_struct`
+    /// through `vm_area_struct`, which a draft of `mm_struct` does not
+    /// decode).
+    pub member_types: bool,
 }
 
 /// One build as read: owned data, usable after its file is closed.
@@ -297,6 +303,8 @@ pub struct Decoded {
     pub(crate) kernel_config: Option<KernelConfig>,
     /// [`Want::sizes`].
     pub(crate) sizes: Vec<SizeLine>,
+    /// [`Want::member_types`].
+    pub(crate) member_types: Option<crate::member_types::MemberTypes>,
     /// Why the build could not be made (a variant's failed compile), when
     /// the setup keeps such builds; its types are then empty.
     pub(crate) failed: Option<String>,

@@ -79,6 +79,7 @@ impl Decoded {
             embedders: Vec::new(),
             kernel_config: None,
             sizes: Vec::new(),
+            member_types: None,
             failed: Some(why),
             plan_missing: None,
         }
@@ -222,6 +223,10 @@ fn decode(
     );
     let mut notes = loaded.notes();
     notes.extend(line.note(loaded.cacheline));
+    let member_types = match want.member_types {
+        true => Some(loaded.member_types()?),
+        false => None,
+    };
     let sizes = match want.sizes {
         true => loaded.sizes()?,
         false => Vec::new(),
@@ -241,6 +246,7 @@ fn decode(
         embedders,
         kernel_config,
         sizes,
+        member_types,
         failed: None,
         plan_missing,
     })

@@ -332,6 +332,22 @@ fn the_draft_of_mm_struct_sees_mmap_lock_through_its_wrappers() {
         )),
         "{draft}"
     );
+    // vma_start_read() reads mm_lock_seq through the vma's pointer to its
+    // mm: a struct a draft of mm_struct has no need to decode, followed
+    // all the same.
+    let read = line_of(
+        &tree,
+        "include/linux/mm.h",
+        "READ_ONCE(vma->vm_mm->mm_lock_seq",
+    );
+    let evidence = draft
+        .lines()
+        .find(|l| l.starts_with("# mm_lock_seq: declared: read in "))
+        .unwrap_or_else(|| panic!("no reads of mm_lock_seq\n{draft}"));
+    assert!(
+        evidence.contains(&format!("in vma_start_read (include/linux/mm.h:{read})")),
+        "{evidence}"
+    );
 }
 
 /// The samples the report of the test below puts on members of

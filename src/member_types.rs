@@ -1,0 +1,75 @@
+//! Which struct each member of every named struct and union of a build
+//! leads to (through pointers, arrays and typedefs, and through anonymous
+//! members as C allows): what the source reader needs to follow a member
+//! access whatever types a run decoded. A draft of `mm_struct` decodes
+//! `mm_struct` and what it holds, not `vm_area_struct`, yet
+//! `vma->vm_mm->mm_lock_seq` is a read of `mm_struct.mm_lock_seq`.
+
+use std::collections::HashMap;
+
+use crate::model::{Type, TypeId, TypeTable};
+
+/// One struct's part: its name, and its members that lead to a struct
+/// with that struct's name.
+pub(crate) type StructPart = (String, Vec<(String, String)>);
+
+/// Per struct (tag name), its members that lead to a struct, by name.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct MemberTypes {
+    structs: HashMap<String, HashMap<String, String>>,
+}
+
+impl MemberTypes {
+    /// From `(struct, its members' structs)` parts, in the build's order:
+    /// the first definition of a name is the one kept (as lookups do).
+    pub(crate) fn from_parts(parts: impl IntoIterator<Item = StructPart>) -> Self {
+        let mut structs: HashMap<String, HashMap<String, String>> = HashMap::new();
+        for (name, members) in parts {
+            structs
+                .entry(name)
+                .or_insert_with(|| members.into_iter().collect());
+        }
+        MemberTypes { structs }
+    }
+
+    /// The struct member `member` of struct `ty` leads to.
+    pub(crate) fn member_type(&self, ty: &str, member: &str) -> Option<&str> {
+        self.structs.get(ty)?.get(member).map(String::as_str)
+    }
+
+    /// How many structs it knows.
+    pub(crate) fn len(&self) -> usize {
+        self.structs.len()
+    }
+}
+
+/// The members of composite `id` in `table` (those of its anonymous
+/// members included) that lead to a struct or union, with its name.
+pub(crate) fn member_structs(table: &TypeTable, id: TypeId) -> Vec<(String, String)> {
+    let mut names = Vec::new();
+    crate::path::member_names(table, id, &mut names);
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let (m, _) = crate::path::find_member(table, id, &name).ok()??;
+            let target = struct_behind(table, m.ty)?;
+            Some((name, target))
+        })
+        .collect()
+}
+
+/// The name of the struct or union type `ty` is, points to or holds an
+/// array of, through typedefs and qualifiers.
+pub(crate) fn struct_behind(table: &TypeTable, ty: TypeId) -> Option<String> {
+    let mut t = ty;
+    for _ in 0..crate::model::MAX_TYPE_DEPTH {
+        match table.get(t) {
+            Type::Typedef { target, .. } | Type::Qualified { target, .. } => t = *target,
+            Type::Pointer { target, .. } => t = *target,
+            Type::Array { element, .. } => t = *element,
+            Type::Composite(c) => return c.name.clone(),
+            _ => return None,
+        }
+    }
+    None
+}
