@@ -1116,6 +1116,7 @@ mod tests {
         use crate::evidence::source::Write;
         let held = |lock: &str, shared: bool| Held {
             member: Some(("s".into(), lock.into())),
+            chain: vec![("s".into(), lock.into())],
             text: format!("&s->{lock}"),
             how: if shared { "down_read" } else { "spin_lock" }.into(),
             shared,
@@ -1247,6 +1248,7 @@ mod tests {
         use crate::evidence::source::Write;
         let held = Held {
             member: Some(("s".into(), "l".into())),
+            chain: vec![("s".into(), "l".into())],
             text: "&s->l".into(),
             how: "spin_lock".into(),
             shared: false,
@@ -1513,6 +1515,7 @@ mod tests {
         use crate::evidence::source::Write;
         let held = |ty: &str, path: &str, text: &str| Held {
             member: Some((ty.into(), path.into())),
+            chain: vec![(ty.into(), path.into())],
             text: text.into(),
             how: "spin_lock".into(),
             shared: false,

@@ -70,7 +70,7 @@ pub fn check(run: &Run, opts: &CheckOptions) -> Result<Checked> {
                 .iter()
                 .flat_map(|t| t.names().map(str::to_owned).collect::<Vec<_>>())
                 .collect();
-            run.declarations(tree, &types, None)?
+            run.declarations(tree, &types, None, false)?
         }
         None => Vec::new(),
     };

@@ -28,6 +28,8 @@ pub struct DraftOptions {
     /// `--arch`: the machine whose `arch/` code to read (default: the
     /// first build's).
     pub arch: Option<String>,
+    /// `--index`: read the tree's evidence index (built on first use).
+    pub index: bool,
 }
 
 impl DraftOptions {
@@ -103,7 +105,7 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
     }
     let declarations: Vec<Declaration> = match &opts.source_tree {
         Some(tree) => {
-            let d = run.declarations(tree, &wanted, opts.arch.as_deref())?;
+            let d = run.declarations(tree, &wanted, opts.arch.as_deref(), opts.index)?;
             // Of a kernel tree's arch/, only one machine is read.
             let arch = opts
                 .arch

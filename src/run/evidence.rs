@@ -5,10 +5,11 @@
 
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::evidence::attribute::{self, Placed};
-use crate::evidence::source::{self, Declaration};
+use crate::evidence::source::{self, Declaration, IndexAt};
 use crate::evidence::{Names, Resolver};
+use crate::load::IndexCache;
 use crate::model::TypeId;
 
 use super::{Run, View};
@@ -81,6 +82,7 @@ impl Run {
         tree: &Path,
         types: &[String],
         arch: Option<&str>,
+        index: bool,
     ) -> Result<Vec<Declaration>> {
         let opened = self.first()?;
         let arch = arch.or(opened.abi.arch);
@@ -89,6 +91,36 @@ impl Run {
             names: Names::of(first.table()),
             members: opened.member_types.as_ref(),
         };
-        source::declarations(tree, types, &resolver, arch)
+        let index = match index {
+            true => Some(self.evidence_index(opened)?),
+            false => None,
+        };
+        source::declarations(tree, types, &resolver, arch, index.as_ref())
+    }
+
+    /// Where `--index` keeps the evidence index of a tree read through
+    /// `opened`: the name index's cache directory; an error when the cache
+    /// is off.
+    fn evidence_index(&self, opened: &super::Opened) -> Result<IndexAt> {
+        let IndexCache::Dir { dir, .. } = &self.reading.index else {
+            return Err(Error::Usage(
+                "--index keeps the tree's evidence index in the cache directory: \
+                 drop --no-cache, or set CACHELINT_CACHE_DIR"
+                    .into(),
+            ));
+        };
+        let path = &opened.build.path;
+        let meta = std::fs::metadata(path)
+            .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+        let mtime = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        let full = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        Ok(IndexAt {
+            dir: dir.clone(),
+            build: format!("{} {} {mtime}", full.display(), meta.len()),
+        })
     }
 }

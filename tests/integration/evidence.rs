@@ -689,3 +689,42 @@ fn the_readme_shows_what_draft_and_check_print_on_the_ring() {
         }
     }
 }
+
+#[test]
+fn a_draft_from_the_evidence_index_is_the_direct_draft_and_needs_the_cache() {
+    let cache = tempfile_dir().join("index-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let (tree, ring) = (file(""), file("ring"));
+    let args = |index: bool| {
+        let mut a = vec!["draft", "--source-tree", tree.as_str()];
+        if index {
+            a.push("--index");
+        }
+        a.extend([ring.as_str(), "ring"]);
+        a
+    };
+    let env = [("CACHELINT_CACHE_DIR", cache.as_os_str())];
+    let (code, direct, err) = crate::common::cachelint_with_env(&env, &args(false));
+    assert_eq!(code, 0, "{err}");
+    // Built by the first run, read by the second: the same rules file.
+    for run in ["building", "reading"] {
+        let (code, indexed, err) = crate::common::cachelint_with_env(&env, &args(true));
+        assert_eq!(code, 0, "{run}: {err}");
+        assert_eq!(indexed, direct, "{run}");
+    }
+    let kept: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".idx"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let mut no_cache = args(true);
+    no_cache.insert(1, "--no-cache");
+    let (code, _, err) = cachelint(&no_cache);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--index keeps the tree's evidence index in the cache directory"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&cache);
+}

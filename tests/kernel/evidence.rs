@@ -27,19 +27,29 @@ fn rule<'d>(draft: &'d str, ty: &str, member: &str) -> Option<&'d str> {
         .find(|l| l.starts_with(&format!("{member} = ")))
 }
 
+/// `draft FLAGS... --source-tree TREE VMLINUX TYPE` on the 6.12 kernel
+/// and tree, which must succeed: the rules file.
+fn draft_612(flags: &[&str], ty: &str) -> String {
+    let (tree, kernel) = (kernel_source(), vmlinux());
+    let mut args = vec!["draft"];
+    args.extend(flags);
+    args.extend([
+        "--source-tree",
+        tree.to_str().unwrap(),
+        kernel.to_str().unwrap(),
+        ty,
+    ]);
+    let (code, draft, err) = cachelint(&args);
+    assert_eq!(code, 0, "{err}");
+    draft
+}
+
 #[test]
 #[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
 fn the_draft_of_lru_gen_folio_from_the_6_12_tree_has_its_atomics_and_its_lock() {
     let tree = kernel_source();
     let kernel = vmlinux();
-    let (code, draft, err) = cachelint(&[
-        "draft",
-        "--source-tree",
-        tree.to_str().unwrap(),
-        kernel.to_str().unwrap(),
-        "lru_gen_folio",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let draft = draft_612(&[], "lru_gen_folio");
     // evicted and refaulted: atomic_long_add() in lru_gen_eviction() and
     // lru_gen_refault(), at the lines the tree has them.
     for (member, function, needle) in [
@@ -225,7 +235,6 @@ fn body_of<'t>(text: &'t str, name: &str) -> &'t str {
 #[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
 fn the_draft_of_mm_struct_sees_mmap_lock_through_its_wrappers() {
     let tree = kernel_source();
-    let kernel = vmlinux();
     // What the wrappers do, read from the header by the test: the write
     // one takes mmap_lock exclusively, the read one shared.
     let header = std::fs::read_to_string(tree.join("include/linux/mmap_lock.h")).unwrap();
@@ -234,14 +243,24 @@ fn the_draft_of_mm_struct_sees_mmap_lock_through_its_wrappers() {
             .contains("down_write_killable(&mm->mmap_lock)")
     );
     assert!(body_of(&header, "mmap_read_trylock").contains("down_read_trylock(&mm->mmap_lock)"));
-    let (code, draft, err) = cachelint(&[
-        "draft",
-        "--source-tree",
-        tree.to_str().unwrap(),
-        kernel.to_str().unwrap(),
-        "mm_struct",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    mm_struct_evidence_holds(&tree, &draft_612(&[], "mm_struct"));
+}
+
+/// The mm_struct test's judgments, on a draft from the tree's evidence
+/// index: the whole tree read once, for every struct (the first run
+/// builds it, in the cache directory the tests share).
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn a_draft_from_the_trees_evidence_index_says_what_the_direct_one_says() {
+    let draft = draft_612(&["--index"], "mm_struct");
+    mm_struct_evidence_holds(&kernel_source(), &draft);
+    let (code, out, err) = check_draft(&draft, &vmlinux(), "mm_struct-index");
+    assert!(code == 0 || code == 1, "{out}{err}");
+}
+
+/// What the source says of mm_struct, found by the test in the tree.
+fn mm_struct_evidence_holds(tree: &Path, draft: &str) {
+    let tree = tree.to_owned();
     // xol_add_vma() stores the xol area with mmap_write_lock_killable()
     // held: under mmap_lock.
     let store = line_of(
@@ -257,7 +276,7 @@ fn the_draft_of_mm_struct_sees_mmap_lock_through_its_wrappers() {
         "{draft}"
     );
     assert_eq!(
-        rule(&draft, "mm_struct", "uprobes_state"),
+        rule(draft, "mm_struct", "uprobes_state"),
         Some("uprobes_state = { class = \"lock-protected\", lock = \"mmap_lock\" }  # declared")
     );
     // task_numa_work() writes numa_scan_offset under mmap_read_trylock():
@@ -276,7 +295,7 @@ fn the_draft_of_mm_struct_sees_mmap_lock_through_its_wrappers() {
     );
     // Under a lock held shared, a plain store is the owner's: the mm's
     // threads, one at a time, not a context per function.
-    let numa = rule(&draft, "mm_struct", "numa_scan_offset").unwrap();
+    let numa = rule(draft, "mm_struct", "numa_scan_offset").unwrap();
     assert!(
         numa.starts_with("numa_scan_offset = { write = [") && numa.contains("\"owner\""),
         "{numa}"
@@ -291,7 +310,7 @@ fn the_draft_of_mm_struct_sees_mmap_lock_through_its_wrappers() {
         "{draft}"
     );
     assert_eq!(
-        rule(&draft, "mm_struct", "arg_end"),
+        rule(draft, "mm_struct", "arg_end"),
         Some("arg_end = { class = \"lock-protected\", lock = \"arg_lock\" }  # declared")
     );
     // locked_vm: mmap_lock in __account_locked_vm() (asserted) and its

@@ -45,14 +45,16 @@ pub(crate) enum Passed {
 
 /// What a function's callers hold: the locks, and how many calls.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Under {
+pub(super) struct Under {
     locks: Vec<Held>,
     calls: usize,
 }
 
-/// Two holds of one lock: the same member, or, unresolved, the same text.
+/// Two holds of one lock: the same member of its innermost struct
+/// (`&pgdat->__lruvec.lru_lock` and `&lruvec->lru_lock` are both
+/// `lruvec.lru_lock`), or, unresolved, the same text.
 fn same(a: &Held, b: &Held) -> bool {
-    match (&a.member, &b.member) {
+    match (a.chain.last(), b.chain.last()) {
         (Some(x), Some(y)) => x == y,
         (None, None) => a.text == b.text,
         _ => false,
@@ -76,27 +78,33 @@ pub(super) fn sites<'c>(
 
 /// Per function defined once (`defined` counts the definitions by name),
 /// the locks every call of it holds, directly or through its caller.
-fn held_by_callers(calls: &[Call], defined: &HashMap<String, usize>) -> HashMap<String, Under> {
+pub(super) fn held_by_callers(
+    calls: &[Call],
+    defined: &HashMap<String, usize>,
+) -> HashMap<String, Under> {
     let sites = sites(calls, defined);
     let mut under: HashMap<String, Under> = HashMap::new();
     for _ in 0..MAX_ROUNDS {
         let mut next: HashMap<String, Under> = HashMap::new();
         for (callee, calls) in &sites {
-            let mut common: Option<Vec<Held>> = None;
+            // By reference: a whole tree has millions of calls, and most
+            // hold nothing.
+            let mut common: Option<Vec<&Held>> = None;
             for c in calls {
-                let mut here = c.held.clone();
-                if let Some(u) = under.get(&c.caller) {
-                    here.extend(u.locks.iter().cloned());
-                }
+                let callers = under.get(&c.caller).map_or(&[][..], |u| &u.locks[..]);
+                let here = || c.held.iter().chain(callers);
                 common = Some(match common {
-                    None => here,
+                    None => here().collect(),
                     Some(so_far) => so_far
                         .into_iter()
-                        .filter(|h| here.iter().any(|x| same(h, x)))
+                        .filter(|h| here().any(|x| same(h, x)))
                         .collect(),
                 });
+                if common.as_ref().is_some_and(Vec::is_empty) {
+                    break;
+                }
             }
-            let mut locks = common.unwrap_or_default();
+            let mut locks: Vec<Held> = common.unwrap_or_default().into_iter().cloned().collect();
             locks.dedup_by(|a, b| same(a, b));
             if !locks.is_empty() {
                 next.insert(
@@ -117,17 +125,9 @@ fn held_by_callers(calls: &[Call], defined: &HashMap<String, usize>) -> HashMap<
 }
 
 /// Adds to each write in `declarations` the locks its function's callers
-/// hold (see [`held_by_callers`]) that it does not hold itself, each said
-/// to be held by the callers.
-pub(crate) fn add_callers_locks(
-    declarations: &mut [Declaration],
-    calls: &[Call],
-    defined: &HashMap<String, usize>,
-) {
-    let under = held_by_callers(calls, defined);
-    if under.is_empty() {
-        return;
-    }
+/// hold (`under`, see [`held_by_callers`]) that it does not hold itself,
+/// each said to be held by the callers.
+pub(super) fn add_callers_locks(declarations: &mut [Declaration], under: &HashMap<String, Under>) {
     for d in declarations.iter_mut() {
         let Some(u) = d.function.as_ref().and_then(|f| under.get(f)) else {
             continue;
@@ -163,6 +163,7 @@ mod tests {
     fn lock(name: &str) -> Held {
         Held {
             member: Some(("s".into(), name.into())),
+            chain: vec![("s".into(), name.into())],
             text: format!("&s->{name}"),
             how: "spin_lock".into(),
             shared: false,
@@ -224,7 +225,7 @@ mod tests {
             entry: None,
             callers: 0,
         }];
-        add_callers_locks(&mut ds, &calls, &defined);
+        add_callers_locks(&mut ds, &held_by_callers(&calls, &defined));
         let Said::Written(_, held) = &ds[0].said else {
             unreachable!()
         };

@@ -17,7 +17,10 @@ const MAX_ROUNDS: usize = 16;
 
 /// The (function, parameter) pairs every seen call of which passes an
 /// object being built, for functions defined once.
-fn built_parameters(calls: &[Call], defined: &HashMap<String, usize>) -> HashSet<(String, usize)> {
+pub(super) fn built_parameters(
+    calls: &[Call],
+    defined: &HashMap<String, usize>,
+) -> HashSet<(String, usize)> {
     let sites = super::callers::sites(calls, defined);
     let mut built: HashSet<(String, usize)> = HashSet::new();
     for _ in 0..MAX_ROUNDS {
@@ -44,17 +47,12 @@ fn built_parameters(calls: &[Call], defined: &HashMap<String, usize>) -> HashSet
 }
 
 /// Marks the fast-path accesses in `declarations` made through a
-/// parameter that every caller passes while building the object (see
+/// parameter every caller passes while building the object (`built`, see
 /// [`built_parameters`]) as construction.
-pub(crate) fn mark_built_by_callers(
+pub(super) fn mark_built_by_callers(
     declarations: &mut [Declaration],
-    calls: &[Call],
-    defined: &HashMap<String, usize>,
+    built: &HashSet<(String, usize)>,
 ) {
-    let built = built_parameters(calls, defined);
-    if built.is_empty() {
-        return;
-    }
     for d in declarations.iter_mut() {
         if let (Role::Fast, Some(f), Some(i)) = (d.role, &d.function, d.param)
             && built.contains(&(f.clone(), i))
@@ -119,7 +117,7 @@ mod tests {
             decl("open", Some(0)),
             decl("sizes", None),
         ];
-        mark_built_by_callers(&mut ds, &calls, &defined);
+        mark_built_by_callers(&mut ds, &built_parameters(&calls, &defined));
         let roles: Vec<Role> = ds.iter().map(|d| d.role).collect();
         assert_eq!(roles, [Role::Construction, Role::Fast, Role::Fast]);
     }

@@ -4,11 +4,11 @@
 
 use std::path::Path;
 
-use super::{Declaration, Role, Said};
+use super::{Declaration, Role, Said, Wanted};
 
 /// `__guarded_by` and `__pt_guarded_by` on the members of the bodies of
 /// `types` in `text`.
-pub(super) fn members(text: &str, file: &Path, types: &[String]) -> Vec<Declaration> {
+pub(super) fn members(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declaration> {
     let lines = crate::csource::scan(text);
     let mut out = Vec::new();
     for body in crate::csource::bodies(text) {

@@ -26,10 +26,12 @@
 
 mod callers;
 mod construction;
+mod index;
 mod members;
 mod placement;
 mod progress;
 mod reach;
+mod summary;
 mod vocabulary;
 mod walk;
 mod wrappers;
@@ -40,6 +42,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+pub use index::IndexAt;
 pub use placement::Site;
 use wrappers::Wrappers;
 
@@ -51,7 +54,7 @@ const MAX_FILES: usize = 200_000;
 const WRAPPER_ROUNDS: usize = 2;
 
 /// How a member is written.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Write {
     /// `x->f = v`, `x->f += v`, `x->f++`.
     Assign,
@@ -98,10 +101,16 @@ impl Write {
 /// A lock held at a point of a function: the struct it is a member of and
 /// its path there (`lruvec`, `lru_lock`), or, for a lock that is no member
 /// of a known struct (a global, a pointer's target), only its text.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Held {
-    /// The lock's struct and path in it, when resolved.
+    /// The lock's struct and path in it, when resolved: of the structs its
+    /// expression goes through, the first the reading is about, else the
+    /// outermost (see [`lock_member`]).
     pub member: Option<(String, String)>,
+    /// Every struct its expression goes through with the lock's path
+    /// there, outermost first (`&pgdat->__lruvec.lru_lock`: `pglist_data`
+    /// `__lruvec.lru_lock`, then `lruvec` `lru_lock`).
+    pub chain: Vec<(String, String)>,
     /// The expression as written (`&lruvec->lru_lock`).
     pub text: String,
     /// How it is held (`spin_lock_irq`, `lockdep_assert_held`).
@@ -109,6 +118,18 @@ pub struct Held {
     /// Held shared (`down_read`, `read_lock`, `mmap_read_lock`): other
     /// holders run at the same time, so it serialises no writer.
     pub shared: bool,
+}
+
+/// Of the structs a lock's expression goes through (`chain`, outermost
+/// first: `&current->mm->mmap_lock` goes through `task_struct`, then
+/// `mm_struct`), the first `wanted`, else the outermost: the lock's member
+/// there.
+pub(crate) fn lock_member(
+    chain: &[(String, String)],
+    wanted: impl Fn(&str) -> bool,
+) -> Option<(String, String)> {
+    let at = chain.iter().position(|(ty, _)| wanted(ty)).unwrap_or(0);
+    chain.get(at).cloned()
 }
 
 impl Held {
@@ -128,7 +149,7 @@ impl Held {
 }
 
 /// One thing the source says of a member.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Said {
     /// `__guarded_by(EXPR)` (or `__pt_guarded_by`) on its declaration.
     GuardedBy {
@@ -163,7 +184,7 @@ pub enum Said {
 }
 
 /// Where a write or read is made, as the kernel means it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Role {
     /// On a path that runs while the object is in use.
     #[default]
@@ -182,7 +203,7 @@ pub enum Role {
 }
 
 /// A declaration in the source about member `path` of struct `ty`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Declaration {
     /// The struct (its tag or typedef name).
     pub ty: String,
@@ -209,6 +230,31 @@ pub struct Declaration {
     pub callers: usize,
 }
 
+/// The structs a reading records accesses to: some, by name, or every
+/// one (a whole tree's evidence index).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wanted<'a> {
+    /// These structs (tags or typedef names).
+    Only(&'a [String]),
+    /// Every struct.
+    All,
+}
+
+impl Wanted<'_> {
+    /// Is struct `ty` wanted?
+    pub(crate) fn contains(&self, ty: &str) -> bool {
+        match self {
+            Wanted::Only(types) => types.iter().any(|t| t == ty),
+            Wanted::All => true,
+        }
+    }
+
+    /// Is no struct wanted (only lock wrappers are read)?
+    pub(crate) fn is_empty(&self) -> bool {
+        matches!(self, Wanted::Only(types) if types.is_empty())
+    }
+}
+
 /// The build's types as the source reader needs them.
 pub trait Types: Sync {
     /// The struct (tag or typedef name) of member `member` of struct `ty`,
@@ -231,12 +277,15 @@ pub trait Types: Sync {
 /// The declarations about the members of `types` (and of the structs
 /// their writers' locks are members of) in the C files and headers of
 /// `tree` that mention one of them; of `arch/`, only `arch/ARCH` when
-/// `arch` is given (another machine's code is not the build's).
+/// `arch` is given (another machine's code is not the build's). With
+/// `index`, from the tree's evidence index, built first when it is
+/// missing or stale (see [`index`]): every file is read, for every struct.
 pub fn declarations(
     tree: &Path,
     types: &[String],
     build: &dyn Types,
     arch: Option<&str>,
+    index: Option<&IndexAt>,
 ) -> Result<Vec<Declaration>> {
     if !tree.is_dir() {
         return Err(Error::Usage(format!(
@@ -249,6 +298,20 @@ pub fn declarations(
     }
     let files = c_files(tree, arch)?;
     let mut progress = progress::Progress::for_tree(files.len());
+    if let Some(index_at) = index {
+        let at = index::path(&index_at.dir, tree, arch);
+        let key = index::key(tree, &files, arch, index_at);
+        if let Some(found) = index::read(&at, key, types) {
+            return Ok(found);
+        }
+        index::build(tree, &files, build, &at, key, &mut progress)?;
+        return index::read(&at, key, types).ok_or_else(|| {
+            Error::Usage(format!(
+                "evidence index {}: written, then unreadable",
+                at.display()
+            ))
+        });
+    }
     progress.start(&format!("scanning for {}", types.join(", ")), files.len());
     // A file that never spells the type (`struct file`, a typedef of it)
     // declares no variable of it, and its accesses are not resolved: the
@@ -284,7 +347,12 @@ pub fn declarations(
         .iter()
         .map(|(rel, text)| (rel.as_path(), text.as_str()))
         .collect();
-    Ok(read_all_with(&texts, types, build, &mut progress))
+    Ok(read_all_with(
+        &texts,
+        Wanted::Only(types),
+        build,
+        &mut progress,
+    ))
 }
 
 /// Does `text` name what `finder` looks for (`struct rq`, `pg_data_t`) as
@@ -307,13 +375,18 @@ pub(crate) fn read_all(
     types: &[String],
     build: &dyn Types,
 ) -> Vec<Declaration> {
-    read_all_with(texts, types, build, &mut progress::Progress::hidden())
+    read_all_with(
+        texts,
+        Wanted::Only(types),
+        build,
+        &mut progress::Progress::hidden(),
+    )
 }
 
 /// [`read_all`], saying its phases through `progress`.
 fn read_all_with(
     texts: &[(&Path, &str)],
-    types: &[String],
+    types: Wanted<'_>,
     build: &dyn Types,
     progress: &mut progress::Progress,
 ) -> Vec<Declaration> {
@@ -357,16 +430,7 @@ fn read_all_with(
     }
     // A write in a function is under the locks its callers hold, and made
     // while the object is built when its callers build it.
-    callers::add_callers_locks(&mut out, &calls, &defined);
-    construction::mark_built_by_callers(&mut out, &calls, &defined);
-    let reached = reach::reached(&calls);
-    let callers = reach::callers(&calls);
-    for d in &mut out {
-        if let Some(f) = &d.function {
-            d.entry = reached.get(f).cloned();
-            d.callers = callers.get(f.as_str()).copied().unwrap_or(0);
-        }
-    }
+    summary::Summary::of(&calls, &defined).apply(&mut out);
     out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     out
 }
@@ -386,10 +450,18 @@ struct Bodies {
 fn read_file(
     text: &str,
     file: &Path,
-    types: &[String],
+    types: Wanted<'_>,
     build: &dyn Types,
     wrappers: &Wrappers,
 ) -> Bodies {
+    // No function and no struct body (a header of register #defines:
+    // a third of a kernel tree's bytes): only its placements.
+    if !text.contains('{') {
+        return Bodies {
+            declarations: placement::sites(text, file, types),
+            ..Bodies::default()
+        };
+    }
     let mut read = walk::functions(text, file, types, build, wrappers);
     let mut found = members::members(text, file, types);
     found.extend(placement::sites(text, file, types));
@@ -400,7 +472,14 @@ fn read_file(
 
 /// The lock wrappers defined in C text `text`, with `known` known.
 fn wrappers_in(text: &str, build: &dyn Types, known: &Wrappers) -> Wrappers {
-    walk::functions(text, Path::new(""), &[], build, known).wrappers
+    // A wrapper takes, asserts or releases a lock by the kernel's words.
+    let locking = ["lock", "down_", "up_", "up("]
+        .iter()
+        .any(|w| text.contains(w));
+    if !locking || !text.contains('{') {
+        return Wrappers::default();
+    }
+    walk::functions(text, Path::new(""), Wanted::Only(&[]), build, known).wrappers
 }
 
 /// An error unless `tree` has `arch/ARCH` (when it has `arch/` at all: a

@@ -9,10 +9,10 @@
 
 use std::path::Path;
 
-use super::{Declaration, Role, Said};
+use super::{Declaration, Role, Said, Wanted};
 
 /// How one site of the source places objects of a struct.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Site {
     /// A slab cache of its own.
     Slab {
@@ -77,7 +77,7 @@ const MAX_ARGS: usize = 4096;
 const DECLARATION_WINDOW: usize = 8192;
 
 /// The placement sites for `types` in C text `text` of `file`.
-pub(super) fn sites(text: &str, file: &Path, types: &[String]) -> Vec<Declaration> {
+pub(super) fn sites(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declaration> {
     let lines = LineIndex::new(text);
     let mut out = Vec::new();
     let mut push = |ty: &str, at: usize, site: Site| {
@@ -180,15 +180,15 @@ pub(super) fn sites(text: &str, file: &Path, types: &[String]) -> Vec<Declaratio
         }
     }
     for (at, ty, name, aligned) in statics(text, file, types) {
-        push(ty, at, Site::Static { name, aligned });
+        push(&ty, at, Site::Static { name, aligned });
     }
     // Members of other structs that hold one by value: placed where
     // their container is.
     for body in crate::csource::bodies(text) {
-        for ty in types.iter().filter(|t| **t != body.name) {
-            if holds_by_value(&body.tokens, ty) {
+        for ty in held_by_value(&body.tokens) {
+            if ty != body.name && types.contains(ty) {
                 out.push(Declaration {
-                    ty: ty.clone(),
+                    ty: ty.to_owned(),
                     path: String::new(),
                     said: Said::Placed(Site::Embedded {
                         container: body.name.clone(),
@@ -260,7 +260,7 @@ fn sized(
     size: &str,
     assigned: Option<&str>,
     window: &str,
-    types: &[String],
+    types: Wanted<'_>,
 ) -> Option<(String, bool)> {
     let size = size.trim();
     let exact = size.starts_with("sizeof") && balanced_end(size) == Some(size.len());
@@ -311,7 +311,7 @@ fn balanced_end(text: &str) -> Option<usize> {
 
 /// The struct of `types` a `sizeof(struct T)` or `sizeof(T)` in `arg`
 /// names.
-fn sizeof_type<'t>(arg: &str, types: &'t [String]) -> Option<&'t String> {
+fn sizeof_type<'t>(arg: &'t str, types: Wanted<'_>) -> Option<&'t str> {
     let mut rest = arg;
     while let Some(i) = rest.find("sizeof") {
         rest = &rest[i + "sizeof".len()..];
@@ -325,10 +325,10 @@ fn sizeof_type<'t>(arg: &str, types: &'t [String]) -> Option<&'t String> {
 }
 
 /// The struct of `types` that `text` names: `struct T` or `T`.
-fn type_named<'t>(text: &str, types: &'t [String]) -> Option<&'t String> {
+fn type_named<'t>(text: &'t str, types: Wanted<'_>) -> Option<&'t str> {
     let text = text.trim();
     let name = text.strip_prefix("struct ").unwrap_or(text).trim();
-    types.iter().find(|t| *t == name)
+    (is_identifier(name) && types.contains(name)).then_some(name)
 }
 
 /// The variable an allocation at the end of `before` is assigned to:
@@ -348,29 +348,31 @@ fn assigned_variable(before: &str) -> Option<&str> {
 
 /// The struct of `types` variable `var` is declared a pointer to in
 /// `window`, its last declaration there (`struct T *var`).
-fn declared_type<'t>(window: &str, var: &str, types: &'t [String]) -> Option<&'t String> {
-    let mut best: Option<(usize, &String)> = None;
-    for ty in types {
-        let needle = format!("struct {ty}");
-        for (i, _) in window.match_indices(&needle) {
-            let rest = &window[i + needle.len()..];
-            if rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
-                continue;
-            }
-            let rest = rest.trim_start();
-            let Some(rest) = rest.strip_prefix('*') else {
-                continue;
-            };
-            let rest = rest.trim_start();
-            let declared = rest.strip_prefix(var).is_some_and(|after| {
-                !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-            });
-            if declared && best.is_none_or(|(at, _)| i > at) {
-                best = Some((i, ty));
-            }
+fn declared_type<'w>(window: &'w str, var: &str, types: Wanted<'_>) -> Option<&'w str> {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut best = None;
+    for (i, _) in window.match_indices("struct ") {
+        if window[..i].ends_with(word) {
+            continue;
+        }
+        let rest = &window[i + "struct ".len()..];
+        let end = rest.find(|c: char| !word(c)).unwrap_or(rest.len());
+        let ty = &rest[..end];
+        if !is_identifier(ty) || !types.contains(ty) {
+            continue;
+        }
+        let Some(rest) = rest[end..].trim_start().strip_prefix('*') else {
+            continue;
+        };
+        let declared = rest
+            .trim_start()
+            .strip_prefix(var)
+            .is_some_and(|after| !after.starts_with(word));
+        if declared {
+            best = Some(ty);
         }
     }
-    best.map(|(_, ty)| ty)
+    best
 }
 
 fn is_identifier(text: &str) -> bool {
@@ -459,36 +461,36 @@ fn split_args(args: &str) -> Vec<&str> {
     out
 }
 
-/// True when tokens `t` of a struct body declare a member `struct NAME
-/// member` or an array of them, past attributes (`struct file __rcu
-/// *exe_file` is a pointer, however it is annotated).
-fn holds_by_value(t: &[String], name: &str) -> bool {
-    (0..t.len().saturating_sub(2)).any(|i| {
-        if !matches!(t[i].as_str(), "struct" | "union") || t[i + 1] != name {
-            return false;
-        }
-        let mut named = false;
-        for token in &t[i + 2..] {
-            match token.as_str() {
-                ";" | "[" | ":" | "," => return named,
-                "*" | "(" | ")" | "{" | "}" => return false,
-                _ if is_identifier(token) && !token.starts_with("__") => named = true,
-                _ => {}
+/// The structs tokens `t` of a struct body hold by value: a member
+/// `struct NAME member` or an array of them, past attributes (`struct
+/// file __rcu *exe_file` is a pointer, however it is annotated).
+fn held_by_value(t: &[String]) -> Vec<&str> {
+    let mut held: Vec<&str> = (0..t.len().saturating_sub(2))
+        .filter(|&i| matches!(t[i].as_str(), "struct" | "union"))
+        .filter(|&i| {
+            let mut named = false;
+            for token in &t[i + 2..] {
+                match token.as_str() {
+                    ";" | "[" | ":" | "," => return named,
+                    "*" | "(" | ")" | "{" | "}" => return false,
+                    _ if is_identifier(token) && !token.starts_with("__") => named = true,
+                    _ => {}
+                }
             }
-        }
-        false
-    })
+            false
+        })
+        .map(|i| t[i + 1].as_str())
+        .collect();
+    held.sort_unstable();
+    held.dedup();
+    held
 }
 
 /// The objects of `types` a `.c` file defines at file scope: `struct T
 /// name` at the start of a line (after `static`), then `=`, `;` or an
 /// attribute; their offset, type, name and whether they are declared
 /// line-aligned.
-fn statics<'t>(
-    text: &str,
-    file: &Path,
-    types: &'t [String],
-) -> Vec<(usize, &'t String, String, bool)> {
+fn statics(text: &str, file: &Path, types: Wanted<'_>) -> Vec<(usize, String, String, bool)> {
     let mut out = Vec::new();
     if file.extension().is_none_or(|e| e != "c") {
         return out;
@@ -501,13 +503,14 @@ fn statics<'t>(
         let Some(rest) = rest.strip_prefix("struct ") else {
             continue;
         };
-        let Some(ty) = types.iter().find(|t| {
-            rest.strip_prefix(t.as_str())
-                .is_some_and(|r| r.starts_with([' ', '\t']))
-        }) else {
+        let Some(space) = rest.find([' ', '\t']) else {
             continue;
         };
-        let rest = rest[ty.len()..].trim_start();
+        let ty = &rest[..space];
+        if !is_identifier(ty) || !types.contains(ty) {
+            continue;
+        }
+        let rest = rest[space..].trim_start();
         let end = rest
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .unwrap_or(rest.len());
@@ -521,7 +524,7 @@ fn statics<'t>(
             continue;
         }
         let aligned = after.contains("cacheline_aligned") || after.contains("__aligned(");
-        out.push((at, ty, name.to_owned(), aligned));
+        out.push((at, ty.to_owned(), name.to_owned(), aligned));
     }
     out
 }
@@ -550,7 +553,7 @@ mod tests {
 
     fn placed(text: &str, file: &str) -> Vec<(String, usize, Site)> {
         let types = ["foo".to_owned(), "bar".to_owned()];
-        sites(text, Path::new(file), &types)
+        sites(text, Path::new(file), Wanted::Only(&types))
             .into_iter()
             .map(|d| match d.said {
                 Said::Placed(site) => (d.ty, d.line, site),
@@ -678,14 +681,14 @@ mod tests {
                     }
                 ),
                 (
-                    "foo",
+                    "bar",
                     6,
                     &Site::Embedded {
                         container: "holder".into()
                     }
                 ),
                 (
-                    "bar",
+                    "foo",
                     6,
                     &Site::Embedded {
                         container: "holder".into()

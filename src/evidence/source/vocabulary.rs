@@ -38,6 +38,17 @@ pub(super) fn is_lock(name: &str) -> bool {
         && !name.contains("_is_")
 }
 
+/// One of the kernel's own locking words, read as the vocabulary says
+/// wherever it is defined (`spin_lock()` is itself a function of
+/// spinlock.h): a lock, an assertion, or the release of one of them
+/// (`spin_unlock`, `up_write`), not a wrapper's name (`mmap_write_unlock`).
+pub(super) fn is_vocabulary(name: &str) -> bool {
+    is_lock(name)
+        || is_assertion(name)
+        || matches!(name, "up_read" | "up_write" | "up")
+        || (is_unlock(name) && is_lock(&name.replacen("unlock", "lock", 1)))
+}
+
 /// Releases one.
 pub(super) fn is_unlock(name: &str) -> bool {
     name.contains("_unlock") || name == "up_read" || name == "up_write" || name == "up"

@@ -12,7 +12,7 @@ use super::callers::{Call, Passed};
 use super::members::{arguments, is_identifier};
 use super::vocabulary::*;
 use super::wrappers::{Effect, Wrappers};
-use super::{Bodies, Declaration, Held, Role, Said, Types, Write};
+use super::{Bodies, Declaration, Held, Role, Said, Types, Wanted, Write};
 
 /// The writes and lock uses in the function bodies of `text` about the
 /// members of `types`, the lock wrappers among them, the calls made and
@@ -20,7 +20,7 @@ use super::{Bodies, Declaration, Held, Role, Said, Types, Write};
 pub(super) fn functions(
     text: &str,
     file: &Path,
-    types: &[String],
+    types: Wanted<'_>,
     build: &dyn Types,
     wrappers: &Wrappers,
 ) -> Bodies {
@@ -37,7 +37,7 @@ pub(super) fn functions(
     let mut read = Reading {
         text,
         file,
-        types: &[],
+        types: Wanted::Only(&[]),
         build,
         wrappers,
         local: None,
@@ -74,7 +74,12 @@ fn walk_tree(root: Node<'_>, read: &Reading<'_>) -> Bodies {
                 continue;
             }
         };
-        if let Some((name, effects)) = wrapper {
+        // The kernel's own words (`spin_lock()`, itself a function of
+        // spinlock.h taking `&lock->rlock`) are read as the vocabulary
+        // says, never as a wrapper of what they call.
+        if let Some((name, effects)) = wrapper
+            && !is_vocabulary(&name)
+        {
             bodies.wrappers.add(name, effects);
         }
     }
@@ -85,7 +90,7 @@ fn walk_tree(root: Node<'_>, read: &Reading<'_>) -> Bodies {
 struct Reading<'a> {
     text: &'a str,
     file: &'a Path,
-    types: &'a [String],
+    types: Wanted<'a>,
     build: &'a dyn Types,
     wrappers: &'a Wrappers,
     /// The wrappers the file itself defines (a `.c` file's static
@@ -110,7 +115,7 @@ struct Function<'a> {
     text: &'a str,
     file: &'a Path,
     name: String,
-    types: &'a [String],
+    types: Wanted<'a>,
     build: &'a dyn Types,
     wrappers: &'a Wrappers,
     local: Option<&'a Wrappers>,
@@ -209,9 +214,10 @@ impl<'a> Function<'a> {
             f.control |= control;
         }
         for held in must_hold(between) {
-            let member = f.lock_member(f.resolve_text(&held));
+            let chain = f.resolve_text(&held);
             f.held.push(Held {
-                member,
+                member: f.lock_member(&chain),
+                chain,
                 text: held,
                 how: "__must_hold".into(),
                 shared: false,
@@ -420,8 +426,8 @@ impl<'a> Function<'a> {
                     true if leaves_after(node) => {}
                     true => self.release(text),
                     false => {
-                        let member = self.lock_member(self.resolve_text(&text));
-                        self.hold(text, member, name, e.shared, node, out);
+                        let chain = self.resolve_text(&text);
+                        self.hold(text, chain, name, e.shared, node, out);
                     }
                 }
             }
@@ -521,36 +527,35 @@ impl<'a> Function<'a> {
     /// A lock taken (or asserted held) through expression `lock`.
     fn take(&mut self, lock: Node<'_>, how: &str, out: &mut Vec<Declaration>) {
         let text = self.of(lock).to_owned();
-        let member = self.lock_member(self.resolve(lock));
-        self.hold(text, member, how, is_shared(how), lock, out);
+        let chain = self.resolve(lock);
+        self.hold(text, chain, how, is_shared(how), lock, out);
     }
 
     /// Of the structs a lock expression goes through (`&current->mm->
     /// mmap_lock`: `task_struct`, then `mm_struct`), the first that is
     /// one read for, else the outermost: the lock's member there.
-    fn lock_member(&self, found: Vec<(String, String)>) -> Option<(String, String)> {
-        let wanted = found.iter().position(|(ty, _)| self.types.contains(ty));
-        found.into_iter().nth(wanted.unwrap_or(0))
+    fn lock_member(&self, chain: &[(String, String)]) -> Option<(String, String)> {
+        super::lock_member(chain, |ty| self.types.contains(ty))
     }
 
-    /// Lock `text` (member `member`, when resolved) held from `at` on,
-    /// taken as `how`, `shared` or not.
+    /// Lock `text` (a member of each struct of `chain` its expression goes
+    /// through, when resolved) held from `at` on, taken as `how`, `shared`
+    /// or not.
     fn hold(
         &mut self,
         text: String,
-        member: Option<(String, String)>,
+        chain: Vec<(String, String)>,
         how: &str,
         shared: bool,
         at: Node<'_>,
         out: &mut Vec<Declaration>,
     ) {
-        if let Some((ty, path)) = &member
-            && self.types.contains(ty)
-        {
+        for (ty, path) in chain.iter().filter(|(ty, _)| self.types.contains(ty)) {
             out.push(self.declaration(ty, path, Said::Locked(how.to_owned()), at));
         }
         self.held.push(Held {
-            member,
+            member: self.lock_member(&chain),
+            chain,
             text,
             how: how.to_owned(),
             shared,

@@ -1,0 +1,542 @@
+//! The evidence index of a tree: what every file says of every struct of
+//! a build, read once and kept on disk, so that a draft of any struct
+//! reads only that struct's part.
+//!
+//! Building it reads the headers for lock wrappers, then walks every file
+//! for every struct ([`Wanted::All`]); each file's declarations go to one
+//! of [`SHARDS`] temporary files by their struct, so memory holds only the
+//! calls (for the callers' locks, construction and reach, see
+//! [`Summary`]). Each shard is then read back, the summary applied, and
+//! each struct's declarations written as one compressed part, found
+//! through a table at the end of the file.
+//!
+//! The index is trusted only while its key holds: the tree (every file's
+//! path, size and modification time), the machine, the build the accesses
+//! were resolved through and cachelint's own binary. A stale, truncated
+//! or corrupt index is rebuilt; two runs building the same index take
+//! turns (a lock file beside it).
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::hash::{BuildHasher, Hasher};
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use foldhash::quality::FixedState;
+use rayon::prelude::*;
+
+use super::summary::Summary;
+use super::wrappers::Wrappers;
+use super::{Declaration, Said, Types, WRAPPER_ROUNDS, Wanted, progress::Progress};
+use crate::error::{Error, Result};
+
+/// Temporary files the declarations are spread over while the tree is
+/// walked: one at a time is read back.
+const SHARDS: usize = 64;
+
+/// The first bytes of an index; the digit is the format's version.
+const MAGIC: &[u8; 21] = b"cachelint-evidence-2\n";
+
+/// The largest table read (the 6.12 tree's is about 1 MB).
+const MAX_TABLE_BYTES: u64 = 64 << 20;
+
+/// The largest part of one struct read, compressed.
+const MAX_PART_BYTES: u64 = 1 << 30;
+
+/// Parts smaller than this (JSON bytes) are stored as they are.
+const MIN_COMPRESSED: usize = 2 << 10;
+
+/// One struct's declarations as stored.
+enum Part {
+    /// JSON lines.
+    Raw(Vec<u8>),
+    /// JSON lines, deflated.
+    Deflated(Vec<u8>),
+}
+
+/// Where a tree's index is kept, and what it is resolved through.
+#[derive(Clone, Debug)]
+pub struct IndexAt {
+    /// The cache directory.
+    pub dir: PathBuf,
+    /// What identifies the build the accesses resolve through (its path,
+    /// size and modification time).
+    pub build: String,
+}
+
+/// The index file of `tree` for `arch` in `dir`: one per (tree, machine),
+/// so a changed tree replaces its index instead of adding one.
+pub(super) fn path(dir: &Path, tree: &Path, arch: Option<&str>) -> PathBuf {
+    let full = std::fs::canonicalize(tree).unwrap_or_else(|_| tree.to_owned());
+    let mut h = hasher(0x7472_6565);
+    h.write(full.as_os_str().as_encoded_bytes());
+    let stem: String = full
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| match c.is_ascii_alphanumeric() || "+-._".contains(c) {
+            true => c,
+            false => '_',
+        })
+        .take(64)
+        .collect();
+    dir.join(format!(
+        "evidence-{stem}-{}-{:016x}.idx",
+        arch.unwrap_or("all"),
+        h.finish()
+    ))
+}
+
+fn hasher(seed: u64) -> impl Hasher {
+    FixedState::with_seed(seed).build_hasher()
+}
+
+/// The key an index of `files` of `tree` must carry to be trusted.
+pub(super) fn key(tree: &Path, files: &[PathBuf], arch: Option<&str>, at: &IndexAt) -> u64 {
+    let mut h = hasher(0x6b65_7973);
+    h.write(arch.unwrap_or("").as_bytes());
+    h.write(at.build.as_bytes());
+    // cachelint itself: another binary may read the source differently.
+    if let Some(meta) = std::env::current_exe()
+        .ok()
+        .and_then(|e| std::fs::metadata(e).ok())
+    {
+        h.write_u64(meta.len());
+        h.write_u128(mtime(&meta));
+    }
+    for rel in files {
+        h.write(rel.as_os_str().as_encoded_bytes());
+        if let Ok(meta) = std::fs::metadata(tree.join(rel)) {
+            h.write_u64(meta.len());
+            h.write_u128(mtime(&meta));
+        }
+    }
+    h.finish()
+}
+
+fn mtime(meta: &std::fs::Metadata) -> u128 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// The declarations about `types` in the index at `at`, when it is there
+/// and carries `key`; `None` when it is missing, stale or unreadable.
+pub(super) fn read(at: &Path, key: u64, types: &[String]) -> Option<Vec<Declaration>> {
+    let mut file = File::open(at).ok()?;
+    let mut head = [0u8; MAGIC.len() + 8];
+    file.read_exact(&mut head).ok()?;
+    if &head[..MAGIC.len()] != MAGIC || head[MAGIC.len()..] != key.to_le_bytes() {
+        return None;
+    }
+    let len = file.metadata().ok()?.len();
+    let mut foot = [0u8; 16];
+    file.seek(SeekFrom::Start(len.checked_sub(16)?)).ok()?;
+    file.read_exact(&mut foot).ok()?;
+    let table_at = u64::from_le_bytes(foot[..8].try_into().ok()?);
+    let table_len = u64::from_le_bytes(foot[8..].try_into().ok()?);
+    if table_len > MAX_TABLE_BYTES || table_at.checked_add(table_len)? > len - 16 {
+        return None;
+    }
+    file.seek(SeekFrom::Start(table_at)).ok()?;
+    let mut table = String::new();
+    (&mut file)
+        .take(table_len)
+        .read_to_string(&mut table)
+        .ok()?;
+    let mut out = Vec::new();
+    for line in table.lines() {
+        let mut fields = line.split('\t');
+        let (Some(ty), Some(at), Some(n), Some(how)) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            return None;
+        };
+        if !types.iter().any(|t| t == ty) {
+            continue;
+        }
+        let (at, n): (u64, u64) = (at.parse().ok()?, n.parse().ok()?);
+        if n > MAX_PART_BYTES || at.checked_add(n)? > table_at {
+            return None;
+        }
+        file.seek(SeekFrom::Start(at)).ok()?;
+        let stored = (&mut file).take(n);
+        let part: Box<dyn Read + '_> = match how {
+            "raw" => Box::new(stored),
+            "deflate" => Box::new(flate2::read::DeflateDecoder::new(stored)),
+            _ => return None,
+        };
+        for line in BufReader::new(part).lines() {
+            let mut d: Declaration = serde_json::from_str(&line.ok()?).ok()?;
+            project(&mut d, types);
+            out.push(d);
+        }
+    }
+    out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    Some(out)
+}
+
+/// A lock held at a write, as a reading about `types` names it: of the
+/// structs its expression goes through, the first of them (see
+/// [`super::lock_member`]).
+fn project(d: &mut Declaration, types: &[String]) {
+    if let Said::Written(_, held) = &mut d.said {
+        for h in held {
+            if !h.chain.is_empty() {
+                h.member = super::lock_member(&h.chain, |ty| types.iter().any(|t| t == ty));
+            }
+        }
+    }
+}
+
+/// Builds the index of `files` of `tree` at `at`, resolving accesses
+/// through `build`, unless another run built it meanwhile.
+pub(super) fn build(
+    tree: &Path,
+    files: &[PathBuf],
+    build: &dyn Types,
+    at: &Path,
+    key: u64,
+    progress: &mut Progress,
+) -> Result<()> {
+    let io = |what: &Path, e: std::io::Error| {
+        Error::Usage(format!("evidence index {}: {e}", what.display()))
+    };
+    let dir = at.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let lock_path = at.with_extension("lock");
+    let lock = File::create(&lock_path).map_err(|e| io(&lock_path, e))?;
+    lock.lock().map_err(|e| io(&lock_path, e))?;
+    if read(at, key, &[]).is_some() {
+        return Ok(());
+    }
+    let wrappers = wrappers(tree, files, build, progress)?;
+    let scratch = at.with_extension(format!("shards{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).map_err(|e| io(&scratch, e))?;
+    let result = walk_and_write(tree, files, build, &wrappers, at, key, &scratch, progress);
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
+
+/// The lock wrappers of the tree's headers.
+fn wrappers(
+    tree: &Path,
+    files: &[PathBuf],
+    build: &dyn Types,
+    progress: &mut Progress,
+) -> Result<Wrappers> {
+    let headers: Vec<&PathBuf> = files
+        .iter()
+        .filter(|rel| rel.extension().is_some_and(|e| e == "h"))
+        .collect();
+    progress.start("index: lock wrappers", headers.len() * WRAPPER_ROUNDS);
+    let mut wrappers = Wrappers::default();
+    for _ in 0..WRAPPER_ROUNDS {
+        wrappers = headers
+            .par_iter()
+            .map(|rel| -> Result<Wrappers> {
+                let text = text_of(tree, rel)?;
+                progress.step();
+                Ok(super::wrappers_in(&text, build, &wrappers))
+            })
+            .try_reduce(Wrappers::default, |a, b| Ok(a.merge(b)))?;
+    }
+    progress.done(&format!(
+        "index: read {} headers for lock wrappers",
+        headers.len()
+    ));
+    Ok(wrappers)
+}
+
+fn text_of(tree: &Path, rel: &Path) -> Result<String> {
+    let bytes = crate::input::read_limited(&tree.join(rel), 64 << 20, "a C file")?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Which shard struct `ty`'s declarations go to.
+fn shard_of(ty: &str) -> usize {
+    let mut h = hasher(0x7368_6172);
+    h.write(ty.as_bytes());
+    (h.finish() % SHARDS as u64) as usize
+}
+
+/// Walks every file into the shards, then writes each struct's part.
+#[allow(clippy::too_many_arguments)]
+fn walk_and_write(
+    tree: &Path,
+    files: &[PathBuf],
+    build: &dyn Types,
+    wrappers: &Wrappers,
+    at: &Path,
+    key: u64,
+    scratch: &Path,
+    progress: &mut Progress,
+) -> Result<()> {
+    let io = |what: &Path, e: std::io::Error| {
+        Error::Usage(format!("evidence index {}: {e}", what.display()))
+    };
+    let shard_path = |i: usize| scratch.join(format!("{i}.jsonl"));
+    let shards: Vec<Mutex<BufWriter<File>>> = (0..SHARDS)
+        .map(|i| {
+            let p = shard_path(i);
+            File::create(&p)
+                .map(|f| Mutex::new(BufWriter::new(f)))
+                .map_err(|e| io(&p, e))
+        })
+        .collect::<Result<_>>()?;
+    progress.start("index: walking every file", files.len());
+    let read: Vec<(Vec<super::callers::Call>, Vec<String>)> = files
+        .par_iter()
+        .map(|rel| -> Result<_> {
+            let text = text_of(tree, rel)?;
+            let bodies = super::read_file(&text, rel, Wanted::All, build, wrappers);
+            let mut per: Vec<Vec<u8>> = vec![Vec::new(); SHARDS];
+            for d in &bodies.declarations {
+                let buf = &mut per[shard_of(&d.ty)];
+                serde_json::to_writer(&mut *buf, d)
+                    .map_err(|e| Error::Usage(format!("evidence index: {e}")))?;
+                buf.push(b'\n');
+            }
+            for (i, buf) in per.iter().enumerate().filter(|(_, b)| !b.is_empty()) {
+                let mut shard = shards[i].lock().unwrap_or_else(|p| p.into_inner());
+                shard.write_all(buf).map_err(|e| io(&shard_path(i), e))?;
+            }
+            progress.step();
+            Ok((bodies.calls, bodies.defined))
+        })
+        .collect::<Result<_>>()?;
+    for (i, shard) in shards.into_iter().enumerate() {
+        let mut shard = shard.into_inner().unwrap_or_else(|p| p.into_inner());
+        shard.flush().map_err(|e| io(&shard_path(i), e))?;
+    }
+    progress.done(&format!(
+        "index: walked the functions of {} files",
+        files.len()
+    ));
+    progress.start("index: callers, construction, reach", 1);
+    let mut calls = Vec::new();
+    let mut defined = std::collections::HashMap::new();
+    for (c, d) in read {
+        calls.extend(c);
+        for name in d {
+            *defined.entry(name).or_insert(0usize) += 1;
+        }
+    }
+    let summary = Summary::of(&calls, &defined);
+    drop(calls);
+    progress.done("index: read the calls for callers' locks, construction and reach");
+    progress.start("index: writing each struct's part", SHARDS);
+    let tmp = at.with_extension(format!("tmp{}", std::process::id()));
+    let written = write_parts(&tmp, key, SHARDS, &shard_path, &summary, progress);
+    let written = written.and_then(|structs| {
+        std::fs::rename(&tmp, at).map_err(|e| io(at, e))?;
+        Ok(structs)
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    progress.done(&format!(
+        "index: wrote the parts of {} structs to {}",
+        written?,
+        at.display()
+    ));
+    Ok(())
+}
+
+/// Writes the index to `tmp`: each shard's structs' parts (shards read
+/// in parallel; the parts, compressed, are a few tens of MB for a kernel
+/// tree), then the table. Returns how many structs it holds.
+fn write_parts(
+    tmp: &Path,
+    key: u64,
+    shards: usize,
+    shard_path: &(dyn Fn(usize) -> PathBuf + Sync),
+    summary: &Summary,
+    progress: &Progress,
+) -> Result<usize> {
+    let io = |what: &Path, e: std::io::Error| {
+        Error::Usage(format!("evidence index {}: {e}", what.display()))
+    };
+    let parts: Vec<Vec<(String, Part)>> = (0..shards)
+        .into_par_iter()
+        .map(|i| {
+            let parts = shard_parts(&shard_path(i), summary);
+            progress.step();
+            parts
+        })
+        .collect::<Result<_>>()?;
+    let mut out = BufWriter::new(File::create(tmp).map_err(|e| io(tmp, e))?);
+    out.write_all(MAGIC).map_err(|e| io(tmp, e))?;
+    out.write_all(&key.to_le_bytes()).map_err(|e| io(tmp, e))?;
+    let mut offset = (MAGIC.len() + 8) as u64;
+    let mut table = String::new();
+    let mut structs = 0;
+    for (ty, part) in parts.into_iter().flatten() {
+        let (bytes, how) = match &part {
+            Part::Raw(b) => (b, "raw"),
+            Part::Deflated(b) => (b, "deflate"),
+        };
+        out.write_all(bytes).map_err(|e| io(tmp, e))?;
+        table.push_str(&format!("{ty}\t{offset}\t{}\t{how}\n", bytes.len()));
+        offset += bytes.len() as u64;
+        structs += 1;
+    }
+    out.write_all(table.as_bytes()).map_err(|e| io(tmp, e))?;
+    out.write_all(&offset.to_le_bytes())
+        .map_err(|e| io(tmp, e))?;
+    out.write_all(&(table.len() as u64).to_le_bytes())
+        .map_err(|e| io(tmp, e))?;
+    out.flush().map_err(|e| io(tmp, e))?;
+    Ok(structs)
+}
+
+/// The parts of the structs of one shard file: each struct's
+/// declarations with `summary` applied, in file and line order, as
+/// compressed JSON lines.
+fn shard_parts(path: &Path, summary: &Summary) -> Result<Vec<(String, Part)>> {
+    let io = |e: std::io::Error| Error::Usage(format!("evidence index {}: {e}", path.display()));
+    let file = File::open(path).map_err(io)?;
+    let mut by_type: BTreeMap<String, Vec<Declaration>> = BTreeMap::new();
+    for line in BufReader::new(file).lines() {
+        let d: Declaration = serde_json::from_str(&line.map_err(io)?)
+            .map_err(|e| Error::Usage(format!("evidence index {}: {e}", path.display())))?;
+        by_type.entry(d.ty.clone()).or_default().push(d);
+    }
+    let mut out = Vec::with_capacity(by_type.len());
+    for (ty, mut ds) in by_type {
+        summary.apply(&mut ds);
+        ds.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+        let mut raw = Vec::new();
+        for d in &ds {
+            serde_json::to_writer(&mut raw, d)
+                .map_err(|e| Error::Usage(format!("evidence index: {e}")))?;
+            raw.push(b'\n');
+        }
+        // A compressor's state is larger than most parts (of the 89,000
+        // names of a kernel tree, most have a declaration or two).
+        if raw.len() < MIN_COMPRESSED {
+            out.push((ty, Part::Raw(raw)));
+            continue;
+        }
+        let mut part = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        part.write_all(&raw).map_err(io)?;
+        out.push((ty, Part::Deflated(part.finish().map_err(io)?)));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Declaration, IndexAt, Types, declarations};
+    use std::path::{Path, PathBuf};
+
+    /// `pglist_data` embeds an `lruvec`, whose lock guards `lru_size`.
+    struct Mm;
+    impl Types for Mm {
+        fn member_type(&self, ty: &str, member: &str) -> Option<String> {
+            match (ty, member) {
+                ("pglist_data", "__lruvec") => Some("lruvec".into()),
+                _ => None,
+            }
+        }
+        fn canonical(&self, ty: &str) -> String {
+            ty.to_owned()
+        }
+    }
+
+    const HEADER: &str = "struct lruvec { int lru_lock; long lru_size; };\n\
+        struct pglist_data { struct lruvec __lruvec; long flags; };\n\
+        static inline void lruvec_lock(struct lruvec *lruvec)\n\
+        {\n\tspin_lock(&lruvec->lru_lock);\n}\n";
+
+    const CODE: &str = "#include \"mm.h\"\n\
+        static void account(struct lruvec *lruvec, long n)\n\
+        {\n\tlruvec->lru_size += n;\n}\n\
+        void node_add(struct pglist_data *pgdat, long n)\n\
+        {\n\tspin_lock(&pgdat->__lruvec.lru_lock);\n\
+        \tpgdat->__lruvec.lru_size += n;\n\taccount(&pgdat->__lruvec, n);\n\
+        \tspin_unlock(&pgdat->__lruvec.lru_lock);\n\
+        \tWRITE_ONCE(pgdat->flags, 1);\n}\n\
+        void lru_add(struct lruvec *lruvec)\n\
+        {\n\tlruvec_lock(lruvec);\n\tlruvec->lru_size++;\n\
+        \tif (READ_ONCE(lruvec->lru_size) > 4)\n\t\tlruvec->lru_size = 0;\n}\n";
+
+    fn tree(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "cachelint-evidence-index-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("tree/mm")).unwrap();
+        std::fs::write(dir.join("tree/mm/mm.h"), HEADER).unwrap();
+        std::fs::write(dir.join("tree/mm/lru.c"), CODE).unwrap();
+        dir
+    }
+
+    fn read(tree: &Path, types: &[&str], index: Option<&IndexAt>) -> Vec<Declaration> {
+        let types: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+        declarations(tree, &types, &Mm, None, index).unwrap()
+    }
+
+    #[test]
+    fn a_draft_from_the_index_reads_what_a_reading_of_the_struct_reads() {
+        let dir = tree("same");
+        let at = IndexAt {
+            dir: dir.join("cache"),
+            build: "vmlinux 1 2".into(),
+        };
+        let src = dir.join("tree");
+        for types in [
+            &["lruvec"][..],
+            &["pglist_data"],
+            &["lruvec", "pglist_data"],
+            &["absent"],
+        ] {
+            let direct = read(&src, types, None);
+            let indexed = read(&src, types, Some(&at));
+            assert_eq!(direct, indexed, "{types:?}");
+            if types[0] == "lruvec" {
+                // The lock of a write through the node is named as the
+                // reading about lruvec names it, and the callers' lock and
+                // the wrapper's are there.
+                let text = format!("{indexed:?}");
+                assert!(
+                    text.contains("member: Some((\"lruvec\", \"lru_lock\"))"),
+                    "{text}"
+                );
+                assert!(text.contains("in every caller of account"), "{text}");
+                assert!(text.contains("how: \"lruvec_lock\""), "{text}");
+            }
+        }
+        let file = super::path(&at.dir, &src, None);
+        assert!(file.is_file());
+        // A corrupt index is rebuilt, a changed file makes it stale.
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+        assert_eq!(
+            read(&src, &["lruvec"], Some(&at)),
+            read(&src, &["lruvec"], None)
+        );
+        std::fs::write(
+            src.join("mm/lru.c"),
+            CODE.replace("lru_size++", "lru_size--"),
+        )
+        .unwrap();
+        let key = super::key(
+            &src,
+            &[PathBuf::from("mm/lru.c"), PathBuf::from("mm/mm.h")],
+            None,
+            &at,
+        );
+        assert!(super::read(&file, key, &[]).is_none());
+        assert_eq!(
+            read(&src, &["lruvec"], Some(&at)),
+            read(&src, &["lruvec"], None)
+        );
+        assert!(super::read(&file, key, &[]).is_some());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

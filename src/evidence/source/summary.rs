@@ -1,0 +1,50 @@
+//! What the calls seen say of each function, applied to the declarations
+//! made in it: the locks every caller holds ([`super::callers`]), the
+//! parameters every caller passes while building the object
+//! ([`super::construction`]), the fast entry point that reaches it and
+//! how many functions call it ([`super::reach`]). Computed once from the
+//! calls, it serves every struct: the evidence index applies it to each
+//! struct's part.
+
+use std::collections::{HashMap, HashSet};
+
+use super::callers::{self, Call, Under};
+use super::{Declaration, construction, reach};
+
+/// Per function, what its callers say of it.
+pub(super) struct Summary {
+    under: HashMap<String, Under>,
+    built: HashSet<(String, usize)>,
+    reached: HashMap<String, String>,
+    callers: HashMap<String, usize>,
+}
+
+impl Summary {
+    /// From the calls seen and the functions defined (by name, how many
+    /// times).
+    pub(super) fn of(calls: &[Call], defined: &HashMap<String, usize>) -> Summary {
+        Summary {
+            under: callers::held_by_callers(calls, defined),
+            built: construction::built_parameters(calls, defined),
+            reached: reach::reached(calls),
+            callers: reach::callers(calls)
+                .into_iter()
+                .map(|(f, n)| (f.to_owned(), n))
+                .collect(),
+        }
+    }
+
+    /// Applies it to declarations: the callers' locks on writes,
+    /// construction on accesses through a built parameter, the entry point
+    /// and callers of each function.
+    pub(super) fn apply(&self, declarations: &mut [Declaration]) {
+        callers::add_callers_locks(declarations, &self.under);
+        construction::mark_built_by_callers(declarations, &self.built);
+        for d in declarations {
+            if let Some(f) = &d.function {
+                d.entry = self.reached.get(f).cloned();
+                d.callers = self.callers.get(f.as_str()).copied().unwrap_or(0);
+            }
+        }
+    }
+}
