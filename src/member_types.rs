@@ -17,19 +17,49 @@ pub(crate) type StructPart = (String, Vec<(String, String)>);
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MemberTypes {
     structs: HashMap<String, HashMap<String, String>>,
+    /// Typedef name → the struct it names (`pg_data_t` → `pglist_data`).
+    typedefs: HashMap<String, String>,
 }
 
 impl MemberTypes {
     /// From `(struct, its members' structs)` parts, in the build's order:
     /// the first definition of a name is the one kept (as lookups do).
-    pub(crate) fn from_parts(parts: impl IntoIterator<Item = StructPart>) -> Self {
+    /// With `typedefs` (typedef name, struct), first of a name kept too.
+    pub(crate) fn from_parts(
+        parts: impl IntoIterator<Item = StructPart>,
+        typedefs: impl IntoIterator<Item = (String, String)>,
+    ) -> Self {
         let mut structs: HashMap<String, HashMap<String, String>> = HashMap::new();
         for (name, members) in parts {
             structs
                 .entry(name)
                 .or_insert_with(|| members.into_iter().collect());
         }
-        MemberTypes { structs }
+        let mut named = HashMap::new();
+        for (typedef, target) in typedefs {
+            named.entry(typedef).or_insert(target);
+        }
+        MemberTypes {
+            structs,
+            typedefs: named,
+        }
+    }
+
+    /// The struct typedef `name` names.
+    pub(crate) fn typedef(&self, name: &str) -> Option<&str> {
+        self.typedefs.get(name).map(String::as_str)
+    }
+
+    /// The typedef names of struct `ty`, sorted.
+    pub(crate) fn typedefs_of(&self, ty: &str) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .typedefs
+            .iter()
+            .filter(|(name, target)| *target == ty && *name != ty)
+            .map(|(name, _)| name.clone())
+            .collect();
+        out.sort();
+        out
     }
 
     /// The struct member `member` of struct `ty` leads to.
@@ -72,4 +102,18 @@ pub(crate) fn struct_behind(table: &TypeTable, ty: TypeId) -> Option<String> {
         }
     }
     None
+}
+
+/// `(typedef, struct)` for every typedef of `table` that names a struct or
+/// union through qualifiers and other typedefs.
+pub(crate) fn typedefs(table: &TypeTable) -> Vec<(String, String)> {
+    (0..table.len())
+        .filter_map(|i| match table.get(TypeId(i)) {
+            Type::Typedef { name, target } => {
+                let named = table.composite(table.strip(*target))?.name.clone()?;
+                Some((name.clone(), named))
+            }
+            _ => None,
+        })
+        .collect()
 }

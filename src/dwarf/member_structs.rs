@@ -42,6 +42,36 @@ pub(crate) fn scan(file: &DwarfFile<'_>) -> Result<Vec<StructPart>> {
     Ok(per_unit.into_iter().flatten().collect())
 }
 
+/// `(typedef, struct)` for every typedef of `file` that names a struct or
+/// union (through qualifiers and other typedefs: `pg_data_t` is
+/// `pglist_data`), its first definition of each name, in file order.
+pub(crate) fn typedefs(file: &DwarfFile<'_>) -> Result<Vec<(String, String)>> {
+    use crate::dwarf::index::{self, DefKind, Filter};
+    let names = index::all_names(file)?;
+    let wanted: std::collections::HashSet<&str> = names.iter().copied().collect();
+    let mut seen = std::collections::HashSet::new();
+    let firsts: Vec<index::Definition<'_>> = index::scan(file, &Filter::Names(&wanted))?
+        .into_iter()
+        .filter(|d| d.kind == DefKind::Typedef && seen.insert(d.name))
+        .collect();
+    let per_chunk: Vec<Vec<(String, String)>> = firsts
+        .par_chunks(256)
+        .map(|chunk| {
+            let mut decoder = Decoder::without_source_locations(file);
+            let mut out = Vec::new();
+            for d in chunk {
+                let id = decoder.type_at(d.unit, d.offset)?;
+                let named = decoder.table.strip(id);
+                if let Some(name) = decoder.table.composite(named).and_then(|c| c.name.clone()) {
+                    out.push((d.name.to_owned(), name));
+                }
+            }
+            Ok(out)
+        })
+        .collect::<Result<_>>()?;
+    Ok(per_chunk.into_iter().flatten().collect())
+}
+
 /// Loads the members of `id` and of its anonymous members, recursively.
 fn load_deep(decoder: &mut Decoder<'_, '_>, id: TypeId, depth: usize) -> Result<()> {
     decoder.load_members(id)?;

@@ -72,11 +72,23 @@ impl source::Types for Resolver<'_> {
     }
 
     fn canonical(&self, ty: &str) -> String {
-        self.names.canonical(ty)
+        let known = self.names.canonical(ty);
+        match (known == ty, self.members.and_then(|m| m.typedef(ty))) {
+            (true, Some(named)) => named.to_owned(),
+            _ => known,
+        }
     }
 
     fn spellings(&self, ty: &str) -> Vec<String> {
-        self.names.spellings(ty)
+        let mut out = self.names.spellings(ty);
+        if let Some(members) = self.members {
+            for typedef in members.typedefs_of(ty) {
+                if !out.contains(&typedef) {
+                    out.push(typedef);
+                }
+            }
+        }
+        out
     }
 }
 

@@ -414,17 +414,19 @@ impl Loaded<'_, '_> {
     /// (see [`MemberTypes`]).
     pub(crate) fn member_types(&self) -> Result<MemberTypes> {
         Ok(match &self.backend {
-            Backend::Dwarf(d) => {
-                MemberTypes::from_parts(crate::dwarf::member_structs::scan(d.file)?)
-            }
+            Backend::Dwarf(d) => MemberTypes::from_parts(
+                crate::dwarf::member_structs::scan(d.file)?,
+                crate::dwarf::member_structs::typedefs(d.file)?,
+            ),
             Backend::Btf(b) => {
-                MemberTypes::from_parts(b.types.composites.iter().filter_map(|&id| {
-                    let name = b.types.table.composite(id)?.name.clone()?;
-                    Some((
-                        name,
-                        crate::member_types::member_structs(&b.types.table, id),
-                    ))
-                }))
+                let table = &b.types.table;
+                MemberTypes::from_parts(
+                    b.types.composites.iter().filter_map(|&id| {
+                        let name = table.composite(id)?.name.clone()?;
+                        Some((name, crate::member_types::member_structs(table, id)))
+                    }),
+                    crate::member_types::typedefs(table),
+                )
             }
         })
     }

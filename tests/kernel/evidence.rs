@@ -844,3 +844,23 @@ fn a_refcount_the_scheduler_drops_is_hotter_than_one_a_rare_system_call_sets_and
         }
     }
 }
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn a_variable_declared_by_a_typedef_of_the_struct_is_read_as_the_struct() {
+    // kswapd() declares `pg_data_t *pgdat`, a typedef a draft of
+    // pglist_data has no other need to decode, and stores kswapd_order.
+    let tree = kernel_source();
+    let vmscan = std::fs::read_to_string(tree.join("mm/vmscan.c")).unwrap();
+    let start = vmscan.find("\nstatic int kswapd(void *p)\n").unwrap();
+    let body = &vmscan[start..start + vmscan[start..].find("\n}\n").unwrap()];
+    assert!(body.contains("pg_data_t *pgdat = (pg_data_t *)p;"));
+    let store = line_of(&tree, "mm/vmscan.c", "WRITE_ONCE(pgdat->kswapd_order, 0);");
+    let draft = draft_612(&[], "pglist_data");
+    assert!(
+        draft.contains(&format!(
+            "# kswapd_order: declared: WRITE_ONCE in kswapd (mm/vmscan.c:{store}), no lock held"
+        )),
+        "{draft}"
+    );
+}
