@@ -27,6 +27,18 @@ pub const DWARF_SECTIONS: &[&str] = &[
     ".debug_types",
 ];
 
+/// A file's size and modification time, `SIZE NANOS`: what a cache keyed
+/// by the file checks it against (`None` when it cannot be read).
+pub(crate) fn stamp(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    let time = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some(format!("{} {}", meta.len(), time.as_nanos()))
+}
+
 /// Reads `path` whole, as `what` ("a rules file"), refusing it once it
 /// passes `limit` bytes: never more than `limit + 1` bytes are read, so
 /// an endless file (`/dev/zero`) costs nothing.

@@ -110,17 +110,12 @@ impl Run {
             ));
         };
         let path = &opened.build.path;
-        let meta = std::fs::metadata(path)
-            .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
-        let mtime = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
+        let stamp = crate::input::stamp(path)
+            .ok_or_else(|| Error::Usage(format!("{}: cannot be read", path.display())))?;
         let full = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         Ok(IndexAt {
             dir: dir.clone(),
-            build: format!("{} {} {mtime}", full.display(), meta.len()),
+            build: format!("{} {stamp}", full.display()),
         })
     }
 }

@@ -11,7 +11,6 @@
 //! dependency list, kept with sizes and modification times) is unchanged.
 
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use super::cache::{self, Key};
 use super::headers::{self, Include};
@@ -235,16 +234,9 @@ fn dependencies(dir: &Path, objtree: &Path) -> Vec<PathBuf> {
     deps
 }
 
-/// A file's size and modification time, as a manifest line holds them.
-fn stamp(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    let time = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
-    Some(format!("{} {}", meta.len(), time.as_nanos()))
-}
-
 fn manifest(deps: &[PathBuf]) -> String {
     deps.iter()
-        .filter_map(|d| Some(format!("{}\t{}\n", stamp(d)?, d.display())))
+        .filter_map(|d| Some(format!("{}\t{}\n", crate::input::stamp(d)?, d.display())))
         .collect()
 }
 
@@ -259,8 +251,9 @@ fn fresh(dir: &Path, objtree: &Path) -> bool {
         && objtree.join(".config").is_file()
         && !manifest.is_empty()
         && manifest.lines().all(|line| {
-            line.split_once('\t')
-                .is_some_and(|(was, path)| stamp(Path::new(path)).as_deref() == Some(was))
+            line.split_once('\t').is_some_and(|(was, path)| {
+                crate::input::stamp(Path::new(path)).as_deref() == Some(was)
+            })
         })
 }
 

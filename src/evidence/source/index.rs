@@ -89,6 +89,11 @@ pub(super) fn path(dir: &Path, tree: &Path, arch: Option<&str>) -> PathBuf {
     ))
 }
 
+/// An I/O error on `what`, said as the index's.
+fn io(what: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::Usage(format!("evidence index {}: {e}", what.display()))
+}
+
 fn hasher(seed: u64) -> impl Hasher {
     FixedState::with_seed(seed).build_hasher()
 }
@@ -99,28 +104,21 @@ pub(super) fn key(tree: &Path, files: &[PathBuf], arch: Option<&str>, at: &Index
     h.write(arch.unwrap_or("").as_bytes());
     h.write(at.build.as_bytes());
     // cachelint itself: another binary may read the source differently.
-    if let Some(meta) = std::env::current_exe()
-        .ok()
-        .and_then(|e| std::fs::metadata(e).ok())
-    {
-        h.write_u64(meta.len());
-        h.write_u128(mtime(&meta));
-    }
+    let exe = std::env::current_exe().ok();
+    h.write(
+        exe.and_then(|e| crate::input::stamp(&e))
+            .unwrap_or_default()
+            .as_bytes(),
+    );
     for rel in files {
         h.write(rel.as_os_str().as_encoded_bytes());
-        if let Ok(meta) = std::fs::metadata(tree.join(rel)) {
-            h.write_u64(meta.len());
-            h.write_u128(mtime(&meta));
-        }
+        h.write(
+            crate::input::stamp(&tree.join(rel))
+                .unwrap_or_default()
+                .as_bytes(),
+        );
     }
     h.finish()
-}
-
-fn mtime(meta: &std::fs::Metadata) -> u128 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos())
 }
 
 /// The declarations about `types` in the index at `at`, when it is there
@@ -202,20 +200,17 @@ pub(super) fn build(
     key: u64,
     progress: &mut Progress,
 ) -> Result<()> {
-    let io = |what: &Path, e: std::io::Error| {
-        Error::Usage(format!("evidence index {}: {e}", what.display()))
-    };
     let dir = at.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
     let lock_path = at.with_extension("lock");
-    let lock = File::create(&lock_path).map_err(|e| io(&lock_path, e))?;
-    lock.lock().map_err(|e| io(&lock_path, e))?;
+    let lock = File::create(&lock_path).map_err(io(&lock_path))?;
+    lock.lock().map_err(io(&lock_path))?;
     if read(at, key, &[]).is_some() {
         return Ok(());
     }
     let wrappers = wrappers(tree, files, build, progress)?;
     let scratch = at.with_extension(format!("shards{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).map_err(|e| io(&scratch, e))?;
+    std::fs::create_dir_all(&scratch).map_err(io(&scratch))?;
     let result = walk_and_write(tree, files, build, &wrappers, at, key, &scratch, progress);
     let _ = std::fs::remove_dir_all(&scratch);
     result
@@ -275,16 +270,13 @@ fn walk_and_write(
     scratch: &Path,
     progress: &mut Progress,
 ) -> Result<()> {
-    let io = |what: &Path, e: std::io::Error| {
-        Error::Usage(format!("evidence index {}: {e}", what.display()))
-    };
     let shard_path = |i: usize| scratch.join(format!("{i}.jsonl"));
     let shards: Vec<Mutex<BufWriter<File>>> = (0..SHARDS)
         .map(|i| {
             let p = shard_path(i);
             File::create(&p)
                 .map(|f| Mutex::new(BufWriter::new(f)))
-                .map_err(|e| io(&p, e))
+                .map_err(io(&p))
         })
         .collect::<Result<_>>()?;
     progress.start("index: walking every file", files.len());
@@ -302,7 +294,7 @@ fn walk_and_write(
             }
             for (i, buf) in per.iter().enumerate().filter(|(_, b)| !b.is_empty()) {
                 let mut shard = shards[i].lock().unwrap_or_else(|p| p.into_inner());
-                shard.write_all(buf).map_err(|e| io(&shard_path(i), e))?;
+                shard.write_all(buf).map_err(io(&shard_path(i)))?;
             }
             progress.step();
             Ok((bodies.calls, bodies.defined))
@@ -310,7 +302,7 @@ fn walk_and_write(
         .collect::<Result<_>>()?;
     for (i, shard) in shards.into_iter().enumerate() {
         let mut shard = shard.into_inner().unwrap_or_else(|p| p.into_inner());
-        shard.flush().map_err(|e| io(&shard_path(i), e))?;
+        shard.flush().map_err(io(&shard_path(i)))?;
     }
     progress.done(&format!(
         "index: walked the functions of {} files",
@@ -332,7 +324,7 @@ fn walk_and_write(
     let tmp = at.with_extension(format!("tmp{}", std::process::id()));
     let written = write_parts(&tmp, key, SHARDS, &shard_path, &summary, progress);
     let written = written.and_then(|structs| {
-        std::fs::rename(&tmp, at).map_err(|e| io(at, e))?;
+        std::fs::rename(&tmp, at).map_err(io(at))?;
         Ok(structs)
     });
     if written.is_err() {
@@ -357,9 +349,6 @@ fn write_parts(
     summary: &Summary,
     progress: &Progress,
 ) -> Result<usize> {
-    let io = |what: &Path, e: std::io::Error| {
-        Error::Usage(format!("evidence index {}: {e}", what.display()))
-    };
     let parts: Vec<Vec<(String, Part)>> = (0..shards)
         .into_par_iter()
         .map(|i| {
@@ -368,9 +357,9 @@ fn write_parts(
             parts
         })
         .collect::<Result<_>>()?;
-    let mut out = BufWriter::new(File::create(tmp).map_err(|e| io(tmp, e))?);
-    out.write_all(MAGIC).map_err(|e| io(tmp, e))?;
-    out.write_all(&key.to_le_bytes()).map_err(|e| io(tmp, e))?;
+    let mut out = BufWriter::new(File::create(tmp).map_err(io(tmp))?);
+    out.write_all(MAGIC).map_err(io(tmp))?;
+    out.write_all(&key.to_le_bytes()).map_err(io(tmp))?;
     let mut offset = (MAGIC.len() + 8) as u64;
     let mut table = String::new();
     let mut structs = 0;
@@ -379,17 +368,16 @@ fn write_parts(
             Part::Raw(b) => (b, "raw"),
             Part::Deflated(b) => (b, "deflate"),
         };
-        out.write_all(bytes).map_err(|e| io(tmp, e))?;
+        out.write_all(bytes).map_err(io(tmp))?;
         table.push_str(&format!("{ty}\t{offset}\t{}\t{how}\n", bytes.len()));
         offset += bytes.len() as u64;
         structs += 1;
     }
-    out.write_all(table.as_bytes()).map_err(|e| io(tmp, e))?;
-    out.write_all(&offset.to_le_bytes())
-        .map_err(|e| io(tmp, e))?;
+    out.write_all(table.as_bytes()).map_err(io(tmp))?;
+    out.write_all(&offset.to_le_bytes()).map_err(io(tmp))?;
     out.write_all(&(table.len() as u64).to_le_bytes())
-        .map_err(|e| io(tmp, e))?;
-    out.flush().map_err(|e| io(tmp, e))?;
+        .map_err(io(tmp))?;
+    out.flush().map_err(io(tmp))?;
     Ok(structs)
 }
 
@@ -397,11 +385,10 @@ fn write_parts(
 /// declarations with `summary` applied, in file and line order, as
 /// compressed JSON lines.
 fn shard_parts(path: &Path, summary: &Summary) -> Result<Vec<(String, Part)>> {
-    let io = |e: std::io::Error| Error::Usage(format!("evidence index {}: {e}", path.display()));
-    let file = File::open(path).map_err(io)?;
+    let file = File::open(path).map_err(io(path))?;
     let mut by_type: BTreeMap<String, Vec<Declaration>> = BTreeMap::new();
     for line in BufReader::new(file).lines() {
-        let d: Declaration = serde_json::from_str(&line.map_err(io)?)
+        let d: Declaration = serde_json::from_str(&line.map_err(io(path))?)
             .map_err(|e| Error::Usage(format!("evidence index {}: {e}", path.display())))?;
         by_type.entry(d.ty.clone()).or_default().push(d);
     }
@@ -422,8 +409,8 @@ fn shard_parts(path: &Path, summary: &Summary) -> Result<Vec<(String, Part)>> {
             continue;
         }
         let mut part = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
-        part.write_all(&raw).map_err(io)?;
-        out.push((ty, Part::Deflated(part.finish().map_err(io)?)));
+        part.write_all(&raw).map_err(io(path))?;
+        out.push((ty, Part::Deflated(part.finish().map_err(io(path))?)));
     }
     Ok(out)
 }
