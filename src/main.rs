@@ -14,14 +14,15 @@ use cachelint::commands::ListDepth;
 use cachelint::commands::Plan;
 use cachelint::commands::Rules;
 use cachelint::commands::{
-    self, AssertsOptions, Build, CheckOptions, DiagramOptions, DiffOptions, DraftOptions,
-    FootprintOptions, IndexCache, LayoutOptions, OffsetofOptions, OffsetsOptions, Reading,
-    Selection, Source, SourceRoot, SuggestOptions,
+    self, AssertsOptions, AuditOptions, Build, CheckOptions, DiagramOptions, DiffOptions,
+    DraftOptions, FootprintOptions, IndexCache, LayoutOptions, OffsetofOptions, OffsetsOptions,
+    Reading, Selection, Source, SourceRoot, SuggestOptions,
 };
 use cachelint::commands::{Class, Kind, Severity};
 use cachelint::render::{self, Format, Highlight, Marked, Output, Render, Tone};
 use cachelint::report::Checked;
 use cachelint::report::asserts::AssertsReport;
+use cachelint::report::audit::AuditReport;
 use cachelint::report::diagram::{DiagramReport, Style};
 use cachelint::report::diff::DiffReport;
 use cachelint::report::draft::DraftReport;
@@ -536,7 +537,60 @@ enum Command {
         #[command(flatten)]
         input: InputArgs,
     },
+    /// Find the needless stores of a whole kernel tree: stores on a hot
+    /// path that may write the value already there, so that every CPU
+    /// making them takes a shared cacheline exclusive for nothing.
+    ///
+    /// Reads every file of the tree once into its evidence index (kept in
+    /// the cache directory, as draft --index: about three minutes cold on
+    /// 2 cores, seconds after), then reports, most worth a patch first:
+    /// a constant or another object's member stored with no test of the
+    /// member first (WRITE_ONCE(mm->lru_gen.bitmap, -1)); a
+    /// compare-and-exchange loop whose new value is made from the old
+    /// one and can equal it, with no test that it differs
+    /// (folio_update_gen()'s try_cmpxchg(), set_mask_bits()); a bit set or
+    /// cleared untested. A store is reported when a fast entry point
+    /// (system call, softirq, scheduler, page fault, packet path, block
+    /// I/O, page reclaim) reaches its function through the calls seen,
+    /// and the member is shared: its store is marked or atomic, or some
+    /// function reads it with READ_ONCE or writes it so. Each line says
+    /// the path from the entry point and who else touches the member.
+    /// See docs/audit.md.
+    #[command(after_help = AUDIT_EXAMPLES)]
+    Audit {
+        /// The build the tree was compiled to (FILE or NAME=FILE): member
+        /// accesses are resolved through its types.
+        #[arg(required = true, value_name = "BUILD")]
+        builds: Vec<String>,
+        /// The kernel source tree to audit.
+        #[arg(long, value_name = "DIR", required = true)]
+        source_tree: PathBuf,
+        /// Read arch/ARCH and no other machine's code under arch/
+        /// (default: the build's machine).
+        #[arg(long, value_name = "ARCH")]
+        arch: Option<String>,
+        /// Report only stores in files under PATH (relative to the tree;
+        /// repeatable). The whole tree is still read: who calls a
+        /// function and who shares a member are everywhere.
+        #[arg(long, value_name = "PATH")]
+        under: Vec<PathBuf>,
+        /// Report at most N stores, the most worth a patch (0: all).
+        #[arg(long, value_name = "N", default_value_t = 50)]
+        top: usize,
+        /// Output format.
+        #[arg(long, default_value = "text", value_parser = formats::<AuditReport>())]
+        format: Format,
+        #[command(flatten)]
+        input: InputArgs,
+    },
 }
+
+const AUDIT_EXAMPLES: &str = "Examples:
+  cachelint audit --source-tree ~/linux vmlinux
+  cachelint audit --source-tree ~/linux --under mm --under include/linux/mm_types.h vmlinux
+  cachelint audit --source-tree ~/linux --top 0 --format json vmlinux > stores.json
+
+Exit codes: 0 the audit ran (findings or not), 2 usage or input error.";
 
 const ASSERTS_EXAMPLES: &str = "Examples:
   cachelint asserts --rules net_cachelines/tcp_sock.rst vmlinux tcp_sock
@@ -1221,6 +1275,29 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 |r| opts.want(r),
             )?;
             render::output(&commands::asserts(&run, &opts)?, format, "asserts")
+        }
+        Command::Audit {
+            builds,
+            source_tree,
+            arch,
+            under,
+            top,
+            format,
+            input,
+        } => {
+            input.refuse_perf("audit")?;
+            let opts = AuditOptions {
+                source_tree,
+                arch,
+                under,
+                top,
+            };
+            let builds = builds
+                .iter()
+                .map(|b| build_arg(b, After::Only("the tree is --source-tree DIR")))
+                .collect::<cachelint::error::Result<Vec<_>>>()?;
+            let run = open(Vec::new(), builds, input, |r| opts.want(r))?;
+            render::output(&commands::audit(&run, &opts)?, format, "audit")
         }
     }
 }

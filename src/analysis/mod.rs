@@ -11,6 +11,7 @@ pub mod explain;
 pub mod findings;
 pub mod footprint;
 pub(crate) mod members;
+pub(crate) mod needless;
 pub(crate) mod placement;
 pub(crate) mod ranges;
 pub(crate) mod validate;

@@ -105,7 +105,9 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
     }
     let declarations: Vec<Declaration> = match &opts.source_tree {
         Some(tree) => {
-            let d = run.declarations(tree, &wanted, opts.arch.as_deref(), opts.index)?;
+            let mut d = run.declarations(tree, &wanted, opts.arch.as_deref(), opts.index)?;
+            // Needless stores are audit's: a draft classes members.
+            d.retain(|d| !matches!(d.said, Said::Needless(_)));
             // Of a kernel tree's arch/, only one machine is read.
             let arch = opts
                 .arch

@@ -14,6 +14,7 @@
 //! [`crate::render`]; a variant of `Command` in `main.rs`.
 
 mod asserts;
+mod audit;
 mod check;
 mod diagram;
 mod diff;
@@ -30,6 +31,7 @@ pub use crate::plan::Plan;
 pub use crate::rules::{Class, Kind, Rules, Severity};
 pub use crate::run::{DEFAULT_WIDTH, MIN_WIDTH, Selection};
 pub use asserts::{AssertsOptions, asserts};
+pub use audit::{AuditOptions, audit};
 pub use check::{CheckOptions, check};
 pub use diagram::{DiagramOptions, diagram};
 pub use diff::{DiffOptions, diff};

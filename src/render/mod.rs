@@ -9,6 +9,7 @@
 //! [`Render::FORMATS`]); the command line offers it from there.
 
 mod asserts;
+mod audit;
 pub(crate) mod cdecl;
 mod check;
 mod diagnostics;

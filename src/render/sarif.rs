@@ -22,8 +22,23 @@ pub fn report(report: &Report) -> Value {
         })
         .collect();
     let results: Vec<Value> = report.findings.iter().map(result).collect();
-    let notes: Vec<Value> = report
-        .notes
+    log(
+        rules,
+        results,
+        &report.notes,
+        json!({ "summary": report.summary }),
+    )
+}
+
+/// A SARIF log of one run of cachelint: its rules, its results, its notes
+/// as tool notifications, and the run's properties.
+pub(crate) fn log(
+    rules: Vec<Value>,
+    results: Vec<Value>,
+    notes: &[String],
+    properties: Value,
+) -> Value {
+    let notes: Vec<Value> = notes
         .iter()
         .map(|n| json!({ "level": "note", "message": { "text": n } }))
         .collect();
@@ -41,7 +56,7 @@ pub fn report(report: &Report) -> Value {
                 "executionSuccessful": true,
                 "toolExecutionNotifications": notes,
             }],
-            "properties": { "summary": report.summary },
+            "properties": properties,
         }],
     })
 }

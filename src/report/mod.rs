@@ -12,6 +12,7 @@ use crate::rules::{Kind, Severity};
 pub use elements::Elements;
 
 pub mod asserts;
+pub mod audit;
 pub mod cross_line;
 pub mod diagram;
 pub mod diff;

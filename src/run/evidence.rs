@@ -84,18 +84,44 @@ impl Run {
         arch: Option<&str>,
         index: bool,
     ) -> Result<Vec<Declaration>> {
+        self.reading_source(arch, |resolver, arch, opened| {
+            let index = match index {
+                true => Some(self.evidence_index(opened)?),
+                false => None,
+            };
+            source::declarations(tree, types, resolver, arch, index.as_ref())
+        })
+    }
+
+    /// The needless-store candidates of the whole of `tree` with every
+    /// declaration about their members (see
+    /// [`source::needless_stores`]), from the tree's evidence index,
+    /// read as [`Run::declarations`] reads.
+    pub(crate) fn needless_stores(
+        &self,
+        tree: &Path,
+        arch: Option<&str>,
+    ) -> Result<Vec<Declaration>> {
+        self.reading_source(arch, |resolver, arch, opened| {
+            source::needless_stores(tree, resolver, arch, &self.evidence_index(opened)?)
+        })
+    }
+
+    /// `read` given what a source tree is read with: the first build's
+    /// types (and its member map) to resolve accesses, the machine whose
+    /// `arch/` to read (`arch`, else the first build's), and the build.
+    fn reading_source<T>(
+        &self,
+        arch: Option<&str>,
+        read: impl FnOnce(&Resolver<'_>, Option<&str>, &super::Opened) -> Result<T>,
+    ) -> Result<T> {
         let opened = self.first()?;
-        let arch = arch.or(opened.abi.arch);
         let first = self.view(opened)?;
         let resolver = Resolver {
             names: Names::of(first.table()),
             members: opened.member_types.as_ref(),
         };
-        let index = match index {
-            true => Some(self.evidence_index(opened)?),
-            false => None,
-        };
-        source::declarations(tree, types, &resolver, arch, index.as_ref())
+        read(&resolver, arch.or(opened.abi.arch), opened)
     }
 
     /// Where `--index` keeps the evidence index of a tree read through
@@ -104,8 +130,8 @@ impl Run {
     fn evidence_index(&self, opened: &super::Opened) -> Result<IndexAt> {
         let IndexCache::Dir { dir, .. } = &self.reading.index else {
             return Err(Error::Usage(
-                "--index keeps the tree's evidence index in the cache directory: \
-                 drop --no-cache, or set CACHELINT_CACHE_DIR"
+                "the tree's evidence index is kept in the cache directory (draft \
+                 --index, audit): drop --no-cache, or set CACHELINT_CACHE_DIR"
                     .into(),
             ));
         };

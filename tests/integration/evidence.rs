@@ -723,7 +723,7 @@ fn a_draft_from_the_evidence_index_is_the_direct_draft_and_needs_the_cache() {
     let (code, _, err) = cachelint(&no_cache);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("--index keeps the tree's evidence index in the cache directory"),
+        err.contains("the tree's evidence index is kept in the cache directory"),
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&cache);

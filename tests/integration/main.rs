@@ -11,6 +11,7 @@
 mod common;
 
 mod asserts;
+mod audit;
 mod btf;
 mod check;
 mod cli;

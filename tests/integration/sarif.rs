@@ -162,6 +162,26 @@ fn sarif_output_validates_against_the_oasis_schema() {
         assert_ne!(&bad, good, "{what}: the mutation changed nothing");
         assert!(!errors(&validator, &bad).is_empty(), "{what}: accepted");
     }
+    // audit's needless stores, on its fixture tree.
+    let cache = std::env::temp_dir().join(format!("cachelint-sarif-audit-{}", std::process::id()));
+    let tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/audit");
+    let ring = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/perf/ring");
+    let (code, out, err) = common::cachelint_with_env(
+        &[("CACHELINT_CACHE_DIR", cache.as_os_str())],
+        &[
+            "audit",
+            "--format",
+            "sarif",
+            "--source-tree",
+            tree.to_str().unwrap(),
+            ring.to_str().unwrap(),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&cache);
+    assert_eq!(code, 0, "{err}");
+    let audit: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(errors(&validator, &audit), Vec::<String>::new(), "audit");
+    assert_eq!(results(&audit), 3, "{out}");
     let total: usize = runs.iter().map(|(_, d)| results(d)).sum();
     eprintln!(
         "sarif: {} documents, {total} results, valid; 5 mutations rejected",

@@ -15,6 +15,7 @@ use std::process::Command;
 mod common;
 
 mod asserts;
+mod audit;
 mod btf;
 mod check;
 mod evidence;

@@ -29,6 +29,10 @@ pub(crate) struct Call {
     pub(crate) passed: Vec<Passed>,
     /// The caller runs on the control path (see [`super::Role::Control`]).
     pub(crate) control: bool,
+    /// Not a call: the caller names the function as a value (`.rmap_one
+    /// = folio_referenced_one`), to be called through the pointer later,
+    /// with locks and arguments nobody sees here. For reach only.
+    pub(crate) pointer: bool,
 }
 
 /// What an argument of a call passes.
@@ -69,7 +73,7 @@ pub(super) fn sites<'c>(
 ) -> HashMap<&'c str, Vec<&'c Call>> {
     let mut sites: HashMap<&str, Vec<&Call>> = HashMap::new();
     for c in calls {
-        if defined.get(&c.callee) == Some(&1) && c.callee != c.caller {
+        if defined.get(&c.callee) == Some(&1) && c.callee != c.caller && !c.pointer {
             sites.entry(c.callee.as_str()).or_default().push(c);
         }
     }
@@ -177,6 +181,7 @@ mod tests {
             held: held.iter().map(|l| lock(l)).collect(),
             passed: Vec::new(),
             control: false,
+            pointer: false,
         }
     }
 

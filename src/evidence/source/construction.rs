@@ -73,6 +73,7 @@ mod tests {
             held: Vec::new(),
             passed: passed.to_vec(),
             control: false,
+            pointer: false,
         }
     }
 

@@ -124,6 +124,20 @@ pub(super) fn key(tree: &Path, files: &[PathBuf], arch: Option<&str>, at: &Index
 /// The declarations about `types` in the index at `at`, when it is there
 /// and carries `key`; `None` when it is missing, stale or unreadable.
 pub(super) fn read(at: &Path, key: u64, types: &[String]) -> Option<Vec<Declaration>> {
+    scan(at, key, Wanted::Only(types), &|_| true)
+}
+
+/// Is the index at `at` there, and does it carry `key`?
+pub(super) fn fresh(at: &Path, key: u64) -> bool {
+    table(at, key).is_some()
+}
+
+/// Where each struct's part is in an index: (struct, offset, length,
+/// how stored), and where the table starts.
+type Table = (Vec<(String, u64, u64, String)>, u64);
+
+/// The table of the index at `at`, when it is there and carries `key`.
+fn table(at: &Path, key: u64) -> Option<Table> {
     let mut file = File::open(at).ok()?;
     let mut head = [0u8; MAGIC.len() + 8];
     file.read_exact(&mut head).ok()?;
@@ -140,51 +154,92 @@ pub(super) fn read(at: &Path, key: u64, types: &[String]) -> Option<Vec<Declarat
         return None;
     }
     file.seek(SeekFrom::Start(table_at)).ok()?;
-    let mut table = String::new();
-    (&mut file)
-        .take(table_len)
-        .read_to_string(&mut table)
-        .ok()?;
-    let mut out = Vec::new();
-    for line in table.lines() {
+    let mut text = String::new();
+    (&mut file).take(table_len).read_to_string(&mut text).ok()?;
+    let mut parts = Vec::new();
+    for line in text.lines() {
         let mut fields = line.split('\t');
         let (Some(ty), Some(at), Some(n), Some(how)) =
             (fields.next(), fields.next(), fields.next(), fields.next())
         else {
             return None;
         };
-        if !types.iter().any(|t| t == ty) {
-            continue;
-        }
         let (at, n): (u64, u64) = (at.parse().ok()?, n.parse().ok()?);
         if n > MAX_PART_BYTES || at.checked_add(n)? > table_at {
             return None;
         }
-        file.seek(SeekFrom::Start(at)).ok()?;
-        let stored = (&mut file).take(n);
-        let part: Box<dyn Read + '_> = match how {
-            "raw" => Box::new(stored),
-            "deflate" => Box::new(flate2::read::DeflateDecoder::new(stored)),
-            _ => return None,
-        };
-        for line in BufReader::new(part).lines() {
-            let mut d: Declaration = serde_json::from_str(&line.ok()?).ok()?;
-            project(&mut d, types);
-            out.push(d);
-        }
+        parts.push((ty.to_owned(), at, n, how.to_owned()));
+    }
+    Some((parts, table_at))
+}
+
+/// The declarations about the `wanted` structs in the index at `at`
+/// whose stored line `keep` accepts (a cheap test before the line is
+/// parsed), when it is there and carries `key`; `None` when it is
+/// missing, stale or unreadable. Parts are read in parallel.
+pub(super) fn scan(
+    at: &Path,
+    key: u64,
+    wanted: Wanted<'_>,
+    keep: &(dyn Fn(&str) -> bool + Sync),
+) -> Option<Vec<Declaration>> {
+    let (parts, _) = table(at, key)?;
+    let parts: Vec<_> = parts
+        .into_iter()
+        .filter(|(ty, ..)| wanted.contains(ty))
+        .collect();
+    let chunks: Vec<Option<Vec<Declaration>>> = parts
+        .par_chunks(256)
+        .map(|chunk| {
+            let mut file = File::open(at).ok()?;
+            let mut out = Vec::new();
+            for (_, offset, n, how) in chunk {
+                file.seek(SeekFrom::Start(*offset)).ok()?;
+                let stored = (&mut file).take(*n);
+                let part: Box<dyn Read + '_> = match how.as_str() {
+                    "raw" => Box::new(stored),
+                    "deflate" => Box::new(flate2::read::DeflateDecoder::new(stored)),
+                    _ => return None,
+                };
+                for line in BufReader::new(part).lines() {
+                    let line = line.ok()?;
+                    if !keep(&line) {
+                        continue;
+                    }
+                    let mut d: Declaration = serde_json::from_str(&line).ok()?;
+                    project(&mut d, wanted);
+                    out.push(d);
+                }
+            }
+            Some(out)
+        })
+        .collect();
+    let mut out: Vec<Declaration> = Vec::new();
+    for c in chunks {
+        out.extend(c?);
     }
     out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     Some(out)
 }
 
+/// The struct and member path a stored line is about, read off its
+/// start (`{"ty":"sock","path":"sk_napi_id",...`) without parsing it.
+pub(super) fn ty_path(line: &str) -> Option<(&str, &str)> {
+    let rest = line.strip_prefix("{\"ty\":\"")?;
+    let (ty, rest) = rest.split_once('"')?;
+    let rest = rest.strip_prefix(",\"path\":\"")?;
+    let (path, _) = rest.split_once('"')?;
+    Some((ty, path))
+}
+
 /// A lock held at a write, as a reading about `types` names it: of the
 /// structs its expression goes through, the first of them (see
 /// [`super::lock_member`]).
-fn project(d: &mut Declaration, types: &[String]) {
+fn project(d: &mut Declaration, wanted: Wanted<'_>) {
     if let Said::Written(_, held) = &mut d.said {
         for h in held {
             if !h.chain.is_empty() {
-                h.member = super::lock_member(&h.chain, |ty| types.iter().any(|t| t == ty));
+                h.member = super::lock_member(&h.chain, |ty| wanted.contains(ty));
             }
         }
     }
@@ -205,7 +260,7 @@ pub(super) fn build(
     let lock_path = at.with_extension("lock");
     let lock = File::create(&lock_path).map_err(io(&lock_path))?;
     lock.lock().map_err(io(&lock_path))?;
-    if read(at, key, &[]).is_some() {
+    if fresh(at, key) {
         return Ok(());
     }
     let wrappers = wrappers(tree, files, build, progress)?;

@@ -43,6 +43,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 pub use index::IndexAt;
+
 pub use placement::Site;
 use wrappers::Wrappers;
 
@@ -181,6 +182,56 @@ pub enum Said {
     /// Where its objects are put: a slab cache, a `kmalloc`, per-CPU data,
     /// a static object (said of the struct, `path` empty).
     Placed(Site),
+    /// A store that may write the value already there, so the line is
+    /// taken exclusive for nothing (see [`Needless`]).
+    Needless(Needless),
+}
+
+/// A store made whatever the member holds: no test of the same member
+/// before it, so when the value is usually already there every CPU that
+/// makes it takes the line exclusive, and the readers lose it, for no
+/// change.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Needless {
+    /// What kind of store.
+    pub kind: Store,
+    /// The operator or call that stores (`=`, `WRITE_ONCE`, `try_cmpxchg`,
+    /// `set_bit`).
+    pub how: String,
+    /// The value stored, as written (the new value of an exchange, the
+    /// bit of a bit operation).
+    pub value: String,
+    /// A test of the member comes first (`if (READ_ONCE(x->f) != v)`):
+    /// no needless store, but a value stored there, which says whether
+    /// the member holds one value or changes state.
+    #[serde(default)]
+    pub tested: bool,
+    /// The calls from a fast entry point down to the storing function,
+    /// when one reaches it (`__schedule`, `context_switch`,
+    /// `lru_gen_use_mm`): filled from the calls seen, see [`reach`].
+    #[serde(default)]
+    pub path: Vec<String>,
+}
+
+/// The kinds of store [`Needless`] names.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub enum Store {
+    /// A constant stored (`WRITE_ONCE(mm->lru_gen.bitmap, -1)`): the
+    /// same value every time.
+    Constant,
+    /// A compare-and-exchange loop whose new value is made from the old
+    /// one and can equal it, with no test that it differs
+    /// (`try_cmpxchg(&folio->flags, &old, new)` after `new = old & ~m`,
+    /// `set_mask_bits()`): a locked write of what was read.
+    Exchange,
+    /// Another object's member copied (`WRITE_ONCE(sk->sk_napi_id,
+    /// skb->napi_id)`): usually the same value as last time.
+    Copy,
+    /// An atomic or plain bit set or cleared (`set_bit`, `__clear_bit`)
+    /// with no test of the bit first.
+    Bit,
 }
 
 /// Where a write or read is made, as the kernel means it.
@@ -287,30 +338,11 @@ pub fn declarations(
     arch: Option<&str>,
     index: Option<&IndexAt>,
 ) -> Result<Vec<Declaration>> {
-    if !tree.is_dir() {
-        return Err(Error::Usage(format!(
-            "--source-tree {}: not a directory",
-            tree.display()
-        )));
-    }
-    if let Some(arch) = arch {
-        check_arch(tree, arch)?;
-    }
-    let files = c_files(tree, arch)?;
+    let files = tree_files(tree, arch)?;
     let mut progress = progress::Progress::for_tree(files.len());
     if let Some(index_at) = index {
-        let at = index::path(&index_at.dir, tree, arch);
-        let key = index::key(tree, &files, arch, index_at);
-        if let Some(found) = index::read(&at, key, types) {
-            return Ok(found);
-        }
-        index::build(tree, &files, build, &at, key, &mut progress)?;
-        return index::read(&at, key, types).ok_or_else(|| {
-            Error::Usage(format!(
-                "evidence index {}: written, then unreadable",
-                at.display()
-            ))
-        });
+        let (at, key) = ready_index(tree, &files, build, arch, index_at, &mut progress)?;
+        return index::read(&at, key, types).ok_or_else(|| unreadable(&at));
     }
     progress.start(&format!("scanning for {}", types.join(", ")), files.len());
     // A file that never spells the type (`struct file`, a typedef of it)
@@ -353,6 +385,71 @@ pub fn declarations(
         build,
         &mut progress,
     ))
+}
+
+/// The evidence index of `files` of `tree` for `arch` kept as `index_at`
+/// says, built first when it is missing or stale: its path and key.
+fn ready_index(
+    tree: &Path,
+    files: &[PathBuf],
+    build: &dyn Types,
+    arch: Option<&str>,
+    index_at: &IndexAt,
+    progress: &mut progress::Progress,
+) -> Result<(PathBuf, u64)> {
+    let at = index::path(&index_at.dir, tree, arch);
+    let key = index::key(tree, files, arch, index_at);
+    if !index::fresh(&at, key) {
+        index::build(tree, files, build, &at, key, progress)?;
+    }
+    Ok((at, key))
+}
+
+/// An index just written that cannot be read back.
+fn unreadable(at: &Path) -> Error {
+    Error::Usage(format!(
+        "evidence index {}: written, then unreadable",
+        at.display()
+    ))
+}
+
+/// The needless-store candidates of the whole of `tree` (see [`Needless`]),
+/// with every other declaration about the members they store to (who
+/// else reads and writes them, and how): from the tree's evidence index,
+/// built first when it is missing or stale.
+pub fn needless_stores(
+    tree: &Path,
+    build: &dyn Types,
+    arch: Option<&str>,
+    index_at: &IndexAt,
+) -> Result<Vec<Declaration>> {
+    let files = tree_files(tree, arch)?;
+    let mut progress = progress::Progress::for_tree(files.len());
+    let (at, key) = ready_index(tree, &files, build, arch, index_at, &mut progress)?;
+    let needless = |line: &str| line.contains("\"Needless\"");
+    let mut found = index::scan(&at, key, Wanted::All, &needless).ok_or_else(|| unreadable(&at))?;
+    let members: std::collections::HashSet<(String, String)> = found
+        .iter()
+        .map(|d| (d.ty.clone(), d.path.clone()))
+        .collect();
+    let mut types: Vec<String> = members.iter().map(|(ty, _)| ty.clone()).collect();
+    types.sort();
+    types.dedup();
+    let about = |line: &str| {
+        !needless(line)
+            && index::ty_path(line)
+                .is_some_and(|(ty, path)| members.contains(&(ty.to_owned(), path.to_owned())))
+    };
+    let others =
+        index::scan(&at, key, Wanted::Only(&types), &about).ok_or_else(|| unreadable(&at))?;
+    progress.done(&format!(
+        "index: {} needless-store candidates on {} members of {} structs",
+        found.len(),
+        members.len(),
+        types.len()
+    ));
+    found.extend(others);
+    Ok(found)
 }
 
 /// Does `text` name what `finder` looks for (`struct rq`, `pg_data_t`) as
@@ -480,6 +577,21 @@ fn wrappers_in(text: &str, build: &dyn Types, known: &Wrappers) -> Wrappers {
         return Wrappers::default();
     }
     walk::functions(text, Path::new(""), Wanted::Only(&[]), build, known).wrappers
+}
+
+/// The C files of source tree `tree` (see [`c_files`]); an error when it
+/// is no directory or lacks `arch/ARCH`.
+fn tree_files(tree: &Path, arch: Option<&str>) -> Result<Vec<PathBuf>> {
+    if !tree.is_dir() {
+        return Err(Error::Usage(format!(
+            "--source-tree {}: not a directory",
+            tree.display()
+        )));
+    }
+    if let Some(arch) = arch {
+        check_arch(tree, arch)?;
+    }
+    c_files(tree, arch)
 }
 
 /// An error unless `tree` has `arch/ARCH` (when it has `arch/` at all: a

@@ -45,14 +45,34 @@ pub(crate) fn entry_kind(name: &str) -> Option<&'static str> {
         "do_page_fault",
         "handle_pte_fault",
     ];
-    const NETWORK: [&str; 5] = [
+    // With the protocols' receive handlers, which the packet path calls
+    // through pointers (a packet_type's func, a net_protocol's handler).
+    const NETWORK: [&str; 12] = [
         "__dev_queue_xmit",
         "dev_queue_xmit",
         "__netif_receive_skb_core",
         "netif_receive_skb",
         "napi_gro_receive",
+        "ip_rcv",
+        "ipv6_rcv",
+        "ip_local_deliver",
+        "tcp_v4_rcv",
+        "tcp_v6_rcv",
+        "udp_rcv",
+        "udpv6_rcv",
     ];
     const BLOCK: [&str; 3] = ["blk_mq_submit_bio", "submit_bio", "blk_mq_complete_request"];
+    // Page reclaim's loops over folios and page tables: kswapd and direct
+    // reclaim, eviction, and the multi-gen LRU's aging walk.
+    const RECLAIM: [&str; 7] = [
+        "kswapd",
+        "balance_pgdat",
+        "try_to_free_pages",
+        "shrink_node",
+        "shrink_folio_list",
+        "evict_folios",
+        "try_to_inc_max_seq",
+    ];
     let syscall = [
         "sys_",
         "__x64_sys_",
@@ -74,22 +94,50 @@ pub(crate) fn entry_kind(name: &str) -> Option<&'static str> {
         "packet transmit and receive"
     } else if BLOCK.contains(&name) {
         "block I/O"
+    } else if RECLAIM.contains(&name) {
+        "page reclaim"
     } else {
         return None;
     })
 }
 
+/// How a fast entry point reaches a function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Reached {
+    /// The nearest entry point, in words (`the scheduler (__schedule)`).
+    pub(super) entry: String,
+    /// The function that calls it on the way; none for the entry point.
+    pub(super) caller: Option<String>,
+}
+
+/// The calls from the entry point that reaches `function` down to it
+/// (`__schedule`, `context_switch`, `lru_gen_use_mm`); empty when none
+/// does.
+pub(super) fn path(reached: &HashMap<String, Reached>, function: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at = Some(function);
+    while let Some(f) = at.filter(|_| out.len() <= MAX_DEPTH) {
+        let Some(r) = reached.get(f) else {
+            return Vec::new();
+        };
+        out.push(f.to_owned());
+        at = r.caller.as_deref();
+    }
+    out.reverse();
+    out
+}
+
 /// Per function reached from a fast entry point through `calls` (at most
-/// [`MAX_DEPTH`] calls down), the nearest such entry point, in words
-/// (`the scheduler (__schedule)`); an entry point reaches itself.
-pub(super) fn reached(calls: &[Call]) -> HashMap<String, String> {
+/// [`MAX_DEPTH`] calls down), the nearest such entry point and the caller
+/// on the way; an entry point reaches itself.
+pub(super) fn reached(calls: &[Call]) -> HashMap<String, Reached> {
     let mut callees: HashMap<&str, Vec<&str>> = HashMap::new();
     // The control path (an ioctl, a netlink handler) is no fast path,
     // whoever calls it.
     for c in calls.iter().filter(|c| !c.control) {
         callees.entry(&c.caller).or_default().push(&c.callee);
     }
-    let mut out: HashMap<String, String> = HashMap::new();
+    let mut out: HashMap<String, Reached> = HashMap::new();
     let mut queue: VecDeque<(&str, usize)> = VecDeque::new();
     let mut names: Vec<&str> = calls
         .iter()
@@ -102,17 +150,29 @@ pub(super) fn reached(calls: &[Call]) -> HashMap<String, String> {
     names.dedup();
     for name in names {
         let kind = entry_kind(name).expect("filtered");
-        out.insert(name.to_owned(), format!("{kind} ({name})"));
+        out.insert(
+            name.to_owned(),
+            Reached {
+                entry: format!("{kind} ({name})"),
+                caller: None,
+            },
+        );
         queue.push_back((name, 0));
     }
     while let Some((f, depth)) = queue.pop_front() {
         if depth >= MAX_DEPTH {
             continue;
         }
-        let from = out[f].clone();
+        let entry = out[f].entry.clone();
         for &callee in callees.get(f).into_iter().flatten() {
             if !out.contains_key(callee) {
-                out.insert(callee.to_owned(), from.clone());
+                out.insert(
+                    callee.to_owned(),
+                    Reached {
+                        entry: entry.clone(),
+                        caller: Some(f.to_owned()),
+                    },
+                );
                 queue.push_back((callee, depth + 1));
             }
         }
@@ -125,7 +185,7 @@ pub(super) fn reached(calls: &[Call]) -> HashMap<String, String> {
 pub(super) fn callers(calls: &[Call]) -> HashMap<&str, usize> {
     let mut pairs: Vec<(&str, &str)> = calls
         .iter()
-        .filter(|c| c.caller != c.callee && !c.control)
+        .filter(|c| c.caller != c.callee && !c.control && !c.pointer)
         .map(|c| (c.callee.as_str(), c.caller.as_str()))
         .collect();
     pairs.sort_unstable();
@@ -148,6 +208,7 @@ mod tests {
             held: Vec::new(),
             passed: Vec::new(),
             control: false,
+            pointer: false,
         }
     }
 
@@ -165,9 +226,14 @@ mod tests {
         twice.push(call("sys_brk", "context_switch"));
         twice.push(call("sys_brk", "context_switch"));
         assert_eq!(callers(&twice)["context_switch"], 2);
-        assert_eq!(r["switch_mm_irqs_off"], "the scheduler (__schedule)");
-        assert_eq!(r["do_brk_flags"], "a system call (sys_brk)");
-        assert_eq!(r["__schedule"], "the scheduler (__schedule)");
+        assert_eq!(r["switch_mm_irqs_off"].entry, "the scheduler (__schedule)");
+        assert_eq!(r["do_brk_flags"].entry, "a system call (sys_brk)");
+        assert_eq!(r["__schedule"].entry, "the scheduler (__schedule)");
+        assert_eq!(
+            path(&r, "switch_mm_irqs_off"),
+            ["__schedule", "context_switch", "switch_mm_irqs_off"]
+        );
+        assert!(path(&r, "sync_runqueues_membarrier_state").is_empty());
         assert!(!r.contains_key("sync_runqueues_membarrier_state"));
         // Deeper than MAX_DEPTH: not reached.
         let chain: Vec<Call> = (0..=MAX_DEPTH)

@@ -9,13 +9,13 @@
 use std::collections::{HashMap, HashSet};
 
 use super::callers::{self, Call, Under};
-use super::{Declaration, construction, reach};
+use super::{Declaration, Said, construction, reach};
 
 /// Per function, what its callers say of it.
 pub(super) struct Summary {
     under: HashMap<String, Under>,
     built: HashSet<(String, usize)>,
-    reached: HashMap<String, String>,
+    reached: HashMap<String, reach::Reached>,
     callers: HashMap<String, usize>,
 }
 
@@ -36,13 +36,16 @@ impl Summary {
 
     /// Applies it to declarations: the callers' locks on writes,
     /// construction on accesses through a built parameter, the entry point
-    /// and callers of each function.
+    /// and callers of each function, and the path to a needless store.
     pub(super) fn apply(&self, declarations: &mut [Declaration]) {
         callers::add_callers_locks(declarations, &self.under);
         construction::mark_built_by_callers(declarations, &self.built);
         for d in declarations {
             if let Some(f) = &d.function {
-                d.entry = self.reached.get(f).cloned();
+                d.entry = self.reached.get(f).map(|r| r.entry.clone());
+                if let Said::Needless(n) = &mut d.said {
+                    n.path = reach::path(&self.reached, f);
+                }
                 d.callers = self.callers.get(f.as_str()).copied().unwrap_or(0);
             }
         }

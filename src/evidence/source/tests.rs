@@ -17,8 +17,16 @@ impl Types for NoTypes {
 }
 
 /// The declarations of the function bodies of `code` (file `file`)
-/// about `types`, no wrapper known.
+/// about `types`, no wrapper known, but the needless-store candidates
+/// (see [`stores`]).
 fn read(code: &str, file: &str, types: &[String]) -> Vec<Declaration> {
+    let mut out = stores(code, file, types);
+    out.retain(|d| !matches!(d.said, Said::Needless(_)));
+    out
+}
+
+/// [`read`], with the needless-store candidates.
+fn stores(code: &str, file: &str, types: &[String]) -> Vec<Declaration> {
     functions(
         code,
         Path::new(file),
@@ -156,7 +164,7 @@ fn a_headers_lock_wrappers_take_and_release_their_arguments_lock() {
     // one after is not; the wrapper is the lock's taker.
     let code = "void set(struct mm_struct *mm, void *f)\n{\n\tmmap_write_lock(mm);\n\trcu_assign_pointer(mm->exe_file, f);\n\tmmap_write_unlock(mm);\n\tmm->flags = 0;\n}\n";
     let types = ["mm_struct".to_owned()];
-    let got = functions(
+    let mut got = functions(
         code,
         Path::new("fork.c"),
         Wanted::Only(&types),
@@ -164,6 +172,7 @@ fn a_headers_lock_wrappers_take_and_release_their_arguments_lock() {
         &wrappers,
     )
     .declarations;
+    got.retain(|d| !matches!(d.said, Said::Needless(_)));
     let said: Vec<String> = got
         .iter()
         .map(|d| format!("{}:{} {:?}", d.line, d.path, d.said))
@@ -276,7 +285,9 @@ fn read_net(code: &str, file: &str) -> Vec<Declaration> {
     ]
     .map(String::from)
     .into();
-    read_all(&[(Path::new(file), code)], &types, &Net)
+    let mut out = read_all(&[(Path::new(file), code)], &types, &Net);
+    out.retain(|d| !matches!(d.said, Said::Needless(_)));
+    out
 }
 
 fn said(ds: &[Declaration], ty: &str, path: &str) -> Vec<(Said, Role, String)> {
@@ -485,4 +496,109 @@ fn reads_of_another_cpus_per_cpu_object_are_remote() {
     assert!(!remote("rq", "nr_running", "mine"), "this CPU's own");
     assert!(remote("softnet_data", "processed", "backlog"));
     assert!(!remote("rq", "nr_switches", "again"), "reassigned");
+}
+
+/// The needless-store candidates `code` has about `types`, as
+/// `function: struct.path kind how value`.
+fn needless(code: &str, types: &[&str]) -> Vec<String> {
+    let types: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+    stores(code, "n.c", &types)
+        .into_iter()
+        .filter_map(|d| match d.said {
+            Said::Needless(n) if !n.tested => Some(format!(
+                "{}: {}.{} {:?} {} {}",
+                d.function.unwrap_or_default(),
+                d.ty,
+                d.path,
+                n.kind,
+                n.how,
+                n.value
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_constant_stored_with_no_test_first_is_a_needless_store_and_a_tested_one_is_not() {
+    let before = "static inline void lru_gen_use_mm(struct mm_struct *mm)\n{\n\tWRITE_ONCE(mm->lru_gen.bitmap, -1);\n}\n";
+    assert_eq!(
+        needless(before, &["mm_struct"]),
+        ["lru_gen_use_mm: mm_struct.lru_gen.bitmap Constant WRITE_ONCE -1"]
+    );
+    // The seed's patch 1.
+    let after = "static inline void lru_gen_use_mm(struct mm_struct *mm)\n{\n\tif (READ_ONCE(mm->lru_gen.bitmap) != -1UL)\n\t\tWRITE_ONCE(mm->lru_gen.bitmap, -1UL);\n}\n";
+    assert!(needless(after, &["mm_struct"]).is_empty());
+    // Still said, tested: a value the member is given.
+    let said = stores(after, "n.c", &["mm_struct".to_owned()]);
+    assert!(
+        said.iter()
+            .any(|d| matches!(&d.said, Said::Needless(n) if n.tested && n.value == "-1UL")),
+        "{said:?}"
+    );
+    // A test before, through a variable read from the member, or one that
+    // leaves early.
+    let copy = "void f(struct s *p)\n{\n\tunsigned long old = READ_ONCE(p->m);\n\tif (old == FLAG)\n\t\treturn;\n\tp->m = FLAG;\n}\n";
+    assert!(needless(copy, &["s"]).is_empty());
+    // Plain stores of constants too, and of the names of constants.
+    let plain = "void f(struct s *p)\n{\n\tp->m = 0;\n\tp->n = TASK_RUNNING;\n\tp->o = v;\n\tp->q = jiffies;\n}\n";
+    assert_eq!(
+        needless(plain, &["s"]),
+        ["f: s.m Constant = 0", "f: s.n Constant = TASK_RUNNING"]
+    );
+}
+
+#[test]
+fn a_store_to_an_object_on_the_stack_or_being_built_is_no_needless_store() {
+    let code = "void f(void)\n{\n\tstruct s local;\n\tstruct s *p = kzalloc(sizeof(*p), GFP_KERNEL);\n\tlocal.m = 0;\n\tp->m = 0;\n}\n";
+    assert!(needless(code, &["s"]).is_empty());
+}
+
+#[test]
+fn another_objects_member_copied_with_no_test_is_a_needless_store() {
+    // 5.10's include/net/busy_poll.h, and 2b13af8ade38's fix.
+    let before = "static inline void sk_mark_napi_id(struct sock *sk, const struct sk_buff *skb)\n{\n\tWRITE_ONCE(sk->sk_napi_id, skb->napi_id);\n\tsk_rx_queue_set(sk, skb);\n}\n";
+    assert_eq!(
+        needless(before, &["sock", "sk_buff"]),
+        ["sk_mark_napi_id: sock.sk_napi_id Copy WRITE_ONCE skb->napi_id"]
+    );
+    let after = "static inline void sk_mark_napi_id(struct sock *sk, const struct sk_buff *skb)\n{\n\tif (unlikely(READ_ONCE(sk->sk_napi_id) != skb->napi_id))\n\t\tWRITE_ONCE(sk->sk_napi_id, skb->napi_id);\n}\n";
+    assert!(needless(after, &["sock", "sk_buff"]).is_empty());
+    // The same object's member: no copy of another's.
+    let same = "void f(struct s *p)\n{\n\tp->a = p->b;\n}\n";
+    assert!(needless(same, &["s"]).is_empty());
+}
+
+#[test]
+fn an_exchange_loop_that_can_write_back_what_it_read_is_a_needless_store() {
+    // 6.12's mm/vmscan.c folio_update_gen().
+    let before = "static int folio_update_gen(struct folio *folio, int gen)\n{\n\tunsigned long new_flags, old_flags = READ_ONCE(folio->flags);\n\tdo {\n\t\tif (!(old_flags & LRU_GEN_MASK)) {\n\t\t\tnew_flags = old_flags | BIT(PG_referenced);\n\t\t\tcontinue;\n\t\t}\n\t\tnew_flags = old_flags & ~(LRU_GEN_MASK | LRU_REFS_MASK);\n\t\tnew_flags |= (gen + 1UL) << LRU_GEN_PGOFF;\n\t} while (!try_cmpxchg(&folio->flags, &old_flags, new_flags));\n\treturn 0;\n}\n";
+    assert_eq!(
+        needless(before, &["folio"]),
+        ["folio_update_gen: folio.flags Exchange try_cmpxchg new_flags"]
+    );
+    // The seed's patch 2: the loop leaves when nothing changes.
+    let after = before.replace(
+        "\t} while",
+        "\t\tif (new_flags == old_flags)\n\t\t\tbreak;\n\t} while",
+    );
+    assert!(needless(&after, &["folio"]).is_empty());
+    // Changed by a helper through its address, as 7.x writes it.
+    let helper = "static void folio_set_lru_refs(struct folio *folio, unsigned int refs)\n{\n\tunsigned long new_flags, old_flags = READ_ONCE(folio->flags);\n\tdo {\n\t\tnew_flags = old_flags;\n\t\tlru_set_refs_flags(&new_flags, refs);\n\t} while (!try_cmpxchg(&folio->flags, &old_flags, new_flags));\n}\n";
+    assert_eq!(needless(helper, &["folio"]).len(), 1);
+    // A counter moved never writes back what it read.
+    let counter = "void f(struct s *p)\n{\n\tint old = atomic_read(&p->n), new;\n\tdo {\n\t\tnew = old + 1;\n\t} while (!atomic_try_cmpxchg(&p->n, &old, new));\n}\n";
+    assert!(needless(counter, &["s"]).is_empty());
+}
+
+#[test]
+fn set_mask_bits_and_an_untested_bit_are_needless_stores() {
+    let code = "void f(struct folio *folio, struct s *p)\n{\n\tset_mask_bits(&folio->flags, LRU_REFS_MASK, 0);\n\tset_bit(NAPI_STATE_MISSED, &p->state);\n\tif (!test_bit(BIT_A, &p->other))\n\t\tset_bit(BIT_A, &p->other);\n}\n";
+    assert_eq!(
+        needless(code, &["folio", "s"]),
+        [
+            "f: folio.flags Exchange set_mask_bits 0",
+            "f: s.state Bit set_bit NAPI_STATE_MISSED"
+        ]
+    );
 }

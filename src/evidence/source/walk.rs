@@ -14,6 +14,8 @@ use super::vocabulary::*;
 use super::wrappers::{Effect, Wrappers};
 use super::{Bodies, Declaration, Held, Role, Said, Types, Wanted, Write};
 
+mod needless;
+
 /// The writes and lock uses in the function bodies of `text` about the
 /// members of `types`, the lock wrappers among them, the calls made and
 /// the functions defined.
@@ -348,6 +350,15 @@ impl<'a> Function<'a> {
             "assignment_expression" => {
                 if let Some(left) = node.child_by_field_name("left") {
                     self.written(left, Write::Assign, out);
+                    let plain = node
+                        .child_by_field_name("operator")
+                        .is_some_and(|o| self.of(o) == "=");
+                    if plain
+                        && !self.types.is_empty()
+                        && let Some(right) = node.child_by_field_name("right")
+                    {
+                        self.needless_store(left, right, "=", out);
+                    }
                     if left.kind() == "identifier"
                         && let Some(right) = node.child_by_field_name("right")
                     {
@@ -362,6 +373,23 @@ impl<'a> Function<'a> {
             }
             "field_expression" if !self.types.is_empty() && self.is_read(node) => {
                 self.loaded(node, false);
+            }
+            // `.rmap_one = folio_referenced_one`: called later through
+            // the pointer, on this function's path.
+            "initializer_pair" => {
+                if let Some(value) = node
+                    .child_by_field_name("value")
+                    .filter(|v| v.kind() == "identifier")
+                {
+                    self.calls.push(Call {
+                        callee: self.of(value).to_owned(),
+                        caller: self.name.clone(),
+                        held: Vec::new(),
+                        passed: Vec::new(),
+                        control: self.control,
+                        pointer: true,
+                    });
+                }
             }
             _ => {}
         }
@@ -404,7 +432,22 @@ impl<'a> Function<'a> {
                 held: self.held.iter().filter(|h| !h.shared).cloned().collect(),
                 passed,
                 control: self.control,
+                pointer: false,
             });
+        }
+        // `INDIRECT_CALL_INET(pt_prev->func, ipv6_rcv, ip_rcv, skb, ...)`:
+        // the functions the pointer usually is, named for the fast path.
+        if name.starts_with("INDIRECT_CALL") {
+            for arg in args.iter().skip(1).filter(|a| a.kind() == "identifier") {
+                self.calls.push(Call {
+                    callee: self.of(*arg).to_owned(),
+                    caller: self.name.clone(),
+                    held: Vec::new(),
+                    passed: Vec::new(),
+                    control: self.control,
+                    pointer: true,
+                });
+            }
         }
         if name == "scoped_guard" {
             if let Some(lock) = args.get(1) {
@@ -493,6 +536,9 @@ impl<'a> Function<'a> {
             }
             return false;
         }
+        if !self.types.is_empty() {
+            self.needless_call(node, name, &args, out);
+        }
         let write = match name {
             "WRITE_ONCE" | "__WRITE_ONCE" => Some((0, Write::Once)),
             "smp_store_release" | "store_release" | "rcu_assign_pointer" => {
@@ -522,6 +568,50 @@ impl<'a> Function<'a> {
             self.written(*arg, write, out);
         }
         false
+    }
+
+    /// A call that stores whatever the member holds: `WRITE_ONCE`, a
+    /// release store, `atomic_set`, a compare-and-exchange,
+    /// `set_mask_bits`, a bit set or cleared (see [`needless`]).
+    fn needless_call(
+        &self,
+        node: Node<'_>,
+        name: &str,
+        args: &[Node<'_>],
+        out: &mut Vec<Declaration>,
+    ) {
+        let bit = name.trim_start_matches('_');
+        match name {
+            "WRITE_ONCE" | "__WRITE_ONCE" | "smp_store_release" | "store_release" => {
+                if let [target, value, ..] = args {
+                    self.needless_store(*target, *value, name, out);
+                }
+            }
+            _ if is_atomic_write(name) && name.ends_with("_set") => {
+                if let [target, value, ..] = args {
+                    self.needless_store(*target, *value, name, out);
+                }
+            }
+            "set_mask_bits" => {
+                if let Some(target) = args.first() {
+                    self.needless_mask(*target, args.get(2).copied(), name, out);
+                }
+            }
+            _ if name.contains("cmpxchg")
+                && !name.starts_with("this_cpu")
+                && !name.starts_with("raw_cpu")
+                && !name.contains("double")
+                && !name.contains("128") =>
+            {
+                self.needless_exchange(node, name, args, out);
+            }
+            _ if matches!(bit, "set_bit" | "clear_bit") => {
+                if let [nr, target, ..] = args {
+                    self.needless_bit(*nr, *target, name, out);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// A lock taken (or asserted held) through expression `lock`.

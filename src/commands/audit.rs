@@ -1,0 +1,164 @@
+//! `cachelint audit --source-tree DIR BUILD...`: the needless stores of a
+//! whole tree, ranked (see [`crate::analysis::needless`]), from the
+//! tree's evidence index.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::analysis::needless::{Finding, needless_stores};
+use crate::error::{Error, Result};
+use crate::evidence::source::Store;
+use crate::report::audit::{AuditReport, StoreFinding};
+use crate::rules::Rules;
+use crate::run::{Run, Want};
+
+/// Everything `audit` needs besides the run (its builds).
+#[derive(Clone, Debug, Default)]
+pub struct AuditOptions {
+    /// `--source-tree`: the kernel tree to audit.
+    pub source_tree: PathBuf,
+    /// `--arch`: the machine whose `arch/` code to read (default: the
+    /// first build's).
+    pub arch: Option<String>,
+    /// `--under`: report only stores in files under these paths of the
+    /// tree (the whole tree is still read: who calls and who shares).
+    pub under: Vec<PathBuf>,
+    /// `--top`: at most this many findings (0: all).
+    pub top: usize,
+}
+
+impl AuditOptions {
+    /// What `audit` reads of each build: which struct each member leads
+    /// to, and the running task (`current`).
+    pub fn want(&self, _rules: &Rules) -> Result<Want> {
+        Ok(Want {
+            names: vec!["task_struct".to_owned()],
+            member_types: true,
+            ..Want::default()
+        })
+    }
+}
+
+/// Runs `audit`.
+pub fn audit(run: &Run, opts: &AuditOptions) -> Result<AuditReport> {
+    let started = Instant::now();
+    let tree = &opts.source_tree;
+    for u in &opts.under {
+        if u.is_absolute() || !tree.join(u).exists() {
+            return Err(Error::Usage(format!(
+                "--under {}: not a path in {}",
+                u.display(),
+                tree.display()
+            )));
+        }
+    }
+    let first = run.first()?;
+    let mut report = AuditReport {
+        read: vec![format!(
+            "build {}: {}",
+            first.build.config,
+            first.build.path.display()
+        )],
+        ..AuditReport::default()
+    };
+    if run.builds.len() > 1 {
+        report.notes.push(format!(
+            "stores are read through the first build ({}); the others are not used yet",
+            first.build.config
+        ));
+    }
+    let declarations = run.needless_stores(tree, opts.arch.as_deref())?;
+    report.candidates = declarations
+        .iter()
+        .filter(|d| matches!(d.said, crate::evidence::source::Said::Needless(_)))
+        .count();
+    let found = needless_stores(&declarations, &opts.under);
+    report.read.push(format!(
+        "source {}: {} needless-store candidates, {} on a hot path and a shared member{}",
+        tree.display(),
+        report.candidates,
+        found.len(),
+        match opts.under.is_empty() {
+            true => String::new(),
+            false => format!(
+                " under {}",
+                opts.under
+                    .iter()
+                    .map(|u| u.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    ));
+    report.total = found.len();
+    let shown = match opts.top {
+        0 => found.len(),
+        n => n.min(found.len()),
+    };
+    report.findings = found
+        .iter()
+        .take(shown)
+        .enumerate()
+        .map(|(i, f)| finding(i + 1, f))
+        .collect();
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// A finding as the report says it.
+fn finding(rank: usize, f: &Finding<'_>) -> StoreFinding {
+    let d = f.at;
+    let s = f.store;
+    let function = d.function.clone().unwrap_or_default();
+    let member = format!("{}.{}", d.ty, d.path);
+    let message = match s.kind {
+        Store::Constant => format!(
+            "{function}() stores {} to {member} ({}) without testing it first; \
+             when it usually holds that value already, test it and skip the store",
+            s.value, s.how
+        ),
+        Store::Copy => format!(
+            "{function}() copies {} to {member} ({}) without testing it first; \
+             when it is usually the same, test it and skip the store",
+            s.value, s.how
+        ),
+        Store::Exchange if s.how == "set_mask_bits" => format!(
+            "{function}() writes {member} with set_mask_bits(), a compare-and-exchange \
+             loop that stores even when the bits already match; test them first"
+        ),
+        Store::Exchange => format!(
+            "{function}() writes {member} with {}() even when {} equals the value read; \
+             leave the loop when nothing changes",
+            s.how, s.value
+        ),
+        Store::Bit => format!(
+            "{function}() {} bit {} of {member} ({}) without testing it first; \
+             when it usually is already, test_bit() first",
+            match s.how.contains("clear") {
+                true => "clears",
+                false => "sets",
+            },
+            s.value,
+            s.how
+        ),
+    };
+    StoreFinding {
+        rank,
+        kind: "needless-store".into(),
+        store: format!("{:?}", s.kind).to_lowercase(),
+        severity: "warning".into(),
+        root: d.ty.clone(),
+        members: vec![d.path.clone()],
+        file: d.file.display().to_string(),
+        line: d.line,
+        function,
+        how: s.how.clone(),
+        value: s.value.clone(),
+        message,
+        entry: d.entry.clone().unwrap_or_default(),
+        hot_path: s.path.clone(),
+        sharers: f.sharers.iter().map(|s| s.to_string()).collect(),
+        shared_by: f.shared_by.clone(),
+        score: f.score,
+    }
+}

@@ -1,0 +1,387 @@
+//! Stores that may write what is already there ([`Needless`]): a
+//! constant or another object's member stored through a pointer, a
+//! compare-and-exchange loop whose new value is made from the old one, a
+//! bit set or cleared; each unless a condition before it (or around it)
+//! tests the same member, or a variable read from it.
+
+use tree_sitter::Node;
+
+use super::{Function, access, strip_address};
+use crate::evidence::source::{Declaration, Needless, Role, Said, Store};
+
+/// Values written longer than this are cut in the evidence.
+const MAX_VALUE: usize = 80;
+
+impl Function<'_> {
+    /// `target` set to `value` by `how` (`=`, `WRITE_ONCE`, `atomic_set`):
+    /// a needless-store candidate when the value is a constant or another
+    /// object's member and nothing tests the member first.
+    pub(super) fn needless_store(
+        &self,
+        target: Node<'_>,
+        value: Node<'_>,
+        how: &str,
+        out: &mut Vec<Declaration>,
+    ) {
+        let target = strip_address(target);
+        if !self.through_pointer(target) {
+            return;
+        }
+        let Some(kind) = stored(target, value, self.text) else {
+            return;
+        };
+        self.needless(target, kind, how, self.of(value), out);
+    }
+
+    /// A compare-and-exchange `call` (`try_cmpxchg(ptr, &old, new)`,
+    /// `cmpxchg(ptr, old, new)`) in a loop whose new value is made from
+    /// the old one (not by adding to it), with no test of the two.
+    pub(super) fn needless_exchange(
+        &self,
+        call: Node<'_>,
+        name: &str,
+        args: &[Node<'_>],
+        out: &mut Vec<Declaration>,
+    ) {
+        let [target, old, new, ..] = args else {
+            return;
+        };
+        let old = match name.contains("try_cmpxchg") {
+            true => strip_address(*old),
+            false => *old,
+        };
+        if old.kind() != "identifier" || new.kind() != "identifier" {
+            return;
+        }
+        let (old, new) = (self.of(old), self.of(*new));
+        let target = strip_address(*target);
+        if !self.through_pointer(target) {
+            return;
+        }
+        let Some(lp) = enclosing_loop(call) else {
+            return;
+        };
+        if made_from(lp, call, old, new, self.text) {
+            self.needless(target, Store::Exchange, name, new, out);
+        }
+    }
+
+    /// `set_mask_bits(ptr, mask, bits)`: a compare-and-exchange loop that
+    /// writes even when the bits are already as asked.
+    pub(super) fn needless_mask(
+        &self,
+        target: Node<'_>,
+        bits: Option<Node<'_>>,
+        how: &str,
+        out: &mut Vec<Declaration>,
+    ) {
+        let target = strip_address(target);
+        if self.through_pointer(target) && !self.tested(target) {
+            let value = bits.map_or("", |b| self.of(b));
+            self.needless(target, Store::Exchange, how, value, out);
+        }
+    }
+
+    /// Bit `nr` of `target` set or cleared by `how` with no test first.
+    pub(super) fn needless_bit(
+        &self,
+        nr: Node<'_>,
+        target: Node<'_>,
+        how: &str,
+        out: &mut Vec<Declaration>,
+    ) {
+        let target = strip_address(target);
+        if self.through_pointer(target) {
+            self.needless(target, Store::Bit, how, self.of(nr), out);
+        }
+    }
+
+    /// Is `target` a member reached through a pointer (`x->f`, `x->a.b`),
+    /// not one of an object on the stack?
+    fn through_pointer(&self, target: Node<'_>) -> bool {
+        target.kind() == "field_expression" && self.of(target).contains("->")
+    }
+
+    /// Records the store at `target`, on a fast path and untested, for
+    /// each wanted struct its expression names.
+    fn needless(
+        &self,
+        target: Node<'_>,
+        kind: Store,
+        how: &str,
+        value: &str,
+        out: &mut Vec<Declaration>,
+    ) {
+        let tested = kind != Store::Exchange && self.tested(target);
+        if tested && kind == Store::Bit {
+            return;
+        }
+        let value: String = squeeze_spaces(value).chars().take(MAX_VALUE).collect();
+        for (ty, path) in self.resolve(target) {
+            if !self.types.contains(&ty) {
+                continue;
+            }
+            let said = Said::Needless(Needless {
+                kind,
+                how: how.to_owned(),
+                value: value.clone(),
+                tested,
+                path: Vec::new(),
+            });
+            let d = self.declaration(&ty, &path, said, target);
+            if d.role == Role::Fast {
+                out.push(d);
+            }
+        }
+    }
+
+    /// Does a condition around `at` or before it in its function test the
+    /// member `at` names (`if (READ_ONCE(sk->sk_napi_id) != v)`), or a
+    /// variable read from it (`old = READ_ONCE(x->f); if (old != v)`)?
+    fn tested(&self, at: Node<'_>) -> bool {
+        let want = squeeze(self.of(at));
+        let Some(body) = function_body(at) else {
+            return false;
+        };
+        let copies = copies_of(body, at, &want, self.text);
+        let mentions = |cond: Node<'_>| {
+            let text = &self.text[cond.byte_range()];
+            squeeze(text).contains(&want)
+                || (!copies.is_empty()
+                    && crate::csource::tokens(text)
+                        .iter()
+                        .any(|t| copies.contains(t)))
+        };
+        let mut stack = vec![body];
+        while let Some(n) = stack.pop() {
+            if n.start_byte() >= at.start_byte() && !contains(n, at) {
+                continue;
+            }
+            if matches!(
+                n.kind(),
+                "if_statement" | "while_statement" | "conditional_expression"
+            ) && let Some(cond) = n.child_by_field_name("condition")
+                && !contains(cond, at)
+                && mentions(cond)
+            {
+                return true;
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+        }
+        false
+    }
+}
+
+/// What storing `value` into `target` is: a constant, another object's
+/// member, or neither (a local, a call's result, arithmetic on it).
+fn stored(target: Node<'_>, value: Node<'_>, text: &str) -> Option<Store> {
+    let value = unwrap_value(value, text);
+    if is_constant(&text[value.byte_range()]) {
+        return Some(Store::Constant);
+    }
+    let from = access(value, text)?;
+    let to = access(target, text)?;
+    (value.kind() == "field_expression"
+        && text[value.byte_range()].contains("->")
+        && from.0 != to.0)
+        .then_some(Store::Copy)
+}
+
+/// `value` without parentheses, casts and a `READ_ONCE()` around it.
+fn unwrap_value<'t>(value: Node<'t>, text: &str) -> Node<'t> {
+    let mut v = value;
+    for _ in 0..16 {
+        let next = match v.kind() {
+            "parenthesized_expression" => v.named_child(0),
+            "cast_expression" => v.child_by_field_name("value"),
+            "call_expression"
+                if v.child_by_field_name("function")
+                    .is_some_and(|f| &text[f.byte_range()] == "READ_ONCE") =>
+            {
+                v.child_by_field_name("arguments")
+                    .and_then(|a| a.named_child(0))
+            }
+            _ => None,
+        };
+        match next {
+            Some(n) => v = n,
+            None => break,
+        }
+    }
+    v
+}
+
+/// Is C expression `text` a constant: numbers, operators, the names of
+/// macros and enumerators (no lowercase letter), `true`, `false`, `NULL`,
+/// `sizeof` and the words of a cast (`(unsigned long)-1`, `~0UL`,
+/// `BIT(PG_workingset)`, `TASK_RUNNING`)?
+fn is_constant(text: &str) -> bool {
+    const WORDS: [&str; 17] = [
+        "true", "false", "NULL", "sizeof", "unsigned", "signed", "long", "int", "short", "char",
+        "u8", "u16", "u32", "u64", "s32", "s64", "bool",
+    ];
+    let tokens = crate::csource::tokens(text);
+    let constant = |t: &String| match t.chars().next() {
+        Some(c) if c.is_ascii_digit() => true,
+        Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+            !t.chars().any(|c| c.is_ascii_lowercase()) || WORDS.contains(&t.as_str())
+        }
+        // Operators and parentheses.
+        _ => true,
+    };
+    !tokens.is_empty() && tokens.iter().all(constant)
+}
+
+/// The innermost loop around `at` in its function.
+fn enclosing_loop(at: Node<'_>) -> Option<Node<'_>> {
+    let mut up = at.parent();
+    while let Some(n) = up {
+        match n.kind() {
+            "do_statement" | "while_statement" | "for_statement" => return Some(n),
+            "function_definition" => return None,
+            _ => up = n.parent(),
+        }
+    }
+    None
+}
+
+/// In loop `lp` around exchange `call`: is `new` made from `old` other
+/// than by adding to or subtracting from it (`new = old & ~mask`, `new |=
+/// bit`, `f(&new)`), with no condition testing the two (`if (new ==
+/// old) break;`)?
+fn made_from(lp: Node<'_>, call: Node<'_>, old: &str, new: &str, text: &str) -> bool {
+    let words = |n: Node<'_>| crate::csource::tokens(&text[n.byte_range()]);
+    let mut from_old = false;
+    let mut changes = false;
+    let mut stack = vec![lp];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "if_statement" | "conditional_expression" | "while_statement" | "do_statement" => {
+                if let Some(cond) = n.child_by_field_name("condition") {
+                    // The loop's own condition: besides the exchange.
+                    let own = &text[cond.byte_range()].replace(&text[call.byte_range()], "");
+                    let w = crate::csource::tokens(own);
+                    if w.iter().any(|t| t == old) && w.iter().any(|t| t == new) {
+                        return false;
+                    }
+                }
+            }
+            "assignment_expression" => {
+                let left = n.child_by_field_name("left").map(|l| &text[l.byte_range()]);
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| &text[o.byte_range()]);
+                if left.map(str::trim) == Some(new) {
+                    let right = n.child_by_field_name("right");
+                    match op {
+                        Some("+=" | "-=") => return false,
+                        Some("=") => {
+                            let right = right.map(|r| unwrap_value(r, text));
+                            if right.is_some_and(|r| adds(r, old, text)) {
+                                return false;
+                            }
+                            from_old |= right.is_some_and(|r| words(r).iter().any(|t| t == old));
+                        }
+                        _ => {}
+                    }
+                    changes = true;
+                }
+            }
+            "update_expression"
+                if n.child_by_field_name("argument")
+                    .is_some_and(|a| &text[a.byte_range()] == new) =>
+            {
+                return false;
+            }
+            // `lru_set_refs_flags(&new_flags, refs)`: changed by a helper.
+            "pointer_expression"
+                if n.id() != call.id()
+                    && text[n.byte_range()].starts_with('&')
+                    && n.child_by_field_name("argument")
+                        .is_some_and(|a| &text[a.byte_range()] == new)
+                    && !contains(call, n) =>
+            {
+                changes = true;
+            }
+            _ => {}
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
+    }
+    from_old && changes
+}
+
+/// Is `value` `old + x` or `old - x` (a counter moved, never the old
+/// value again)?
+fn adds(value: Node<'_>, old: &str, text: &str) -> bool {
+    value.kind() == "binary_expression"
+        && value
+            .child_by_field_name("operator")
+            .is_some_and(|o| matches!(&text[o.byte_range()], "+" | "-"))
+        && crate::csource::tokens(&text[value.byte_range()])
+            .iter()
+            .any(|t| t == old)
+}
+
+/// The body of the function `at` is in.
+fn function_body(at: Node<'_>) -> Option<Node<'_>> {
+    let mut up = at.parent();
+    let mut last = at;
+    while let Some(n) = up {
+        if n.kind() == "function_definition" {
+            return n.child_by_field_name("body");
+        }
+        last = n;
+        up = n.parent();
+    }
+    // A system call's body: the outermost block.
+    (last.kind() == "compound_statement").then_some(last)
+}
+
+/// The variables given a value that reads `want` before `at` in `body`
+/// (`old = READ_ONCE(x->f)`).
+fn copies_of(body: Node<'_>, at: Node<'_>, want: &str, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        if n.start_byte() >= at.start_byte() {
+            continue;
+        }
+        let (var, value) = match n.kind() {
+            "init_declarator" => (
+                n.child_by_field_name("declarator"),
+                n.child_by_field_name("value"),
+            ),
+            "assignment_expression" => (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            ),
+            _ => (None, None),
+        };
+        if let (Some(var), Some(value)) = (var, value)
+            && var.kind() == "identifier"
+            && squeeze(&text[value.byte_range()]).contains(want)
+        {
+            out.push(text[var.byte_range()].to_owned());
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
+    }
+    out
+}
+
+/// Does node `outer` contain node `inner`?
+fn contains(outer: Node<'_>, inner: Node<'_>) -> bool {
+    outer.start_byte() <= inner.start_byte() && inner.end_byte() <= outer.end_byte()
+}
+
+/// `text` without white space: `sk -> sk_napi_id` is `sk->sk_napi_id`.
+fn squeeze(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// `text` with each run of white space one space.
+fn squeeze_spaces(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

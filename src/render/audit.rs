@@ -1,0 +1,154 @@
+//! `audit`: compiler-style lines, most worth a patch first, each with why
+//! it is hot and who shares the member; JSON in rank order; a markdown
+//! table; SARIF for code scanning.
+
+use std::fmt::Write;
+
+use serde_json::json;
+
+use super::{Format, Output, Render, to_json};
+use crate::report::audit::{AuditReport, StoreFinding};
+
+impl Render for AuditReport {
+    const FORMATS: &'static [Format] =
+        &[Format::Text, Format::Json, Format::Markdown, Format::Sarif];
+
+    fn render(&self, format: Format) -> Output {
+        let stdout = match format {
+            Format::Json => to_json(self),
+            Format::Sarif => to_json(&sarif(self)),
+            Format::Markdown => markdown(self),
+            Format::Text => text(self),
+        };
+        Output {
+            stdout,
+            notes: self.notes.clone(),
+            failed: false,
+            highlights: Vec::new(),
+        }
+    }
+}
+
+/// How many other functions share the member, with a few named.
+fn sharers(f: &StoreFinding) -> String {
+    let shown: Vec<&str> = f.sharers.iter().take(4).map(String::as_str).collect();
+    match f.sharers.len() {
+        0 => String::from("no other function seen"),
+        n if n > shown.len() => format!(
+            "{n} other functions ({} and {} more)",
+            shown.join(", "),
+            n - shown.len()
+        ),
+        1 => format!("1 other function ({})", shown[0]),
+        n => format!("{n} other functions ({})", shown.join(", ")),
+    }
+}
+
+fn summary(report: &AuditReport) -> String {
+    format!(
+        "{} needless store{} (of {} candidates){} in {:.1} s",
+        report.total,
+        if report.total == 1 { "" } else { "s" },
+        report.candidates,
+        match report.findings.len() < report.total {
+            true => format!(", the top {} shown", report.findings.len()),
+            false => String::new(),
+        },
+        report.seconds
+    )
+}
+
+fn text(report: &AuditReport) -> String {
+    let mut out = String::new();
+    for r in &report.read {
+        let _ = writeln!(out, "# {r}");
+    }
+    for f in &report.findings {
+        let _ = writeln!(
+            out,
+            "{}:{}: {}: {} [{}]",
+            f.file, f.line, f.severity, f.message, f.kind
+        );
+        let _ = writeln!(out, "    hot: {}: {}", f.entry, f.hot_path.join(" -> "));
+        let _ = writeln!(
+            out,
+            "    shared: {}; {} touch {}.{} on fast paths",
+            f.shared_by
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            sharers(f),
+            f.root,
+            f.members.join(", ")
+        );
+    }
+    let _ = writeln!(out, "{}", summary(report));
+    out
+}
+
+fn markdown(report: &AuditReport) -> String {
+    let mut out = String::from(
+        "| # | where | function | member | store | hot path | shared with |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    let cell = |s: &str| s.replace('|', "\\|");
+    for f in &report.findings {
+        let _ = writeln!(
+            out,
+            "| {} | `{}:{}` | `{}()` | `{}.{}` | {} `{}` | {} | {} |",
+            f.rank,
+            f.file,
+            f.line,
+            f.function,
+            f.root,
+            f.members.join(", "),
+            f.how,
+            cell(&f.value),
+            cell(&f.hot_path.join(" → ")),
+            cell(&sharers(f))
+        );
+    }
+    let _ = writeln!(out, "\n{}", summary(report));
+    out
+}
+
+fn sarif(report: &AuditReport) -> serde_json::Value {
+    let results: Vec<serde_json::Value> = report
+        .findings
+        .iter()
+        .map(|f| {
+            json!({
+                "ruleId": f.kind,
+                "level": f.severity,
+                "message": { "text": f.message },
+                "locations": [{ "physicalLocation": {
+                    "artifactLocation": { "uri": f.file },
+                    "region": { "startLine": f.line },
+                }}],
+                "partialFingerprints": {
+                    "cachelint/store/v1": format!("{}/{}/{}.{}", f.function, f.how, f.root, f.members.join(",")),
+                },
+                "properties": {
+                    "rank": f.rank,
+                    "store": f.store,
+                    "hotPath": f.hot_path,
+                    "sharers": f.sharers,
+                    "score": f.score,
+                },
+            })
+        })
+        .collect();
+    let rules = vec![json!({
+        "id": "needless-store",
+        "shortDescription": { "text": "a store on a hot path that may write the value already there, taking a shared cacheline exclusive for nothing" },
+        "defaultConfiguration": { "level": "warning" },
+    })];
+    super::sarif::log(
+        rules,
+        results,
+        &report.notes,
+        json!({ "total": report.total, "candidates": report.candidates }),
+    )
+}

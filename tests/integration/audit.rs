@@ -1,0 +1,150 @@
+//! `audit` on `fixtures/audit`, a small C tree whose needless stores
+//! (and stores that are not) its README and comments say.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+fn tree() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/audit")
+        .display()
+        .to_string()
+}
+
+/// Any ELF: the fixture's accesses resolve through its own declarations.
+fn build() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/perf/ring")
+        .display()
+        .to_string()
+}
+
+fn cache() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cachelint-audit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `audit ARGS --source-tree fixtures/audit ring`, its index in a cache of
+/// its own.
+fn audit(args: &[&str]) -> (i32, String, String) {
+    let cache = cache();
+    let env = [("CACHELINT_CACHE_DIR", cache.as_os_str())];
+    let (tree, build) = (tree(), build());
+    let mut all = vec!["audit", "--source-tree", tree.as_str()];
+    all.extend_from_slice(args);
+    all.push(build.as_str());
+    crate::common::cachelint_with_env(&env, &all)
+}
+
+#[test]
+fn the_needless_stores_of_a_tree_are_found_ranked_with_their_hot_path() {
+    let (code, out, err) = audit(&["--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let got: Vec<String> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{} {} {}.{} {}",
+                f["file"].as_str().unwrap(),
+                f["line"],
+                f["function"].as_str().unwrap(),
+                f["root"].as_str().unwrap(),
+                f["members"][0].as_str().unwrap(),
+                f["store"].as_str().unwrap()
+            )
+        })
+        .collect();
+    // The fixture's three needless stores, the constant store the others
+    // read first, then the exchange, then the untested bit; not the
+    // tested store, the object being built, the member nobody shares or
+    // the counter.
+    assert_eq!(
+        got,
+        [
+            "include/linux/mm_types.h:12 use_mm mm_struct.bitmap constant",
+            "mm/vmscan.c:15 folio_update_gen folio.flags exchange",
+            "kernel/sched.c:11 context_switch mm_struct.flags bit",
+        ],
+        "{out}"
+    );
+    let first = &report["findings"][0];
+    assert_eq!(first["rank"], 1);
+    assert_eq!(first["kind"], "needless-store");
+    assert_eq!(
+        first["hot_path"],
+        serde_json::json!(["__schedule", "context_switch", "use_mm"])
+    );
+    assert_eq!(
+        first["sharers"],
+        serde_json::json!(["use_mm_tested", "walk_one"])
+    );
+    assert_eq!(
+        report["findings"][1]["entry"],
+        "page reclaim (shrink_folio_list)"
+    );
+    // Text: a compiler-style line each, then why it is hot.
+    let (code, text, err) = audit(&["--top", "1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains(
+            "include/linux/mm_types.h:12: warning: use_mm() stores -1 to mm_struct.bitmap (WRITE_ONCE) without testing it first"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "    hot: the scheduler (__schedule): __schedule -> context_switch -> use_mm"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("3 needless stores (of "), "{text}");
+    assert!(text.contains("the top 1 shown"), "{text}");
+    assert!(!text.contains("mm/vmscan.c:15"), "{text}");
+}
+
+#[test]
+fn under_keeps_the_stores_of_some_files_and_names_a_missing_path() {
+    let (code, out, err) = audit(&["--under", "mm", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let files: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["mm/vmscan.c"]);
+    let (code, _, err) = audit(&["--under", "nosuchdir"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--under nosuchdir: not a path in"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn audit_needs_the_cache_for_its_index_and_a_tree() {
+    let (tree, build) = (tree(), build());
+    let (code, _, err) =
+        crate::common::cachelint(&["audit", "--no-cache", "--source-tree", &tree, &build]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the tree's evidence index is kept in the cache directory"),
+        "{err}"
+    );
+    let env = [("CACHELINT_CACHE_DIR", OsStr::new("/tmp"))];
+    let args = ["audit", "--source-tree", "/nonexistent", &build];
+    let (code, _, err) = crate::common::cachelint_with_env(&env, &args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--source-tree /nonexistent: not a directory"),
+        "{err}"
+    );
+    let (code, _, err) = crate::common::cachelint_with_env(&env, &["audit", &build]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--source-tree"), "{err}");
+}

@@ -1,0 +1,270 @@
+//! `audit` on Debian's trees with their kernels, judged by the seed
+//! thread's needless stores and by upstream's fix of one: each is found
+//! on the tree before, at the line the tree has it (found here by a plain
+//! text search), and gone after.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::cachelint_with_env;
+use crate::{env_path, kernel_source, vmlinux};
+
+/// `audit --source-tree TREE --format json --top 0 [--under U]... KERNEL`
+/// with the evidence index in `cache` (the default cache when `None`):
+/// the findings.
+fn audit(tree: &Path, kernel: &Path, under: &[&str], cache: Option<&Path>) -> Vec<Value> {
+    let mut args = vec![
+        "audit",
+        "--source-tree",
+        tree.to_str().unwrap(),
+        "--format",
+        "json",
+        "--top",
+        "0",
+    ];
+    for u in under {
+        args.extend(["--under", u]);
+    }
+    args.push(kernel.to_str().unwrap());
+    let env: Vec<(&str, &std::ffi::OsStr)> = cache
+        .map(|c| ("CACHELINT_CACHE_DIR", c.as_os_str()))
+        .into_iter()
+        .collect();
+    let (code, out, err) = cachelint_with_env(&env, &args);
+    assert_eq!(code, 0, "{}: {err}", tree.display());
+    let report: Value = serde_json::from_str(&out).unwrap();
+    report["findings"].as_array().unwrap().clone()
+}
+
+/// The 1-based line of `file` (in `tree`) holding `needle`, after the line
+/// holding `after`.
+fn line_of(tree: &Path, file: &str, after: &str, needle: &str) -> usize {
+    let text = std::fs::read_to_string(tree.join(file)).unwrap();
+    let from = text
+        .lines()
+        .position(|l| l.contains(after))
+        .unwrap_or_else(|| panic!("{file} has no '{after}'"));
+    text.lines()
+        .skip(from)
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{file} has no '{needle}' after '{after}'"))
+        + from
+        + 1
+}
+
+/// The finding of `function` storing to `root`.`member` at `file`:`line`.
+fn found<'f>(
+    findings: &'f [Value],
+    (file, line): (&str, usize),
+    function: &str,
+    root: &str,
+    member: &str,
+) -> Option<&'f Value> {
+    findings.iter().find(|f| {
+        f["file"] == file
+            && f["line"] == line
+            && f["function"] == function
+            && f["root"] == root
+            && f["members"][0] == member
+    })
+}
+
+/// The seed thread's two stores in a tree: `lru_gen_use_mm()`'s bitmap
+/// store and `folio_update_gen()`'s exchange (file, line).
+fn seeds(tree: &Path) -> [(&'static str, usize); 2] {
+    [
+        (
+            "include/linux/mm_types.h",
+            line_of(
+                tree,
+                "include/linux/mm_types.h",
+                "static inline void lru_gen_use_mm(",
+                "WRITE_ONCE(mm->lru_gen.bitmap, -1)",
+            ),
+        ),
+        (
+            "mm/vmscan.c",
+            line_of(
+                tree,
+                "mm/vmscan.c",
+                "static int folio_update_gen(",
+                "} while (!try_cmpxchg(&folio->flags",
+            ),
+        ),
+    ]
+}
+
+fn assert_seeds_found(tree: &Path, kernel: &Path, findings: &[Value]) {
+    let [bitmap, flags] = seeds(tree);
+    let what = kernel.display();
+    let use_mm = found(
+        findings,
+        bitmap,
+        "lru_gen_use_mm",
+        "mm_struct",
+        "lru_gen.bitmap",
+    )
+    .unwrap_or_else(|| panic!("{what}: no lru_gen_use_mm() store at {bitmap:?}"));
+    assert_eq!(use_mm["store"], "constant", "{what}");
+    // On every context switch.
+    assert_eq!(
+        use_mm["hot_path"],
+        serde_json::json!(["__schedule", "context_switch", "lru_gen_use_mm"]),
+        "{what}"
+    );
+    let root = found(findings, flags, "folio_update_gen", "folio", "flags")
+        .or_else(|| found(findings, flags, "folio_update_gen", "folio", "flags.f"));
+    let update =
+        root.unwrap_or_else(|| panic!("{what}: no folio_update_gen() exchange at {flags:?}"));
+    assert_eq!(update["store"], "exchange", "{what}");
+    assert_eq!(update["how"], "try_cmpxchg", "{what}");
+    assert!(
+        update["entry"]
+            .as_str()
+            .unwrap()
+            .starts_with("page reclaim"),
+        "{what}: {update}"
+    );
+}
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn the_seeds_needless_stores_are_found_in_the_6_12_tree() {
+    let (tree, kernel) = (kernel_source(), vmlinux());
+    let findings = audit(&tree, &kernel, &[], None);
+    assert_seeds_found(&tree, &kernel, &findings);
+    // Ranked: every finding has a rank one more than the last.
+    for (i, f) in findings.iter().enumerate() {
+        assert_eq!(f["rank"], i + 1);
+    }
+}
+
+/// Applies the seed's patches 1 and 2 (as they fall on this tree) to a
+/// copy of `tree` in `dir`: hard links, but for the two files changed.
+fn patched_copy(tree: &Path, dir: &Path) -> PathBuf {
+    let copy = dir.join("linux");
+    let _ = std::fs::remove_dir_all(&copy);
+    let ok = std::process::Command::new("cp")
+        .arg("-al")
+        .arg(tree)
+        .arg(&copy)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "cp -al {}", tree.display());
+    let patch = |file: &str, from: &str, to: &str| {
+        let path = copy.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches(from).count(), 1, "{file}: '{from}'");
+        // A new file, not the linked one.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+    };
+    // Patch 1: read the bitmap first.
+    patch(
+        "include/linux/mm_types.h",
+        "\tWRITE_ONCE(mm->lru_gen.bitmap, -1);\n",
+        "\tif (READ_ONCE(mm->lru_gen.bitmap) != -1UL)\n\t\tWRITE_ONCE(mm->lru_gen.bitmap, -1UL);\n",
+    );
+    // Patch 2: leave the loop when nothing changes.
+    let text = std::fs::read_to_string(copy.join("mm/vmscan.c")).unwrap();
+    let at = text.find("static int folio_update_gen(").unwrap();
+    let end = at + text[at..].find("} while (!try_cmpxchg(").unwrap();
+    let body = &text[at..end];
+    let patched = format!("{body}\tif (new_flags == old_flags)\n\t\t\tbreak;\n\t");
+    patch("mm/vmscan.c", body, &patched);
+    copy
+}
+
+#[test]
+#[ignore = "needs Debian's 7.3 kernel and source: .ci/run sets CACHELINT_VMLINUX_73 and CACHELINT_KERNEL_SOURCE_73"]
+fn the_seeds_needless_stores_are_in_7_3_and_gone_once_its_patches_are_applied() {
+    let tree = env_path("CACHELINT_KERNEL_SOURCE_73", "the 7.3 source tree");
+    let kernel = env_path("CACHELINT_VMLINUX_73", "Debian's 7.3 vmlinux");
+    let under = ["mm", "include/linux"];
+    let before = audit(&tree, &kernel, &under, None);
+    assert_seeds_found(&tree, &kernel, &before);
+    // A copy with the patches, its index in a cache of its own.
+    let dir = std::env::temp_dir().join(format!("cachelint-audit-73-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = patched_copy(&tree, &dir);
+    let cache = dir.join("cache");
+    let after = audit(&copy, &kernel, &under, Some(&cache));
+    let _ = std::fs::remove_dir_all(&dir);
+    let [bitmap, flags] = seeds(&tree);
+    // The stores the patches change: the bitmap's, and the exchange (not
+    // folio_update_gen()'s set_mask_bits(), which they leave alone).
+    let patched = |f: &Value| {
+        f["function"] == "lru_gen_use_mm"
+            || (f["function"] == "folio_update_gen" && f["how"] == "try_cmpxchg")
+    };
+    let left: Vec<&Value> = after.iter().filter(|f| patched(f)).collect();
+    assert!(left.is_empty(), "{bitmap:?} {flags:?}: {left:#?}");
+    // The rest is the same audit: what the patches do not touch stays.
+    let others = |fs: &[Value]| {
+        fs.iter()
+            .filter(|f| !patched(f))
+            .map(|f| {
+                format!(
+                    "{} {} {} {}",
+                    f["function"], f["how"], f["root"], f["members"][0]
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(others(&after), others(&before));
+    assert!(!others(&before).is_empty());
+}
+
+#[test]
+#[ignore = "needs Debian's 5.10 and 6.1 kernels and trees: .ci/run sets CACHELINT_VMLINUX_510, CACHELINT_KERNEL_SOURCE_510, CACHELINT_VMLINUX_OLD and CACHELINT_KERNEL_SOURCE_61"]
+fn dirtying_sk_napi_id_is_found_in_5_10_and_not_after_its_fix_in_6_1() {
+    // 2b13af8ade38 "net: avoid dirtying sk->sk_napi_id" (5.16): test the
+    // value in sk_mark_napi_id() before writing it.
+    let cases = [
+        (
+            env_path("CACHELINT_KERNEL_SOURCE_510", "the 5.10 source tree"),
+            env_path("CACHELINT_VMLINUX_510", "Debian's 5.10 vmlinux"),
+            true,
+        ),
+        (
+            env_path("CACHELINT_KERNEL_SOURCE_61", "the 6.1 source tree"),
+            env_path("CACHELINT_VMLINUX_OLD", "Debian's 6.1 vmlinux"),
+            false,
+        ),
+    ];
+    for (tree, kernel, dirtying) in cases {
+        let file = "include/net/busy_poll.h";
+        let line = line_of(
+            &tree,
+            file,
+            "static inline void sk_mark_napi_id(",
+            "WRITE_ONCE(sk->sk_napi_id, skb->napi_id)",
+        );
+        let findings = audit(&tree, &kernel, &["include/net"], None);
+        let store = found(
+            &findings,
+            (file, line),
+            "sk_mark_napi_id",
+            "sock",
+            "sk_napi_id",
+        );
+        assert_eq!(
+            store.is_some(),
+            dirtying,
+            "{}: {findings:#?}",
+            tree.display()
+        );
+        if let Some(store) = store {
+            assert_eq!(store["store"], "copy");
+            assert!(
+                store["entry"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("packet transmit and receive"),
+                "{store}"
+            );
+        }
+    }
+}
