@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::analysis::needless::{Finding, needless_stores};
 use crate::error::{Error, Result};
-use crate::evidence::source::Store;
+use crate::evidence::source::{Said, Store};
 use crate::report::audit::{AuditReport, StoreFinding};
 use crate::rules::Rules;
 use crate::run::{Run, Want};
@@ -68,9 +68,11 @@ pub fn audit(run: &Run, opts: &AuditOptions) -> Result<AuditReport> {
         ));
     }
     let declarations = run.needless_stores(tree, opts.arch.as_deref())?;
+    // Tested stores are read too (the values a member is given), but are
+    // no candidates.
     report.candidates = declarations
         .iter()
-        .filter(|d| matches!(d.said, crate::evidence::source::Said::Needless(_)))
+        .filter(|d| matches!(&d.said, Said::Needless(n) if !n.tested))
         .count();
     let found = needless_stores(&declarations, &opts.under);
     report.read.push(format!(

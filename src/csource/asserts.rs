@@ -49,7 +49,7 @@ pub(crate) fn kernel_asserts(text: &str, c_type: &str) -> Vec<KernelAssert> {
         .collect::<Vec<_>>()
         .join("\n");
     let conditions = line_conditions(&lines);
-    let wanted = squash(c_type);
+    let wanted = super::squash(c_type);
     let mut out = Vec::new();
     let mut at = 0;
     while let Some(found) = code[at..].find("CACHELINE_ASSERT_GROUP_") {
@@ -74,14 +74,14 @@ pub(crate) fn kernel_asserts(text: &str, c_type: &str) -> Vec<KernelAssert> {
         let [ty, group, third] = args.as_slice() else {
             continue;
         };
-        if squash(ty) != wanted {
+        if super::squash(ty) != wanted {
             continue;
         }
         let line = code[..start].matches('\n').count() + 1;
         let what = if is_member {
             Asserted::Member(third.split_whitespace().collect())
         } else {
-            let text = third.split_whitespace().collect::<Vec<_>>().join(" ");
+            let text = super::squash(third);
             let value = evaluate(&text);
             Asserted::Size { text, value }
         };
@@ -116,11 +116,6 @@ fn is_ident(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
-/// `struct   tcp_sock` as `struct tcp_sock`.
-fn squash(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// The comma-separated arguments of the call whose `(` starts `text`
 /// (after whitespace), split at top-level commas; `None` when there is no
 /// call or it is not closed.
@@ -153,7 +148,7 @@ fn line_conditions(lines: &[Line]) -> Vec<Vec<String>> {
         lines[l]
             .directive
             .as_ref()
-            .map_or_else(String::new, |d| format!("#{}", squash(&d.text)))
+            .map_or_else(String::new, |d| format!("#{}", super::squash(&d.text)))
     };
     let mut nesting = Nesting::default();
     let mut out = Vec::with_capacity(lines.len());

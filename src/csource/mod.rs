@@ -45,6 +45,12 @@ pub(crate) fn read_exact(path: &Path) -> Result<String> {
     })
 }
 
+/// C text with each run of white space one space: `struct   tcp_sock`
+/// as `struct tcp_sock`.
+pub(crate) fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// The tokens of a line of code: identifiers and numbers, and each other
 /// character that is not a space.
 pub(crate) fn tokens(code: &str) -> Vec<String> {

@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use serde_json::json;
 
+use super::diagnostics::plural;
 use super::{Format, Output, Render, to_json};
 use crate::report::audit::{AuditReport, StoreFinding};
 
@@ -32,23 +33,18 @@ impl Render for AuditReport {
 /// How many other functions share the member, with a few named.
 fn sharers(f: &StoreFinding) -> String {
     let shown: Vec<&str> = f.sharers.iter().take(4).map(String::as_str).collect();
-    match f.sharers.len() {
-        0 => String::from("no other function seen"),
-        n if n > shown.len() => format!(
-            "{n} other functions ({} and {} more)",
-            shown.join(", "),
-            n - shown.len()
-        ),
-        1 => format!("1 other function ({})", shown[0]),
-        n => format!("{n} other functions ({})", shown.join(", ")),
+    let n = plural(f.sharers.len(), "other function");
+    match f.sharers.len() - shown.len() {
+        _ if shown.is_empty() => String::from("no other function seen"),
+        0 => format!("{n} ({})", shown.join(", ")),
+        more => format!("{n} ({} and {more} more)", shown.join(", ")),
     }
 }
 
 fn summary(report: &AuditReport) -> String {
     format!(
-        "{} needless store{} (of {} candidates){} in {:.1} s",
-        report.total,
-        if report.total == 1 { "" } else { "s" },
+        "{} (of {} candidates){} in {:.1} s",
+        plural(report.total, "needless store"),
         report.candidates,
         match report.findings.len() < report.total {
             true => format!(", the top {} shown", report.findings.len()),

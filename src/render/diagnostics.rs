@@ -239,7 +239,8 @@ fn location(side: &ReportSide) -> Option<String> {
     Some(format!("{}:{}", side.decl_file.as_ref()?, side.decl_line?))
 }
 
-fn plural(n: usize, word: &str) -> String {
+/// `n` and `word`, plural but for one: `1 warning`, `3 warnings`.
+pub(super) fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("{n} {word}")
     } else {

@@ -116,7 +116,10 @@ impl Function<'_> {
         if tested && kind == Store::Bit {
             return;
         }
-        let value: String = squeeze_spaces(value).chars().take(MAX_VALUE).collect();
+        let value: String = crate::csource::squash(value)
+            .chars()
+            .take(MAX_VALUE)
+            .collect();
         for (ty, path) in self.resolve(target) {
             if !self.types.contains(&ty) {
                 continue;
@@ -379,9 +382,4 @@ fn contains(outer: Node<'_>, inner: Node<'_>) -> bool {
 /// `text` without white space: `sk -> sk_napi_id` is `sk->sk_napi_id`.
 fn squeeze(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
-}
-
-/// `text` with each run of white space one space.
-fn squeeze_spaces(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
