@@ -22,6 +22,7 @@ mod diff;
 mod evidence;
 mod fixtures;
 mod isolation;
+mod nipa;
 mod opens;
 mod plan;
 mod sarif;

@@ -39,6 +39,17 @@ done
 rc=$?
 cat "$results/cachelint-review.txt" "$results/cachelint-review.err"
 
+case $rc in
+  0 | 1 | 2) ;;
+  127) echo "cachelint review did not run: $cachelint not found" >&"$desc_fd"; exit 1 ;;
+  *)
+    # A panic (101), a signal (128+N: an OOM kill is 137) or any code
+    # cachelint does not give: a crash, never a pass.
+    echo "cachelint review crashed (exit $rc): $(tail -n 1 "$results/cachelint-review.err")" >&"$desc_fd"
+    exit 1
+    ;;
+esac
+
 if [[ $rc -eq 2 ]]; then
   why=$(head -n 1 "$results/cachelint-review.err")
   if [[ $why == *"touches no struct definition"* ]]; then
@@ -49,12 +60,18 @@ if [[ $rc -eq 2 ]]; then
   exit 1
 fi
 
-# cachelint: review: N struct(s) on M variant(s): F kernel assert(s) fail at HEAD, G struct(s) take more cachelines
+# cachelint: review: N struct(s) on M variant(s): F kernel assert(s) fail at HEAD (WHICH on ARCHES), G struct(s) take more cachelines (WHICH on ARCHES)
 summary=$(grep '^cachelint: review: ' "$results/cachelint-review.txt" | tail -n 1)
 summary=${summary#cachelint: review: }
 grown=$(sed -nE 's/.*, ([0-9]+) struct\(s\) take more cachelines.*/\1/p' <<<"$summary")
 introduced=$(sed -nE 's/.*, ([0-9]+) pair\(s\) of fields introduced.*/\1/p' <<<"$summary")
-echo "${summary:-no summary}" >&"$desc_fd"
+if [[ -z $summary ]]; then
+  # cachelint always ends a review with its summary: without it the
+  # output is not a review, whatever the exit code.
+  echo "cachelint review gave no summary (exit $rc)" >&"$desc_fd"
+  exit 1
+fi
+echo "$summary" >&"$desc_fd"
 if [[ $rc -eq 1 ]]; then
   exit 1
 fi

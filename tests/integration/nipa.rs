@@ -1,0 +1,89 @@
+//! The NIPA per-patch test in `contrib/nipa/cachelint` as NIPA reads and
+//! runs it: `info.json`'s `"run"` is a list (NIPA's `core/test.py` does
+//! `self.info["run"][0]`), and every exit of cachelint but a review's
+//! 0, 1 and 2 (a panic, a kill, a missing binary) fails the test. The
+//! review itself, through the script, is tests/integration/variants.rs's.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+fn test_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/nipa/cachelint")
+}
+
+#[test]
+fn info_json_names_its_command_as_a_list_of_an_executable_script() {
+    let text = std::fs::read_to_string(test_dir().join("info.json")).unwrap();
+    let info: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let run = info["run"]
+        .as_array()
+        .unwrap_or_else(|| panic!("\"run\" must be a list (argv), as NIPA indexes it: {text}"));
+    let script = test_dir().join(run[0].as_str().unwrap());
+    let mode = std::fs::metadata(&script).unwrap().permissions().mode();
+    assert!(mode & 0o111 != 0, "{} is not executable", script.display());
+}
+
+/// Runs the NIPA script with `cachelint` standing in for cachelint; its
+/// exit code and the summary it writes to `DESC_FD`.
+fn nipa_with(dir: &Path, cachelint: &Path) -> (Option<i32>, String) {
+    let results = dir.join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    let desc = dir.join("desc");
+    let status = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "bash {} 3>{}",
+            test_dir().join("cachelint.sh").display(),
+            desc.display()
+        ))
+        .current_dir(dir)
+        .env("CACHELINT", cachelint)
+        .env("RESULTS_DIR", &results)
+        .env("DESC_FD", "3")
+        .output()
+        .unwrap();
+    (
+        status.status.code(),
+        std::fs::read_to_string(&desc).unwrap_or_default(),
+    )
+}
+
+#[test]
+fn a_crash_a_kill_a_missing_binary_or_no_summary_fails_the_test() {
+    let dir = std::env::temp_dir().join(format!("cachelint-nipa-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let stand_in = |name: &str, body: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    };
+    let panic = stand_in(
+        "panics",
+        "echo \"thread 'main' panicked at src/main.rs:1:1\" >&2; exit 101",
+    );
+    let (code, desc) = nipa_with(&dir, &panic);
+    assert_eq!(code, Some(1), "{desc}");
+    assert_eq!(
+        desc,
+        "cachelint review crashed (exit 101): thread 'main' panicked at src/main.rs:1:1\n"
+    );
+    // An OOM kill: SIGKILL, 128 + 9.
+    let killed = stand_in("killed", "kill -9 $$");
+    let (code, desc) = nipa_with(&dir, &killed);
+    assert_eq!(code, Some(1), "{desc}");
+    assert!(
+        desc.starts_with("cachelint review crashed (exit 137)"),
+        "{desc}"
+    );
+    let (code, desc) = nipa_with(&dir, &dir.join("no-such-cachelint"));
+    assert_eq!(code, Some(1), "{desc}");
+    assert!(desc.contains("not found"), "{desc}");
+    // Exit 0 without a review's summary is not a review.
+    let silent = stand_in("silent", "exit 0");
+    let (code, desc) = nipa_with(&dir, &silent);
+    assert_eq!(code, Some(1), "{desc}");
+    assert_eq!(desc, "cachelint review gave no summary (exit 0)\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
