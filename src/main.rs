@@ -50,6 +50,11 @@ struct Cli {
     #[arg(long, global = true, value_name = "WHEN", value_enum,
           default_value_t = clap::ColorChoice::Auto)]
     color: clap::ColorChoice,
+    /// Hide informational messages (`note:` lines on stderr: the
+    /// cacheline size a build was read with, roots discovered, a plan's
+    /// source). Findings of severity note, warnings and errors stay.
+    #[arg(long, short, global = true)]
+    quiet: bool,
 }
 
 /// The commands, then those that describe the command line itself.
@@ -397,14 +402,17 @@ enum Command {
         #[command(flatten)]
         input: InputArgs,
     },
-    /// Review a layout patch as kernel CI would: in a git tree whose HEAD
+    /// Review a layout patch as kernel CI would, on every arch.
+    ///
+    /// In a git tree whose HEAD
     /// is the patch, every struct whose definition it touches in a header
     /// is laid out at the base and at HEAD on a matrix of variants (the
     /// tree configured and compiled for each arch, no kernel build; see
     /// docs/variants.md): size and cachelines per variant, the kernel's
     /// cacheline groups, and the kernel's own CACHELINE_ASSERT_GROUP_*
-    /// asserts of those structs evaluated on each. Exit code 1 when an
-    /// assert fails at HEAD on some variant.
+    /// asserts of those structs evaluated on each; where members land and
+    /// which holes open. Exit code 1 when an assert fails, or a variant
+    /// stops compiling, at HEAD.
     #[command(after_help = REVIEW_EXAMPLES)]
     Review {
         /// The git work tree (a clean kernel source tree at the patch).
@@ -432,7 +440,9 @@ enum Command {
         #[command(flatten)]
         input: InputArgs,
     },
-    /// What changed in structs between two builds: members added, removed,
+    /// What changed in structs between two builds, and why.
+    ///
+    /// Members added, removed,
     /// moved or resized (nested ones by path), where a size change comes
     /// from, and with --rules the annotated fields on other lines and the
     /// findings fixed or introduced. Exit code 1 when anything differs.
@@ -537,7 +547,9 @@ enum Command {
         #[command(flatten)]
         input: InputArgs,
     },
-    /// Find the needless stores of a whole kernel tree: stores on a hot
+    /// Find the needless stores of a whole kernel tree, ranked.
+    ///
+    /// Stores on a hot
     /// path that may write the value already there, so that every CPU
     /// making them takes a shared cacheline exclusive for nothing.
     ///
@@ -634,9 +646,10 @@ The first review of a tree prepares it once per variant (20-40 s each, in
 the variant cache); later ones compile two small objects per variant.
 contrib/nipa/cachelint/ runs it as a netdev NIPA per-patch test.
 
-Exit codes: 0 no kernel assert fails at HEAD, 1 one does, 2 usage or input
-error (a variant that does not compile at HEAD is one, with the compiler's
-first errors).";
+Exit codes: 0 no kernel assert fails at HEAD and every variant compiles
+there; 1 an assert fails, or a variant compiles at the base but not at
+HEAD (shown with the compiler's first errors); 2 usage or input error,
+including a variant that compiles at neither revision.";
 
 const DIFF_EXAMPLES: &str = "Examples:
   cachelint diff old/vmlinux new/vmlinux mem_cgroup_per_node lruvec lru_gen_folio
@@ -1324,8 +1337,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(output) => {
-            for note in &output.notes {
-                message(false, Severity::Note, note);
+            if !cli.quiet {
+                for note in &output.notes {
+                    message(false, Severity::Note, note);
+                }
             }
             write_marked(std::io::stdout().lock(), &output.stdout, &output.highlights);
             if output.failed {

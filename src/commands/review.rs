@@ -6,12 +6,15 @@
 //! base then at HEAD ([`crate::run::Setup::review`]).
 
 use crate::analysis::compare::{self, Pair};
+use std::num::NonZeroUsize;
+
 use crate::csource::asserts::{Asserted, KernelAssert};
+use crate::diff::{self, ListDepth, MemberChange, Side};
 use crate::error::{Error, Result};
 use crate::layout::{self, Depth};
 use crate::report::review::{
-    AssertReview, Broken, FindingsChange, GroupSizes, ReviewReport, Shape, StructOn, StructReview,
-    Verdict,
+    AssertReview, Broken, Compared, FindingsChange, GroupSizes, HoleChange, ReviewReport, Shape,
+    StructOn, StructReview, Verdict,
 };
 use crate::review::Review;
 use crate::run::{Opened, Roots, Run, View, Want, analyze};
@@ -71,18 +74,24 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
         }
     }
     let mut structs = Vec::new();
-    let mut grown = 0;
     for (name, header) in &reviewed {
         let mut on = Vec::new();
-        let mut grew = false;
+        let mut grew_on = Vec::new();
         for ((base, head), variant) in pairs.iter().zip(&names) {
-            let line = run.line(head);
+            // The line of a revision that compiled: a broken build has
+            // no config to read it from.
+            let line = match head.failed {
+                Some(_) => run.line(base),
+                None => run.line(head),
+            };
             let b = shape(run, base, name, line)?;
             let h = shape(run, head, name, line)?;
-            grew |= matches!((&b, &h), (Some(b), Some(h)) if h.0.lines > b.0.lines);
+            if matches!((&b, &h), (Some(b), Some(h)) if h.shape.lines > b.shape.lines) {
+                grew_on.push(variant.clone());
+            }
             let mut groups: Vec<GroupSizes> = Vec::new();
             for (side, s) in [(0, &b), (1, &h)] {
-                for (group, size) in s.iter().flat_map(|s| s.1.iter()) {
+                for (group, size) in s.iter().flat_map(|s| s.groups.iter()) {
                     let at = match groups.iter().position(|g| g.name == *group) {
                         Some(i) => i,
                         None => {
@@ -100,21 +109,31 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
                     }
                 }
             }
+            let (members, holes) = match (&b, &h) {
+                (Some(b), Some(h)) => (
+                    moves(run, (base, head), name, line)?,
+                    hole_changes(&b.holes, &h.holes),
+                ),
+                _ => (Vec::new(), Vec::new()),
+            };
             on.push(StructOn {
                 variant: variant.clone(),
                 cacheline: line,
-                base: b.map(|s| s.0),
-                head: h.map(|s| s.0),
+                base: b.map(|s| s.shape),
+                head: h.map(|s| s.shape),
                 groups,
+                members,
+                holes,
             });
         }
-        grown += usize::from(grew);
         structs.push(StructReview {
             name: name.clone(),
             header: header.clone(),
             on,
+            grew_on,
         });
     }
+    let grown = structs.iter().filter(|s| !s.grew_on.is_empty()).count();
     let mut asserts = Vec::new();
     for (ty, file) in &review.checks {
         let (_, found) = crate::csource::asserts::read(file, ty)?;
@@ -129,9 +148,15 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
             .map(|(base, head)| (laid_out(run, base, ty), laid_out(run, head, ty)))
             .collect();
         for a in &found {
-            let on = laid
+            let on: Vec<(Verdict, Verdict)> = laid
                 .iter()
                 .map(|(base, head)| (verdict(base, ty, a), verdict(head, ty, a)))
+                .collect();
+            let fails_on = on
+                .iter()
+                .zip(&names)
+                .filter(|((_, h), _)| matches!(h, Verdict::Fails { .. }))
+                .map(|(_, v)| v.clone())
                 .collect();
             asserts.push(AssertReview {
                 ty: ty.clone(),
@@ -142,12 +167,25 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
                     Asserted::Member(m) => format!("{m} in {}", a.group),
                 },
                 on,
+                fails_on,
             });
         }
     }
-    let findings = match run.rules.types.is_empty() {
-        true => Vec::new(),
-        false => findings_changed(run, &pairs, &names)?,
+    let (findings, compared) = match run.rules_files.is_empty() {
+        true => (Vec::new(), None),
+        false => {
+            let (findings, roots, variants) = findings_changed(run, &pairs, &names)?;
+            let compared = Compared {
+                files: run
+                    .rules_files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect(),
+                roots,
+                variants,
+            };
+            (findings, Some(compared))
+        }
     };
     let introduced = findings.iter().map(|f| f.introduced.len()).sum();
     let failures = asserts
@@ -179,6 +217,7 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
         grown,
         findings,
         introduced,
+        compared,
         notes: crate::report::unique_notes(notes),
     })
 }
@@ -188,17 +227,21 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
 const EMBEDDING: &str = "embeds a reviewed struct";
 
 /// The rules' findings at the base against those at HEAD, per variant and
-/// root both revisions have: the pairs introduced and fixed.
+/// root both revisions have: the pairs introduced and fixed; and the
+/// roots and variants compared.
+#[allow(clippy::type_complexity)]
 fn findings_changed(
     run: &Run,
     pairs: &[(&Opened, &Opened)],
     names: &[String],
-) -> Result<Vec<FindingsChange>> {
+) -> Result<(Vec<FindingsChange>, Vec<String>, Vec<String>)> {
     let mut out = Vec::new();
+    let (mut roots, mut variants) = (Vec::new(), Vec::new());
     for ((base, head), variant) in pairs.iter().zip(names) {
         if base.failed.is_some() || head.failed.is_some() {
             continue;
         }
+        variants.push(variant.clone());
         let analysed = |o: &Opened| -> Result<_> {
             let view = run.view(o)?;
             analyze(run, &view, &run.rules, run.line(o), Roots::FromRules)
@@ -212,6 +255,9 @@ fn findings_changed(
             else {
                 continue;
             };
+            if !roots.contains(&n.analysis.root) {
+                roots.push(n.analysis.root.clone());
+            }
             let c = compare::compare(&o.analysis, &n.analysis);
             let (introduced, fixed): (Vec<Pair>, Vec<Pair>) = (
                 c.introduced().into_iter().cloned().collect(),
@@ -227,18 +273,22 @@ fn findings_changed(
             }
         }
     }
-    Ok(out)
+    Ok((out, roots, variants))
 }
 
-/// Struct `name` of `opened`: its size and lines, and its groups' sizes;
-/// `None` when the build has no such struct.
-#[allow(clippy::type_complexity)]
-fn shape(
-    run: &Run,
-    opened: &Opened,
-    name: &str,
-    line: u64,
-) -> Result<Option<(Shape, Vec<(String, Option<u64>)>)>> {
+/// One revision's struct, as `review` compares it.
+struct Shaped {
+    /// Its size and lines.
+    shape: Shape,
+    /// Its kernel cacheline groups' sizes.
+    groups: Vec<(String, Option<u64>)>,
+    /// Its holes: the member before each (by path) and its offset and size.
+    holes: Vec<(Option<String>, u64, u64)>,
+}
+
+/// Struct `name` of `opened`, with lines of `line` bytes; `None` when the
+/// build has no such struct.
+fn shape(run: &Run, opened: &Opened, name: &str, line: u64) -> Result<Option<Shaped>> {
     let Some(found) = opened.present.get(name) else {
         return Ok(None);
     };
@@ -249,13 +299,75 @@ fn shape(
         .iter()
         .map(|g| (g.name.clone(), g.end.map(|e| e.saturating_sub(g.begin))))
         .collect();
-    Ok(Some((
-        Shape {
+    let mut holes = Vec::new();
+    let mut before = None;
+    for item in &laid.items {
+        match item {
+            layout::Item::Member(f) => before = Some(f.path.clone()),
+            layout::Item::Hole { offset, size, .. } => holes.push((before.clone(), *offset, *size)),
+            _ => {}
+        }
+    }
+    Ok(Some(Shaped {
+        shape: Shape {
             size: laid.size,
             lines: laid.size.div_ceil(line).max(1),
         },
         groups,
-    )))
+        holes,
+    }))
+}
+
+/// Struct `name`'s own members that the patch adds, removes, moves or
+/// resizes on one variant (the base and HEAD builds, both with it).
+fn moves(
+    run: &Run,
+    (base, head): (&Opened, &Opened),
+    name: &str,
+    line: u64,
+) -> Result<Vec<MemberChange>> {
+    let (Some(b), Some(h)) = (base.present.get(name), head.present.get(name)) else {
+        return Ok(Vec::new());
+    };
+    let (old, new) = (run.view(base)?, run.view(head)?);
+    let old_side = Side {
+        table: old.table(),
+        id: b.id,
+    };
+    let new_side = Side {
+        table: new.table(),
+        id: h.id,
+    };
+    let mut d = diff::diff(name, old_side, new_side, line)?;
+    d.limit_depth(ListDepth::Levels(NonZeroUsize::MIN));
+    Ok(d.members)
+}
+
+/// The holes HEAD opens and closes: a hole is the same at both revisions
+/// when it follows the same member and has the same size, wherever an
+/// earlier change moved it.
+fn hole_changes(
+    base: &[(Option<String>, u64, u64)],
+    head: &[(Option<String>, u64, u64)],
+) -> Vec<HoleChange> {
+    let absent = |from: &[(Option<String>, u64, u64)], h: &(Option<String>, u64, u64)| {
+        !from.iter().any(|o| o.0 == h.0 && o.2 == h.2)
+    };
+    let change = |opened: bool, (after, offset, size): &(Option<String>, u64, u64)| HoleChange {
+        opened,
+        offset: *offset,
+        size: *size,
+        after: after.clone(),
+    };
+    let opened = head
+        .iter()
+        .filter(|h| absent(base, h))
+        .map(|h| change(true, h));
+    let closed = base
+        .iter()
+        .filter(|b| absent(head, b))
+        .map(|b| change(false, b));
+    opened.chain(closed).collect()
 }
 
 /// Struct `ty` as a build lays it out, for its kernel asserts.

@@ -236,6 +236,17 @@ fn parse_elf<'data>(path: &Path, data: &'data [u8], no_magic: &str) -> Result<ob
     };
     truncated::check(path, data)?;
     if data.len() < 4 || &data[..4] != b"\x7fELF" {
+        // A variant file without its `tree` is not recognised as one.
+        let variants = String::from_utf8_lossy(&data[..data.len().min(1 << 16)])
+            .lines()
+            .any(|l| l.trim() == "[[variant]]");
+        if variants {
+            return Err(not_elf(
+                "a variant file, but it gives no tree = \"DIR\": a variant file given as a \
+                 build names the kernel tree it configures (docs/variants.md)"
+                    .into(),
+            ));
+        }
         return Err(not_elf(no_magic.into()));
     }
     object::File::parse(data).map_err(|e| not_elf(e.to_string()))

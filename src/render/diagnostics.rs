@@ -35,12 +35,16 @@ pub fn report(report: &Report) -> Marked {
     let s = &report.summary;
     let _ = writeln!(
         out,
-        "cachelint: {} in {} ({} of fields; {} allowed, {} in the baseline)",
+        "cachelint: {} in {} ({} of fields; {} allowed, {} in the baseline){}",
         counts(s.errors, s.warnings, s.notes),
         plural(report.builds.len(), "build"),
         plural(s.pairs, "pair"),
         s.allowed,
-        s.in_baseline
+        s.in_baseline,
+        match s.messages {
+            0 => String::new(),
+            n => format!("; {}", plural(n, "message")),
+        }
     );
     out
 }

@@ -7,7 +7,11 @@ use std::fmt::Write;
 use comfy_table::{Table, presets};
 
 use super::{Format, Output, Render, to_json};
-use crate::report::review::{ReviewReport, Shape, Verdict};
+use crate::diff::{Change, MemberChange};
+use crate::report::review::{HoleChange, ReviewReport, Shape, StructOn, StructReview, Verdict};
+
+/// The most members a struct's table of moves lists in text.
+const MOVES_SHOWN: usize = 40;
 
 impl Render for ReviewReport {
     const FORMATS: &'static [Format] = &[Format::Text, Format::Json];
@@ -40,9 +44,12 @@ fn shape(s: Option<Shape>) -> String {
     )
 }
 
-fn change(base: Option<Shape>, head: Option<Shape>) -> String {
-    match (base, head) {
-        (Some(b), Some(h)) if b == h => "same".to_owned(),
+fn change(on: &StructOn) -> String {
+    match (on.base, on.head) {
+        (Some(b), Some(h)) if b == h && on.members.is_empty() && on.holes.is_empty() => {
+            "same".to_owned()
+        }
+        (Some(b), Some(h)) if b == h => "same size".to_owned(),
         (Some(b), Some(h)) => {
             let bytes = h.size as i64 - b.size as i64;
             let lines = h.lines as i64 - b.lines as i64;
@@ -107,7 +114,7 @@ fn text(r: &ReviewReport) -> String {
             };
             let changed = match broken("base") || broken("head") {
                 true => "-".to_owned(),
-                false => change(on.base, on.head),
+                false => change(on),
             };
             t.add_row(vec![
                 on.variant.clone(),
@@ -144,6 +151,7 @@ fn text(r: &ReviewReport) -> String {
             }
             let _ = writeln!(out, "{t}");
         }
+        moves(&mut out, s);
     }
     // The kernel's asserts: those failing somewhere, at either revision.
     let failing: Vec<_> = r
@@ -212,21 +220,138 @@ fn text(r: &ReviewReport) -> String {
             );
         }
     }
+    if let Some(c) = &r.compared {
+        let roots = match c.roots.is_empty() {
+            true => {
+                "none of their roots is in a variant that compiles at both revisions".to_owned()
+            }
+            false => format!(
+                "{} compared at the base and HEAD on {}",
+                c.roots.join(", "),
+                c.variants.join(", ")
+            ),
+        };
+        let _ = writeln!(out, "\nrules {}: {roots}", c.files.join(", "));
+    }
     let broken = match r.broken_at_head.is_empty() {
         true => String::new(),
         false => format!("HEAD does not compile on {}, ", r.broken_at_head.join(", ")),
     };
+    let failing: Vec<String> = r
+        .asserts
+        .iter()
+        .filter(|a| !a.fails_on.is_empty())
+        .map(|a| format!("{} on {}", a.text, a.fails_on.join(", ")))
+        .collect();
+    let grown: Vec<String> = r
+        .structs
+        .iter()
+        .filter(|s| !s.grew_on.is_empty())
+        .map(|s| format!("{} on {}", s.name, s.grew_on.join(", ")))
+        .collect();
     let _ = writeln!(
         out,
-        "\ncachelint: review: {} struct(s) on {} variant(s): {broken}{} kernel assert(s) fail at HEAD, {} struct(s) take more cachelines{}",
+        "\ncachelint: review: {} struct(s) on {} variant(s): {broken}{} kernel assert(s) fail at HEAD{}, {} struct(s) take more cachelines{}{}",
         r.structs.len(),
         r.variants.len(),
         r.failures,
+        named(&failing),
         r.grown,
-        match r.findings.is_empty() {
+        named(&grown),
+        match r.compared.is_none() {
             true => String::new(),
             false => format!(", {} pair(s) of fields introduced", r.introduced),
         }
     );
     out
+}
+
+/// ` (A; B; C; and N more)`, or nothing for no names: the summary names
+/// what fails, for a maintainer who reads only that line.
+fn named(names: &[String]) -> String {
+    const SHOWN: usize = 3;
+    match names.len() {
+        0 => String::new(),
+        n if n <= SHOWN => format!(" ({})", names.join("; ")),
+        n => format!(" ({}; and {} more)", names[..SHOWN].join("; "), n - SHOWN),
+    }
+}
+
+/// Struct `s`'s members that the patch adds, removes, moves or resizes,
+/// one row each and a column per variant, and the holes it opens or
+/// closes.
+fn moves(out: &mut String, s: &StructReview) {
+    let mut paths: Vec<&str> = Vec::new();
+    for on in &s.on {
+        for m in &on.members {
+            if !paths.contains(&m.path.as_str()) {
+                paths.push(&m.path);
+            }
+        }
+    }
+    if !paths.is_empty() {
+        let mut header = vec!["member (offset, line: base -> head)".to_owned()];
+        header.extend(s.on.iter().map(|o| o.variant.clone()));
+        let mut t = table(header);
+        for path in paths.iter().take(MOVES_SHOWN) {
+            let mut row = vec![(*path).to_owned()];
+            for on in &s.on {
+                row.push(match on.members.iter().find(|m| m.path == *path) {
+                    Some(m) => member(m),
+                    None => "-".to_owned(),
+                });
+            }
+            t.add_row(row);
+        }
+        let _ = writeln!(out, "{t}");
+        if paths.len() > MOVES_SHOWN {
+            let _ = writeln!(
+                out,
+                "... and {} more members (--format json lists them all)",
+                paths.len() - MOVES_SHOWN
+            );
+        }
+    }
+    for on in s.on.iter().filter(|o| !o.holes.is_empty()) {
+        let holes: Vec<String> = on.holes.iter().map(hole).collect();
+        let _ = writeln!(out, "holes on {}: {}", on.variant, holes.join("; "));
+    }
+}
+
+/// One member's change on one variant: `16 -> 72, line 0 -> 1`.
+fn member(m: &MemberChange) -> String {
+    let lines = |a: u64, b: u64| match a == b {
+        true => String::new(),
+        false => format!(", line {a} -> {b}"),
+    };
+    match (m.change, m.old, m.new) {
+        (Change::Added, _, Some(n)) => format!("new at {}, line {}", n.offset, n.line),
+        (Change::Removed, Some(o), _) => format!("gone (was at {}, line {})", o.offset, o.line),
+        (Change::Resized, Some(o), Some(n)) => format!("{} -> {} B", o.size, n.size),
+        (Change::MovedResized, Some(o), Some(n)) => format!(
+            "{} -> {}{}, {} -> {} B",
+            o.offset,
+            n.offset,
+            lines(o.line, n.line),
+            o.size,
+            n.size
+        ),
+        (_, Some(o), Some(n)) => {
+            format!("{} -> {}{}", o.offset, n.offset, lines(o.line, n.line))
+        }
+        _ => m.change.word().to_owned(),
+    }
+}
+
+/// `opened 4 B at 36, after x`.
+fn hole(h: &HoleChange) -> String {
+    format!(
+        "{} {} B at {}{}",
+        if h.opened { "opened" } else { "closed" },
+        h.size,
+        h.offset,
+        h.after
+            .as_ref()
+            .map_or_else(String::new, |a| format!(", after {a}"))
+    )
 }

@@ -97,8 +97,13 @@ pub struct Summary {
     pub errors: usize,
     /// Of severity warning.
     pub warnings: usize,
-    /// Of severity note, plus the notes on the rules and builds.
+    /// Of severity note.
     pub notes: usize,
+    /// Informational messages on the rules and builds (printed as
+    /// `note:` on stderr, hidden by `--quiet`): not findings, so counted
+    /// apart.
+    #[serde(default)]
+    pub messages: usize,
     /// Pairs of fields behind the diagnostics: the findings.
     #[serde(default)]
     pub pairs: usize,
@@ -359,11 +364,11 @@ fn why(origin: &Origin) -> String {
 }
 
 impl Summary {
-    /// Counts the diagnostics of `findings`, `notes` other notes, and the
-    /// pairs allowed and in the baseline.
+    /// Counts the diagnostics of `findings`, the `messages` on the rules
+    /// and builds, and the pairs allowed and in the baseline.
     pub fn count(
         findings: &[ReportFinding],
-        notes: usize,
+        messages: usize,
         allowed: usize,
         in_baseline: usize,
     ) -> Self {
@@ -371,7 +376,8 @@ impl Summary {
         Summary {
             errors: of(Severity::Error),
             warnings: of(Severity::Warning),
-            notes: of(Severity::Note) + notes,
+            notes: of(Severity::Note),
+            messages,
             pairs: findings.len(),
             allowed,
             in_baseline,

@@ -39,6 +39,8 @@ pub struct ReviewReport {
     pub findings: Vec<FindingsChange>,
     /// Pairs introduced at HEAD, over every variant and root.
     pub introduced: usize,
+    /// With rules: what was compared (`None` without rules).
+    pub compared: Option<Compared>,
     /// What the review has to tell.
     pub notes: Vec<String>,
 }
@@ -52,6 +54,8 @@ pub struct StructReview {
     pub header: String,
     /// Per variant, in order.
     pub on: Vec<StructOn>,
+    /// The variants it takes more cachelines on at HEAD.
+    pub grew_on: Vec<String>,
 }
 
 /// One struct on one variant.
@@ -67,6 +71,36 @@ pub struct StructOn {
     pub head: Option<Shape>,
     /// Its kernel cacheline groups, base and head sizes.
     pub groups: Vec<GroupSizes>,
+    /// Its own members that are added, removed, moved or resized, in
+    /// HEAD's order (removed ones last): where each lands and on which
+    /// line.
+    pub members: Vec<crate::diff::MemberChange>,
+    /// Holes between its own members opened or closed by the patch.
+    pub holes: Vec<HoleChange>,
+}
+
+/// A hole between two members that one revision has and the other not.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HoleChange {
+    /// True when HEAD has it and the base not.
+    pub opened: bool,
+    /// Its first byte.
+    pub offset: u64,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The member before it, at the revision that has it.
+    pub after: Option<String>,
+}
+
+/// What a review with rules compared.
+#[derive(Clone, Debug, Serialize)]
+pub struct Compared {
+    /// The rules files.
+    pub files: Vec<String>,
+    /// The rules' roots analysed at both revisions on some variant.
+    pub roots: Vec<String>,
+    /// The variants both revisions of which compiled.
+    pub variants: Vec<String>,
 }
 
 /// A struct's size and lines.
@@ -103,6 +137,8 @@ pub struct AssertReview {
     pub text: String,
     /// Per variant: the verdict at the base and at HEAD.
     pub on: Vec<(Verdict, Verdict)>,
+    /// The variants it fails on at HEAD.
+    pub fails_on: Vec<String>,
 }
 
 /// What an assert gives on one build.

@@ -1109,9 +1109,11 @@ fn a_lock_must_be_a_lock_of_an_enclosing_instance() {
 
 #[test]
 fn the_summary_counts_what_is_printed() {
-    // Diagnostics are counted by their `SEVERITY:` lines, notes on the rules
-    // and builds by their `note:` lines; the pairs of fields behind them by
-    // the JSON findings. JSON and SARIF carry the same summary.
+    // Diagnostics are counted by their `SEVERITY:` lines, and the
+    // messages on the rules and builds apart, by their `note:` lines on
+    // stderr (findings only in the counts of severities); the pairs of
+    // fields behind them by the JSON findings. JSON and SARIF carry the
+    // same summary. --quiet hides the messages, not the findings.
     let build = format!("base={}", fixture("gcc-dwarf5-base").display());
     let files = [rules("lru.toml"), rules("counters.toml")];
     let mut args = vec!["check".to_owned()];
@@ -1127,26 +1129,33 @@ fn the_summary_counts_what_is_printed() {
             .count()
     };
     let (errors, warnings) = (printed("error"), printed("warning"));
-    let notes = printed("note") + stderr.lines().filter(|l| l.starts_with("note: ")).count();
-    assert!(errors > 0 && notes > 0, "{stdout}{stderr}");
+    let notes = printed("note");
+    let messages = stderr.lines().filter(|l| l.starts_with("note: ")).count();
+    assert!(errors > 0 && messages > 0, "{stdout}{stderr}");
     let opts = options(&files, &[("base", fixture("gcc-dwarf5-base"))]);
     let (report, _) = run(&opts);
     let pairs = report.findings.len();
     assert!(pairs > errors + warnings, "the fixture groups pairs");
     let n = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     let want = format!(
-        "cachelint: {}, {}, {} in 1 build ({pairs} pairs of fields; 0 allowed, 0 in the baseline)",
+        "cachelint: {}, {}, {} in 1 build ({pairs} pairs of fields; 0 allowed, 0 in the baseline); {}",
         n(errors, "error"),
         n(warnings, "warning"),
-        n(notes, "note")
+        n(notes, "note"),
+        n(messages, "message")
     );
     let last = stdout.lines().last().unwrap();
     assert_eq!(last, want, "{stdout}");
+    args.insert(1, "--quiet".to_owned());
+    let (_, quiet, stderr) = cachelint(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(quiet, stdout);
+    assert!(!stderr.contains("note: "), "{stderr}");
     let json = serde_json::to_value(&report.summary).unwrap();
     for (key, n) in [
         ("errors", errors),
         ("warnings", warnings),
         ("notes", notes),
+        ("messages", messages),
         ("pairs", pairs),
     ] {
         assert_eq!(json[key], n, "{key}: {json}");

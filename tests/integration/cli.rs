@@ -149,6 +149,17 @@ fn each_command_has_its_own_page_with_its_options() {
         assert!(page.contains(&title), "{command}: no {title:?}");
         assert!(page.contains("\"cachelint "), "{command}: footer");
         assert!(page.contains("\n.SH SYNOPSIS\n"), "{command}");
+        // NAME is one line that apropos and whatis can show: the command
+        // and a phrase, not the description's paragraph.
+        let name = page
+            .split("\n.SH NAME\n")
+            .nth(1)
+            .and_then(|rest| rest.lines().next())
+            .unwrap();
+        assert!(
+            name.len() <= 160 && !name.contains(". "),
+            "{command}: NAME is a paragraph: {name}"
+        );
     }
     let check = stdout(&["man", "check"]);
     for option in ["\\-\\-rules", "\\-\\-fail\\-on", "\\-\\-baseline"] {

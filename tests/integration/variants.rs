@@ -355,6 +355,13 @@ fn mistakes_are_one_line_errors_with_exit_code_2() {
         &["layout", key.to_str().unwrap(), "counters"],
         "key.toml:2:1: unknown key 'confg' (did you mean 'config'?)",
     );
+    // A variant file without its tree is not an ELF file with no magic.
+    let treeless = s.dir.join("treeless.toml");
+    std::fs::write(&treeless, "[[variant]]\nname = \"a\"\n").unwrap();
+    one_line(
+        &["layout", treeless.to_str().unwrap(), "counters"],
+        "a variant file, but it gives no tree = \"DIR\"",
+    );
     let not_tree = s.dir.join("nt.toml");
     std::fs::write(&not_tree, format!("tree = \"{}\"\n", s.dir.display())).unwrap();
     one_line(
@@ -510,8 +517,15 @@ fn review_lays_out_the_touched_structs_on_each_variant_and_evaluates_the_kernels
         out.contains("ok (16) / FAILS: 24 bytes, over the budget of 16"),
         "{out}"
     );
+    // Where the patch's members land: hot_c at 16 (after hot_b at 8),
+    // cold pushed from 16 to 24, all on line 0 of 64 bytes.
     assert!(
-        out.contains("1 kernel assert(s) fail at HEAD, 0 struct(s) take more cachelines"),
+        out.contains("| hot_c                               | new at 16, line 0 | new at 16, line 0 |\n| cold                                | 16 -> 24          | 16 -> 24          |"),
+        "{out}"
+    );
+    // The summary names the failing assert and where it fails.
+    assert!(
+        out.contains("1 kernel assert(s) fail at HEAD (grouped_hot <= 16 on smp, up), 0 struct(s) take more cachelines\n"),
         "{out}"
     );
     assert_eq!(tree_snapshot(&s.tree), before, "the tree was written");
@@ -559,7 +573,7 @@ fn review_lays_out_the_touched_structs_on_each_variant_and_evaluates_the_kernels
     );
     assert_eq!(
         std::fs::read_to_string(&desc).unwrap(),
-        "1 struct(s) on 2 variant(s): 1 kernel assert(s) fail at HEAD, 0 struct(s) take more cachelines\n"
+        "1 struct(s) on 2 variant(s): 1 kernel assert(s) fail at HEAD (grouped_hot <= 16 on smp, up), 0 struct(s) take more cachelines\n"
     );
     assert!(results.join("cachelint-review.txt").is_file());
     // A patch that touches no struct: nothing to say, exit 0.
@@ -606,7 +620,82 @@ fn review_lays_out_the_touched_structs_on_each_variant_and_evaluates_the_kernels
     );
     assert!(out.contains("struct grouped grew"), "{out}");
     assert!(
-        out.contains("HEAD does not compile on up, 1 kernel assert(s) fail at HEAD"),
+        out.contains("HEAD does not compile on up, 1 kernel assert(s) fail at HEAD (grouped_hot <= 16 on smp)"),
+        "{out}"
+    );
+    // The help says so: exit 1, not 2, for a variant broken at HEAD.
+    let (_, help, _) = s.run(&["review", "--help"]);
+    assert!(
+        help.contains("1 an assert fails, or a variant compiles at the base but not at\nHEAD"),
+        "{help}"
+    );
+}
+
+#[test]
+fn review_says_where_members_land_and_which_holes_open_per_variant() {
+    let s = Setup::new("review-moves");
+    s.repository();
+    // An int after per_cpu, which only SMP has: on smp flag lands at 16,
+    // evicted moves from 16 to 24 and a 4-byte hole opens at 20; on up
+    // nothing changes. holder embeds counters at 8 (after an int and a
+    // 4-byte hole): its counters grows from 24 to 32 bytes on smp.
+    s.edit(
+        "include/linux/counters.h",
+        "\tlong per_cpu;\n",
+        "\tlong per_cpu;\n\tint flag;\n",
+    );
+    git(&s.tree, &["commit", "-qam", "counters: a flag"]);
+    // up32: no SMP, 32-byte lines (ring's 88 bytes take 3 of them).
+    let matrix = s.variants(
+        "matrix.toml",
+        "[[variant]]\nname = \"smp\"\n[[variant]]\nname = \"up32\"\nset = [\"SMP=n\", \"X86_L1_CACHE_SHIFT=5\"]\n",
+    );
+    let args = [
+        "review",
+        "--tree",
+        s.tree.to_str().unwrap(),
+        "--variants",
+        matrix.to_str().unwrap(),
+    ];
+    let (code, out, err) = s.run(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("| smp     | 64   | 24 B, 1 lines | 32 B, 1 lines | +8 B   |\n| up32    | 32   | 16 B, 1 lines | 16 B, 1 lines | same   |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| flag                                | new at 16, line 0 | -    |\n| evicted                             | 16 -> 24          | -    |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("holes on smp: opened 4 B at 20, after flag\n"),
+        "{out}"
+    );
+    assert!(!out.contains("holes on up32"), "{out}");
+    assert!(
+        out.contains("| counters                            | 24 -> 32 B | -    |"),
+        "{out}"
+    );
+    let (_, json, _) = s.run(&[&args[..], &["--format", "json"]].concat());
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let smp = &json["structs"][0]["on"][0];
+    assert_eq!(smp["members"][1]["path"], "evicted");
+    assert_eq!(smp["members"][1]["change"], "moved");
+    assert_eq!(smp["members"][1]["new"]["offset"], 24);
+    assert_eq!(smp["holes"][0]["size"], 4);
+    assert_eq!(smp["holes"][0]["opened"], true);
+    // A HEAD that does not compile on up32: its base row is still counted
+    // in up32's own 32-byte lines (88 bytes: 3 lines).
+    s.edit(
+        "include/linux/ring.h",
+        "\tring_tail_t tail;\n};\n",
+        "\tring_tail_t tail;\n\tlong more;\n};\n#ifndef CONFIG_SMP\n_Static_assert(sizeof(struct ring) <= 88, \"ring grew\");\n#endif\n",
+    );
+    git(&s.tree, &["commit", "-qam", "ring: more"]);
+    let (code, out, err) = s.run(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("| up32    | 32   | 88 B, 3 lines | does not compile | -      |"),
         "{out}"
     );
 }
@@ -650,7 +739,17 @@ fn review_with_rules_lists_the_pairs_the_patch_parts_or_makes() {
         "{out}"
     );
     assert!(
-        out.contains("1 struct(s) take more cachelines, 0 pair(s) of fields introduced"),
+        out.contains(
+            "1 struct(s) take more cachelines (ring on smp), 0 pair(s) of fields introduced"
+        ),
+        "{out}"
+    );
+    // What the rules compared, said even when nothing is introduced.
+    assert!(
+        out.contains(&format!(
+            "rules {}: ring compared at the base and HEAD on smp\n",
+            rules.display()
+        )),
         "{out}"
     );
     assert!(

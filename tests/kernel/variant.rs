@@ -453,6 +453,27 @@ fn review_of_a_tcp_sock_group_change_gives_the_per_arch_table() {
         .collect();
     assert_eq!(heads, ["fails", "holds", "holds", "fails"]);
     assert_eq!(json["failures"], 1);
+    // Where the members land: the u64 is new on every arch, and gso_segs
+    // (after it) moves by its 8 bytes on each.
+    for on in tcp["on"].as_array().unwrap() {
+        let member = |path: &str| {
+            on["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["path"] == path)
+                .unwrap_or_else(|| panic!("{path} does not change on {}", on["variant"]))
+                .clone()
+        };
+        assert_eq!(member("cachelint_added")["change"], "added");
+        let gso = member("gso_segs");
+        assert_eq!(
+            gso["new"]["offset"].as_u64().unwrap() - gso["old"]["offset"].as_u64().unwrap(),
+            8,
+            "{gso} on {}",
+            on["variant"]
+        );
+    }
     assert_eq!(
         tree_snapshot(&source),
         before,
