@@ -32,8 +32,13 @@ const KBUILD_ENV: [&str; 14] = [
 /// Most lines of a failed step's output an error quotes.
 const QUOTED_LINES: usize = 4;
 
-/// The steps of one variant's build on standard error, when it is a
-/// terminal: which step of which variant, and how long it took.
+/// A step at least this long is told off a terminal too (a CI log),
+/// when it ends: a cold review prepares each variant for a minute.
+const SLOW_STEP: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The steps of one variant's build on standard error: on a terminal,
+/// which step of which variant starts and how long it took; off one, the
+/// slow steps when they end, with their time.
 pub(super) struct Progress {
     name: String,
     shown: bool,
@@ -147,7 +152,7 @@ pub(super) fn make(
         .output()
         .map_err(|e| v.error(format!("cannot run make: {e}")))?;
     if output.status.success() {
-        if p.shown {
+        if p.shown || started.elapsed() >= SLOW_STEP {
             eprintln!(
                 "cachelint: [{}] {step}: {:.1} s",
                 p.name,

@@ -148,6 +148,26 @@ fn variants_are_builds_labelled_by_name_and_their_edits_change_the_layout() {
 }
 
 #[test]
+fn a_slow_step_is_told_off_a_terminal_with_its_time() {
+    let s = Setup::new("slow");
+    let file = s.variants("v.toml", "[[variant]]\nname = \"smp\"\n");
+    // The stand-in's defconfig sleeps 1.2 s; its other steps take
+    // milliseconds. The test's stderr is a pipe, as a CI log is.
+    let (code, _, err) = cachelint_with_env(
+        &[
+            ("CACHELINT_VARIANT_DIR", s.cache.as_os_str()),
+            ("STANDIN_SLOW", OsStr::new("1.2")),
+        ],
+        &["layout", file.to_str().unwrap(), "counters"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let told: Vec<&str> = err.lines().filter(|l| l.starts_with("cachelint: [smp]")).collect();
+    assert_eq!(told.len(), 1, "{err}");
+    assert!(told[0].starts_with("cachelint: [smp] make defconfig: 1."), "{err}");
+    assert!(told[0].ends_with(" s"), "{err}");
+}
+
+#[test]
 fn a_rerun_is_served_from_the_cache_until_a_header_changes() {
     let s = Setup::new("cache");
     let file = s.variants("v.toml", "");
