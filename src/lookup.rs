@@ -226,6 +226,33 @@ pub fn find_present(
     })
 }
 
+/// [`find_present`] from a whole-file name index: the same types, but
+/// [`Present::units`] holds only the units of each layout's first
+/// definition (the index keeps no others), which roots discovery cannot
+/// use.
+pub(crate) fn find_present_indexed(
+    decoder: &mut Decoder<'_, '_>,
+    index: &NameIndex,
+    names: &HashSet<&str>,
+) -> Result<Present> {
+    let mut present = Present::default();
+    for name in names {
+        let defs = index.definitions(name);
+        let mine: Vec<&Definition<'_>> = defs.iter().collect();
+        let spec = TypeSpec {
+            name: (*name).to_owned(),
+            pick: Pick::First,
+        };
+        if let Some(f) = resolve_one(decoder, &spec, &mine)? {
+            present
+                .units
+                .insert((*name).to_owned(), mine.iter().map(|d| d.unit).collect());
+            present.types.insert((*name).to_owned(), f);
+        }
+    }
+    Ok(present)
+}
+
 fn resolve_one(
     decoder: &mut Decoder<'_, '_>,
     spec: &TypeSpec,

@@ -54,19 +54,40 @@ impl<'f, 'a> DwarfTypes<'f, 'a> {
         if lookup::first_only(specs) || self.indexing.cache == IndexCache::Off {
             return lookup::find_types(self.file, &mut self.decoder, specs, path);
         }
-        if self.index.is_none() {
-            let i = &self.indexing;
-            self.index = Some(index_cache::load_or_build(
-                &i.cache, &i.path, i.bytes, self.file,
-            )?);
-        }
+        self.load_index()?;
         match self.index.as_ref().and_then(Option::as_ref) {
             Some(index) => lookup::find_indexed(&mut self.decoder, index, specs, path),
             None => lookup::find_types(self.file, &mut self.decoder, specs, path),
         }
     }
 
-    pub(super) fn find_present(&mut self, names: &HashSet<&str>) -> Result<Present> {
+    /// The cache's name index of the file, read (or built and written) on
+    /// first use.
+    fn load_index(&mut self) -> Result<()> {
+        if self.index.is_none() {
+            let i = &self.indexing;
+            self.index = Some(index_cache::load_or_build(
+                &i.cache, &i.path, i.bytes, self.file,
+            )?);
+        }
+        Ok(())
+    }
+
+    /// The types among `names` the file defines. From the cache's name
+    /// index when there is one and `every_unit` is false; a scan of every
+    /// unit otherwise, which also gives every unit defining each (roots
+    /// discovery reads those).
+    pub(super) fn find_present(
+        &mut self,
+        names: &HashSet<&str>,
+        every_unit: bool,
+    ) -> Result<Present> {
+        if !every_unit && self.indexing.cache != IndexCache::Off {
+            self.load_index()?;
+            if let Some(index) = self.index.as_ref().and_then(Option::as_ref) {
+                return lookup::find_present_indexed(&mut self.decoder, index, names);
+            }
+        }
         lookup::find_present(self.file, &mut self.decoder, names)
     }
 

@@ -377,10 +377,11 @@ impl Loaded<'_, '_> {
     }
 
     /// The types among `names` that the build defines (first layout each);
-    /// absent names are left out.
-    pub fn find_present(&mut self, names: &HashSet<&str>) -> Result<Present> {
+    /// absent names are left out. `every_unit`: roots will be discovered
+    /// from them, which needs every DWARF unit that defines each.
+    pub fn find_present(&mut self, names: &HashSet<&str>, every_unit: bool) -> Result<Present> {
         let present = match &mut self.backend {
-            Backend::Dwarf(d) => d.find_present(names)?,
+            Backend::Dwarf(d) => d.find_present(names, every_unit)?,
             Backend::Btf(b) => b.find_present(names),
         };
         let used: Vec<TypeId> = present.types.values().map(|f| f.id).collect();

@@ -161,7 +161,10 @@ fn decode(
     }
     let mut present = match all.is_empty() {
         true => Present::default(),
-        false => loaded.find_present(&all)?,
+        // Roots discovery reads every unit defining an annotated or
+        // reviewed type: a scan finds them all; the cache's name index
+        // (first layouts only) serves the rest.
+        false => loaded.find_present(&all, want.roots || !want.embedders_of.is_empty())?,
     };
     let plan_missing = plan.and_then(|p| {
         p.types.iter().find_map(|t| {
