@@ -140,6 +140,10 @@ enum Command {
         format: Format,
         #[command(flatten)]
         input: InputArgs,
+        #[command(flatten)]
+        perf: PerfArgs,
+        #[command(flatten)]
+        plan: PlanArgs,
     },
     /// Print the offset, size and cacheline of members, like C's offsetof.
     ///
@@ -158,6 +162,8 @@ enum Command {
         format: Format,
         #[command(flatten)]
         input: InputArgs,
+        #[command(flatten)]
+        plan: PlanArgs,
     },
     /// Print every named struct and union as NAME<TAB>SIZE<TAB>HOLES, the
     /// lines `pahole --sizes` prints, so the two can be diffed.
@@ -230,6 +236,10 @@ enum Command {
         top: Option<usize>,
         #[command(flatten)]
         input: InputArgs,
+        #[command(flatten)]
+        perf: PerfArgs,
+        #[command(flatten)]
+        plan: PlanArgs,
     },
     /// The cachelines each context (path of execution: tx, rx, ...)
     /// touches in a struct, against the fewest its fields fit in.
@@ -257,6 +267,10 @@ enum Command {
         format: Format,
         #[command(flatten)]
         input: InputArgs,
+        #[command(flatten)]
+        perf: PerfArgs,
+        #[command(flatten)]
+        plan: PlanArgs,
     },
     /// Suggest a member order for TYPE that the rules like better on every
     /// build, and write it as a plan file.
@@ -341,6 +355,8 @@ enum Command {
         format: Format,
         #[command(flatten)]
         input: InputArgs,
+        #[command(flatten)]
+        perf: PerfArgs,
     },
     /// Draft a rules file for TYPE from evidence: perf's samples, the
     /// source's declarations and the types.
@@ -385,6 +401,10 @@ enum Command {
         format: Format,
         #[command(flatten)]
         input: InputArgs,
+        #[command(flatten)]
+        perf: PerfArgs,
+        #[command(flatten)]
+        plan: PlanArgs,
     },
     /// Offsets, sizes and cachelines of paths, one column per build
     /// (config), with the rows whose lines differ marked.
@@ -401,6 +421,8 @@ enum Command {
         format: Format,
         #[command(flatten)]
         input: InputArgs,
+        #[command(flatten)]
+        plan: PlanArgs,
     },
     /// Review a layout patch as kernel CI would, on every arch.
     ///
@@ -469,6 +491,8 @@ enum Command {
         format: Format,
         #[command(flatten)]
         input: InputArgs,
+        #[command(flatten)]
+        plan: PlanArgs,
     },
     /// Draw the cachelines of a struct under the rules: ASCII diagrams a
     /// reviewer can paste into a changelog.
@@ -515,6 +539,10 @@ enum Command {
         explain: Option<String>,
         #[command(flatten)]
         input: InputArgs,
+        #[command(flatten)]
+        perf: PerfArgs,
+        #[command(flatten)]
+        plan: PlanArgs,
     },
     /// Print the kernel-style check function of a struct's cacheline
     /// groups, or compare the kernel's own.
@@ -546,6 +574,8 @@ enum Command {
         format: Format,
         #[command(flatten)]
         input: InputArgs,
+        #[command(flatten)]
+        plan: PlanArgs,
     },
     /// Find the needless stores of a whole kernel tree, ranked.
     ///
@@ -778,22 +808,11 @@ struct InputArgs {
     cacheline: Option<u64>,
     #[command(flatten)]
     source: SourceArgs,
-    /// Lay the structs out as this plan file (TOML) says, not as compiled:
-    /// new member orders, alignments, cacheline groups, added or removed
-    /// members, re-laid out by the target's C ABI with every struct that
-    /// embeds them. For diff, and diagram --compare, the plan applies to
-    /// the second build only: give the same build twice to see what the
-    /// plan changes. See docs/plans.md.
-    #[arg(long, value_name = "PLAN")]
+    /// The plan file (`--plan`), for the commands that take one.
+    #[arg(skip)]
     plan: Option<PathBuf>,
-    /// perf's data-type profile (perf 6.8 or later) as text: the output of
-    /// `perf report -s type,typeoff --stdio`, `perf annotate --data-type
-    /// --stdio` or `perf annotate --code-with-type --stdio`, told apart by
-    /// content. Repeatable. Samples are placed on each build's own layout
-    /// as compiled (with --plan they follow their members to the plan's
-    /// offsets); a row that does not fit is a located note. See
-    /// docs/evidence.md.
-    #[arg(long, value_name = "FILE")]
+    /// perf's samples (`--perf`), for the commands that read them.
+    #[arg(skip)]
     perf: Vec<PathBuf>,
     /// Neither read nor write the on-disk name index. A lookup of a type
     /// in a file with over 8 MiB of DWARF keeps an index of the file's
@@ -814,17 +833,47 @@ struct InputArgs {
     source_root: String,
 }
 
+/// `--plan`, for the commands that lay structs out by one (not `review`,
+/// which lays out two commits as compiled, `suggest`, which starts from
+/// the compiled layout, nor `audit`).
+#[derive(clap::Args)]
+struct PlanArgs {
+    /// Lay the structs out as this plan file (TOML) says, not as compiled:
+    /// new member orders, alignments, cacheline groups, added or removed
+    /// members, re-laid out by the target's C ABI with every struct that
+    /// embeds them. For diff, and diagram --compare, the plan applies to
+    /// the second build only: give the same build twice to see what the
+    /// plan changes. See docs/plans.md.
+    #[arg(long, value_name = "PLAN")]
+    plan: Option<PathBuf>,
+}
+
+/// `--perf`, for the commands that read samples: draft, check, layout,
+/// diagram, footprint and suggest.
+#[derive(clap::Args)]
+struct PerfArgs {
+    /// perf's data-type profile (perf 6.8 or later) as text: the output of
+    /// `perf report -s type,typeoff --stdio`, `perf annotate --data-type
+    /// --stdio` or `perf annotate --code-with-type --stdio`, told apart by
+    /// content. Repeatable. Samples are placed on each build's own layout
+    /// as compiled (with --plan they follow their members to the plan's
+    /// offsets); a row that does not fit is a located note. See
+    /// docs/evidence.md.
+    #[arg(long, value_name = "FILE")]
+    perf: Vec<PathBuf>,
+}
+
 impl InputArgs {
-    /// `--perf` given to a command that has no use for samples: an error,
-    /// not a silent no-op.
-    fn refuse_perf(&self, command: &str) -> cachelint::error::Result<()> {
-        match self.perf.is_empty() {
-            true => Ok(()),
-            false => Err(cachelint::error::Error::Usage(format!(
-                "{command} does not read perf's samples: --perf goes with draft, check, \
-                 layout, diagram, footprint and suggest"
-            ))),
-        }
+    /// With the samples of `--perf`.
+    fn with_perf(mut self, perf: PerfArgs) -> InputArgs {
+        self.perf = perf.perf;
+        self
+    }
+
+    /// With the plan of `--plan`.
+    fn with_plan(mut self, plan: PlanArgs) -> InputArgs {
+        self.plan = plan.plan;
+        self
     }
 
     /// A run's setup of `builds` under `rules`, read as these options say.
@@ -874,18 +923,15 @@ fn formats<R: Render>() -> impl TypedValueParser<Value = Format> {
         .map(|name| Format::from_str(&name, false).expect("a value clap offered"))
 }
 
-/// Splits `offsets` arguments into builds (NAME=FILE, a path with a '/',
-/// or a bare name whose file is ELF or BTF) and the paths after them.
-/// `suggest`'s BUILD... TYPE...: the builds are the arguments up to the
-/// first that is neither NAME=FILE nor a file, the rest the types. Every
-/// argument a file: the last is the type (and suggest says it is a file).
+/// `suggest`'s and `draft`'s BUILD... TYPE...: the builds are the
+/// arguments up to the first that is not one
+/// ([`cachelint::run::is_build_arg`]), the rest the types. Every argument
+/// a build: the last is the type (and the command says it is a file).
 fn builds_then_types(items: &[String]) -> cachelint::error::Result<(Vec<String>, Vec<String>)> {
     let usage = cachelint::error::Error::Usage;
-    let is_build =
-        |s: &str| s.contains('=') || s.contains('/') || std::path::Path::new(s).is_file();
     let split = items
         .iter()
-        .position(|s| !is_build(s))
+        .position(|s| !cachelint::run::is_build_arg(s))
         .unwrap_or(items.len() - 1);
     let (builds, types) = items.split_at(split);
     if builds.is_empty() {
@@ -899,6 +945,8 @@ fn builds_then_types(items: &[String]) -> cachelint::error::Result<(Vec<String>,
     Ok((builds.to_vec(), types.to_vec()))
 }
 
+/// Splits `offsets` arguments into builds
+/// ([`cachelint::run::is_build_arg`]) and the paths after them.
 fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), String> {
     // NAME=FILE is always a build (paths have no '='), and so is an
     // argument with a '/', which no member path holds: one whose file is
@@ -912,17 +960,7 @@ fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), Stri
     }) {
         return Err(format!("{missing}: no such file"));
     }
-    // A bare name is a build only when its file is ELF, BTF or a variant
-    // file: a text file named `lruvec` in the current directory leaves
-    // `lruvec` a path.
-    let is_build = |s: &str| {
-        let path = std::path::Path::new(s);
-        s.contains('=')
-            || s.contains('/')
-            || Build::is_debug_file(path)
-            || cachelint::run::is_variant_file(path)
-            || cachelint::run::one_variant(path).is_some()
-    };
+    let is_build = cachelint::run::is_build_arg;
     let split = items
         .iter()
         .position(|s| !is_build(s))
@@ -1039,7 +1077,10 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             macros,
             format,
             input,
+            perf,
+            plan,
         } => {
+            let input = input.with_perf(perf).with_plan(plan);
             let text = file.to_string_lossy();
             build_first(&text, &text, After::Then("the types"))?;
             let opts = LayoutOptions {
@@ -1057,8 +1098,9 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             paths,
             format,
             input,
+            plan,
         } => {
-            input.refuse_perf("offsetof")?;
+            let input = input.with_plan(plan);
             let text = file.to_string_lossy();
             build_first(&text, &text, After::Then("the paths"))?;
             let opts = OffsetofOptions { paths };
@@ -1088,7 +1130,10 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             source_tree,
             top,
             input,
+            perf,
+            plan,
         } => {
+            let input = input.with_perf(perf).with_plan(plan);
             let opts = CheckOptions {
                 fail_on,
                 explain,
@@ -1112,7 +1157,10 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             types,
             format,
             input,
+            perf,
+            plan,
         } => {
+            let input = input.with_perf(perf).with_plan(plan);
             let opts = FootprintOptions { types };
             let then = After::Only("name a type with --type TYPE");
             let run = open(rules, parse_builds(&builds, then)?, input, |r| opts.want(r))?;
@@ -1137,7 +1185,9 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             asserts,
             format,
             input,
+            perf,
         } => {
+            let input = input.with_perf(perf);
             let (builds, types) = builds_then_types(&items)?;
             let opts = SuggestOptions {
                 types,
@@ -1166,7 +1216,10 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             index,
             format,
             input,
+            perf,
+            plan,
         } => {
+            let input = input.with_perf(perf).with_plan(plan);
             let (builds, types) = builds_then_types(&items)?;
             let opts = DraftOptions {
                 types,
@@ -1186,8 +1239,9 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             items,
             format,
             input,
+            plan,
         } => {
-            input.refuse_perf("offsets")?;
+            let input = input.with_plan(plan);
             let (builds, paths) =
                 builds_then_paths(&items).map_err(cachelint::error::Error::Usage)?;
             let opts = OffsetsOptions { paths };
@@ -1203,14 +1257,6 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
-            input.refuse_perf("review")?;
-            if input.plan.is_some() {
-                return Err(cachelint::error::Error::Usage(
-                    "review lays out the two commits as compiled: it takes no --plan (put the \
-                     layout in the patch)"
-                        .into(),
-                ));
-            }
             let cacheline = input.cacheline;
             let review =
                 cachelint::review::Review::read(&tree, &base, variants.as_deref(), &types)?;
@@ -1227,8 +1273,9 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             depth,
             format,
             input,
+            plan,
         } => {
-            input.refuse_perf("diff")?;
+            let input = input.with_plan(plan);
             let opts = DiffOptions { types, depth };
             let builds = vec![
                 build_arg(&old, After::Then("the types"))?,
@@ -1254,7 +1301,10 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             compare,
             explain,
             input,
+            perf,
+            plan,
         } => {
+            let input = input.with_perf(perf).with_plan(plan);
             let opts = DiagramOptions {
                 explain,
                 ty,
@@ -1278,8 +1328,9 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             against,
             format,
             input,
+            plan,
         } => {
-            input.refuse_perf("asserts")?;
+            let input = input.with_plan(plan);
             let opts = AssertsOptions { ty, against };
             let run = open(
                 rules,
@@ -1298,7 +1349,6 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             format,
             input,
         } => {
-            input.refuse_perf("audit")?;
             let opts = AuditOptions {
                 source_tree,
                 arch,

@@ -230,6 +230,21 @@ pub fn is_variant_file(path: &std::path::Path) -> bool {
     crate::variant::is_variant_file(path)
 }
 
+/// Whether a positional argument names a build: NAME=FILE, a path with a
+/// '/' (which no type name or member path holds), or a file that is ELF,
+/// BTF or a variant file, or `FILE#NAME`, one variant of a file. A bare
+/// name whose file is something else (a text file `lruvec` in the current
+/// directory) is not: it stays a type or a path. Every command that takes
+/// builds first splits its arguments with this.
+pub fn is_build_arg(arg: &str) -> bool {
+    let path = std::path::Path::new(arg);
+    arg.contains('=')
+        || arg.contains('/')
+        || crate::load::Build::is_debug_file(path)
+        || is_variant_file(path)
+        || one_variant(path).is_some()
+}
+
 /// The variant file and the name of `FILE#NAME`, one variant of the file
 /// (when no file is named so).
 pub fn one_variant(path: &std::path::Path) -> Option<(PathBuf, String)> {

@@ -60,6 +60,47 @@ fn commands() -> Vec<String> {
 }
 
 #[test]
+fn each_command_offers_perf_and_plan_only_when_it_takes_them() {
+    // The commands that read perf's samples, and those that lay nothing
+    // out by a plan (review lays out two commits as compiled, suggest
+    // starts from the compiled layout, audit reads the source); the others
+    // took both from one shared group and refused them at run time.
+    let reads_samples = [
+        "layout",
+        "check",
+        "footprint",
+        "suggest",
+        "draft",
+        "diagram",
+    ];
+    let no_plan = ["review", "suggest", "audit", "sizes", "completions", "man"];
+    for command in commands() {
+        let help = stdout(&[&command, "--help"]);
+        assert_eq!(
+            help.contains("--perf <FILE>"),
+            reads_samples.contains(&command.as_str()),
+            "{command} --help and --perf"
+        );
+        assert_eq!(
+            help.contains("--plan <PLAN>"),
+            !no_plan.contains(&command.as_str()),
+            "{command} --help and --plan"
+        );
+    }
+    // Not offered is refused by the parser, before anything is read.
+    for args in [
+        &["diff", "--perf", "p.txt", "a", "b", "t"][..],
+        &["review", "--plan", "p.toml"],
+        &["audit", "--perf", "p.txt", "--source-tree", "t", "vmlinux"],
+    ] {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("unexpected argument '--p"), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn completions_for_every_shell_name_every_command() {
     let commands = commands();
     // The script's own mark, and whether it completes option values

@@ -245,7 +245,8 @@ fn suggest_refuses_what_it_cannot_do() {
                 &base,
                 "lru_gen_folio",
             ],
-            "suggest starts from the compiled layout",
+            // suggest starts from the compiled layout: no --plan.
+            "unexpected argument '--plan'",
         ),
         (
             vec!["suggest", "--rules", r.to_str().unwrap(), &base, &rt],

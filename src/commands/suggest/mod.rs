@@ -69,13 +69,6 @@ impl SuggestOptions {
 /// Runs `suggest` for every type asked for. `--plan-out` writes the plans
 /// of all of them into one plan file.
 pub fn suggest(run: &Run, opts: &SuggestOptions) -> Result<SuggestReports> {
-    if run.plan.is_some() {
-        return Err(Error::Usage(
-            "suggest starts from the compiled layout: it takes no --plan \
-             (check its suggestion with --plan afterwards)"
-                .into(),
-        ));
-    }
     let mut reports = Vec::new();
     for ty in &opts.types {
         let report = suggest_one(run, opts, ty);
