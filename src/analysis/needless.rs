@@ -15,7 +15,7 @@
 //! operations and atomics besides do not count: `mm->lru_gen.bitmap` is
 //! set whole to -1 on every context switch and only cleared bit by bit.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::evidence::source::{Declaration, Needless, Role, Said, Store, Write};
@@ -35,6 +35,55 @@ pub(crate) struct Finding<'d> {
     pub(crate) shared_by: Vec<String>,
     /// The rank's score: higher is more worth a patch.
     pub(crate) score: u64,
+}
+
+/// The declarations of `declarations` made in code a build has (its
+/// `units`' files and the `functions` it defines): a function the build
+/// does not define is dropped when its file is a header or one of the
+/// build's units (it is under a config the build has off, or was never
+/// used); a `.c` file the build has no unit of may be a module's, and is
+/// kept. Gives the kept ones and how many were dropped; `None` when the
+/// build defines under a tenth of the functions read: it is not this
+/// tree's build (a test's stand-in, another version), and nothing is
+/// left out.
+pub(crate) fn in_build(
+    declarations: Vec<Declaration>,
+    units: &[String],
+    functions: &HashSet<String>,
+) -> (Vec<Declaration>, Option<usize>) {
+    let read: HashSet<&str> = declarations
+        .iter()
+        .filter_map(|d| d.function.as_deref())
+        .collect();
+    let defined = read.iter().filter(|f| functions.contains(**f)).count();
+    if defined * 10 < read.len() {
+        return (declarations, None);
+    }
+    // Every tail of every unit's path: `mm/vmscan.c` of
+    // `/build/linux/mm/vmscan.c`.
+    let mut files: HashSet<&str> = HashSet::new();
+    for unit in units {
+        let mut rest = unit.as_str();
+        files.insert(rest);
+        while let Some((_, tail)) = rest.split_once('/') {
+            files.insert(tail);
+            rest = tail;
+        }
+    }
+    let before = declarations.len();
+    let kept: Vec<Declaration> = declarations
+        .into_iter()
+        .filter(|d| {
+            let Some(f) = &d.function else {
+                return true;
+            };
+            let header = d.file.extension().is_some_and(|e| e == "h");
+            let compiled = d.file.to_str().is_some_and(|p| files.contains(p));
+            functions.contains(f) || !(header || compiled)
+        })
+        .collect();
+    let dropped = before - kept.len();
+    (kept, Some(dropped))
 }
 
 /// The needless stores of `declarations` (the candidates and every other
@@ -230,6 +279,36 @@ mod tests {
             tested: false,
             path: path.iter().map(|p| p.to_string()).collect(),
         })
+    }
+
+    #[test]
+    fn code_the_build_lacks_is_left_out_but_a_file_it_has_no_unit_of_is_kept() {
+        let at = |f: &str, file: &str| Declaration {
+            file: PathBuf::from(file),
+            ..decl("m", f, store(Store::Constant, "=", &["f"]))
+        };
+        let declarations = vec![
+            // Built: a function the build defines.
+            at("present", "kernel/a.c"),
+            // A unit of the build without this function: a config off.
+            at("config_off", "kernel/a.c"),
+            // A header's inline the build never has.
+            at("inline_off", "include/linux/x.h"),
+            // A file the build has no unit of: a module's, kept.
+            at("in_module", "drivers/net/y.c"),
+        ];
+        let units = [
+            "/build/linux-6.12/kernel/a.c".to_owned(),
+            "mm/b.c".to_owned(),
+        ];
+        let functions: HashSet<String> = ["present".to_owned()].into();
+        let (kept, dropped) = in_build(declarations.clone(), &units, &functions);
+        let names: Vec<&str> = kept.iter().filter_map(|d| d.function.as_deref()).collect();
+        assert_eq!(names, ["present", "in_module"]);
+        assert_eq!(dropped, Some(2));
+        // A build that defines none of them is another tree's: all kept.
+        let (kept, dropped) = in_build(declarations, &units, &HashSet::new());
+        assert_eq!((kept.len(), dropped), (4, None));
     }
 
     #[test]

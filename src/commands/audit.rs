@@ -34,6 +34,7 @@ impl AuditOptions {
         Ok(Want {
             names: vec!["task_struct".to_owned()],
             member_types: true,
+            built: true,
             ..Want::default()
         })
     }
@@ -68,6 +69,29 @@ pub fn audit(run: &Run, opts: &AuditOptions) -> Result<AuditReport> {
         ));
     }
     let declarations = run.needless_stores(tree, opts.arch.as_deref())?;
+    // Code the build does not have never runs on it.
+    let declarations = match &first.built {
+        Some(built) => {
+            let (kept, dropped) =
+                crate::analysis::needless::in_build(declarations, &built.units, &built.functions);
+            match dropped {
+                Some(n) => report.read.push(format!(
+                    "build {}: {} functions in {} units; {n} accesses in functions it does \
+                     not define (a config it has off) left out",
+                    first.build.config,
+                    built.functions.len(),
+                    built.units.len()
+                )),
+                None => report.notes.push(format!(
+                    "{} defines under a tenth of the tree's functions: it is not this tree's \
+                     build, so no code is left out as missing from it",
+                    first.build.config
+                )),
+            }
+            kept
+        }
+        None => declarations,
+    };
     // Tested stores are read too (the values a member is given), but are
     // no candidates.
     report.candidates = declarations

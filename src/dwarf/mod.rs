@@ -6,6 +6,7 @@
 pub mod contains;
 pub mod decode;
 pub(crate) mod fingerprint;
+pub mod functions;
 pub mod index;
 pub mod layouts;
 pub(crate) mod member_structs;

@@ -411,6 +411,15 @@ impl Loaded<'_, '_> {
         Ok(roots)
     }
 
+    /// The source files and functions the build has; `None` for BTF,
+    /// which names no files and no inlined functions.
+    pub(crate) fn built(&self) -> Result<Option<crate::dwarf::functions::Built>> {
+        match &self.backend {
+            Backend::Dwarf(d) => Ok(Some(crate::dwarf::functions::built(d.file)?)),
+            Backend::Btf(_) => Ok(None),
+        }
+    }
+
     /// Which struct each member of every named struct and union leads to
     /// (see [`MemberTypes`]).
     pub(crate) fn member_types(&self) -> Result<MemberTypes> {

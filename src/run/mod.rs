@@ -283,6 +283,8 @@ pub struct Want {
     /// through `vm_area_struct`, which a draft of `mm_struct` does not
     /// decode).
     pub member_types: bool,
+    /// The source files and functions the build has (DWARF only).
+    pub built: bool,
 }
 
 /// One build as read: owned data, usable after its file is closed.
@@ -320,6 +322,8 @@ pub struct Decoded {
     pub(crate) sizes: Vec<SizeLine>,
     /// [`Want::member_types`].
     pub(crate) member_types: Option<crate::member_types::MemberTypes>,
+    /// [`Want::built`], when the build's format tells.
+    pub(crate) built: Option<crate::dwarf::functions::Built>,
     /// Why the build could not be made (a variant's failed compile), when
     /// the setup keeps such builds; its types are then empty.
     pub(crate) failed: Option<String>,

@@ -80,6 +80,7 @@ impl Decoded {
             kernel_config: None,
             sizes: Vec::new(),
             member_types: None,
+            built: None,
             failed: Some(why),
             plan_missing: None,
         }
@@ -230,6 +231,10 @@ fn decode(
         true => Some(loaded.member_types()?),
         false => None,
     };
+    let built = match want.built {
+        true => loaded.built()?,
+        false => None,
+    };
     let sizes = match want.sizes {
         true => loaded.sizes()?,
         false => Vec::new(),
@@ -250,6 +255,7 @@ fn decode(
         kernel_config,
         sizes,
         member_types,
+        built,
         failed: None,
         plan_missing,
     })

@@ -592,6 +592,34 @@ fn an_exchange_loop_that_can_write_back_what_it_read_is_a_needless_store() {
 }
 
 #[test]
+fn a_test_helper_on_the_object_or_an_atomic_that_took_its_line_is_a_test() {
+    // 7.3's mm/vmscan.c lru_gen_set_refs(): the flags tested through
+    // folio_test_*() before each set_mask_bits().
+    let helper = "static bool lru_gen_set_refs(struct folio *folio)\n{\n\tif (!folio_test_referenced(folio) && !folio_test_workingset(folio)) {\n\t\tset_mask_bits(&folio->flags.f, LRU_REFS_MASK, BIT(PG_referenced));\n\t\treturn false;\n\t}\n\tif (folio_lru_refs(folio) > 1)\n\t\tset_mask_bits(&folio->flags.f, LRU_REFS_FLAGS, BIT(PG_workingset));\n\treturn true;\n}\n";
+    assert!(needless(helper, &["folio"]).is_empty());
+    // isolate_folio(): folio_test_clear_lru() took the line just before.
+    let taken = "static bool isolate_folio(struct folio *folio)\n{\n\tif (!folio_try_get(folio))\n\t\treturn false;\n\tfolio_test_clear_lru(folio);\n\tset_mask_bits(&folio->flags.f, LRU_REFS_MASK, 0);\n\treturn true;\n}\n";
+    assert!(needless(taken, &["folio"]).is_empty());
+    let bit = "void f(struct s *p)\n{\n\ttest_and_set_bit(A, &p->m);\n\tp->n = 0;\n}\n";
+    assert!(needless(bit, &["s"]).is_empty());
+    // A helper on another object, a read of the object, or an atomic
+    // after the store: still untested.
+    let other = "void f(struct s *p, struct folio *folio)\n{\n\tif (folio_test_lru(folio))\n\t\tp->m = 0;\n\tif (s_count(p) > 1)\n\t\tp->n = 0;\n\tp->o = 0;\n\ttest_and_set_bit(A, &p->q);\n}\n";
+    assert_eq!(
+        needless(other, &["s"]),
+        [
+            "f: s.m Constant = 0",
+            "f: s.n Constant = 0",
+            "f: s.o Constant = 0"
+        ]
+    );
+    // The seed's exchange loop stays a candidate after a test helper: the
+    // loop decides, not the guard before it.
+    let update = "static int folio_update_gen(struct folio *folio, int gen)\n{\n\tunsigned long new_flags, old_flags = READ_ONCE(folio->flags.f);\n\tif (!folio_test_referenced(folio))\n\t\treturn -1;\n\tdo {\n\t\tnew_flags = old_flags & ~LRU_GEN_MASK;\n\t\tnew_flags |= (gen + 1UL) << LRU_GEN_PGOFF;\n\t} while (!try_cmpxchg(&folio->flags.f, &old_flags, new_flags));\n\treturn 0;\n}\n";
+    assert_eq!(needless(update, &["folio"]).len(), 1);
+}
+
+#[test]
 fn set_mask_bits_and_an_untested_bit_are_needless_stores() {
     let code = "void f(struct folio *folio, struct s *p)\n{\n\tset_mask_bits(&folio->flags, LRU_REFS_MASK, 0);\n\tset_bit(NAPI_STATE_MISSED, &p->state);\n\tif (!test_bit(BIT_A, &p->other))\n\t\tset_bit(BIT_A, &p->other);\n}\n";
     assert_eq!(

@@ -2,7 +2,9 @@
 //! constant or another object's member stored through a pointer, a
 //! compare-and-exchange loop whose new value is made from the old one, a
 //! bit set or cleared; each unless a condition before it (or around it)
-//! tests the same member, or a variable read from it.
+//! tests the same member, a variable read from it, or the object through
+//! a test helper, or an atomic read-modify-write of the object took its
+//! line just before.
 
 use tree_sitter::Node;
 
@@ -140,12 +142,19 @@ impl Function<'_> {
 
     /// Does a condition around `at` or before it in its function test the
     /// member `at` names (`if (READ_ONCE(sk->sk_napi_id) != v)`), or a
-    /// variable read from it (`old = READ_ONCE(x->f); if (old != v)`)?
+    /// variable read from it (`old = READ_ONCE(x->f); if (old != v)`), or
+    /// the object's state through a test helper (`if
+    /// (!folio_test_referenced(folio))`: the flags word it stores into)?
+    /// Or has an atomic read-modify-write of the object already taken its
+    /// line before (`folio_test_clear_lru(folio)`, `test_and_set_bit(n,
+    /// &p->m)`): then the store takes nothing from another CPU.
     fn tested(&self, at: Node<'_>) -> bool {
         let want = squeeze(self.of(at));
         let Some(body) = function_body(at) else {
             return false;
         };
+        // The object holding the member: `folio` of `folio->flags.f`.
+        let object = want.rsplit_once("->").map(|(o, _)| o.to_owned());
         let copies = copies_of(body, at, &want, self.text);
         let mentions = |cond: Node<'_>| {
             let text = &self.text[cond.byte_range()];
@@ -154,9 +163,20 @@ impl Function<'_> {
                     && crate::csource::tokens(text)
                         .iter()
                         .any(|t| copies.contains(t)))
+                || object
+                    .as_deref()
+                    .is_some_and(|o| calls_on(cond, o, self.text, |name| name.contains("test")))
         };
         let mut stack = vec![body];
         while let Some(n) = stack.pop() {
+            if n.end_byte() <= at.start_byte()
+                && n.kind() == "call_expression"
+                && object
+                    .as_deref()
+                    .is_some_and(|o| calls_on(n, o, self.text, takes_the_line))
+            {
+                return true;
+            }
             if n.start_byte() >= at.start_byte() && !contains(n, at) {
                 continue;
             }
@@ -372,6 +392,40 @@ fn copies_of(body: Node<'_>, at: Node<'_>, want: &str, text: &str) -> Vec<String
         stack.extend(n.named_children(&mut cursor));
     }
     out
+}
+
+/// Does `node` hold a call whose name `pick` takes with `object` (or a
+/// member of it, `&object->m`) among its arguments?
+fn calls_on(node: Node<'_>, object: &str, text: &str, pick: impl Fn(&str) -> bool) -> bool {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "call_expression"
+            && n.child_by_field_name("function")
+                .is_some_and(|f| pick(&text[f.byte_range()]))
+            && n.child_by_field_name("arguments").is_some_and(|args| {
+                let mut cursor = args.walk();
+                args.named_children(&mut cursor).any(|a| {
+                    let a = squeeze(&text[a.byte_range()]);
+                    let a = a.trim_start_matches('&');
+                    a == object || a.starts_with(&format!("{object}->"))
+                })
+            })
+        {
+            return true;
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
+    }
+    false
+}
+
+/// Is `name` an atomic read-modify-write that takes its object's line
+/// exclusive whatever it finds (`test_and_set_bit`, `folio_test_clear_lru`,
+/// `test_and_clear_bit`)?
+fn takes_the_line(name: &str) -> bool {
+    ["test_and_", "test_clear_", "test_set_"]
+        .iter()
+        .any(|w| name.contains(w))
 }
 
 /// Does node `outer` contain node `inner`?
