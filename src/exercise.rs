@@ -53,7 +53,7 @@ static DRIVER_RULES: LazyLock<Rules> = LazyLock::new(|| {
 
 /// ELF with DWARF: sections, unit headers, the raw scans (index by name
 /// and with every name, the whole-file name index and its byte form,
-/// layouts for `sizes`, containment), and the layout and analysis of the
+/// layouts for `sizes`, containment, the functions defined), and the layout and analysis of the
 /// first few structs.
 pub fn elf(data: &[u8]) {
     let Ok(sections) = DebugSections::load(Path::new("input"), data) else {
@@ -70,6 +70,8 @@ pub fn elf(data: &[u8]) {
     }
     let every_unit: HashSet<usize> = (0..dwarf.units.len()).collect();
     let _ = Contains::scan(&dwarf, &every_unit, 1);
+    // The units and functions the audit checks code against.
+    let _ = crate::dwarf::functions::built(&dwarf);
     let Ok(defs) = index::scan(&dwarf, &Filter::Composites) else {
         return;
     };

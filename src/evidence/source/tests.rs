@@ -613,6 +613,9 @@ fn a_test_helper_on_the_object_or_an_atomic_that_took_its_line_is_a_test() {
             "f: s.o Constant = 0"
         ]
     );
+    // set_mask_bits() whose old value is used: a test-and-set.
+    let used = "void f(struct s *p)\n{\n\tunsigned long old = set_mask_bits(&p->m, M, 0);\n\tif (set_mask_bits(&p->n, M, B) & B)\n\t\treturn;\n\tset_mask_bits(&p->o, M, 0);\n}\n";
+    assert_eq!(needless(used, &["s"]), ["f: s.o Exchange set_mask_bits 0"]);
     // The seed's exchange loop stays a candidate after a test helper: the
     // loop decides, not the guard before it.
     let update = "static int folio_update_gen(struct folio *folio, int gen)\n{\n\tunsigned long new_flags, old_flags = READ_ONCE(folio->flags.f);\n\tif (!folio_test_referenced(folio))\n\t\treturn -1;\n\tdo {\n\t\tnew_flags = old_flags & ~LRU_GEN_MASK;\n\t\tnew_flags |= (gen + 1UL) << LRU_GEN_PGOFF;\n\t} while (!try_cmpxchg(&folio->flags.f, &old_flags, new_flags));\n\treturn 0;\n}\n";

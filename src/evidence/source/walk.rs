@@ -13,6 +13,7 @@ use super::members::{arguments, is_identifier};
 use super::vocabulary::*;
 use super::wrappers::{Effect, Wrappers};
 use super::{Bodies, Declaration, Held, Role, Said, Types, Wanted, Write};
+use needless::value_used;
 
 mod needless;
 
@@ -592,6 +593,10 @@ impl<'a> Function<'a> {
                     self.needless_store(*target, *value, name, out);
                 }
             }
+            // Its old value used (`flags = set_mask_bits(...)`, `if
+            // (set_mask_bits(...) & bit)`): a test-and-set, whose store
+            // decides something, not a blind one.
+            "set_mask_bits" if value_used(node) => {}
             "set_mask_bits" => {
                 if let Some(target) = args.first() {
                     self.needless_mask(*target, args.get(2).copied(), name, out);

@@ -196,6 +196,20 @@ impl Function<'_> {
     }
 }
 
+/// Is the value of the call `call` used: anything but a statement of its
+/// own (`set_mask_bits(...);`, or `(void)` of it)?
+pub(super) fn value_used(call: Node<'_>) -> bool {
+    let mut up = call.parent();
+    while let Some(n) = up {
+        match n.kind() {
+            "parenthesized_expression" | "cast_expression" => up = n.parent(),
+            "expression_statement" => return false,
+            _ => return true,
+        }
+    }
+    false
+}
+
 /// What storing `value` into `target` is: a constant, another object's
 /// member, or neither (a local, a call's result, arithmetic on it).
 fn stored(target: Node<'_>, value: Node<'_>, text: &str) -> Option<Store> {
