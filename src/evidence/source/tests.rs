@@ -613,6 +613,14 @@ fn a_test_helper_on_the_object_or_an_atomic_that_took_its_line_is_a_test() {
             "f: s.o Constant = 0"
         ]
     );
+    // 7.3's rcu_preempt_deferred_qs_irqrestore(): the member tested
+    // through a copy of the union around it.
+    let union = "void f(struct task_struct *t)\n{\n\tunion rcu_special special;\n\tspecial = t->rcu_read_unlock_special;\n\tif (!special.s && !x)\n\t\treturn;\n\tt->rcu_read_unlock_special.s = 0;\n}\n";
+    assert!(needless(union, &["task_struct"]).is_empty());
+    // A copy of another member whose name only begins the same is none.
+    let prefix =
+        "void f(struct s *p)\n{\n\tlong v = p->m;\n\tif (v)\n\t\treturn;\n\tp->mm.x = 0;\n}\n";
+    assert_eq!(needless(prefix, &["s"]), ["f: s.mm.x Constant = 0"]);
     // set_mask_bits() whose old value is used: a test-and-set.
     let used = "void f(struct s *p)\n{\n\tunsigned long old = set_mask_bits(&p->m, M, 0);\n\tif (set_mask_bits(&p->n, M, B) & B)\n\t\treturn;\n\tset_mask_bits(&p->o, M, 0);\n}\n";
     assert_eq!(needless(used, &["s"]), ["f: s.o Exchange set_mask_bits 0"]);

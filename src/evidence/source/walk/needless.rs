@@ -377,7 +377,8 @@ fn function_body(at: Node<'_>) -> Option<Node<'_>> {
 }
 
 /// The variables given a value that reads `want` before `at` in `body`
-/// (`old = READ_ONCE(x->f)`).
+/// (`old = READ_ONCE(x->f)`), or a whole member enclosing it (`special =
+/// t->rcu_read_unlock_special` for `t->rcu_read_unlock_special.s`).
 fn copies_of(body: Node<'_>, at: Node<'_>, want: &str, text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![body];
@@ -398,7 +399,13 @@ fn copies_of(body: Node<'_>, at: Node<'_>, want: &str, text: &str) -> Vec<String
         };
         if let (Some(var), Some(value)) = (var, value)
             && var.kind() == "identifier"
-            && squeeze(&text[value.byte_range()]).contains(want)
+            && (squeeze(&text[value.byte_range()]).contains(want) || {
+                let whole = squeeze(&text[unwrap_value(value, text).byte_range()]);
+                whole.contains("->")
+                    && want
+                        .strip_prefix(whole.as_str())
+                        .is_some_and(|rest| rest.starts_with('.'))
+            })
         {
             out.push(text[var.byte_range()].to_owned());
         }
