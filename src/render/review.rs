@@ -37,6 +37,26 @@ fn table(header: Vec<String>) -> Table {
     t
 }
 
+/// A table whose first column is `what` and whose others are `s`'s
+/// variants.
+fn per_variant(what: &str, s: &StructReview) -> Table {
+    let mut header = vec![what.to_owned()];
+    header.extend(s.on.iter().map(|o| o.variant.clone()));
+    table(header)
+}
+
+/// `names` each once, in the order first met: a row per group or member
+/// that some variant has.
+fn first_seen<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for n in names {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
 fn shape(s: Option<Shape>) -> String {
     s.map_or_else(
         || "-".to_owned(),
@@ -125,18 +145,9 @@ fn text(r: &ReviewReport) -> String {
             ]);
         }
         let _ = writeln!(out, "{t}");
-        let mut groups: Vec<&str> = Vec::new();
-        for on in &s.on {
-            for g in &on.groups {
-                if !groups.contains(&g.name.as_str()) {
-                    groups.push(&g.name);
-                }
-            }
-        }
+        let groups = first_seen(s.on.iter().flat_map(|o| &o.groups).map(|g| g.name.as_str()));
         if !groups.is_empty() {
-            let mut header = vec!["group (bytes, base -> head)".to_owned()];
-            header.extend(s.on.iter().map(|o| o.variant.clone()));
-            let mut t = table(header);
+            let mut t = per_variant("group (bytes, base -> head)", s);
             for name in groups {
                 let mut row = vec![name.to_owned()];
                 for on in &s.on {
@@ -281,18 +292,13 @@ fn named(names: &[String]) -> String {
 /// one row each and a column per variant, and the holes it opens or
 /// closes.
 fn moves(out: &mut String, s: &StructReview) {
-    let mut paths: Vec<&str> = Vec::new();
-    for on in &s.on {
-        for m in &on.members {
-            if !paths.contains(&m.path.as_str()) {
-                paths.push(&m.path);
-            }
-        }
-    }
+    let paths = first_seen(
+        s.on.iter()
+            .flat_map(|o| &o.members)
+            .map(|m| m.path.as_str()),
+    );
     if !paths.is_empty() {
-        let mut header = vec!["member (offset, line: base -> head)".to_owned()];
-        header.extend(s.on.iter().map(|o| o.variant.clone()));
-        let mut t = table(header);
+        let mut t = per_variant("member (offset, line: base -> head)", s);
         for path in paths.iter().take(MOVES_SHOWN) {
             let mut row = vec![(*path).to_owned()];
             for on in &s.on {
