@@ -577,16 +577,20 @@ enum Command {
         #[command(flatten)]
         plan: PlanArgs,
     },
-    /// Find the needless stores of a whole kernel tree, ranked.
-    ///
-    /// Stores on a hot
-    /// path that may write the value already there, so that every CPU
-    /// making them takes a shared cacheline exclusive for nothing.
+    /// Find the false sharing and needless stores of a whole kernel tree, ranked.
     ///
     /// Reads every file of the tree once into its evidence index (kept in
     /// the cache directory, as draft --index: about three minutes cold on
-    /// 2 cores, seconds after), then reports, most worth a patch first:
-    /// a constant or another object's member stored with no test of the
+    /// 2 cores, seconds after). Then, the layout: every struct the tree
+    /// writes from many CPUs at once (a lockless or marked store on a
+    /// fast path) is drafted as draft --index drafts it and checked as
+    /// check --rules checks the draft, on every build; each struct with a
+    /// pair sharing a line is reported with its worst pair, the structs
+    /// most worth a patch first (--rules-out writes each draft).
+    ///
+    /// Then the needless stores: stores on a hot path that may write the
+    /// value already there, so that every CPU making them takes a shared
+    /// cacheline exclusive for nothing, most worth a patch first: a constant or another object's member stored with no test of the
     /// member first (WRITE_ONCE(mm->lru_gen.bitmap, -1)); a
     /// compare-and-exchange loop whose new value is made from the old
     /// one and can equal it, with no test that it differs
@@ -616,9 +620,15 @@ enum Command {
         /// function and who shares a member are everywhere.
         #[arg(long, value_name = "PATH")]
         under: Vec<PathBuf>,
-        /// Report at most N stores, the most worth a patch (0: all).
+        /// Report at most N pairs and N stores, the most worth a patch
+        /// (0: all).
         #[arg(long, value_name = "N", default_value_t = 50)]
         top: usize,
+        /// Write the drafted rules of each struct with a pair to
+        /// DIR/STRUCT.toml: `check --rules DIR/STRUCT.toml BUILD`
+        /// reproduces its pairs, and `diagram` and `suggest` take it.
+        #[arg(long, value_name = "DIR")]
+        rules_out: Option<PathBuf>,
         /// Output format.
         #[arg(long, default_value = "text", value_parser = formats::<AuditReport>())]
         format: Format,
@@ -630,7 +640,8 @@ enum Command {
 const AUDIT_EXAMPLES: &str = "Examples:
   cachelint audit --source-tree ~/linux vmlinux
   cachelint audit --source-tree ~/linux --under mm --under include/linux/mm_types.h vmlinux
-  cachelint audit --source-tree ~/linux --top 0 --format json vmlinux > stores.json
+  cachelint audit --source-tree ~/linux --rules-out drafted/ vmlinux
+  cachelint audit --source-tree ~/linux --top 0 --format json vmlinux > audit.json
 
 Exit codes: 0 the audit ran (findings or not), 2 usage or input error.";
 
@@ -1346,6 +1357,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             arch,
             under,
             top,
+            rules_out,
             format,
             input,
         } => {
@@ -1354,15 +1366,32 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 arch,
                 under,
                 top,
+                rules_out,
             };
             let builds = builds
                 .iter()
                 .map(|b| build_arg(b, After::Only("the tree is --source-tree DIR")))
                 .collect::<cachelint::error::Result<Vec<_>>>()?;
             let run = open(Vec::new(), builds, input, |r| opts.want(r))?;
-            render::output(&commands::audit(&run, &opts)?, format, "audit")
+            let report = commands::audit(&run, &opts)?;
+            if let Some(dir) = &opts.rules_out {
+                write_rules(dir, &report.rules)?;
+            }
+            render::output(&report, format, "audit")
         }
     }
+}
+
+/// `audit --rules-out DIR`: each drafted rules file, as DIR/STRUCT.toml.
+fn write_rules(dir: &std::path::Path, rules: &[(String, String)]) -> cachelint::error::Result<()> {
+    let failed = |e: std::io::Error| {
+        cachelint::error::Error::Usage(format!("--rules-out {}: {e}", dir.display()))
+    };
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    for (name, text) in rules {
+        std::fs::write(dir.join(format!("{name}.toml")), text).map_err(failed)?;
+    }
+    Ok(())
 }
 
 // `suggest` lays out and analyses thousands of candidate layouts, each a

@@ -7,6 +7,7 @@ pub(crate) mod asserts;
 pub mod compare;
 pub(crate) mod contexts;
 pub(crate) mod draft;
+pub(crate) mod draft_report;
 pub mod explain;
 pub mod findings;
 pub mod footprint;

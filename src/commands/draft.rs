@@ -5,16 +5,14 @@
 
 use std::path::PathBuf;
 
-use std::collections::HashMap;
-
-use crate::analysis::draft::{Drafted, Facts, MemberFacts, draft as draft_type};
-use crate::analysis::placement::{self, Embedding, Object, Placed};
+use crate::analysis::draft::{Drafted, Facts, draft as draft_type};
+use crate::analysis::draft_report::{
+    Holders, Placer, add_placement, enclosing, members, merge, tag,
+};
 use crate::error::Result;
-use crate::evidence::source::{Declaration, Said, Site};
-use crate::layout::{self, Depth};
+use crate::evidence::source::{Declaration, Said};
 use crate::lookup::TypeSpec;
-use crate::model::{Type, TypeId, TypeTable};
-use crate::report::draft::{DraftField, DraftPlacement, DraftReport, DraftType, Evidence};
+use crate::report::draft::DraftReport;
 use crate::rules::Rules;
 use crate::run::{Run, Want};
 
@@ -92,11 +90,12 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
     // and of the structs embedding them.
     let first = run.first()?;
     let first_view = run.view(first)?;
+    let first_holders = Holders::of_table(first_view.table());
     let mut wanted: Vec<String> = Vec::new();
     for f in &first.found {
         if let Some(name) = tag(first_view.table(), f.id) {
             wanted.push(name.clone());
-            for e in enclosing(first_view.table(), f.id) {
+            for e in enclosing(first_view.table(), &first_holders, f.id) {
                 if !wanted.contains(&e) {
                     wanted.push(e);
                 }
@@ -136,12 +135,8 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
         let view = run.view(opened)?;
         let table = view.table();
         let line = run.build_line(opened);
-        let mut placer = Placer {
-            table,
-            line,
-            declarations: &declarations,
-            memo: HashMap::new(),
-        };
+        let holders = Holders::of_table(table);
+        let mut placer = Placer::new(table, &holders, line, &declarations);
         for f in &opened.found {
             let Some(name) = tag(table, f.id) else {
                 continue;
@@ -157,7 +152,7 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
                 members: members(table, f.id, line)?,
                 placed,
                 declarations: declarations.iter().collect(),
-                enclosing: enclosing(table, f.id),
+                enclosing: enclosing(table, &holders, f.id),
             };
             drafted.push((opened.build.config.clone(), draft_type(&facts)));
         }
@@ -166,311 +161,4 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
     report.notes.sort();
     report.notes.dedup();
     Ok(report)
-}
-
-/// Embeddings shown per struct, at most: `sock` is embedded in dozens.
-const MAX_EMBEDDINGS_SHOWN: usize = 8;
-
-/// Levels of containers followed for a placement.
-const MAX_PLACEMENT_DEPTH: usize = 6;
-
-/// Where a struct's objects start, or its placement in another build:
-/// builds that disagree keep the smaller start.
-fn add_placement(
-    to: &mut Vec<DraftPlacement>,
-    table: &TypeTable,
-    id: TypeId,
-    name: &str,
-    line: u64,
-    placed: Placed,
-) {
-    if placed.evidence.is_empty() {
-        return;
-    }
-    let alignment = table.alignment_of(id);
-    // A rule only for more than the struct's own alignment gives.
-    let start = placed.start.filter(|&s| s > alignment);
-    let mut evidence = placed.evidence;
-    let sites = evidence
-        .iter()
-        .filter(|e| !e.starts_with("embedded "))
-        .count();
-    let embedded = evidence.len() - sites;
-    if embedded > MAX_EMBEDDINGS_SHOWN {
-        evidence.truncate(sites + MAX_EMBEDDINGS_SHOWN);
-        evidence.push(format!(
-            "and embedded in {} more places",
-            embedded - MAX_EMBEDDINGS_SHOWN
-        ));
-    }
-    match to.iter_mut().find(|p| p.ty == name) {
-        Some(p) => {
-            p.start = match (p.start, start) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                _ => None,
-            };
-            add_evidence_lines(&mut p.evidence, evidence);
-        }
-        None => to.push(DraftPlacement {
-            ty: name.to_owned(),
-            start,
-            cacheline: line,
-            alignment,
-            evidence,
-        }),
-    }
-}
-
-fn add_evidence_lines(to: &mut Vec<String>, more: Vec<String>) {
-    for e in more {
-        if !to.contains(&e) {
-            to.push(e);
-        }
-    }
-}
-
-/// Works out where structs' objects start, from the source's sites and
-/// the structs that embed them, each struct once.
-struct Placer<'a> {
-    table: &'a TypeTable,
-    line: u64,
-    declarations: &'a [Declaration],
-    memo: HashMap<TypeId, Placed>,
-}
-
-impl Placer<'_> {
-    /// Where objects of struct `id` start.
-    fn placed(&mut self, id: TypeId, depth: usize) -> Placed {
-        let table = self.table;
-        let id = table.strip(id);
-        if let Some(p) = self.memo.get(&id) {
-            return p.clone();
-        }
-        if depth > MAX_PLACEMENT_DEPTH {
-            // Too deep to tell: its alignment.
-            return Placed {
-                start: None,
-                evidence: Vec::new(),
-            };
-        }
-        let object = Object {
-            size: table.size_of(id).unwrap_or(0),
-            alignment: table.alignment_of(id),
-        };
-        let name = tag(table, id);
-        let holders = embeddings_of(table, id);
-        // A container the build holds is followed below, with its offset.
-        let held = |c: &str| {
-            holders
-                .iter()
-                .any(|(o, ..)| tag(table, *o).as_deref() == Some(c))
-        };
-        let sites: Vec<(&Site, String)> = self
-            .declarations
-            .iter()
-            .filter(|d| Some(&d.ty) == name.as_ref())
-            .filter_map(|d| match &d.said {
-                Said::Placed(Site::Embedded { container }) if held(container) => None,
-                Said::Placed(site) => Some((site, format!("{}:{}", d.file.display(), d.line))),
-                _ => None,
-            })
-            .collect();
-        let mut embeddings = Vec::new();
-        for (outer, place, offset, stride) in holders {
-            let container = self.placed(outer, depth + 1);
-            embeddings.push(Embedding {
-                place,
-                offset,
-                stride,
-                container: container.start.unwrap_or_else(|| table.alignment_of(outer)),
-            });
-        }
-        let placed = placement::placed(object, self.line, &sites, &embeddings);
-        self.memo.insert(id, placed.clone());
-        placed
-    }
-}
-
-/// Every member of a struct (named or anonymous) of `table` that holds
-/// struct `id` by value: the holder, `holder.member`, its offset, and for
-/// an array the element size.
-fn embeddings_of(table: &TypeTable, id: TypeId) -> Vec<(TypeId, String, u64, Option<u64>)> {
-    let mut out = Vec::new();
-    for i in 0..table.len() {
-        let Some(c) = table.composite(TypeId(i)) else {
-            continue;
-        };
-        let Some(members) = &c.members else { continue };
-        for m in members {
-            let mut t = table.strip(m.ty);
-            let mut stride = None;
-            if let Type::Array { element, .. } = table.get(t) {
-                t = table.strip(*element);
-                stride = table.size_of(t);
-            }
-            if t == id {
-                let place = format!(
-                    "{}.{}",
-                    c.name.as_deref().unwrap_or("(anonymous)"),
-                    m.name.as_deref().unwrap_or("(anonymous)")
-                );
-                out.push((TypeId(i), place, m.byte_offset(), stride));
-            }
-        }
-    }
-    out
-}
-
-/// The drafts of every build as one rules file: a struct's members in
-/// the first build's order (then those only later builds have), with
-/// every build's evidence.
-fn merge(report: &mut DraftReport, drafted: Vec<(String, Drafted)>) {
-    let mut locks: Vec<(String, String, Vec<Evidence>)> = Vec::new();
-    for (config, d) in drafted {
-        for c in d.contexts {
-            if !report.contexts.iter().any(|x| x.name == c.name) {
-                report.contexts.push(c);
-            }
-        }
-        for (ty, member, ev) in d.locks {
-            match locks.iter_mut().find(|(t, m, _)| *t == ty && *m == member) {
-                Some((_, _, e)) => add_evidence(e, ev),
-                None => locks.push((ty, member, ev)),
-            }
-        }
-        let ty = match report.types.iter_mut().find(|t| t.name == d.ty.name) {
-            Some(t) => t,
-            None => {
-                report.types.push(DraftType {
-                    name: d.ty.name.clone(),
-                    fields: Vec::new(),
-                });
-                report.types.last_mut().expect("just pushed")
-            }
-        };
-        for field in d.ty.fields {
-            match ty.fields.iter_mut().find(|f| f.path == field.path) {
-                Some(f) => merge_field(f, field, &config),
-                None => ty.fields.push(field),
-            }
-        }
-    }
-    report.contexts.sort_by(|a, b| a.name.cmp(&b.name));
-    for (ty, member, evidence) in locks {
-        if report.types.iter().any(|t| t.name == ty) {
-            continue;
-        }
-        report.types.push(DraftType {
-            name: ty,
-            fields: vec![DraftField {
-                path: member,
-                rule: Some(crate::report::draft::DraftRule::Class {
-                    class: "lock".into(),
-                }),
-                mark: Some(crate::report::draft::Mark::Declared),
-                evidence,
-                conflicts: Vec::new(),
-                heat: None,
-            }],
-        });
-    }
-}
-
-fn add_evidence(to: &mut Vec<Evidence>, more: Vec<Evidence>) {
-    for e in more {
-        if !to.contains(&e) {
-            to.push(e);
-        }
-    }
-}
-
-/// Another build's draft of the same member.
-fn merge_field(f: &mut DraftField, other: DraftField, config: &str) {
-    add_evidence(&mut f.evidence, other.evidence);
-    f.heat = f.heat.max(other.heat);
-    for c in other.conflicts {
-        if !f.conflicts.contains(&c) {
-            f.conflicts.push(c);
-        }
-    }
-    match (&f.rule, other.rule) {
-        (None, Some(r)) => {
-            f.rule = Some(r);
-            f.mark = other.mark;
-        }
-        (Some(a), Some(b)) if *a != b => f
-            .conflicts
-            .push(format!("build {config} gives {}", b.toml())),
-        _ => {}
-    }
-}
-
-/// The tag (or typedef name) of struct `id`.
-fn tag(table: &TypeTable, id: TypeId) -> Option<String> {
-    match table.get(id) {
-        Type::Composite(c) => c.name.clone(),
-        Type::Typedef { name, .. } => Some(name.clone()),
-        _ => None,
-    }
-}
-
-/// The structs of `table` that hold struct `id` by value, however deep
-/// (`lruvec`, then `pglist_data` and `mem_cgroup_per_node`).
-fn enclosing(table: &TypeTable, id: TypeId) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut frontier = vec![table.strip(id)];
-    for _ in 0..MAX_ENCLOSING_DEPTH {
-        let mut next = Vec::new();
-        for id in frontier {
-            for (outer, name) in holders_of(table, id) {
-                if !out.contains(&name) {
-                    out.push(name);
-                    next.push(outer);
-                }
-            }
-        }
-        if next.is_empty() {
-            break;
-        }
-        frontier = next;
-    }
-    out
-}
-
-/// Levels of embedding followed up from a drafted struct.
-const MAX_ENCLOSING_DEPTH: usize = 8;
-
-/// The named structs of `table` with a member (or array of them) of
-/// struct `id`, each once.
-fn holders_of(table: &TypeTable, id: TypeId) -> Vec<(TypeId, String)> {
-    let mut out: Vec<(TypeId, String)> = Vec::new();
-    for (outer, ..) in embeddings_of(table, id) {
-        if let Some(name) = tag(table, outer)
-            && !out.iter().any(|(o, _)| *o == outer)
-        {
-            out.push((outer, name));
-        }
-    }
-    out
-}
-
-/// The direct members of struct `id` (those of anonymous structs and
-/// unions included, as C names them), with the names of their types.
-fn members(table: &TypeTable, id: TypeId, line: u64) -> Result<Vec<MemberFacts>> {
-    let l = layout::layout(table, id, line, Depth::Direct)?;
-    Ok(l.fields()
-        // The kernel's group markers (`__cacheline_group_begin__frag`,
-        // `__cacheline_group_pad__frag`) are no members to rule.
-        .filter(|f| f.name.is_some() && !f.path.contains('.'))
-        .filter(|f| !f.path.starts_with("__cacheline_group_"))
-        .map(|f| MemberFacts {
-            path: f.path.clone(),
-            type_names: crate::analysis::validate::type_names(table, f.ty),
-            group: l
-                .groups
-                .iter()
-                .find(|g| g.begin <= f.offset && g.end.is_some_and(|e| f.offset < e))
-                .map(|g| g.name.clone()),
-        })
-        .collect())
 }

@@ -1,6 +1,8 @@
-//! `audit`: compiler-style lines, most worth a patch first, each with why
-//! it is hot and who shares the member; JSON in rank order; a markdown
-//! table; SARIF for code scanning.
+//! `audit`: compiler-style lines, most worth a patch first: the pairs
+//! sharing a line, each with its members' evidence and drafted rules
+//! file, then the needless stores, each with why it is hot and who shares
+//! the member; JSON in rank order; markdown tables; SARIF for code
+//! scanning.
 
 use std::fmt::Write;
 
@@ -8,7 +10,7 @@ use serde_json::json;
 
 use super::diagnostics::plural;
 use super::{Format, Output, Render, to_json};
-use crate::report::audit::{AuditReport, StoreFinding};
+use crate::report::audit::{AuditReport, LayoutFinding, StoreFinding};
 
 impl Render for AuditReport {
     const FORMATS: &'static [Format] =
@@ -43,7 +45,14 @@ fn sharers(f: &StoreFinding) -> String {
 
 fn summary(report: &AuditReport) -> String {
     format!(
-        "{} (of {} candidates){} in {:.1} s",
+        "{} sharing a line in {} of {} structs many CPUs write{}; {} (of {} candidates){} in {:.1} s",
+        plural(report.layout_total, "pair"),
+        report.rules.len(),
+        report.structs,
+        match report.layout.len() < report.rules.len() {
+            true => format!(", the top {} structs shown", report.layout.len()),
+            false => String::new(),
+        },
         plural(report.total, "needless store"),
         report.candidates,
         match report.findings.len() < report.total {
@@ -54,10 +63,55 @@ fn summary(report: &AuditReport) -> String {
     )
 }
 
+/// Where a pair's first member is declared, as a diagnostic's start.
+fn declared(f: &LayoutFinding) -> String {
+    match f.line {
+        0 => f.root.clone(),
+        n => format!("{}:{n}", f.file),
+    }
+}
+
 fn text(report: &AuditReport) -> String {
     let mut out = String::new();
     for r in &report.read {
         let _ = writeln!(out, "# {r}");
+    }
+    for f in &report.layout {
+        let _ = writeln!(
+            out,
+            "{}: {}: {} [{}]",
+            declared(f),
+            f.severity,
+            f.message,
+            f.kind
+        );
+        let _ = writeln!(
+            out,
+            "    hot: heat {}; {} lockless stores to {} on fast paths; in {}",
+            f.heat,
+            f.stores,
+            f.root,
+            f.configs.join(", ")
+        );
+        for e in &f.evidence {
+            let _ = writeln!(out, "    {e}");
+        }
+        if f.pairs > 1 {
+            let _ = writeln!(
+                out,
+                "    {} in {}: {}{}",
+                plural(f.pairs - 1, "more pair"),
+                f.root,
+                f.others.join(", "),
+                match f.pairs - 1 - f.others.len() {
+                    0 => String::new(),
+                    n => format!(" and {n} more"),
+                }
+            );
+        }
+        if let Some(file) = &f.rules_file {
+            let _ = writeln!(out, "    rules: {file}");
+        }
     }
     for f in &report.findings {
         let _ = writeln!(
@@ -85,11 +139,29 @@ fn text(report: &AuditReport) -> String {
 }
 
 fn markdown(report: &AuditReport) -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
     let mut out = String::from(
-        "| # | where | function | member | store | hot path | shared with |\n\
+        "| # | struct | members | classes | severity | heat | pairs | where |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for f in &report.layout {
+        let _ = writeln!(
+            out,
+            "| {} | `{}` | `{}` | {} | {} | {} | {} | `{}` |",
+            f.rank,
+            f.root,
+            cell(&f.members.join("`, `")),
+            f.classes.join(", "),
+            f.severity,
+            f.heat,
+            f.pairs,
+            declared(f)
+        );
+    }
+    out.push_str(
+        "\n| # | where | function | member | store | hot path | shared with |\n\
          |---|---|---|---|---|---|---|\n",
     );
-    let cell = |s: &str| s.replace('|', "\\|");
     for f in &report.findings {
         let _ = writeln!(
             out,
@@ -111,7 +183,30 @@ fn markdown(report: &AuditReport) -> String {
 }
 
 fn sarif(report: &AuditReport) -> serde_json::Value {
-    let results: Vec<serde_json::Value> = report
+    let pairs = report.layout.iter().map(|f| {
+        json!({
+            "ruleId": f.kind,
+            "level": f.severity,
+            "message": { "text": f.message },
+            "locations": [{ "physicalLocation": {
+                "artifactLocation": { "uri": f.file },
+                "region": { "startLine": f.line.max(1) },
+            }}],
+            "partialFingerprints": {
+                "cachelint/pair/v1": format!("{}/{}/{}", f.root, f.kind, f.members.join(",")),
+            },
+            "properties": {
+                "rank": f.rank,
+                "classes": f.classes,
+                "configs": f.configs,
+                "heat": f.heat,
+                "score": f.score,
+                "pairs": f.pairs,
+                "evidence": f.evidence,
+            },
+        })
+    });
+    let stores = report
         .findings
         .iter()
         .map(|f| {
@@ -134,17 +229,35 @@ fn sarif(report: &AuditReport) -> serde_json::Value {
                     "score": f.score,
                 },
             })
+        });
+    let results: Vec<serde_json::Value> = pairs.chain(stores).collect();
+    let mut kinds: Vec<&str> = report.layout.iter().map(|f| f.kind.as_str()).collect();
+    kinds.sort();
+    kinds.dedup();
+    let mut rules: Vec<serde_json::Value> = kinds
+        .into_iter()
+        .map(|k| {
+            json!({
+                "id": k,
+                "shortDescription": { "text": format!("two members of a struct many CPUs write share a cacheline ({k})") },
+                "defaultConfiguration": { "level": "warning" },
+            })
         })
         .collect();
-    let rules = vec![json!({
+    rules.push(json!({
         "id": "needless-store",
         "shortDescription": { "text": "a store on a hot path that may write the value already there, taking a shared cacheline exclusive for nothing" },
         "defaultConfiguration": { "level": "warning" },
-    })];
+    }));
     super::sarif::log(
         rules,
         results,
         &report.notes,
-        json!({ "total": report.total, "candidates": report.candidates }),
+        json!({
+            "total": report.total,
+            "candidates": report.candidates,
+            "pairs": report.layout_total,
+            "structs": report.structs,
+        }),
     )
 }

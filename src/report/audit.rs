@@ -1,4 +1,6 @@
-//! `audit`'s result: the needless stores of a tree, ranked, as plain data.
+//! `audit`'s result: the false sharing of the structs a tree writes from
+//! many CPUs and the needless stores of its code, each ranked, as plain
+//! data.
 
 use serde::Serialize;
 
@@ -14,10 +16,67 @@ pub struct AuditReport {
     /// Candidates the source reader saw, before the hot-path and sharing
     /// tests.
     pub candidates: usize,
+    /// The false-sharing pairs of the structs many CPUs write: each
+    /// struct's worst pair, with how many more it has, the structs most
+    /// worth a patch first (at most `--top`).
+    pub layout: Vec<LayoutFinding>,
+    /// Pairs found in every struct, before `--top`.
+    pub layout_total: usize,
+    /// Structs drafted and checked: those the tree writes from many CPUs
+    /// that the build has.
+    pub structs: usize,
+    /// The drafted rules of each struct with a pair, as `check --rules`
+    /// reads them: (struct, file text), written by `--rules-out`.
+    #[serde(skip)]
+    pub rules: Vec<(String, String)>,
     /// Notes.
     pub notes: Vec<String>,
     /// Seconds the run took.
     pub seconds: f64,
+}
+
+/// One pair of members sharing a line, as `check` reports it under the
+/// struct's drafted rules.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LayoutFinding {
+    /// Its rank, from 1.
+    pub rank: usize,
+    /// `check`'s kind (`false-sharing`, `lock-contention`, ...).
+    pub kind: String,
+    /// `error` or `warning`, as `check` gives it.
+    pub severity: String,
+    /// The struct (as `check`'s `root`).
+    pub root: String,
+    /// The two members, as paths in `root`: the writer (or lock) first.
+    pub members: Vec<String>,
+    /// Their drafted classes, in the same order.
+    pub classes: Vec<String>,
+    /// The builds the pair shares a line in.
+    pub configs: Vec<String>,
+    /// Where the first member is declared, relative to the tree (empty
+    /// when the index does not say).
+    pub file: String,
+    /// Its line (1-based; 0 when unknown).
+    pub line: usize,
+    /// The message, one line.
+    pub message: String,
+    /// How hot the pair is: the drafted heat of the hotter member.
+    pub heat: u64,
+    /// The rank's score (higher: more worth a patch).
+    pub score: u64,
+    /// The pairs the struct has in all, this one included.
+    pub pairs: usize,
+    /// The next of them, most worth a patch first (at most ten):
+    /// `a / b (kind)`.
+    pub others: Vec<String>,
+    /// The fast-path lockless stores to the struct the tree makes.
+    pub stores: usize,
+    /// The evidence of each member's class, the first few lines.
+    pub evidence: Vec<String>,
+    /// The drafted rules file that reproduces it in `check`, `diagram`
+    /// and `suggest` (with `--rules-out`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules_file: Option<String>,
 }
 
 /// One needless store.

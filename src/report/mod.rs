@@ -23,6 +23,7 @@ pub mod footprint;
 pub mod layout;
 pub mod offsets;
 pub mod review;
+mod rules_file;
 pub(crate) mod stands_for;
 pub mod suggest;
 

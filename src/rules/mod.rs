@@ -686,6 +686,15 @@ impl Rules {
         Ok(rules)
     }
 
+    /// The rules of a TOML text, as [`Rules::load`] reads a file at
+    /// `file` (a drafted file checked before it is written); `None` when it
+    /// annotates no struct.
+    pub(crate) fn from_toml(file: &Path, text: &str) -> Result<Option<Rules>> {
+        let mut rules = toml::parse(&Arc::from(file), text)?;
+        rules.resolve_contexts()?;
+        Ok((!rules.types.is_empty()).then_some(rules))
+    }
+
     /// Adds the rules of another file. A struct may be annotated in several
     /// files, but each field only once.
     pub fn merge(&mut self, other: Rules) -> Result<()> {

@@ -125,23 +125,28 @@ impl Run {
     }
 
     /// Where `--index` keeps the evidence index of a tree read through
-    /// `opened`: the name index's cache directory; an error when the cache
-    /// is off.
+    /// `opened`: see [`index_at`].
     fn evidence_index(&self, opened: &super::Opened) -> Result<IndexAt> {
-        let IndexCache::Dir { dir, .. } = &self.reading.index else {
-            return Err(Error::Usage(
-                "the tree's evidence index is kept in the cache directory (draft \
-                 --index, audit): drop --no-cache, or set CACHELINT_CACHE_DIR"
-                    .into(),
-            ));
-        };
-        let path = &opened.build.path;
-        let stamp = crate::input::stamp(path)
-            .ok_or_else(|| Error::Usage(format!("{}: cannot be read", path.display())))?;
-        let full = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-        Ok(IndexAt {
-            dir: dir.clone(),
-            build: format!("{} {stamp}", full.display()),
-        })
+        index_at(&self.reading, &opened.build.path)
     }
+}
+
+/// Where the evidence index of a tree read through the build at `path`
+/// is kept: the name index's cache directory; an error when the cache is
+/// off.
+pub(super) fn index_at(reading: &crate::load::Reading, path: &Path) -> Result<IndexAt> {
+    let IndexCache::Dir { dir, .. } = &reading.index else {
+        return Err(Error::Usage(
+            "the tree's evidence index is kept in the cache directory (draft \
+             --index, audit): drop --no-cache, or set CACHELINT_CACHE_DIR"
+                .into(),
+        ));
+    };
+    let stamp = crate::input::stamp(path)
+        .ok_or_else(|| Error::Usage(format!("{}: cannot be read", path.display())))?;
+    let full = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    Ok(IndexAt {
+        dir: dir.clone(),
+        build: format!("{} {stamp}", full.display()),
+    })
 }

@@ -285,6 +285,12 @@ pub struct Want {
     pub member_types: bool,
     /// The source files and functions the build has (DWARF only).
     pub built: bool,
+    /// A kernel tree, and the machine whose `arch/` to read (else the
+    /// build's): the structs its code writes from many CPUs at once are
+    /// read too, while the build is open: those with a lockless or marked
+    /// store on a fast path, from the tree's evidence index (built then
+    /// when missing). Needs `member_types`.
+    pub contended_in: Option<(PathBuf, Option<String>)>,
 }
 
 /// One build as read: owned data, usable after its file is closed.
@@ -324,6 +330,9 @@ pub struct Decoded {
     pub(crate) member_types: Option<crate::member_types::MemberTypes>,
     /// [`Want::built`], when the build's format tells.
     pub(crate) built: Option<crate::dwarf::functions::Built>,
+    /// [`Want::contended_in`]: the structs the tree writes from many CPUs
+    /// that the build has, with their lockless stores, most first.
+    pub(crate) contended: Vec<(String, usize)>,
     /// Why the build could not be made (a variant's failed compile), when
     /// the setup keeps such builds; its types are then empty.
     pub(crate) failed: Option<String>,
@@ -377,6 +386,8 @@ pub struct Run {
     reading: Reading,
     /// `--perf`: perf's outputs, each read once.
     pub(crate) perf: Vec<PerfFile>,
+    /// When the run began, before its builds were opened.
+    pub(crate) started: std::time::Instant,
 }
 
 impl Run {
@@ -385,6 +396,7 @@ impl Run {
     /// every build once, in parallel; builds of the same file share what
     /// was read.
     pub fn open(setup: Setup, want: impl FnOnce(&Rules) -> Result<Want>) -> Result<Run> {
+        let started = std::time::Instant::now();
         let rules = match setup.rules.is_empty() {
             true => Rules::default(),
             false => Rules::load(&setup.rules)?,
@@ -441,6 +453,7 @@ impl Run {
             cacheline: setup.cacheline,
             reading: setup.reading,
             perf,
+            started,
         })
     }
 

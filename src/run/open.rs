@@ -42,7 +42,7 @@ pub(super) fn all(
     let decoded = in_order(&first, |&i| {
         let mut decoded = None;
         let opened = inputs[i].open(reading, &wanted, &mut |loaded| {
-            decoded = Some(decode(loaded, rules, want, plan)?);
+            decoded = Some(decode(loaded, rules, want, plan, reading)?);
             Ok(())
         });
         match opened {
@@ -81,6 +81,7 @@ impl Decoded {
             sizes: Vec::new(),
             member_types: None,
             built: None,
+            contended: Vec::new(),
             failed: Some(why),
             plan_missing: None,
         }
@@ -139,6 +140,7 @@ fn decode(
     rules: &Rules,
     want: &Want,
     plan: Option<&Arc<Plan>>,
+    reading: &Reading,
 ) -> Result<Decoded> {
     let found = match want.specs.is_empty() {
         true => Vec::new(),
@@ -235,6 +237,17 @@ fn decode(
         true => loaded.built()?,
         false => None,
     };
+    let contended = match &want.contended_in {
+        Some((tree, arch)) => contended(
+            loaded,
+            &mut present,
+            member_types.as_ref(),
+            tree,
+            arch,
+            reading,
+        )?,
+        None => Vec::new(),
+    };
     let sizes = match want.sizes {
         true => loaded.sizes()?,
         false => Vec::new(),
@@ -256,9 +269,38 @@ fn decode(
         sizes,
         member_types,
         built,
+        contended,
         failed: None,
         plan_missing,
     })
+}
+
+/// The structs `tree` writes from many CPUs at once that the build has,
+/// most written first, each read into `present`.
+fn contended(
+    loaded: &mut Loaded<'_, '_>,
+    present: &mut Present,
+    member_types: Option<&crate::member_types::MemberTypes>,
+    tree: &std::path::Path,
+    arch: &Option<String>,
+    reading: &Reading,
+) -> Result<Vec<(String, usize)>> {
+    let at = super::evidence::index_at(reading, &loaded.build.path)?;
+    let arch = arch.as_deref().or(loaded.abi().arch);
+    let mut found = {
+        let resolver = crate::evidence::Resolver {
+            names: crate::evidence::Names::of(loaded.table()),
+            members: member_types,
+        };
+        crate::evidence::source::contended(tree, &resolver, arch, &at)?
+    };
+    let names: HashSet<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+    let more = loaded.find_present(&names, false)?;
+    found.retain(|(n, _)| more.types.contains_key(n));
+    for (name, f) in more.types {
+        present.types.entry(name).or_insert(f);
+    }
+    Ok(found)
 }
 
 /// Every type name the rules mention: annotated types and their aliases,

@@ -148,3 +148,87 @@ fn audit_needs_the_cache_for_its_index_and_a_tree() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--source-tree"), "{err}");
 }
+
+/// The line of `needle` in the fixture tree's `file` (1-based).
+fn line_in(file: &str, needle: &str) -> u64 {
+    let text = std::fs::read_to_string(Path::new(&tree()).join(file)).unwrap();
+    let at = text.lines().position(|l| l.contains(needle)).unwrap();
+    at as u64 + 1
+}
+
+#[test]
+fn the_layout_half_drafts_the_structs_many_cpus_write_and_its_rules_reproduce_in_check() {
+    // A build with the tree's structs: netq's refcount, taken and dropped
+    // on every packet, shares its line with the limit and weight every
+    // packet reads (the fixture's header says so).
+    let build = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/bin/audit-types.o")
+        .display()
+        .to_string();
+    let out_dir = cache().join("rules-out");
+    let cache = cache();
+    let env = [("CACHELINT_CACHE_DIR", cache.as_os_str())];
+    let tree = tree();
+    let rules_out = out_dir.display().to_string();
+    let args = [
+        "audit",
+        "--source-tree",
+        &tree,
+        "--rules-out",
+        &rules_out,
+        "--format",
+        "json",
+        &build,
+    ];
+    let (code, out, err) = crate::common::cachelint_with_env(&env, &args);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let netq = report["layout"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["root"] == "netq")
+        .unwrap_or_else(|| panic!("no netq pair: {out}"));
+    assert_eq!(netq["kind"], "false-sharing", "{netq}");
+    assert_eq!(netq["members"][0], "refcnt", "{netq}");
+    assert_eq!(
+        netq["classes"],
+        serde_json::json!(["lockless-write", "hot-read"])
+    );
+    assert!(
+        ["limit", "weight"].contains(&netq["members"][1].as_str().unwrap()),
+        "{netq}"
+    );
+    // Both readers pair with the refcount; the member nobody touches and
+    // the ops pointer nobody reads on a fast path do not.
+    assert_eq!(netq["pairs"], 2, "{netq}");
+    let all = format!("{} {}", netq["members"], netq["others"]);
+    assert!(all.contains("limit") && all.contains("weight"), "{all}");
+    assert!(!all.contains("drops") && !all.contains("ops"), "{all}");
+    assert_eq!(netq["file"], "include/linux/netq.h");
+    assert_eq!(
+        netq["line"].as_u64(),
+        Some(line_in("include/linux/netq.h", "atomic_t refcnt;"))
+    );
+    let rules_file = out_dir.join("netq.toml");
+    assert_eq!(netq["rules_file"], rules_file.display().to_string());
+    // The drafted rules file says the same to `check`.
+    let rules = rules_file.display().to_string();
+    let (code, text, err) = crate::common::cachelint(&["check", "--rules", &rules, &build]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        text.contains(
+            "lockless-write 'refcnt' shares cacheline 0 of netq with hot-read 'limit', 'weight'"
+        ),
+        "{text}"
+    );
+    // mm_struct, which the scheduler's path writes, is drafted too; the
+    // ring build has none of these structs, so its audit drafts none.
+    assert!(out_dir.join("mm_struct.toml").exists());
+    assert_eq!(report["structs"], 2, "{out}");
+    let (code, out, err) = audit(&["--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["structs"], 0, "{out}");
+    assert_eq!(report["layout"], serde_json::json!([]));
+}

@@ -452,6 +452,45 @@ pub fn needless_stores(
     Ok(found)
 }
 
+/// The structs of the whole of `tree` that many CPUs write at once: each
+/// with how many lockless or marked stores (an atomic or bit operation,
+/// `data_race()`, `WRITE_ONCE`, a release store) fast paths make to it,
+/// most first. From the tree's evidence index, built first when missing.
+pub fn contended(
+    tree: &Path,
+    build: &dyn Types,
+    arch: Option<&str>,
+    index_at: &IndexAt,
+) -> Result<Vec<(String, usize)>> {
+    let files = tree_files(tree, arch)?;
+    let mut progress = progress::Progress::for_tree(files.len());
+    let (at, key) = ready_index(tree, &files, build, arch, index_at, &mut progress)?;
+    // A cheap test of the stored line before it is parsed and told.
+    let kinds = ["\"Atomic\"", "\"DataRace\"", "\"Once\"", "\"Release\""];
+    let keep = |line: &str| {
+        line.contains("\"role\":\"Fast\"")
+            && line.contains("\"Written\"")
+            && kinds.iter().any(|k| line.contains(k))
+    };
+    let found = index::scan(&at, key, Wanted::All, &keep).ok_or_else(|| unreadable(&at))?;
+    let mut stores: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for d in found {
+        if let Said::Written(w, _) = &d.said
+            && d.role == Role::Fast
+            && (w.lockless() || w.marked())
+        {
+            *stores.entry(d.ty).or_default() += 1;
+        }
+    }
+    let mut out: Vec<(String, usize)> = stores.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    progress.done(&format!(
+        "index: {} structs written locklessly on a fast path",
+        out.len()
+    ));
+    Ok(out)
+}
+
 /// Does `text` name what `finder` looks for (`struct rq`, `pg_data_t`) as
 /// whole words (`struct rq`, not `struct rq_flags`; `pg_data_t`, not
 /// `my_pg_data_t`)?

@@ -1,9 +1,12 @@
-//! `cachelint audit --source-tree DIR BUILD...`: the needless stores of a
-//! whole tree, ranked (see [`crate::analysis::needless`]), from the
-//! tree's evidence index.
+//! `cachelint audit --source-tree DIR BUILD...`: the false sharing of the
+//! structs a whole tree writes from many CPUs (drafted and checked, see
+//! [`layout`]) and the needless stores of its code (see
+//! [`crate::analysis::needless`]), each ranked, from the tree's evidence
+//! index.
+
+mod layout;
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use crate::analysis::needless::{Finding, needless_stores};
 use crate::error::{Error, Result};
@@ -23,8 +26,11 @@ pub struct AuditOptions {
     /// `--under`: report only stores in files under these paths of the
     /// tree (the whole tree is still read: who calls and who shares).
     pub under: Vec<PathBuf>,
-    /// `--top`: at most this many findings (0: all).
+    /// `--top`: at most this many findings of each half (0: all).
     pub top: usize,
+    /// `--rules-out`: the directory the drafted rules files of the
+    /// structs with a pair are written to.
+    pub rules_out: Option<PathBuf>,
 }
 
 impl AuditOptions {
@@ -35,6 +41,7 @@ impl AuditOptions {
             names: vec!["task_struct".to_owned()],
             member_types: true,
             built: true,
+            contended_in: Some((self.source_tree.clone(), self.arch.clone())),
             ..Want::default()
         })
     }
@@ -42,7 +49,6 @@ impl AuditOptions {
 
 /// Runs `audit`.
 pub fn audit(run: &Run, opts: &AuditOptions) -> Result<AuditReport> {
-    let started = Instant::now();
     let tree = &opts.source_tree;
     for u in &opts.under {
         if u.is_absolute() || !tree.join(u).exists() {
@@ -127,7 +133,39 @@ pub fn audit(run: &Run, opts: &AuditOptions) -> Result<AuditReport> {
         .enumerate()
         .map(|(i, f)| finding(i + 1, f))
         .collect();
-    report.seconds = started.elapsed().as_secs_f64();
+    // What each drafted rules file says it was drafted from.
+    let mut drafted_from: Vec<String> = run
+        .builds
+        .iter()
+        .map(|b| format!("build {}: {}", b.build.config, b.build.path.display()))
+        .collect();
+    drafted_from.push(format!(
+        "source {}: its evidence index, by cachelint audit",
+        tree.display()
+    ));
+    let pairs = layout::pairs(run, tree, opts.arch.as_deref(), &drafted_from)?;
+    report.structs = pairs.structs;
+    report.layout_total = pairs.total;
+    report.read.push(format!(
+        "layout: {} structs the tree writes from many CPUs drafted and checked, \
+         {} pairs sharing a line in {} of them",
+        pairs.structs,
+        pairs.total,
+        pairs.rules.len()
+    ));
+    let shown = match opts.top {
+        0 => pairs.worst.len(),
+        n => n.min(pairs.worst.len()),
+    };
+    report.layout = pairs.worst.into_iter().take(shown).collect();
+    let rules = pairs.rules;
+    if let Some(dir) = &opts.rules_out {
+        for f in &mut report.layout {
+            f.rules_file = Some(dir.join(format!("{}.toml", f.root)).display().to_string());
+        }
+    }
+    report.rules = rules;
+    report.seconds = run.started.elapsed().as_secs_f64();
     Ok(report)
 }
 
