@@ -454,6 +454,9 @@ enum Command {
         /// Rules files (TOML or net_cachelines tables): their roots are
         /// analysed at both revisions on every variant, and the pairs of
         /// fields the patch makes share a line (or parts) are listed.
+        /// Without them, the reviewed structs' rules are drafted from the
+        /// tree's source at HEAD, as `draft --source-tree` drafts them, and
+        /// checked the same way.
         #[arg(long)]
         rules: Vec<PathBuf>,
         /// Output format.
@@ -1273,7 +1276,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 cachelint::review::Review::read(&tree, &base, variants.as_deref(), &types)?;
             let mut setup = Setup::review(rules, &review, input.reading()?);
             setup.cacheline = cacheline;
-            let run = Run::open(setup, |_| Ok(commands::review_want(&review)))?;
+            let run = Run::open(setup, |rules| Ok(commands::review_want(&review, rules)))?;
             render::output(&commands::review(&run, &review)?, format, "review")
         }
         Command::Diff {

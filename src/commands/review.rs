@@ -6,6 +6,7 @@
 //! base then at HEAD ([`crate::run::Setup::review`]).
 
 use crate::analysis::compare::{self, Pair};
+use crate::analysis::draft_report::{Holders, enclosing};
 use std::num::NonZeroUsize;
 
 use crate::csource::asserts::{Asserted, KernelAssert};
@@ -17,17 +18,20 @@ use crate::report::review::{
     StructOn, StructReview, Verdict,
 };
 use crate::review::Review;
-use crate::run::{Opened, Roots, Run, View, Want, analyze};
+use crate::rules::Rules;
+use crate::run::{Draft, Opened, Roots, Run, View, Want, analyze};
 
 /// What `review` needs read of each build: the reviewed structs, when a
-/// variant has them.
-pub fn review_want(review: &Review) -> Want {
+/// variant has them; without rules, which struct each member leads to
+/// (the source's accesses are followed through them to draft rules).
+pub fn review_want(review: &Review, rules: &Rules) -> Want {
     Want {
         names: review.structs.iter().map(|(n, _)| n.clone()).collect(),
         // With rules, their roots are analysed at both revisions.
         roots: true,
         // The outermost structs that embed a reviewed one are reviewed too.
         embedders_of: review.structs.iter().map(|(n, _)| n.clone()).collect(),
+        member_types: rules.types.is_empty(),
         ..Want::default()
     }
 }
@@ -171,16 +175,33 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
             });
         }
     }
-    let (findings, compared) = match run.rules_files.is_empty() {
+    // The rules given, or those drafted from the tree for the reviewed
+    // structs: each draft with its struct as its one root.
+    let mut notes = review.notes.clone();
+    let drafts = match run.rules_files.is_empty() {
+        true => drafted(run, review, &pairs, &reviewed, &mut notes)?,
+        false => Vec::new(),
+    };
+    let roots: Vec<[String; 1]> = drafts.iter().map(|d| [d.name.clone()]).collect();
+    let sets: Vec<(&Rules, Roots<'_>)> = match run.rules_files.is_empty() {
+        true => drafts
+            .iter()
+            .zip(&roots)
+            .filter_map(|(d, root)| Some((d.rules.as_ref()?, Roots::Types(root))))
+            .collect(),
+        false => vec![(&run.rules, Roots::FromRules)],
+    };
+    let (findings, compared) = match sets.is_empty() {
         true => (Vec::new(), None),
         false => {
-            let (findings, roots, variants) = findings_changed(run, &pairs, &names)?;
+            let (findings, roots, variants) = findings_changed(run, &pairs, &names, &sets)?;
             let compared = Compared {
                 files: run
                     .rules_files
                     .iter()
                     .map(|f| f.display().to_string())
                     .collect(),
+                drafted: drafts.iter().map(|d| d.name.clone()).collect(),
                 roots,
                 variants,
             };
@@ -197,7 +218,6 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
         .filter(|b| b.side == "head")
         .map(|b| b.variant.clone())
         .collect();
-    let mut notes = review.notes.clone();
     for opened in run.builds.iter().filter(|o| o.failed.is_none()) {
         notes.extend(run.view(opened)?.tagged_notes());
     }
@@ -226,14 +246,69 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
 /// shows its header.
 const EMBEDDING: &str = "embeds a reviewed struct";
 
-/// The rules' findings at the base against those at HEAD, per variant and
-/// root both revisions have: the pairs introduced and fixed; and the
-/// roots and variants compared.
+/// The rules of the reviewed structs drafted from the tree's source (as
+/// `draft --source-tree` drafts them) on the variants that compile at
+/// HEAD, with a note of what was read; none when no variant compiles
+/// there.
+fn drafted(
+    run: &Run,
+    review: &Review,
+    pairs: &[(&Opened, &Opened)],
+    reviewed: &[(String, String)],
+    notes: &mut Vec<String>,
+) -> Result<Vec<Draft>> {
+    let heads: Vec<&Opened> = pairs
+        .iter()
+        .map(|(_, head)| *head)
+        .filter(|h| h.failed.is_none())
+        .collect();
+    let Some(first) = heads.first() else {
+        return Ok(Vec::new());
+    };
+    let names: Vec<String> = reviewed.iter().map(|(n, _)| n.clone()).collect();
+    // The declarations about them and the structs enclosing them (whose
+    // locks may guard their members), read once.
+    let view = run.view(first)?;
+    let holders = Holders::of_table(view.table());
+    let mut wanted = names.clone();
+    for name in &names {
+        if let Some(f) = first.present.get(name) {
+            wanted.extend(enclosing(view.table(), &holders, f.id));
+        }
+    }
+    wanted.sort();
+    wanted.dedup();
+    let declarations = run.declarations_through(first, &review.tree, &wanted)?;
+    let tree = review.tree.display();
+    let read = vec![format!(
+        "source {tree} at HEAD {}: drafted by cachelint review",
+        review.head.0
+    )];
+    let drafts = run.drafts(&heads, &names, &declarations, &read)?;
+    notes.push(format!(
+        "no rules given: {} drafted from {tree} ({} declarations about {}) and checked at \
+         the base and HEAD; `cachelint draft --source-tree {tree} BUILD {}` prints each draft",
+        drafts
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        declarations.len(),
+        wanted.join(", "),
+        names.join(" ")
+    ));
+    Ok(drafts)
+}
+
+/// Each rules set's findings at the base against those at HEAD, per
+/// variant and root both revisions have: the pairs introduced and fixed;
+/// and the roots and variants compared.
 #[allow(clippy::type_complexity)]
 fn findings_changed(
     run: &Run,
     pairs: &[(&Opened, &Opened)],
     names: &[String],
+    sets: &[(&Rules, Roots<'_>)],
 ) -> Result<(Vec<FindingsChange>, Vec<String>, Vec<String>)> {
     let mut out = Vec::new();
     let (mut roots, mut variants) = (Vec::new(), Vec::new());
@@ -242,34 +317,36 @@ fn findings_changed(
             continue;
         }
         variants.push(variant.clone());
-        let analysed = |o: &Opened| -> Result<_> {
-            let view = run.view(o)?;
-            analyze(run, &view, &run.rules, run.line(o), Roots::FromRules)
-        };
-        let (old, new) = (analysed(base)?, analysed(head)?);
-        for n in &new.roots {
-            let Some(o) = old
-                .roots
-                .iter()
-                .find(|o| o.analysis.root == n.analysis.root)
-            else {
-                continue;
+        for (rules, roots_of) in sets {
+            let analysed = |o: &Opened| -> Result<_> {
+                let view = run.view(o)?;
+                analyze(run, &view, rules, run.line(o), *roots_of)
             };
-            if !roots.contains(&n.analysis.root) {
-                roots.push(n.analysis.root.clone());
-            }
-            let c = compare::compare(&o.analysis, &n.analysis);
-            let (introduced, fixed): (Vec<Pair>, Vec<Pair>) = (
-                c.introduced().into_iter().cloned().collect(),
-                c.fixed().into_iter().cloned().collect(),
-            );
-            if !introduced.is_empty() || !fixed.is_empty() {
-                out.push(FindingsChange {
-                    variant: variant.clone(),
-                    root: n.analysis.root.clone(),
-                    introduced,
-                    fixed,
-                });
+            let (old, new) = (analysed(base)?, analysed(head)?);
+            for n in &new.roots {
+                let Some(o) = old
+                    .roots
+                    .iter()
+                    .find(|o| o.analysis.root == n.analysis.root)
+                else {
+                    continue;
+                };
+                if !roots.contains(&n.analysis.root) {
+                    roots.push(n.analysis.root.clone());
+                }
+                let c = compare::compare(&o.analysis, &n.analysis);
+                let (introduced, fixed): (Vec<Pair>, Vec<Pair>) = (
+                    c.introduced().into_iter().cloned().collect(),
+                    c.fixed().into_iter().cloned().collect(),
+                );
+                if !introduced.is_empty() || !fixed.is_empty() {
+                    out.push(FindingsChange {
+                        variant: variant.clone(),
+                        root: n.analysis.root.clone(),
+                        introduced,
+                        fixed,
+                    });
+                }
             }
         }
     }

@@ -242,7 +242,11 @@ fn text(r: &ReviewReport) -> String {
                 c.variants.join(", ")
             ),
         };
-        let _ = writeln!(out, "\nrules {}: {roots}", c.files.join(", "));
+        let rules = match c.drafted.is_empty() {
+            true => c.files.join(", "),
+            false => "drafted from the tree's source".to_owned(),
+        };
+        let _ = writeln!(out, "\nrules {rules}: {roots}");
     }
     let broken = match r.broken_at_head.is_empty() {
         true => String::new(),

@@ -97,6 +97,9 @@ pub struct HoleChange {
 pub struct Compared {
     /// The rules files.
     pub files: Vec<String>,
+    /// Without rules files: the structs whose rules were drafted from the
+    /// tree's source.
+    pub drafted: Vec<String>,
     /// The rules' roots analysed at both revisions on some variant.
     pub roots: Vec<String>,
     /// The variants both revisions of which compiled.

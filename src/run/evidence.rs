@@ -107,6 +107,20 @@ impl Run {
         })
     }
 
+    /// [`Run::declarations`] read through build `opened` (a review's
+    /// first variant that compiles at HEAD), its machine's `arch/` only,
+    /// without the index: the files that name the types are read.
+    pub(crate) fn declarations_through(
+        &self,
+        opened: &super::Opened,
+        tree: &Path,
+        types: &[String],
+    ) -> Result<Vec<Declaration>> {
+        self.reading_through(opened, None, |resolver, arch, _| {
+            source::declarations(tree, types, resolver, arch, None)
+        })
+    }
+
     /// `read` given what a source tree is read with: the first build's
     /// types (and its member map) to resolve accesses, the machine whose
     /// `arch/` to read (`arch`, else the first build's), and the build.
@@ -115,7 +129,16 @@ impl Run {
         arch: Option<&str>,
         read: impl FnOnce(&Resolver<'_>, Option<&str>, &super::Opened) -> Result<T>,
     ) -> Result<T> {
-        let opened = self.first()?;
+        self.reading_through(self.first()?, arch, read)
+    }
+
+    /// [`Run::reading_source`] through build `opened`.
+    fn reading_through<T>(
+        &self,
+        opened: &super::Opened,
+        arch: Option<&str>,
+        read: impl FnOnce(&Resolver<'_>, Option<&str>, &super::Opened) -> Result<T>,
+    ) -> Result<T> {
         let first = self.view(opened)?;
         let resolver = Resolver {
             names: Names::of(first.table()),

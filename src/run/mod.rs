@@ -14,6 +14,7 @@
 mod analyze;
 mod asserts;
 mod diagram;
+mod draft;
 mod evidence;
 mod fit;
 mod line;
@@ -25,6 +26,7 @@ pub(crate) use analyze::{RootAnalysis, Roots, analyze, explained, renamed};
 pub(crate) use asserts::{check_function, locate};
 pub use diagram::{DEFAULT_WIDTH, MIN_WIDTH, Selection};
 pub(crate) use diagram::{DrawSpec, draw};
+pub(crate) use draft::Draft;
 pub(crate) use fit::rules_fit;
 pub(crate) use parallel::in_order;
 

@@ -850,3 +850,57 @@ fn review_with_rules_lists_the_pairs_the_patch_parts_or_makes() {
         "{out}"
     );
 }
+
+#[test]
+fn review_without_rules_drafts_the_touched_structs_from_the_tree_and_lists_the_pairs() {
+    let s = Setup::new("review-drafted");
+    // The tree's one fast path (net_rx_action) counts ring's head up and
+    // down without a lock in two functions that both read its mask: a
+    // draft classes head a lockless write and mask a hot read, which share
+    // line 0 at the base.
+    std::fs::write(
+        s.tree.join("net/ring.c"),
+        "#include <linux/ring.h>\n\n\
+         static long ring_push(struct ring *r)\n{\n\tatomic_long_inc(&r->head);\n\treturn r->mask;\n}\n\n\
+         static long ring_pop(struct ring *r)\n{\n\tatomic_long_dec(&r->head);\n\treturn r->mask + 1;\n}\n\n\
+         void net_rx_action(struct ring *r)\n{\n\tring_push(r);\n\tring_pop(r);\n}\n",
+    )
+    .unwrap();
+    s.repository();
+    s.edit(
+        "include/linux/ring.h",
+        "\tlong mask;\n",
+        "\tlong pad0[8];\n\tlong mask;\n",
+    );
+    git(&s.tree, &["commit", "-qam", "ring: mask away from head"]);
+    let matrix = s.variants("matrix.toml", "[[variant]]\nname = \"smp\"\n");
+    let args = [
+        "review",
+        "--tree",
+        s.tree.to_str().unwrap(),
+        "--variants",
+        matrix.to_str().unwrap(),
+    ];
+    let (code, out, err) = s.run(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("  [smp] ring: 0 introduced, 1 fixed\n    - false-sharing head - mask\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "rules drafted from the tree's source: ring compared at the base and HEAD on smp\n"
+        ),
+        "{out}"
+    );
+    assert!(err.contains("no rules given: ring drafted from"), "{err}");
+    // The patch undone: the pair is introduced, and said in the summary.
+    git(&s.tree, &["revert", "--no-edit", "HEAD"]);
+    let (code, out, err) = s.run(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("  [smp] ring: 1 introduced, 0 fixed\n    + false-sharing head - mask\n"),
+        "{out}"
+    );
+    assert!(out.contains(", 1 pair(s) of fields introduced\n"), "{out}");
+}

@@ -413,6 +413,15 @@ fn review_of_a_tcp_sock_group_change_gives_the_per_arch_table() {
         json["variants"],
         serde_json::json!(["x86_64", "i386", "arm", "arm64"])
     );
+    // No rules given: tcp_sock's are drafted from the tree at HEAD and
+    // checked at the base and HEAD on the variants.
+    assert!(
+        json["compared"]["drafted"]
+            .as_array()
+            .is_some_and(|d| d.iter().any(|n| n == "tcp_sock")),
+        "{}",
+        json["compared"]
+    );
     // tcp_sock_read_tx: four u32 (16 bytes), the u64, gso_segs (u16) and
     // two pointers. 64-bit: the u64 at 16 (the group starts 8-aligned),
     // gso_segs at 24, a 6-byte hole to the pointers at 32 and 40: 48, over

@@ -13,8 +13,9 @@
 # Runs in the tree with the patch at HEAD (NIPA's contract): writes a
 # one-line summary to $DESC_FD, the review to $RESULTS_DIR, and exits 0
 # (nothing to say), 250 (a warning: a struct takes more cachelines on some
-# variant, or with $CACHELINT_REVIEW_RULES the patch makes fields share a
-# line) or 1 (an assert fails at HEAD, or the review could not run).
+# variant, or the patch makes fields share a line by the rules of
+# $CACHELINT_REVIEW_RULES, else by rules cachelint drafts from the tree)
+# or 1 (an assert fails at HEAD, or the review could not run).
 # The tree is never written: cachelint builds in its cache
 # ($CACHELINT_VARIANT_DIR, default ~/.cache/cachelint/variants), where the
 # first run prepares each variant once (20-40 s each).

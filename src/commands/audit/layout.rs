@@ -7,14 +7,12 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::analysis::draft::{Drafted, Facts, draft as draft_type};
-use crate::analysis::draft_report::{Holders, Placer, add_placement, enclosing, members, merge};
+use crate::analysis::draft_report::{Holders, enclosing};
 use crate::error::Result;
 use crate::evidence::source::{Declaration, Said};
 use crate::report::ReportFinding;
 use crate::report::audit::LayoutFinding;
-use crate::report::draft::{DraftPlacement, DraftReport};
-use crate::rules::Rules;
+use crate::report::draft::DraftReport;
 use crate::run::{self, Roots, Run};
 
 /// Evidence lines shown per member of a pair.
@@ -68,82 +66,40 @@ pub(super) fn pairs(run: &Run, tree: &Path, arch: Option<&str>, read: &[String])
     for d in &declarations {
         about.entry(d.ty.as_str()).or_default().push(d);
     }
-    let sites: Vec<Declaration> = declarations
-        .iter()
-        .filter(|d| matches!(d.said, Said::Placed(_)))
-        .cloned()
-        .collect();
-    // Each struct drafted on every build, as `draft` does.
-    let mut drafted: HashMap<&str, Vec<(String, Drafted)>> = HashMap::new();
-    let mut placed: HashMap<&str, Vec<DraftPlacement>> = HashMap::new();
-    for opened in &run.builds {
-        let view = run.view(opened)?;
-        let table = view.table();
-        let line = run.build_line(opened);
-        let holders = Holders::of_table(table);
-        let mut placer = Placer::new(table, &holders, line, &sites);
-        for (name, _) in contended {
-            let Some(f) = opened.present.get(name) else {
-                continue;
-            };
-            let outer = enclosing(table, &holders, f.id);
-            let facts = Facts {
-                ty: name.clone(),
-                members: members(table, f.id, line)?,
-                placed: Default::default(),
-                declarations: std::iter::once(name)
-                    .chain(&outer)
-                    .flat_map(|t| about.get(t.as_str()).into_iter().flatten().copied())
-                    .collect(),
-                enclosing: outer,
-            };
-            let p = placer.placed(f.id, 0);
-            add_placement(placed.entry(name).or_default(), table, f.id, name, line, p);
-            drafted
-                .entry(name)
-                .or_default()
-                .push((opened.build.config.clone(), draft_type(&facts)));
-        }
-    }
-    // Each draft checked on every build, as `check --rules` does.
+    // Each struct drafted on every build, as `draft` does, and the draft
+    // checked on every build, as `check --rules` does.
+    let names: Vec<String> = contended.iter().map(|(n, _)| n.clone()).collect();
+    let builds: Vec<&run::Opened> = run.builds.iter().collect();
+    let drafts = run.drafts(&builds, &names, &declarations, read)?;
+    let checked = drafts.len();
     let views = run.views()?;
     let mut found: Vec<LayoutFinding> = Vec::new();
     let mut files: Vec<(String, String)> = Vec::new();
-    let mut checked = 0;
-    for (name, stores) in contended {
-        let Some(drafts) = drafted.remove(name.as_str()) else {
-            continue;
-        };
-        checked += 1;
-        let mut report = DraftReport {
-            read: read.to_vec(),
-            contexts: Vec::new(),
-            types: Vec::new(),
-            placements: placed.remove(name.as_str()).unwrap_or_default(),
-            notes: Vec::new(),
-        };
-        merge(&mut report, drafts);
-        let text = report.rules_file();
-        let file = format!("{name}.toml");
-        let Some(rules) = Rules::from_toml(Path::new(&file), &text)? else {
+    for draft in drafts {
+        let name = &draft.name;
+        let stores = contended
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |(_, s)| *s);
+        let (report, Some(rules)) = (&draft.report, &draft.rules) else {
             continue;
         };
         let mut pairs: Vec<LayoutFinding> = Vec::new();
         for view in &views {
             let line = run.line(view.opened);
             let only = [name.clone()];
-            let analyzed = run::analyze(run, view, &rules, line, Roots::Types(&only))?;
+            let analyzed = run::analyze(run, view, rules, line, Roots::Types(&only))?;
             for root in &analyzed.roots {
                 for f in &root.analysis.findings {
                     let f = ReportFinding::new(&view.opened.build.config, &root.analysis, f);
-                    add_pair(&mut pairs, f, *stores, &report, &about);
+                    add_pair(&mut pairs, f, stores, report, &about);
                 }
             }
         }
         if pairs.is_empty() {
             continue;
         }
-        files.push((name.clone(), text));
+        files.push((name.clone(), draft.text.clone()));
         for p in &mut pairs {
             let severe = match p.severity.as_str() {
                 "error" => 2,
