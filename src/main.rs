@@ -433,8 +433,11 @@ enum Command {
     /// docs/variants.md): size and cachelines per variant, the kernel's
     /// cacheline groups, and the kernel's own CACHELINE_ASSERT_GROUP_*
     /// asserts of those structs evaluated on each; where members land and
-    /// which holes open. Exit code 1 when an assert fails, or a variant
-    /// stops compiling, at HEAD.
+    /// which holes open; the pairs of fields it makes share a line or
+    /// parts, by --rules or by rules drafted from the tree; and the
+    /// needless stores it adds to or removes from the code it changes.
+    /// Exit code 1 when an assert fails, or a variant stops compiling, at
+    /// HEAD.
     #[command(after_help = REVIEW_EXAMPLES)]
     Review {
         /// The git work tree (a clean kernel source tree at the patch).
@@ -459,6 +462,12 @@ enum Command {
         /// checked the same way.
         #[arg(long)]
         rules: Vec<PathBuf>,
+        /// Do not compare the needless stores of the code the patch
+        /// changes (found as `audit` finds them, at the base and at HEAD:
+        /// two readings of the whole tree, minutes on a kernel tree the
+        /// first time).
+        #[arg(long)]
+        no_stores: bool,
         /// Output format.
         #[arg(long, default_value = "text", value_parser = formats::<ReviewReport>())]
         format: Format,
@@ -685,6 +694,7 @@ const REVIEW_EXAMPLES: &str = "Examples:
   cachelint review                                  # HEAD against HEAD~, in the current tree
   cachelint review --tree ~/linux --base net-next/main --variants ci-variants.toml
   cachelint review --format json > review.json
+  cachelint review --type mm_struct --no-stores      # a struct untouched by the patch, no stores
 
 The first review of a tree prepares it once per variant (20-40 s each, in
 the variant cache); later ones compile two small objects per variant.
@@ -1268,12 +1278,14 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             variants,
             types,
             rules,
+            no_stores,
             format,
             input,
         } => {
             let cacheline = input.cacheline;
-            let review =
+            let mut review =
                 cachelint::review::Review::read(&tree, &base, variants.as_deref(), &types)?;
+            review.stores = !no_stores;
             let mut setup = Setup::review(rules, &review, input.reading()?);
             setup.cacheline = cacheline;
             let run = Run::open(setup, |rules| Ok(commands::review_want(&review, rules)))?;

@@ -5,8 +5,12 @@
 //! variant at both revisions. The run holds each variant twice, at the
 //! base then at HEAD ([`crate::run::Setup::review`]).
 
+use std::path::{Path, PathBuf};
+
 use crate::analysis::compare::{self, Pair};
 use crate::analysis::draft_report::{Holders, enclosing};
+use crate::analysis::needless::needless_stores;
+use crate::report::audit::StoreFinding;
 use std::num::NonZeroUsize;
 
 use crate::csource::asserts::{Asserted, KernelAssert};
@@ -15,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::layout::{self, Depth};
 use crate::report::review::{
     AssertReview, Broken, Compared, FindingsChange, GroupSizes, HoleChange, ReviewReport, Shape,
-    StructOn, StructReview, Verdict,
+    StoresChange, StructOn, StructReview, Verdict,
 };
 use crate::review::Review;
 use crate::rules::Rules;
@@ -208,6 +212,16 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
             (findings, Some(compared))
         }
     };
+    let stores = match review.code.is_empty() || !review.stores {
+        true => None,
+        false => match stores_changed(run, review, &pairs) {
+            Ok(changed) => changed,
+            Err(e) => {
+                notes.push(format!("needless stores not compared: {e}"));
+                None
+            }
+        },
+    };
     let introduced = findings.iter().map(|f| f.introduced.len()).sum();
     let failures = asserts
         .iter()
@@ -238,6 +252,8 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
         findings,
         introduced,
         compared,
+        stores_added: stores.as_ref().map_or(0, |s| s.added.len()),
+        stores,
         notes: crate::report::unique_notes(notes),
     })
 }
@@ -298,6 +314,65 @@ fn drafted(
         names.join(" ")
     ));
     Ok(drafts)
+}
+
+/// The needless stores (as `audit` finds them, from the evidence index of
+/// each revision's whole tree) of the files the patch changes: those at
+/// HEAD not at the base and the other way round. The base is the tree as
+/// a private linked copy with the patch's files as the base has them.
+/// `None` when no variant compiles (no types to follow accesses through).
+fn stores_changed(
+    run: &Run,
+    review: &Review,
+    pairs: &[(&Opened, &Opened)],
+) -> Result<Option<StoresChange>> {
+    let Some(through) = pairs
+        .iter()
+        .flat_map(|(base, head)| [*head, *base])
+        .find(|o| o.failed.is_none())
+    else {
+        return Ok(None);
+    };
+    let base_tree = crate::variant::linked_copy(&review.tree, &review.code)?;
+    let under: Vec<PathBuf> = review.code.iter().map(|(f, _)| PathBuf::from(f)).collect();
+    let read = |tree: &Path| -> Result<Vec<StoreFinding>> {
+        let declarations = run.needless_stores_through(through, tree)?;
+        Ok(needless_stores(&declarations, &under)
+            .iter()
+            .enumerate()
+            .map(|(i, f)| StoreFinding::new(i + 1, f))
+            .collect())
+    };
+    let (base, head) = (read(&base_tree)?, read(&review.tree)?);
+    // The same store is the same function storing the same value the
+    // same way to the same member, wherever the patch moved its line.
+    let key = |f: &StoreFinding| {
+        (
+            f.file.clone(),
+            f.function.clone(),
+            f.root.clone(),
+            f.members.clone(),
+            f.store.clone(),
+            f.how.clone(),
+            f.value.clone(),
+        )
+    };
+    let only = |these: &[StoreFinding], not: &[StoreFinding]| -> Vec<StoreFinding> {
+        let mut out: Vec<StoreFinding> = these
+            .iter()
+            .filter(|f| !not.iter().any(|n| key(n) == key(f)))
+            .cloned()
+            .collect();
+        for (i, f) in out.iter_mut().enumerate() {
+            f.rank = i + 1;
+        }
+        out
+    };
+    Ok(Some(StoresChange {
+        files: review.code.iter().map(|(f, _)| f.clone()).collect(),
+        added: only(&head, &base),
+        removed: only(&base, &head),
+    }))
 }
 
 /// Each rules set's findings at the base against those at HEAD, per

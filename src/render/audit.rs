@@ -114,28 +114,34 @@ fn text(report: &AuditReport) -> String {
         }
     }
     for f in &report.findings {
-        let _ = writeln!(
-            out,
-            "{}:{}: {}: {} [{}]",
-            f.file, f.line, f.severity, f.message, f.kind
-        );
-        let _ = writeln!(out, "    hot: {}: {}", f.entry, f.hot_path.join(" -> "));
-        let _ = writeln!(
-            out,
-            "    shared: {}; {} touch {}.{} on fast paths",
-            f.shared_by
-                .iter()
-                .take(3)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", "),
-            sharers(f),
-            f.root,
-            f.members.join(", ")
-        );
+        store(&mut out, f, "");
     }
     let _ = writeln!(out, "{}", summary(report));
     out
+}
+
+/// Needless store `f` as compiler-style text, its first line after
+/// `mark`: where, then why it is hot and who shares the member.
+pub(super) fn store(out: &mut String, f: &StoreFinding, mark: &str) {
+    let _ = writeln!(
+        out,
+        "{mark}{}:{}: {}: {} [{}]",
+        f.file, f.line, f.severity, f.message, f.kind
+    );
+    let _ = writeln!(out, "    hot: {}: {}", f.entry, f.hot_path.join(" -> "));
+    let _ = writeln!(
+        out,
+        "    shared: {}; {} touch {}.{} on fast paths",
+        f.shared_by
+            .iter()
+            .take(3)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", "),
+        sharers(f),
+        f.root,
+        f.members.join(", ")
+    );
 }
 
 fn markdown(report: &AuditReport) -> String {

@@ -221,6 +221,21 @@ fn text(r: &ReviewReport) -> String {
             }
         }
     }
+    if let Some(stores) = &r.stores {
+        let _ = writeln!(
+            out,
+            "\nneedless stores in the {} file(s) the patch changes, base -> head: {} added, {} removed",
+            stores.files.len(),
+            stores.added.len(),
+            stores.removed.len()
+        );
+        for f in &stores.added {
+            super::audit::store(&mut out, f, "  + ");
+        }
+        for f in &stores.removed {
+            super::audit::store(&mut out, f, "  - ");
+        }
+    }
     if !r.broken.is_empty() {
         let _ = writeln!(out);
         for b in &r.broken {
@@ -266,7 +281,7 @@ fn text(r: &ReviewReport) -> String {
         .collect();
     let _ = writeln!(
         out,
-        "\ncachelint: review: {} struct(s) on {} variant(s): {broken}{} kernel assert(s) fail at HEAD{}, {} struct(s) take more cachelines{}{}",
+        "\ncachelint: review: {} struct(s) on {} variant(s): {broken}{} kernel assert(s) fail at HEAD{}, {} struct(s) take more cachelines{}{}{}",
         r.structs.len(),
         r.variants.len(),
         r.failures,
@@ -276,6 +291,10 @@ fn text(r: &ReviewReport) -> String {
         match r.compared.is_none() {
             true => String::new(),
             false => format!(", {} pair(s) of fields introduced", r.introduced),
+        },
+        match r.stores.is_none() {
+            true => String::new(),
+            false => format!(", {} needless store(s) added", r.stores_added),
         }
     );
     out

@@ -4,6 +4,9 @@
 
 use serde::Serialize;
 
+use crate::analysis::needless::Finding;
+use crate::evidence::source::Store;
+
 /// A whole `audit` run.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct AuditReport {
@@ -116,4 +119,64 @@ pub struct StoreFinding {
     pub shared_by: Vec<String>,
     /// The rank's score (higher: more worth a patch).
     pub score: u64,
+}
+
+impl StoreFinding {
+    /// Needless store `f` as a report says it, ranked `rank`.
+    pub(crate) fn new(rank: usize, f: &Finding<'_>) -> StoreFinding {
+        let d = f.at;
+        let s = f.store;
+        let function = d.function.clone().unwrap_or_default();
+        let member = format!("{}.{}", d.ty, d.path);
+        let message = match s.kind {
+            Store::Constant => format!(
+                "{function}() stores {} to {member} ({}) without testing it first; \
+             when it usually holds that value already, test it and skip the store",
+                s.value, s.how
+            ),
+            Store::Copy => format!(
+                "{function}() copies {} to {member} ({}) without testing it first; \
+             when it is usually the same, test it and skip the store",
+                s.value, s.how
+            ),
+            Store::Exchange if s.how == "set_mask_bits" => format!(
+                "{function}() writes {member} with set_mask_bits(), a compare-and-exchange \
+             loop that stores even when the bits already match; test them first"
+            ),
+            Store::Exchange => format!(
+                "{function}() writes {member} with {}() even when {} equals the value read; \
+             leave the loop when nothing changes",
+                s.how, s.value
+            ),
+            Store::Bit => format!(
+                "{function}() {} bit {} of {member} ({}) without testing it first; \
+             when it usually is already, test_bit() first",
+                match s.how.contains("clear") {
+                    true => "clears",
+                    false => "sets",
+                },
+                s.value,
+                s.how
+            ),
+        };
+        StoreFinding {
+            rank,
+            kind: "needless-store".into(),
+            store: format!("{:?}", s.kind).to_lowercase(),
+            severity: "warning".into(),
+            root: d.ty.clone(),
+            members: vec![d.path.clone()],
+            file: d.file.display().to_string(),
+            line: d.line,
+            function,
+            how: s.how.clone(),
+            value: s.value.clone(),
+            message,
+            entry: d.entry.clone().unwrap_or_default(),
+            hot_path: s.path.clone(),
+            sharers: f.sharers.iter().map(|s| s.to_string()).collect(),
+            shared_by: f.shared_by.clone(),
+            score: f.score,
+        }
+    }
 }

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use super::audit::StoreFinding;
+
 /// The review of one patch.
 #[derive(Clone, Debug, Serialize)]
 pub struct ReviewReport {
@@ -39,8 +41,14 @@ pub struct ReviewReport {
     pub findings: Vec<FindingsChange>,
     /// Pairs introduced at HEAD, over every variant and root.
     pub introduced: usize,
-    /// With rules: what was compared (`None` without rules).
+    /// What the rules given or drafted compared (`None`: none were).
     pub compared: Option<Compared>,
+    /// The needless stores of the code the patch changes, at the base
+    /// against HEAD (`None`: it changes no C code, or they could not be
+    /// read: a note says why).
+    pub stores: Option<StoresChange>,
+    /// The needless stores the patch adds.
+    pub stores_added: usize,
     /// What the review has to tell.
     pub notes: Vec<String>,
 }
@@ -90,6 +98,18 @@ pub struct HoleChange {
     pub size: u64,
     /// The member before it, at the revision that has it.
     pub after: Option<String>,
+}
+
+/// The needless stores (as `audit` finds them) in the files a patch
+/// changes, found at HEAD and not at the base or the other way round.
+#[derive(Clone, Debug, Serialize)]
+pub struct StoresChange {
+    /// The files compared (C files and headers the patch changes).
+    pub files: Vec<String>,
+    /// Found at HEAD, not at the base: ranked as `audit` ranks them.
+    pub added: Vec<StoreFinding>,
+    /// Found at the base, not at HEAD.
+    pub removed: Vec<StoreFinding>,
 }
 
 /// What a review with rules compared.

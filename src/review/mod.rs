@@ -35,6 +35,12 @@ pub struct Review {
     pub head: (String, String),
     /// The headers the patch changes (relative to the tree).
     pub headers: Vec<String>,
+    /// The C files and headers the patch changes, each with its text at
+    /// the base (`None`: the patch adds it).
+    pub code: Vec<(String, Option<String>)>,
+    /// Whether their needless stores are compared (`--no-stores` says
+    /// not: it reads the whole tree twice).
+    pub stores: bool,
     /// The structs whose definitions the patch touches, with their header,
     /// then those asked for by name.
     pub structs: Vec<(String, String)>,
@@ -72,13 +78,22 @@ impl Review {
             .filter(|f| f.ends_with(".h"))
             .cloned()
             .collect();
-        let dirty = repo.dirty(&headers)?;
+        let code_files: Vec<String> = changed
+            .iter()
+            .filter(|f| f.ends_with(".h") || f.ends_with(".c"))
+            .cloned()
+            .collect();
+        let dirty = repo.dirty(&code_files)?;
         if let Some(file) = dirty.first() {
             return Err(Error::Usage(format!(
                 "{} has uncommitted changes to {file}: a review lays out commits (commit or stash first)",
                 tree.display()
             )));
         }
+        let code = code_files
+            .iter()
+            .map(|f| Ok((f.clone(), repo.show(&base_commit, f)?)))
+            .collect::<Result<Vec<_>>>()?;
         let mut notes = Vec::new();
         let mut structs: Vec<(String, String)> = Vec::new();
         for header in &headers {
@@ -155,6 +170,8 @@ impl Review {
             base: (base.to_owned(), base_commit),
             head: (head, subject),
             headers,
+            code,
+            stores: true,
             structs,
             checks,
             variants,

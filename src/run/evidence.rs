@@ -121,6 +121,18 @@ impl Run {
         })
     }
 
+    /// [`Run::needless_stores`] read through build `opened`, its
+    /// machine's `arch/` only.
+    pub(crate) fn needless_stores_through(
+        &self,
+        opened: &super::Opened,
+        tree: &Path,
+    ) -> Result<Vec<Declaration>> {
+        self.reading_through(opened, None, |resolver, arch, opened| {
+            source::needless_stores(tree, resolver, arch, &self.evidence_index(opened)?)
+        })
+    }
+
     /// `read` given what a source tree is read with: the first build's
     /// types (and its member map) to resolve accesses, the machine whose
     /// `arch/` to read (`arch`, else the first build's), and the build.

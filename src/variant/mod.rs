@@ -21,10 +21,13 @@
 mod cache;
 mod file;
 mod headers;
+mod linked;
 mod overlay;
 mod prepare;
 mod probe;
 mod tool;
+
+pub(crate) use linked::linked_copy;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

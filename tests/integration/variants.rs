@@ -583,7 +583,7 @@ fn review_lays_out_the_touched_structs_on_each_variant_and_evaluates_the_kernels
     );
     // The summary names the failing assert and where it fails.
     assert!(
-        out.contains("1 kernel assert(s) fail at HEAD (grouped_hot <= 16 on smp, up), 0 struct(s) take more cachelines\n"),
+        out.contains("1 kernel assert(s) fail at HEAD (grouped_hot <= 16 on smp, up), 0 struct(s) take more cachelines, 0 needless store(s) added\n"),
         "{out}"
     );
     assert_eq!(tree_snapshot(&s.tree), before, "the tree was written");
@@ -631,7 +631,7 @@ fn review_lays_out_the_touched_structs_on_each_variant_and_evaluates_the_kernels
     );
     assert_eq!(
         std::fs::read_to_string(&desc).unwrap(),
-        "1 struct(s) on 2 variant(s): 1 kernel assert(s) fail at HEAD (grouped_hot <= 16 on smp, up), 0 struct(s) take more cachelines\n"
+        "1 struct(s) on 2 variant(s): 1 kernel assert(s) fail at HEAD (grouped_hot <= 16 on smp, up), 0 struct(s) take more cachelines, 0 needless store(s) added\n"
     );
     assert!(results.join("cachelint-review.txt").is_file());
     // A patch that touches no struct: nothing to say, exit 0.
@@ -902,5 +902,73 @@ fn review_without_rules_drafts_the_touched_structs_from_the_tree_and_lists_the_p
         out.contains("  [smp] ring: 1 introduced, 0 fixed\n    + false-sharing head - mask\n"),
         "{out}"
     );
-    assert!(out.contains(", 1 pair(s) of fields introduced\n"), "{out}");
+    assert!(out.contains(", 1 pair(s) of fields introduced, "), "{out}");
+}
+
+#[test]
+fn review_lists_the_needless_stores_the_patch_removes_or_adds_and_never_writes_the_tree() {
+    let s = Setup::new("review-stores");
+    // ring_kick() stores 0 to ring's tail on the fast path with no test
+    // while another function reads it locklessly: a needless store.
+    let kick = "static void ring_kick(struct ring *r)\n{\n\tWRITE_ONCE(r->tail, 0);\n}\n";
+    std::fs::write(
+        s.tree.join("net/ring.c"),
+        format!(
+            "#include <linux/ring.h>\n\n{kick}\n\
+             long ring_peek(struct ring *r)\n{{\n\treturn READ_ONCE(r->tail);\n}}\n\n\
+             void net_rx_action(struct ring *r)\n{{\n\tring_kick(r);\n}}\n"
+        ),
+    )
+    .unwrap();
+    s.repository();
+    // The patch tests it first.
+    s.edit(
+        "net/ring.c",
+        "\tWRITE_ONCE(r->tail, 0);\n",
+        "\tif (READ_ONCE(r->tail))\n\t\tWRITE_ONCE(r->tail, 0);\n",
+    );
+    git(
+        &s.tree,
+        &["commit", "-qam", "ring: test tail before the store"],
+    );
+    let at_head = std::fs::read_to_string(s.tree.join("net/ring.c")).unwrap();
+    let matrix = s.variants("matrix.toml", "[[variant]]\nname = \"smp\"\n");
+    let args = [
+        "review",
+        "--tree",
+        s.tree.to_str().unwrap(),
+        "--variants",
+        matrix.to_str().unwrap(),
+        "--type",
+        "ring",
+    ];
+    let (code, out, err) = s.run(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(
+            "needless stores in the 1 file(s) the patch changes, base -> head: 0 added, 1 removed\n\
+             \x20 - net/ring.c:5: warning: ring_kick() stores 0 to ring.tail (WRITE_ONCE)"
+        ),
+        "{out}{err}"
+    );
+    assert!(out.contains(", 0 needless store(s) added\n"), "{out}");
+    // The base was read from a linked copy: the tree's file is HEAD's.
+    assert_eq!(
+        std::fs::read_to_string(s.tree.join("net/ring.c")).unwrap(),
+        at_head
+    );
+    // The patch undone: the store is added, and said in the summary.
+    git(&s.tree, &["revert", "--no-edit", "HEAD"]);
+    let (code, out, err) = s.run(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("base -> head: 1 added, 0 removed\n  + net/ring.c:5: warning: ring_kick()"),
+        "{out}{err}"
+    );
+    assert!(out.contains(", 1 needless store(s) added\n"), "{out}");
+    assert!(
+        !std::fs::read_to_string(s.tree.join("net/ring.c"))
+            .unwrap()
+            .contains("if (READ_ONCE(r->tail))")
+    );
 }

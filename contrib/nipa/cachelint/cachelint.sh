@@ -13,9 +13,11 @@
 # Runs in the tree with the patch at HEAD (NIPA's contract): writes a
 # one-line summary to $DESC_FD, the review to $RESULTS_DIR, and exits 0
 # (nothing to say), 250 (a warning: a struct takes more cachelines on some
-# variant, or the patch makes fields share a line by the rules of
-# $CACHELINT_REVIEW_RULES, else by rules cachelint drafts from the tree)
-# or 1 (an assert fails at HEAD, or the review could not run).
+# variant, the patch makes fields share a line by the rules of
+# $CACHELINT_REVIEW_RULES, else by rules cachelint drafts from the tree, or
+# it adds a needless store to code it changes) or 1 (an assert fails at
+# HEAD, or the review could not run). $CACHELINT_REVIEW_NO_STORES skips
+# the stores (two readings of the whole tree, minutes the first time).
 # The tree is never written: cachelint builds in its cache
 # ($CACHELINT_VARIANT_DIR, default ~/.cache/cachelint/variants), where the
 # first run prepares each variant once (20-40 s each).
@@ -35,6 +37,10 @@ IFS=: read -r -a rules <<<"${CACHELINT_REVIEW_RULES:-}"
 for r in "${rules[@]}"; do
   [[ -n $r ]] && args+=(--rules "$r")
 done
+
+if [[ -n ${CACHELINT_REVIEW_NO_STORES:-} ]]; then
+  args+=(--no-stores)
+fi
 
 "$cachelint" "${args[@]}" >"$results/cachelint-review.txt" 2>"$results/cachelint-review.err"
 rc=$?
@@ -66,6 +72,7 @@ summary=$(grep '^cachelint: review: ' "$results/cachelint-review.txt" | tail -n 
 summary=${summary#cachelint: review: }
 grown=$(sed -nE 's/.*, ([0-9]+) struct\(s\) take more cachelines.*/\1/p' <<<"$summary")
 introduced=$(sed -nE 's/.*, ([0-9]+) pair\(s\) of fields introduced.*/\1/p' <<<"$summary")
+stores=$(sed -nE 's/.*, ([0-9]+) needless store\(s\) added.*/\1/p' <<<"$summary")
 if [[ -z $summary ]]; then
   # cachelint always ends a review with its summary: without it the
   # output is not a review, whatever the exit code.
@@ -76,7 +83,7 @@ echo "$summary" >&"$desc_fd"
 if [[ $rc -eq 1 ]]; then
   exit 1
 fi
-if [[ ${grown:-0} -gt 0 || ${introduced:-0} -gt 0 ]]; then
+if [[ ${grown:-0} -gt 0 || ${introduced:-0} -gt 0 || ${stores:-0} -gt 0 ]]; then
   exit 250
 fi
 exit 0

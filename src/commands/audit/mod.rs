@@ -8,9 +8,9 @@ mod layout;
 
 use std::path::PathBuf;
 
-use crate::analysis::needless::{Finding, needless_stores};
+use crate::analysis::needless::needless_stores;
 use crate::error::{Error, Result};
-use crate::evidence::source::{Said, Store};
+use crate::evidence::source::Said;
 use crate::report::audit::{AuditReport, StoreFinding};
 use crate::rules::Rules;
 use crate::run::{Run, Want};
@@ -131,7 +131,7 @@ pub fn audit(run: &Run, opts: &AuditOptions) -> Result<AuditReport> {
         .iter()
         .take(shown)
         .enumerate()
-        .map(|(i, f)| finding(i + 1, f))
+        .map(|(i, f)| StoreFinding::new(i + 1, f))
         .collect();
     // What each drafted rules file says it was drafted from.
     let mut drafted_from: Vec<String> = run
@@ -167,62 +167,4 @@ pub fn audit(run: &Run, opts: &AuditOptions) -> Result<AuditReport> {
     report.rules = rules;
     report.seconds = run.started.elapsed().as_secs_f64();
     Ok(report)
-}
-
-/// A finding as the report says it.
-fn finding(rank: usize, f: &Finding<'_>) -> StoreFinding {
-    let d = f.at;
-    let s = f.store;
-    let function = d.function.clone().unwrap_or_default();
-    let member = format!("{}.{}", d.ty, d.path);
-    let message = match s.kind {
-        Store::Constant => format!(
-            "{function}() stores {} to {member} ({}) without testing it first; \
-             when it usually holds that value already, test it and skip the store",
-            s.value, s.how
-        ),
-        Store::Copy => format!(
-            "{function}() copies {} to {member} ({}) without testing it first; \
-             when it is usually the same, test it and skip the store",
-            s.value, s.how
-        ),
-        Store::Exchange if s.how == "set_mask_bits" => format!(
-            "{function}() writes {member} with set_mask_bits(), a compare-and-exchange \
-             loop that stores even when the bits already match; test them first"
-        ),
-        Store::Exchange => format!(
-            "{function}() writes {member} with {}() even when {} equals the value read; \
-             leave the loop when nothing changes",
-            s.how, s.value
-        ),
-        Store::Bit => format!(
-            "{function}() {} bit {} of {member} ({}) without testing it first; \
-             when it usually is already, test_bit() first",
-            match s.how.contains("clear") {
-                true => "clears",
-                false => "sets",
-            },
-            s.value,
-            s.how
-        ),
-    };
-    StoreFinding {
-        rank,
-        kind: "needless-store".into(),
-        store: format!("{:?}", s.kind).to_lowercase(),
-        severity: "warning".into(),
-        root: d.ty.clone(),
-        members: vec![d.path.clone()],
-        file: d.file.display().to_string(),
-        line: d.line,
-        function,
-        how: s.how.clone(),
-        value: s.value.clone(),
-        message,
-        entry: d.entry.clone().unwrap_or_default(),
-        hot_path: s.path.clone(),
-        sharers: f.sharers.iter().map(|s| s.to_string()).collect(),
-        shared_by: f.shared_by.clone(),
-        score: f.score,
-    }
 }
