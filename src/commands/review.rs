@@ -333,7 +333,8 @@ fn stores_changed(
     else {
         return Ok(None);
     };
-    let base_tree = crate::variant::linked_copy(&review.tree, &review.code)?;
+    let revision = format!("{} {}", review.base.1, review.head.0);
+    let base_tree = crate::variant::linked_copy(&review.tree, &revision, &review.code)?;
     let under: Vec<PathBuf> = review.code.iter().map(|(f, _)| PathBuf::from(f)).collect();
     let read = |tree: &Path| -> Result<Vec<StoreFinding>> {
         let declarations = run.needless_stores_through(through, tree)?;

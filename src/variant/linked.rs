@@ -10,20 +10,29 @@ use std::process::{Command, Stdio};
 use super::cache::{self, Key};
 use crate::error::{Error, Result};
 
-/// The copy of `tree` whose files `files` (relative paths) hold the
-/// texts given (`None`: the file is not there), made once per tree and
-/// texts and kept in the cache.
-pub(crate) fn linked_copy(tree: &Path, files: &[(String, Option<String>)]) -> Result<PathBuf> {
+/// The copy of `tree` as of `revision` (the commits or whatever else
+/// names what the copy holds) whose files `files` (relative paths) hold
+/// the texts given (`None`: the file is not there). One copy per tree is
+/// kept in the cache, made again when the revision or texts change: a
+/// copy made from an older state of the tree would hold its other files.
+pub(crate) fn linked_copy(
+    tree: &Path,
+    revision: &str,
+    files: &[(String, Option<String>)],
+) -> Result<PathBuf> {
+    let mut place = Key::default();
+    place.add(tree.as_os_str().as_encoded_bytes());
+    let dir = cache::root()?.join("linked").join(place.finish());
     let mut key = Key::default();
-    key.add(tree.as_os_str().as_encoded_bytes());
+    key.add(revision);
     for (file, text) in files {
         key.add(file).add(text.as_deref().unwrap_or("\0absent"));
     }
-    let dir = cache::root()?.join("linked").join(key.finish());
+    let key = key.finish();
     let _lock = cache::lock(&dir)?;
     let copy = dir.join("tree");
     let stamp = dir.join(".cachelint-linked");
-    if stamp.is_file() {
+    if std::fs::read_to_string(&stamp).is_ok_and(|k| k == key) {
         return Ok(copy);
     }
     let io = |path: &Path, e| Error::Io {
@@ -63,6 +72,6 @@ pub(crate) fn linked_copy(tree: &Path, files: &[(String, Option<String>)]) -> Re
             std::fs::write(&at, text).map_err(|e| io(&at, e))?;
         }
     }
-    std::fs::write(&stamp, "").map_err(|e| io(&stamp, e))?;
+    std::fs::write(&stamp, &key).map_err(|e| io(&stamp, e))?;
     Ok(copy)
 }

@@ -966,6 +966,13 @@ fn review_lists_the_needless_stores_the_patch_removes_or_adds_and_never_writes_t
         "{out}{err}"
     );
     assert!(out.contains(", 1 needless store(s) added\n"), "{out}");
+    // One copy per tree, made again for the new revisions.
+    let copies = std::fs::read_dir(s.cache.join("linked"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .count();
+    assert_eq!(copies, 1);
     assert!(
         !std::fs::read_to_string(s.tree.join("net/ring.c"))
             .unwrap()

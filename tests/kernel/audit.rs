@@ -212,6 +212,7 @@ fn review_of_the_seeds_patches_says_they_remove_their_needless_stores() {
     git(&["init", "-q"]);
     git(&[&["add", "-f"][..], &files[..]].concat());
     git(&["commit", "-qm", "base"]);
+    std::fs::create_dir_all(dir.join("patched")).unwrap();
     let patched = patched_copy(&source, &dir.join("patched"));
     for f in files {
         std::fs::remove_file(tree.join(f)).unwrap();
