@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::analysis::compare::{self, Pair};
-use crate::analysis::draft_report::{Holders, enclosing};
 use crate::analysis::needless::needless_stores;
 use crate::report::audit::StoreFinding;
 use std::num::NonZeroUsize;
@@ -282,18 +281,7 @@ fn drafted(
         return Ok(Vec::new());
     };
     let names: Vec<String> = reviewed.iter().map(|(n, _)| n.clone()).collect();
-    // The declarations about them and the structs enclosing them (whose
-    // locks may guard their members), read once.
-    let view = run.view(first)?;
-    let holders = Holders::of_table(view.table());
-    let mut wanted = names.clone();
-    for name in &names {
-        if let Some(f) = first.present.get(name) {
-            wanted.extend(enclosing(view.table(), &holders, f.id));
-        }
-    }
-    wanted.sort();
-    wanted.dedup();
+    let wanted = run.with_enclosing(first, &names)?;
     let declarations = run.declarations_through(first, &review.tree, &wanted)?;
     let tree = review.tree.display();
     let read = vec![format!(
@@ -337,7 +325,7 @@ fn stores_changed(
     let base_tree = crate::variant::linked_copy(&review.tree, &revision, &review.code)?;
     let under: Vec<PathBuf> = review.code.iter().map(|(f, _)| PathBuf::from(f)).collect();
     let read = |tree: &Path| -> Result<Vec<StoreFinding>> {
-        let declarations = run.needless_stores_through(through, tree)?;
+        let declarations = run.needless_stores_through(through, tree, None)?;
         Ok(needless_stores(&declarations, &under)
             .iter()
             .enumerate()

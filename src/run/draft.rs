@@ -29,6 +29,23 @@ pub(crate) struct Draft {
 }
 
 impl Run {
+    /// Structs `names` and the structs that enclose them in build
+    /// `opened` (whose locks may guard their members): what to read the
+    /// source about to draft them, sorted, each once.
+    pub(crate) fn with_enclosing(&self, opened: &Opened, names: &[String]) -> Result<Vec<String>> {
+        let view = self.view(opened)?;
+        let holders = Holders::of_table(view.table());
+        let mut wanted = names.to_vec();
+        for name in names {
+            if let Some(f) = opened.present.get(name) {
+                wanted.extend(enclosing(view.table(), &holders, f.id));
+            }
+        }
+        wanted.sort();
+        wanted.dedup();
+        Ok(wanted)
+    }
+
     /// The structs `names` that `builds` have, each drafted on every one
     /// of them from `declarations` (about the structs and those enclosing
     /// them; needless-store candidates are left out) and merged, with

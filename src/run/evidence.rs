@@ -102,9 +102,7 @@ impl Run {
         tree: &Path,
         arch: Option<&str>,
     ) -> Result<Vec<Declaration>> {
-        self.reading_source(arch, |resolver, arch, opened| {
-            source::needless_stores(tree, resolver, arch, &self.evidence_index(opened)?)
-        })
+        self.needless_stores_through(self.first()?, tree, arch)
     }
 
     /// [`Run::declarations`] read through build `opened` (a review's
@@ -121,14 +119,15 @@ impl Run {
         })
     }
 
-    /// [`Run::needless_stores`] read through build `opened`, its
-    /// machine's `arch/` only.
+    /// [`Run::needless_stores`] read through build `opened` (a review's
+    /// first variant that compiles).
     pub(crate) fn needless_stores_through(
         &self,
         opened: &super::Opened,
         tree: &Path,
+        arch: Option<&str>,
     ) -> Result<Vec<Declaration>> {
-        self.reading_through(opened, None, |resolver, arch, opened| {
+        self.reading_through(opened, arch, |resolver, arch, opened| {
             source::needless_stores(tree, resolver, arch, &self.evidence_index(opened)?)
         })
     }

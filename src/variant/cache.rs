@@ -58,6 +58,19 @@ impl Key {
     }
 }
 
+/// Makes `dir` anew, empty: what an earlier, unfinished fill left in it
+/// goes first.
+pub(super) fn fresh_dir(dir: &Path) -> Result<()> {
+    let io = |e| Error::Io {
+        path: dir.to_owned(),
+        source: e,
+    };
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(io)?;
+    }
+    std::fs::create_dir_all(dir).map_err(io)
+}
+
 /// An exclusive lock on `dir`'s lock file, held until dropped.
 pub(super) struct Lock {
     _file: File,

@@ -39,10 +39,7 @@ pub(crate) fn linked_copy(
         path: path.to_owned(),
         source: e,
     };
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| io(&dir, e))?;
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+    cache::fresh_dir(&dir)?;
     let output = Command::new("cp")
         .arg("-al")
         .arg(tree)

@@ -124,10 +124,7 @@ pub(super) fn build(
         path: path.to_owned(),
         source: e,
     };
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| io(&dir, e))?;
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+    cache::fresh_dir(&dir)?;
     let source = dir.join(format!("{NAME}.c"));
     std::fs::write(&source, text(v, &includes, overlay)).map_err(|e| io(&source, e))?;
     std::fs::write(dir.join("Kbuild"), &kbuild).map_err(|e| io(&dir, e))?;

@@ -187,31 +187,8 @@ fn review_of_the_seeds_patches_says_they_remove_their_needless_stores() {
     let dir = std::env::temp_dir().join("cachelint-review-seeds");
     std::fs::create_dir_all(&dir).unwrap();
     let tree = dir.join("linux");
-    let _ = std::fs::remove_dir_all(&tree);
-    crate::common::succeed(
-        std::process::Command::new("cp")
-            .arg("-al")
-            .arg(&source)
-            .arg(&tree),
-        "cp",
-        "a linked copy of the source tree",
-    );
-    let git = |args: &[&str]| {
-        crate::common::succeed(
-            std::process::Command::new("git")
-                .arg("-C")
-                .arg(&tree)
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args),
-            "git",
-            "the review's repository",
-        )
-    };
-    let _ = std::fs::remove_file(tree.join(".extracted"));
     let files = ["include/linux/mm_types.h", "mm/vmscan.c"];
-    git(&["init", "-q"]);
-    git(&[&["add", "-f"][..], &files[..]].concat());
-    git(&["commit", "-qm", "base"]);
+    let git = crate::git_tree_of(&source, &tree, &files);
     std::fs::create_dir_all(dir.join("patched")).unwrap();
     let patched = patched_copy(&source, &dir.join("patched"));
     for f in files {

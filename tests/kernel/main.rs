@@ -8,7 +8,7 @@
 //! its text, and the module oracle.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[path = "../common/mod.rs"]
@@ -197,6 +197,38 @@ fn kernel_source() -> PathBuf {
         "CACHELINT_KERNEL_SOURCE",
         "the 6.12 source tree (scripts/fetch-source.sh)",
     )
+}
+
+/// A git tree at `tree` of `source` (hard links: a file a test changes is
+/// written anew, never through a link) whose one commit, "base", holds
+/// `files` (those a review reads history of); and a `git` in it.
+fn git_tree_of(source: &Path, tree: &Path, files: &[&str]) -> impl Fn(&[&str]) + use<> {
+    let _ = std::fs::remove_dir_all(tree);
+    crate::common::succeed(
+        std::process::Command::new("cp")
+            .arg("-al")
+            .arg(source)
+            .arg(tree),
+        "cp",
+        "a linked copy of the source tree",
+    );
+    let at = tree.to_owned();
+    let git = move |args: &[&str]| {
+        crate::common::succeed(
+            std::process::Command::new("git")
+                .arg("-C")
+                .arg(&at)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args),
+            "git",
+            "the review's repository",
+        )
+    };
+    let _ = std::fs::remove_file(tree.join(".extracted"));
+    git(&["init", "-q"]);
+    git(&[&["add", "-f"][..], files].concat());
+    git(&["commit", "-qm", "base"]);
+    git
 }
 
 /// The members of one struct from `pahole -C` that C names directly:

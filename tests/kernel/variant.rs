@@ -365,30 +365,7 @@ fn review_of_a_tcp_sock_group_change_gives_the_per_arch_table() {
     // is written anew, never through a link) with the patch at HEAD. Only
     // the two files the review reads history of are committed.
     let tree = std::env::temp_dir().join("cachelint-review-tree");
-    let _ = std::fs::remove_dir_all(&tree);
-    crate::common::succeed(
-        std::process::Command::new("cp")
-            .arg("-al")
-            .arg(&source)
-            .arg(&tree),
-        "cp",
-        "a linked copy of the source tree",
-    );
-    let git = |args: &[&str]| {
-        crate::common::succeed(
-            std::process::Command::new("git")
-                .arg("-C")
-                .arg(&tree)
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args),
-            "git",
-            "the review's repository",
-        )
-    };
-    let _ = std::fs::remove_file(tree.join(".extracted"));
-    git(&["init", "-q"]);
-    git(&["add", "-f", "include/linux/tcp.h", "net/ipv4/tcp.c"]);
-    git(&["commit", "-qm", "base"]);
+    let git = crate::git_tree_of(&source, &tree, &["include/linux/tcp.h", "net/ipv4/tcp.c"]);
     let header = tree.join("include/linux/tcp.h");
     let text = std::fs::read_to_string(&header).unwrap();
     let anchor = "\tu32\tnotsent_lowat;\t/* TCP_NOTSENT_LOWAT */\n";

@@ -7,7 +7,6 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::analysis::draft_report::{Holders, enclosing};
 use crate::error::Result;
 use crate::evidence::source::{Declaration, Said};
 use crate::report::ReportFinding;
@@ -47,19 +46,9 @@ pub(super) fn pairs(run: &Run, tree: &Path, arch: Option<&str>, read: &[String])
     if contended.is_empty() {
         return Ok(Pairs::default());
     }
-    // The declarations about them and the structs holding them (whose
-    // locks may guard their members), read once.
-    let first_view = run.view(first)?;
-    let first_holders = Holders::of_table(first_view.table());
-    let mut wanted: Vec<String> = Vec::new();
-    for (name, _) in contended {
-        wanted.push(name.clone());
-        if let Some(f) = first.present.get(name) {
-            wanted.extend(enclosing(first_view.table(), &first_holders, f.id));
-        }
-    }
-    wanted.sort();
-    wanted.dedup();
+    // The declarations about them and the structs holding them, read once.
+    let names: Vec<String> = contended.iter().map(|(n, _)| n.clone()).collect();
+    let wanted = run.with_enclosing(first, &names)?;
     let mut declarations = run.declarations(tree, &wanted, arch, true)?;
     declarations.retain(|d| !matches!(d.said, Said::Needless(_)));
     let mut about: HashMap<&str, Vec<&Declaration>> = HashMap::new();
@@ -68,7 +57,6 @@ pub(super) fn pairs(run: &Run, tree: &Path, arch: Option<&str>, read: &[String])
     }
     // Each struct drafted on every build, as `draft` does, and the draft
     // checked on every build, as `check --rules` does.
-    let names: Vec<String> = contended.iter().map(|(n, _)| n.clone()).collect();
     let builds: Vec<&run::Opened> = run.builds.iter().collect();
     let drafts = run.drafts(&builds, &names, &declarations, read)?;
     let checked = drafts.len();
