@@ -5,7 +5,8 @@
 //! resolved. Who touches one object at once decides the contexts: plain
 //! stores with no lock are the object's owner's (one context, one CPU at
 //! a time), a lock's holders are one context named by the lock's struct
-//! and member, a `WRITE_ONCE` store's function is a path of its own;
+//! and member, a `WRITE_ONCE` store's function is a path of its own
+//! unless it stores plainly to the object too (then it is the owner);
 //! writes made while the object is built or on the control path are not
 //! counted, and a member read by several fast paths and written on none
 //! is read-mostly.
@@ -68,9 +69,10 @@ const MAX_WRITES_SHOWN: usize = 8;
 /// Functions named in one line of evidence.
 const MAX_FUNCTIONS_LISTED: usize = 5;
 
-/// A lock is a member's when at least one in this many of the functions
-/// writing it holds it.
-const MIN_LOCKED_SHARE: usize = 4;
+/// A lock is a member's, and atomic writes with no lock make it
+/// lockless-write, when at least one in this many of the functions writing
+/// it hold the lock, or write so.
+const MIN_WRITER_SHARE: usize = 4;
 
 /// Fast-path readers that make a member never written there read-mostly.
 const MIN_READERS: usize = 2;
@@ -142,14 +144,17 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
     let mut contexts: BTreeMap<String, String> = BTreeMap::new();
     let mut locks: Vec<(String, String, Vec<Evidence>)> = Vec::new();
     let mut fields = Vec::new();
-    let member_names: Vec<&str> = facts.members.iter().map(|m| m.path.as_str()).collect();
+    let whole = Whole {
+        member_names: facts.members.iter().map(|m| m.path.as_str()).collect(),
+        plain_writers: plain_writers(facts),
+    };
     for m in &facts.members {
         let mut evidence = Vec::new();
         let mut conflicts = Vec::new();
         let declared = declared(
             facts,
             m,
-            &member_names,
+            &whole,
             &mut evidence,
             &mut contexts,
             &mut locks,
@@ -263,6 +268,32 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
             .collect(),
         locks,
     }
+}
+
+/// What the draft of one member needs to know of the whole struct.
+struct Whole<'a> {
+    /// Its direct members' names.
+    member_names: Vec<&'a str>,
+    /// The functions that store to its members on the fast path with plain
+    /// stores and no lock held.
+    plain_writers: BTreeSet<&'a str>,
+}
+
+/// The functions of `facts` that store to a member of its struct on the
+/// fast path with a plain store and no lock held (a lock held shared is
+/// none): each has the object to itself, by ownership or by a lock its
+/// callers hold, or its plain stores would race.
+fn plain_writers<'a>(facts: &Facts<'a>) -> BTreeSet<&'a str> {
+    facts
+        .declarations
+        .iter()
+        .filter(|d| d.ty == facts.ty && not_counted(d).is_none())
+        .filter(|d| match &d.said {
+            Said::Written(w, held) => !w.lockless() && !w.marked() && held.iter().all(|h| h.shared),
+            _ => false,
+        })
+        .filter_map(|d| d.function.as_deref())
+        .collect()
 }
 
 /// The context of reads of another CPU's per-CPU object.
@@ -514,12 +545,13 @@ fn listed(names: &[String], n: usize) -> String {
 fn declared(
     facts: &Facts<'_>,
     m: &MemberFacts,
-    member_names: &[&str],
+    whole: &Whole<'_>,
     evidence: &mut Vec<Evidence>,
     contexts: &mut BTreeMap<String, String>,
     locks: &mut Vec<(String, String, Vec<Evidence>)>,
     conflicts: &mut Vec<String>,
 ) -> Option<Verdict> {
+    let member_names = whole.member_names.as_slice();
     let ds: Vec<&&Declaration> = facts
         .declarations
         .iter()
@@ -602,10 +634,13 @@ fn declared(
     let mut under: BTreeMap<String, (BTreeSet<String>, usize)> = BTreeMap::new();
     // An atomic written with no lock; a plain store with no lock (the
     // owner's); the functions writing with no lock.
-    let (mut atomic, mut owner, mut unlocked) = (false, false, Vec::new());
+    let (mut atomic, mut owner, mut unlocked) = (BTreeSet::new(), false, Vec::new());
     // Functions storing it with WRITE_ONCE or a release store and no
     // lock: each a path of its own, which others read locklessly.
     let mut marked: Vec<String> = Vec::new();
+    // Functions storing it with WRITE_ONCE or a release store and no lock
+    // that store plainly to the object too: its owner's.
+    let mut owning: BTreeSet<String> = BTreeSet::new();
     // Writes under a lock of another object or a global: the context
     // and the lock.
     let mut other_locks: Vec<(String, String)> = Vec::new();
@@ -618,6 +653,15 @@ fn declared(
         let function = d.function.as_deref().unwrap_or("");
         if let Some(why) = not_counted(d) {
             ignored.entry(why).or_default().push(function.to_owned());
+            continue;
+        }
+        // A mutex of the whole system held (`shrinker_mutex` around
+        // `mem_cgroup_per_node.shrinker_info`): no fast path takes one.
+        if held.iter().any(|h| h.global_mutex && !h.shared) {
+            ignored
+                .entry("with a mutex of the whole system held, on the control path,")
+                .or_default()
+                .push(function.to_owned());
             continue;
         }
         writes += 1;
@@ -692,7 +736,18 @@ fn declared(
             },
         }
         match (write.lockless(), &lock, held.is_empty()) {
-            (true, None, true) => atomic = true,
+            (true, None, true) => {
+                atomic.insert(function.to_owned());
+            }
+            // A function that also stores plainly to the object has it to
+            // itself: its marks are for lockless readers, and it is the
+            // owner (tcp_sock's `WRITE_ONCE(tp->snd_nxt, ..)` beside
+            // `tp->packets_out += ..`, under the socket lock its caller
+            // holds).
+            (false, None, true) if write.marked() && whole.plain_writers.contains(function) => {
+                owning.insert(function.to_owned());
+                owner = true
+            }
             (false, None, true) if write.marked() => marked.push(function.to_owned()),
             (false, None, true) => owner = true,
             _ => {}
@@ -702,6 +757,19 @@ fn declared(
         say(
             evidence,
             format!("and {} more writes", shown - MAX_WRITES_SHOWN),
+        );
+    }
+    if !owning.is_empty() {
+        let functions: Vec<String> = owning.into_iter().collect();
+        say(
+            evidence,
+            format!(
+                "marked for lockless readers in {}, which store{} plainly to {} with no lock too: \
+                 the owner's",
+                listed(&functions, MAX_FUNCTIONS_LISTED),
+                if functions.len() == 1 { "s" } else { "" },
+                facts.ty
+            ),
         );
     }
     for (why, functions) in &ignored {
@@ -763,9 +831,26 @@ fn declared(
     if verdict.is_some() || writes == 0 {
         return verdict;
     }
+    let writing: BTreeSet<&str> = under
+        .values()
+        .flat_map(|(functions, _)| functions.iter().map(String::as_str))
+        .chain(unlocked.iter().map(String::as_str))
+        .collect();
     // An atomic written with no lock held: the lock serialises no one.
-    if atomic {
-        return Some(Verdict::Lockless);
+    // Unless few of the writing functions write it so (`sock.sk_err`: one
+    // xchg() in sock_error() among a hundred functions' plain stores): the
+    // others decide, as for a lock few writers hold.
+    if !atomic.is_empty() {
+        if atomic.len() * MIN_WRITER_SHARE >= writing.len() {
+            return Some(Verdict::Lockless);
+        }
+        conflicts.push(format!(
+            "{} of {} functions writing it write atomically with no lock ({}): too few to make \
+             it lockless-write",
+            atomic.len(),
+            writing.len(),
+            listed(&sorted(atomic.into_iter().collect()), MAX_FUNCTIONS_LISTED)
+        ));
     }
     // The lock the most functions write under (a function's writes are
     // one critical section), then the most writes, then by name.
@@ -778,13 +863,8 @@ fn declared(
     // leave many a locked write looking unlocked (`mm_struct.map_count`:
     // 3 of 7 functions under `mmap_lock`, all of them in truth), so a
     // minority is enough; a handful is not.
-    let writing: BTreeSet<&str> = under
-        .values()
-        .flat_map(|(functions, _)| functions.iter().map(String::as_str))
-        .chain(unlocked.iter().map(String::as_str))
-        .collect();
     let chosen = chosen.filter(|(lock, (functions, _))| {
-        let few = functions.len() * MIN_LOCKED_SHARE < writing.len();
+        let few = functions.len() * MIN_WRITER_SHARE < writing.len();
         if few {
             conflicts.push(format!(
                 "{} of {} functions writing it hold {lock}: too few to make it its lock",
@@ -855,6 +935,19 @@ fn declared(
             write.push(c.clone());
         }
         None => owner |= !other_locks.is_empty(),
+    }
+    // Marked stores to a member the owner also stores to are serialized
+    // with the owner's (or those would race): the owner's too, marked for
+    // lockless readers.
+    if owner && !marked.is_empty() {
+        let functions = sorted(std::mem::take(&mut marked));
+        say(
+            evidence,
+            format!(
+                "marked for lockless readers in {}, beside the owner's stores to it: the owner's too",
+                listed(&functions, MAX_FUNCTIONS_LISTED)
+            ),
+        );
     }
     for f in sorted(marked) {
         let c = context_name(&f);
@@ -1120,6 +1213,7 @@ mod tests {
             text: format!("&s->{lock}"),
             how: if shared { "down_read" } else { "spin_lock" }.into(),
             shared,
+            global_mutex: false,
         };
         let write = |path: &str, function: &str, line: usize, h: Vec<Held>| Declaration {
             ty: "s".into(),
@@ -1252,6 +1346,7 @@ mod tests {
             text: "&s->l".into(),
             how: "spin_lock".into(),
             shared: false,
+            global_mutex: false,
         };
         let plain = |f: &str| decl("q", f, Said::Written(Write::Assign, vec![]), Role::Fast);
         let locked = |p: &str, f: &str| {
@@ -1435,6 +1530,167 @@ mod tests {
     }
 
     #[test]
+    fn a_marked_store_beside_the_owners_plain_stores_is_the_owners() {
+        use crate::evidence::source::Write;
+        let store =
+            |path: &str, f: &str, w: Write| decl(path, f, Said::Written(w, vec![]), Role::Fast);
+        let ds = [
+            // tcp_event_new_data_sent(): WRITE_ONCE(tp->snd_nxt, ..) beside
+            // tp->packets_out += .., under the socket lock its callers hold.
+            store("snd_nxt", "tcp_event_new_data_sent", Write::Once),
+            store("packets_out", "tcp_event_new_data_sent", Write::Assign),
+            // tcp_eat_skb() stores only copied_seq, which the owner stores
+            // too (tcp_disconnect stores plainly beside it).
+            store("copied_seq", "tcp_eat_skb", Write::Once),
+            store("copied_seq", "tcp_disconnect", Write::Once),
+            store("urg_data", "tcp_disconnect", Write::Assign),
+            // pglist_data.kswapd_order: kswapd and the wakers, each with
+            // WRITE_ONCE only and no lock: paths of their own.
+            store("kswapd_order", "kswapd", Write::Once),
+            store("kswapd_order", "wakeup_kswapd", Write::Once),
+        ];
+        let members = [
+            "snd_nxt",
+            "packets_out",
+            "copied_seq",
+            "urg_data",
+            "kswapd_order",
+        ];
+        let d = draft_of(&members, &ds);
+        let owner = Some(DraftRule::Contexts {
+            read: vec![],
+            write: vec!["owner".into()],
+        });
+        for m in ["snd_nxt", "packets_out", "copied_seq", "urg_data"] {
+            assert_eq!(rule(&d, m), owner, "{m}");
+        }
+        assert_eq!(
+            rule(&d, "kswapd_order"),
+            Some(DraftRule::Contexts {
+                read: vec![],
+                write: vec!["kswapd".into(), "wakeup_kswapd".into()],
+            })
+        );
+        let names: Vec<&str> = d.contexts.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["kswapd", "owner", "wakeup_kswapd"]);
+        let texts = |path: &str| -> Vec<String> {
+            let f = d.ty.fields.iter().find(|f| f.path == path).unwrap();
+            f.evidence.iter().map(|e| e.text.clone()).collect()
+        };
+        assert!(
+            texts("snd_nxt").contains(
+                &"marked for lockless readers in tcp_event_new_data_sent, which stores plainly \
+                  to s with no lock too: the owner's"
+                    .to_owned()
+            ),
+            "{:?}",
+            texts("snd_nxt")
+        );
+        assert!(
+            texts("copied_seq").contains(
+                &"marked for lockless readers in tcp_eat_skb, beside the owner's stores to it: \
+                  the owner's too"
+                    .to_owned()
+            ),
+            "{:?}",
+            texts("copied_seq")
+        );
+    }
+
+    #[test]
+    fn atomic_writes_by_few_writers_make_no_member_lockless() {
+        use crate::evidence::source::Write;
+        let store =
+            |path: &str, f: &str, w: Write| decl(path, f, Said::Written(w, vec![]), Role::Fast);
+        let xchg = || Write::Atomic("xchg".into());
+        // sock.sk_err: one xchg() in sock_error() among plain stores in
+        // four other functions; `count`: one atomic writer of two.
+        let ds = [
+            store("sk_err", "sock_error", xchg()),
+            store("sk_err", "tcp_reset", Write::Assign),
+            store("sk_err", "tcp_done_with_error", Write::Assign),
+            store("sk_err", "udp_err", Write::Assign),
+            store("sk_err", "chtls_disconnect", Write::Assign),
+            store("count", "get", Write::Atomic("atomic_inc".into())),
+            store("count", "reset", Write::Assign),
+        ];
+        let d = draft_of(&["sk_err", "count"], &ds);
+        assert_eq!(
+            rule(&d, "sk_err"),
+            Some(DraftRule::Contexts {
+                read: vec![],
+                write: vec!["owner".into()],
+            })
+        );
+        let sk_err = d.ty.fields.iter().find(|f| f.path == "sk_err").unwrap();
+        assert_eq!(
+            sk_err.conflicts,
+            [
+                "1 of 5 functions writing it write atomically with no lock (sock_error): too few \
+              to make it lockless-write"
+            ]
+        );
+        assert_eq!(
+            rule(&d, "count"),
+            Some(DraftRule::Class {
+                class: "lockless-write".into()
+            })
+        );
+    }
+
+    #[test]
+    fn writes_under_a_mutex_of_the_whole_system_are_the_control_path() {
+        use crate::evidence::source::Write;
+        // mem_cgroup_per_node.shrinker_info: replaced under shrinker_mutex
+        // when a shrinker registers, read by reclaim.
+        let global = Held {
+            member: None,
+            chain: Vec::new(),
+            text: "&shrinker_mutex".into(),
+            how: "lockdep_assert_held".into(),
+            shared: false,
+            global_mutex: true,
+        };
+        let read = |f: &str| {
+            decl(
+                "shrinker_info",
+                f,
+                Said::Read {
+                    once: true,
+                    remote: false,
+                },
+                Role::Fast,
+            )
+        };
+        let ds = [
+            decl(
+                "shrinker_info",
+                "expand_one_shrinker_info",
+                Said::Written(Write::Release("rcu_assign_pointer".into()), vec![global]),
+                Role::Fast,
+            ),
+            read("shrink_slab_memcg"),
+            read("set_shrinker_bit"),
+        ];
+        let d = draft_of(&["shrinker_info"], &ds);
+        assert_eq!(
+            rule(&d, "shrinker_info"),
+            Some(DraftRule::Class {
+                class: "hot-read".into()
+            })
+        );
+        let f = &d.ty.fields[0];
+        assert!(
+            f.evidence.iter().any(|e| e.text
+                == "written with a mutex of the whole system held, on the control path, in \
+                    expand_one_shrinker_info: not counted"),
+            "{:?}",
+            f.evidence
+        );
+        assert!(d.contexts.is_empty());
+    }
+
+    #[test]
     fn plain_stores_are_the_owners_and_built_or_control_writes_leave_a_member_read_mostly() {
         use crate::evidence::source::Write;
         let plain =
@@ -1519,6 +1775,7 @@ mod tests {
             text: text.into(),
             how: "spin_lock".into(),
             shared: false,
+            global_mutex: false,
         };
         let under = |path: &str, f: &str, h: Held| {
             decl(path, f, Said::Written(Write::Assign, vec![h]), Role::Fast)

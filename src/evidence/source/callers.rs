@@ -171,6 +171,7 @@ mod tests {
             text: format!("&s->{name}"),
             how: "spin_lock".into(),
             shared: false,
+            global_mutex: false,
         }
     }
 

@@ -119,6 +119,10 @@ pub struct Held {
     /// Held shared (`down_read`, `read_lock`, `mmap_read_lock`): other
     /// holders run at the same time, so it serialises no writer.
     pub shared: bool,
+    /// A mutex or rw_semaphore of the whole system, defined at file scope
+    /// (`static DEFINE_MUTEX(shrinker_mutex)`): no fast path takes one, so
+    /// writes holding it are the control path's.
+    pub global_mutex: bool,
 }
 
 /// Of the structs a lock's expression goes through (`chain`, outermost

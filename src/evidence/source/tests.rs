@@ -98,7 +98,7 @@ fn must_hold_data_race_and_per_cpu_are_read() {
         .collect();
     let joined = said.join("\n");
     assert!(
-        joined.contains("4:gen Written(Assign, [Held { member: Some((\"lruvec\", \"lru_lock\")), chain: [(\"lruvec\", \"lru_lock\")], text: \"&lruvec->lru_lock\", how: \"__must_hold\", shared: false }])"),
+        joined.contains("4:gen Written(Assign, [Held { member: Some((\"lruvec\", \"lru_lock\")), chain: [(\"lruvec\", \"lru_lock\")], text: \"&lruvec->lru_lock\", how: \"__must_hold\", shared: false, global_mutex: false }])"),
         "{joined}"
     );
     assert!(joined.contains("5:seg Written(DataRace,"), "{joined}");
@@ -181,7 +181,7 @@ fn a_headers_lock_wrappers_take_and_release_their_arguments_lock() {
         said,
         [
             "3:mmap_lock Locked(\"mmap_write_lock\")",
-            "4:exe_file Written(Release(\"rcu_assign_pointer\"), [Held { member: Some((\"mm_struct\", \"mmap_lock\")), chain: [(\"mm_struct\", \"mmap_lock\")], text: \"&mm->mmap_lock\", how: \"mmap_write_lock\", shared: false }])",
+            "4:exe_file Written(Release(\"rcu_assign_pointer\"), [Held { member: Some((\"mm_struct\", \"mmap_lock\")), chain: [(\"mm_struct\", \"mmap_lock\")], text: \"&mm->mmap_lock\", how: \"mmap_write_lock\", shared: false, global_mutex: false }])",
             "6:flags Written(Assign, [])",
         ],
         "{said:#?}"
@@ -638,6 +638,42 @@ fn set_mask_bits_and_an_untested_bit_are_needless_stores() {
         [
             "f: folio.flags Exchange set_mask_bits 0",
             "f: s.state Bit set_bit NAPI_STATE_MISSED"
+        ]
+    );
+}
+
+#[test]
+fn a_mutex_the_file_defines_for_the_whole_system_is_told_apart() {
+    // mm/shrinker.c's shape: the memcg's shrinker_info replaced under
+    // shrinker_mutex, taken or asserted; a spinlock of the file and a mutex
+    // of the object are no such mutex.
+    let code = "static DEFINE_MUTEX(shrinker_mutex);\nstatic DEFINE_SPINLOCK(shrinker_lock);\n\
+        static void expand(struct mem_cgroup_per_node *pn, void *n)\n{\n\tlockdep_assert_held(&shrinker_mutex);\n\
+        \trcu_assign_pointer(pn->shrinker_info, n);\n}\n\
+        static void grow(struct mem_cgroup_per_node *pn, void *n)\n{\n\tmutex_lock(&shrinker_mutex);\n\
+        \tpn->shrinker_info = n;\n\tmutex_unlock(&shrinker_mutex);\n\tspin_lock(&shrinker_lock);\n\
+        \tpn->other = n;\n\tspin_unlock(&shrinker_lock);\n\tmutex_lock(&pn->lock);\n\tpn->more = n;\n\
+        \tmutex_unlock(&pn->lock);\n}\n";
+    let types = ["mem_cgroup_per_node".to_owned()];
+    let mut held: Vec<(String, Vec<(String, bool)>)> = read(code, "shrinker.c", &types)
+        .into_iter()
+        .filter_map(|d| match d.said {
+            Said::Written(_, held) => Some((
+                d.path,
+                held.into_iter().map(|h| (h.text, h.global_mutex)).collect(),
+            )),
+            _ => None,
+        })
+        .collect();
+    held.sort();
+    let owned = |p: &str, t: &str, g: bool| (p.to_owned(), vec![(t.to_owned(), g)]);
+    assert_eq!(
+        held,
+        [
+            owned("more", "&pn->lock", false),
+            owned("other", "&shrinker_lock", false),
+            owned("shrinker_info", "&shrinker_mutex", true),
+            owned("shrinker_info", "&shrinker_mutex", true),
         ]
     );
 }

@@ -37,9 +37,11 @@ pub(super) fn functions(
     let Some(tree) = parser.parse(text, None) else {
         return Bodies::default();
     };
+    let global_mutexes = global_mutexes(text);
     let mut read = Reading {
         text,
         file,
+        global_mutexes: &global_mutexes,
         types: Wanted::Only(&[]),
         build,
         wrappers,
@@ -89,10 +91,27 @@ fn walk_tree(root: Node<'_>, read: &Reading<'_>) -> Bodies {
     bodies
 }
 
+/// The mutexes and rw_semaphores `text` defines at file scope with the
+/// kernel's macros (`static DEFINE_MUTEX(shrinker_mutex)`,
+/// `DECLARE_RWSEM(namespace_sem)`).
+fn global_mutexes(text: &str) -> Vec<String> {
+    if !text.contains("DEFINE_MUTEX") && !text.contains("DECLARE_RWSEM") {
+        return Vec::new();
+    }
+    let tokens = crate::csource::tokens(text);
+    tokens
+        .windows(3)
+        .filter(|w| matches!(w[0].as_str(), "DEFINE_MUTEX" | "DECLARE_RWSEM") && w[1] == "(")
+        .map(|w| w[2].clone())
+        .collect()
+}
+
 /// What every function of one file is read with.
 struct Reading<'a> {
     text: &'a str,
     file: &'a Path,
+    /// The file's own mutexes of the whole system: see [`global_mutexes`].
+    global_mutexes: &'a [String],
     types: Wanted<'a>,
     build: &'a dyn Types,
     wrappers: &'a Wrappers,
@@ -117,6 +136,7 @@ struct Placed {
 struct Function<'a> {
     text: &'a str,
     file: &'a Path,
+    global_mutexes: &'a [String],
     name: String,
     types: Wanted<'a>,
     build: &'a dyn Types,
@@ -185,6 +205,7 @@ impl<'a> Function<'a> {
         let mut f = Function {
             text,
             file: read.file,
+            global_mutexes: read.global_mutexes,
             name,
             types: read.types,
             build: read.build,
@@ -221,6 +242,7 @@ impl<'a> Function<'a> {
             f.held.push(Held {
                 member: f.lock_member(&chain),
                 chain,
+                global_mutex: f.is_global_mutex(&held),
                 text: held,
                 how: "__must_hold".into(),
                 shared: false,
@@ -651,10 +673,18 @@ impl<'a> Function<'a> {
         self.held.push(Held {
             member: self.lock_member(&chain),
             chain,
+            global_mutex: self.is_global_mutex(&text),
             text,
             how: how.to_owned(),
             shared,
         });
+    }
+
+    /// Is lock `text` (`&shrinker_mutex`) one of the file's mutexes of the
+    /// whole system?
+    fn is_global_mutex(&self, text: &str) -> bool {
+        let name = text.strip_prefix('&').unwrap_or(text).trim();
+        self.global_mutexes.iter().any(|m| m == name)
     }
 
     /// Lock `text` released: no longer held, or, when this function did
