@@ -4,16 +4,18 @@
 //! `diagram --compare` sums it up under its drawings.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
 
 use super::{Analysis, Span};
 use crate::lines::Lines;
-use crate::rules::{Class, Kind};
+use crate::rules::{Class, Kind, Severity};
 
 /// A flagged pair, by field paths (offsets move between builds; paths do
-/// not).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+/// not). Two pairs are the same by kind and paths: a pair whose severity
+/// alone changes is neither fixed nor introduced.
+#[derive(Clone, Debug, Serialize)]
 pub struct Pair {
     /// The kind of sharing.
     #[serde(serialize_with = "kind_name")]
@@ -22,6 +24,22 @@ pub struct Pair {
     pub a: String,
     /// The second field's path.
     pub b: String,
+    /// How bad, at its worst in the build it is in.
+    pub severity: Severity,
+}
+
+impl PartialEq for Pair {
+    fn eq(&self, other: &Self) -> bool {
+        (self.kind, &self.a, &self.b) == (other.kind, &other.a, &other.b)
+    }
+}
+
+impl Eq for Pair {}
+
+impl Hash for Pair {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (self.kind, &self.a, &self.b).hash(h)
+    }
 }
 
 fn kind_name<S: serde::Serializer>(kind: &Kind, s: S) -> Result<S::Ok, S::Error> {
@@ -108,17 +126,25 @@ pub fn compare(old: &Analysis, new: &Analysis) -> Comparison {
     out
 }
 
-/// The findings of `a` that are not allowed, each pair once, in order.
+/// The findings of `a` that are not allowed, each pair once (at its worst
+/// severity), in order.
 fn pairs(a: &Analysis) -> Vec<Pair> {
-    let mut seen = HashSet::new();
-    a.findings
-        .iter()
-        .filter(|f| f.allowed.is_none())
-        .map(|f| Pair {
+    let mut out: Vec<Pair> = Vec::new();
+    let mut at: HashMap<Pair, usize> = HashMap::new();
+    for f in a.findings.iter().filter(|f| f.allowed.is_none()) {
+        let p = Pair {
             kind: f.kind,
             a: a.span(&f.a).path.clone(),
             b: a.span(&f.b).path.clone(),
-        })
-        .filter(|p| seen.insert(p.clone()))
-        .collect()
+            severity: f.severity,
+        };
+        match at.get(&p) {
+            Some(&k) => out[k].severity = out[k].severity.max(p.severity),
+            None => {
+                at.insert(p.clone(), out.len());
+                out.push(p);
+            }
+        }
+    }
+    out
 }

@@ -21,7 +21,7 @@ use crate::report::review::{
     StoresChange, StructOn, StructReview, Verdict,
 };
 use crate::review::Review;
-use crate::rules::Rules;
+use crate::rules::{Rules, Severity};
 use crate::run::{Draft, Opened, Roots, Run, View, Want, analyze};
 
 /// What `review` needs read of each build: the reviewed structs, when a
@@ -222,6 +222,11 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
         },
     };
     let introduced = findings.iter().map(|f| f.introduced.len()).sum();
+    let introduced_errors = findings
+        .iter()
+        .flat_map(|f| &f.introduced)
+        .filter(|p| p.severity == Severity::Error)
+        .count();
     let failures = asserts
         .iter()
         .filter(|a| a.on.iter().any(|(_, h)| matches!(h, Verdict::Fails { .. })))
@@ -250,6 +255,7 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
         grown,
         findings,
         introduced,
+        introduced_errors,
         compared,
         stores_added: stores.as_ref().map_or(0, |s| s.added.len()),
         stores,

@@ -214,10 +214,10 @@ fn text(r: &ReviewReport) -> String {
                 f.fixed.len()
             );
             for p in &f.introduced {
-                let _ = writeln!(out, "    + {} {} - {}", p.kind, p.a, p.b);
+                let _ = writeln!(out, "    + {} {} {} - {}", p.severity, p.kind, p.a, p.b);
             }
             for p in &f.fixed {
-                let _ = writeln!(out, "    - {} {} - {}", p.kind, p.a, p.b);
+                let _ = writeln!(out, "    - {} {} {} - {}", p.severity, p.kind, p.a, p.b);
             }
         }
     }
@@ -290,7 +290,10 @@ fn text(r: &ReviewReport) -> String {
         named(&grown),
         match r.compared.is_none() {
             true => String::new(),
-            false => format!(", {} pair(s) of fields introduced", r.introduced),
+            false => format!(
+                ", {} pair(s) of fields introduced ({} error(s))",
+                r.introduced, r.introduced_errors
+            ),
         },
         match r.stores.is_none() {
             true => String::new(),

@@ -41,6 +41,8 @@ pub struct ReviewReport {
     pub findings: Vec<FindingsChange>,
     /// Pairs introduced at HEAD, over every variant and root.
     pub introduced: usize,
+    /// Those of them that are errors.
+    pub introduced_errors: usize,
     /// What the rules given or drafted compared (`None`: none were).
     pub compared: Option<Compared>,
     /// The needless stores of the code the patch changes, at the base

@@ -26,6 +26,11 @@ fn info_json_names_its_command_as_a_list_of_an_executable_script() {
 /// Runs the NIPA script with `cachelint` standing in for cachelint; its
 /// exit code and the summary it writes to `DESC_FD`.
 fn nipa_with(dir: &Path, cachelint: &Path) -> (Option<i32>, String) {
+    nipa_with_env(dir, cachelint, &[])
+}
+
+/// As [`nipa_with`], with more environment variables.
+fn nipa_with_env(dir: &Path, cachelint: &Path, env: &[(&str, &str)]) -> (Option<i32>, String) {
     let results = dir.join("results");
     std::fs::create_dir_all(&results).unwrap();
     let desc = dir.join("desc");
@@ -40,6 +45,7 @@ fn nipa_with(dir: &Path, cachelint: &Path) -> (Option<i32>, String) {
         .env("CACHELINT", cachelint)
         .env("RESULTS_DIR", &results)
         .env("DESC_FD", "3")
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     (
@@ -48,17 +54,54 @@ fn nipa_with(dir: &Path, cachelint: &Path) -> (Option<i32>, String) {
     )
 }
 
-#[test]
-fn a_crash_a_kill_a_missing_binary_or_no_summary_fails_the_test() {
-    let dir = std::env::temp_dir().join(format!("cachelint-nipa-{}", std::process::id()));
+/// A directory of its own for one test, made anew, and a maker of
+/// stand-ins for cachelint in it.
+fn stand_ins(test: &str) -> (PathBuf, impl Fn(&str, &str) -> PathBuf) {
+    let dir = std::env::temp_dir().join(format!("cachelint-nipa-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let stand_in = |name: &str, body: &str| {
-        let path = dir.join(name);
+    let at = dir.clone();
+    let stand_in = move |name: &str, body: &str| {
+        let path = at.join(name);
         std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         path
     };
+    (dir, stand_in)
+}
+
+#[test]
+fn pairs_of_drafted_rules_warn_only_as_errors_and_those_of_given_rules_always() {
+    let (dir, stand_in) = stand_ins("pairs");
+    let review = |introduced: usize, errors: usize| {
+        format!(
+            "echo 'cachelint: review: 1 struct(s) on 4 variant(s): 0 kernel assert(s) fail at \
+             HEAD, 0 struct(s) take more cachelines, {introduced} pair(s) of fields introduced \
+             ({errors} error(s)), 0 needless store(s) added'; exit 0"
+        )
+    };
+    let warnings = stand_in("warnings", &review(92, 0));
+    let errors = stand_in("errors", &review(92, 1));
+    // No rules given: cachelint drafted them; their 92 warnings are listed
+    // in the review, not warned on.
+    let (code, desc) = nipa_with(&dir, &warnings);
+    assert_eq!(code, Some(0), "{desc}");
+    assert!(
+        desc.contains("92 pair(s) of fields introduced (0 error(s))"),
+        "{desc}"
+    );
+    let (code, desc) = nipa_with(&dir, &errors);
+    assert_eq!(code, Some(250), "{desc}");
+    // Rules a maintainer gave: any pair they make warns.
+    let rules = [("CACHELINT_REVIEW_RULES", "net_cachelines/tcp_sock.rst")];
+    let (code, desc) = nipa_with_env(&dir, &warnings, &rules);
+    assert_eq!(code, Some(250), "{desc}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_crash_a_kill_a_missing_binary_or_no_summary_fails_the_test() {
+    let (dir, stand_in) = stand_ins("exits");
     let panic = stand_in(
         "panics",
         "echo \"thread 'main' panicked at src/main.rs:1:1\" >&2; exit 101",

@@ -793,12 +793,15 @@ fn review_with_rules_lists_the_pairs_the_patch_parts_or_makes() {
         "{out}"
     );
     assert!(
-        out.contains("  [smp] ring: 0 introduced, 1 fixed\n    - false-sharing head - mask\n"),
+        out.contains(
+            "  [smp] ring: 0 introduced, 1 fixed\n    - error false-sharing head - mask\n"
+        ),
         "{out}"
     );
     assert!(
         out.contains(
-            "1 struct(s) take more cachelines (ring on smp), 0 pair(s) of fields introduced"
+            "1 struct(s) take more cachelines (ring on smp), 0 pair(s) of fields introduced (0 \
+             error(s))"
         ),
         "{out}"
     );
@@ -884,7 +887,9 @@ fn review_without_rules_drafts_the_touched_structs_from_the_tree_and_lists_the_p
     let (code, out, err) = s.run(&args);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("  [smp] ring: 0 introduced, 1 fixed\n    - false-sharing head - mask\n"),
+        out.contains(
+            "  [smp] ring: 0 introduced, 1 fixed\n    - error false-sharing head - mask\n"
+        ),
         "{out}"
     );
     assert!(
@@ -899,10 +904,15 @@ fn review_without_rules_drafts_the_touched_structs_from_the_tree_and_lists_the_p
     let (code, out, err) = s.run(&args);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("  [smp] ring: 1 introduced, 0 fixed\n    + false-sharing head - mask\n"),
+        out.contains(
+            "  [smp] ring: 1 introduced, 0 fixed\n    + error false-sharing head - mask\n"
+        ),
         "{out}"
     );
-    assert!(out.contains(", 1 pair(s) of fields introduced, "), "{out}");
+    assert!(
+        out.contains(", 1 pair(s) of fields introduced (1 error(s)), "),
+        "{out}"
+    );
 }
 
 #[test]

@@ -14,8 +14,9 @@
 # one-line summary to $DESC_FD, the review to $RESULTS_DIR, and exits 0
 # (nothing to say), 250 (a warning: a struct takes more cachelines on some
 # variant, the patch makes fields share a line by the rules of
-# $CACHELINT_REVIEW_RULES, else by rules cachelint drafts from the tree, or
-# it adds a needless store to code it changes) or 1 (an assert fails at
+# $CACHELINT_REVIEW_RULES, or makes an error's pair by rules cachelint
+# drafts from the tree, or it adds a needless store to code it changes)
+# or 1 (an assert fails at
 # HEAD, or the review could not run). $CACHELINT_REVIEW_NO_STORES skips
 # the stores (two readings of the whole tree, minutes the first time).
 # The tree is never written: cachelint builds in its cache
@@ -34,8 +35,9 @@ if [[ -n ${CACHELINT_REVIEW_VARIANTS:-} ]]; then
 fi
 # Rules files (TOML or net_cachelines tables), separated by ':'.
 IFS=: read -r -a rules <<<"${CACHELINT_REVIEW_RULES:-}"
+given_rules=0
 for r in "${rules[@]}"; do
-  [[ -n $r ]] && args+=(--rules "$r")
+  [[ -n $r ]] && args+=(--rules "$r") && given_rules=1
 done
 
 if [[ -n ${CACHELINT_REVIEW_NO_STORES:-} ]]; then
@@ -72,6 +74,11 @@ summary=$(grep '^cachelint: review: ' "$results/cachelint-review.txt" | tail -n 
 summary=${summary#cachelint: review: }
 grown=$(sed -nE 's/.*, ([0-9]+) struct\(s\) take more cachelines.*/\1/p' <<<"$summary")
 introduced=$(sed -nE 's/.*, ([0-9]+) pair\(s\) of fields introduced.*/\1/p' <<<"$summary")
+# Drafted rules' warnings are many and rarely worth a patch: only their
+# errors warn.
+if [[ $given_rules -eq 0 ]]; then
+  introduced=$(sed -nE 's/.*pair\(s\) of fields introduced \(([0-9]+) error\(s\)\).*/\1/p' <<<"$summary")
+fi
 stores=$(sed -nE 's/.*, ([0-9]+) needless store\(s\) added.*/\1/p' <<<"$summary")
 if [[ -z $summary ]]; then
   # cachelint always ends a review with its summary: without it the
