@@ -10,7 +10,7 @@ use super::{env_path, kernel_source, mm_lru_rules, pahole_offset, vmlinux};
 use crate::common::cachelint;
 
 /// The 1-based line of `file` (in `tree`) holding `needle`.
-fn line_of(tree: &Path, file: &str, needle: &str) -> usize {
+pub(crate) fn line_of(tree: &Path, file: &str, needle: &str) -> usize {
     let text = std::fs::read_to_string(tree.join(file)).unwrap();
     text.lines()
         .position(|l| l.contains(needle))

@@ -201,17 +201,17 @@ fn mem_cgroup_per_nodes_read_mostly_pointers_meet_lruvecs_writes_on_6_1_and_not_
     // hand: each kernel's own tree drafts the struct and the lruvec it
     // embeds.
     let read_mostly = ["lruvec_stats_percpu", "lruvec_stats", "memcg"];
+    let top = |f: &Value, side: &str| {
+        f[side]["path"]
+            .as_str()
+            .unwrap()
+            .split(['.', '['])
+            .next()
+            .unwrap()
+            .to_owned()
+    };
     let fixed = |f: &Value| {
-        let top = |side: &str| {
-            f[side]["path"]
-                .as_str()
-                .unwrap()
-                .split(['.', '['])
-                .next()
-                .unwrap()
-                .to_owned()
-        };
-        let (a, b) = (top("a"), top("b"));
+        let (a, b) = (top(f, "a"), top(f, "b"));
         f["root"] == "mem_cgroup_per_node"
             && (read_mostly.contains(&a.as_str())
                 && matches!(b.as_str(), "lruvec" | "lru_zone_size")
@@ -260,6 +260,29 @@ fn mem_cgroup_per_nodes_read_mostly_pointers_meet_lruvecs_writes_on_6_1_and_not_
     );
     let after_pairs = pairs(&after_findings);
     assert!(after_pairs.is_empty(), "6.12 still flags {after_pairs:#?}");
+    // Nor anything else the fix left among the read-only pointers:
+    // shrinker_info is replaced under shrinker_mutex (a mutex of the whole
+    // system, mm/shrinker.c) when a shrinker registers, the control path.
+    crate::evidence::line_of(
+        &kernel_source(),
+        "mm/shrinker.c",
+        "DEFINE_MUTEX(shrinker_mutex);",
+    );
+    let among: Vec<String> = after_findings
+        .iter()
+        .filter(|f| {
+            f["root"] == "mem_cgroup_per_node"
+                && (read_mostly.contains(&top(f, "a").as_str())
+                    || read_mostly.contains(&top(f, "b").as_str()))
+        })
+        .map(|f| format!("{} {} ~ {}", f["severity"], f["a"]["path"], f["b"]["path"]))
+        .collect();
+    assert!(among.is_empty(), "6.12 flags {among:#?}");
+    assert!(
+        rule_line(&after_draft, "mem_cgroup_per_node", "shrinker_info")
+            .starts_with("shrinker_info = \"hot-read\""),
+        "{after_draft}"
+    );
     // lru_zone_size is written through a local pointer under lru_lock
     // (`lru_size = &mz->lru_zone_size[zid][lru]; *lru_size += nr_pages`).
     assert!(

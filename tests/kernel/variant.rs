@@ -403,6 +403,10 @@ fn review_of_a_tcp_sock_group_change_gives_the_per_arch_table() {
         "{}",
         json["compared"]
     );
+    eprintln!(
+        "drafted pairs introduced: {} ({} errors)",
+        json["introduced"], json["introduced_errors"]
+    );
     // tcp_sock_read_tx: four u32 (16 bytes), the u64, gso_segs (u16) and
     // two pointers. 64-bit: the u64 at 16 (the group starts 8-aligned),
     // gso_segs at 24, a 6-byte hole to the pointers at 32 and 40: 48, over
