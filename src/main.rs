@@ -645,6 +645,8 @@ enum Command {
         #[arg(long, default_value = "text", value_parser = formats::<AuditReport>())]
         format: Format,
         #[command(flatten)]
+        perf: PerfArgs,
+        #[command(flatten)]
         input: InputArgs,
     },
 }
@@ -654,6 +656,7 @@ const AUDIT_EXAMPLES: &str = "Examples:
   cachelint audit --source-tree ~/linux --under mm --under include/linux/mm_types.h vmlinux
   cachelint audit --source-tree ~/linux --rules-out drafted/ vmlinux
   cachelint audit --source-tree ~/linux --top 0 --format json vmlinux > audit.json
+  cachelint audit --source-tree ~/linux --perf types.txt vmlinux   # perf's samples rank first
 
 Exit codes: 0 the audit ran (findings or not), 2 usage or input error.";
 
@@ -1374,8 +1377,10 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             top,
             rules_out,
             format,
+            perf,
             input,
         } => {
+            let input = input.with_perf(perf);
             let opts = AuditOptions {
                 source_tree,
                 arch,

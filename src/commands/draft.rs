@@ -77,15 +77,7 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
             b.build.path.display()
         ));
     }
-    for f in &run.perf {
-        report.read.push(format!(
-            "perf {}: {} ({} typed rows); {}",
-            f.path.display(),
-            f.format.command(),
-            f.samples.len(),
-            f.skid()
-        ));
-    }
+    report.read.extend(run.perf_read());
     // The source is read once, for every build: what it says of the types
     // and of the structs embedding them.
     let first = run.first()?;

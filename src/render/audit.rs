@@ -129,6 +129,14 @@ pub(super) fn store(out: &mut String, f: &StoreFinding, mark: &str) {
         f.file, f.line, f.severity, f.message, f.kind
     );
     let _ = writeln!(out, "    hot: {}: {}", f.entry, f.hot_path.join(" -> "));
+    if let Some(n) = f.samples {
+        let _ = writeln!(
+            out,
+            "    perf: {n:.0} samples on {}.{}",
+            f.root,
+            f.members.join(", ")
+        );
+    }
     let _ = writeln!(
         out,
         "    shared: {}; {} touch {}.{} on fast paths",

@@ -119,6 +119,10 @@ pub struct StoreFinding {
     pub shared_by: Vec<String>,
     /// The rank's score (higher: more worth a patch).
     pub score: u64,
+    /// With `--perf`: perf's samples on the members stored to, which rank
+    /// before the score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<f64>,
 }
 
 impl StoreFinding {
@@ -177,6 +181,7 @@ impl StoreFinding {
             sharers: f.sharers.iter().map(|s| s.to_string()).collect(),
             shared_by: f.shared_by.clone(),
             score: f.score,
+            samples: None,
         }
     }
 }

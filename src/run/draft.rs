@@ -71,6 +71,15 @@ impl Run {
             .collect();
         let mut drafted: HashMap<&str, Vec<(String, Drafted)>> = HashMap::new();
         let mut placed: HashMap<&str, Vec<DraftPlacement>> = HashMap::new();
+        let mut misfits: HashMap<&str, Vec<String>> = HashMap::new();
+        // The structs perf names (`struct ring`): only theirs are placed,
+        // so a whole tree's drafts do not each look through every sample.
+        let sampled: std::collections::HashSet<&str> = self
+            .perf
+            .iter()
+            .flat_map(|f| &f.samples)
+            .map(|s| s.ty.strip_prefix("struct ").unwrap_or(&s.ty))
+            .collect();
         for opened in builds {
             let view = self.view(opened)?;
             let table = view.table();
@@ -82,10 +91,15 @@ impl Run {
                     continue;
                 };
                 let outer = enclosing(table, &holders, f.id);
+                let (samples, notes) = match sampled.contains(name.as_str()) {
+                    true => self.samples_on(&view, f.id, line).unwrap_or_default(),
+                    false => Default::default(),
+                };
+                misfits.entry(name).or_default().extend(notes);
                 let facts = Facts {
                     ty: name.clone(),
                     members: members(table, f.id, line)?,
-                    placed: Default::default(),
+                    placed: samples,
                     declarations: std::iter::once(name)
                         .chain(&outer)
                         .flat_map(|t| about.get(t.as_str()).into_iter().flatten().copied())
@@ -110,7 +124,7 @@ impl Run {
                 contexts: Vec::new(),
                 types: Vec::new(),
                 placements: placed.remove(name.as_str()).unwrap_or_default(),
-                notes: Vec::new(),
+                notes: misfits.remove(name.as_str()).unwrap_or_default(),
             };
             merge(&mut report, drafts);
             let text = report.rules_file();

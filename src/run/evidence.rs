@@ -11,6 +11,7 @@ use crate::evidence::source::{self, Declaration, IndexAt};
 use crate::evidence::{Names, Resolver};
 use crate::load::IndexCache;
 use crate::model::TypeId;
+use crate::path::within;
 
 use super::{Run, View};
 
@@ -46,6 +47,24 @@ impl Run {
             attribute::carried(compiled.table(), view.table(), root, placed, &view.config);
         notes.extend(lost);
         Some((placed, notes))
+    }
+
+    /// `--perf`'s samples on member `member` of struct `ty` or inside it,
+    /// as perf names them (`struct mm_struct`, `lru_gen.bitmap`); `None`
+    /// without `--perf`.
+    pub(crate) fn samples_on_member(&self, ty: &str, member: &str) -> Option<f64> {
+        if self.perf.is_empty() {
+            return None;
+        }
+        let name = format!("struct {ty}");
+        Some(
+            self.perf
+                .iter()
+                .flat_map(|f| &f.samples)
+                .filter(|s| s.ty == name || s.ty == ty)
+                .filter(|s| s.field.as_deref().is_some_and(|f| within(f, member)))
+                .fold(0.0, |sum, s| sum + s.samples),
+        )
     }
 
     /// `--rank samples` needs `--perf`: the usage error without it.

@@ -468,6 +468,23 @@ impl Run {
         }
     }
 
+    /// What was read of each `--perf` file, as a report's `read` lines
+    /// say it: its format, its typed rows, its event's precision.
+    pub(crate) fn perf_read(&self) -> Vec<String> {
+        self.perf
+            .iter()
+            .map(|f| {
+                format!(
+                    "perf {}: {} ({} typed rows); {}",
+                    f.path.display(),
+                    f.format.command(),
+                    f.samples.len(),
+                    f.skid()
+                )
+            })
+            .collect()
+    }
+
     /// What each `--perf` file's samples are worth: its format and its
     /// event, precise or skidding (a note for every command that uses
     /// them).

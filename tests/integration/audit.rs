@@ -232,3 +232,89 @@ fn the_layout_half_drafts_the_structs_many_cpus_write_and_its_rules_reproduce_in
     assert_eq!(report["structs"], 0, "{out}");
     assert_eq!(report["layout"], serde_json::json!([]));
 }
+
+#[test]
+fn perfs_samples_rank_the_stores_first_and_speak_in_the_layout_halfs_drafts() {
+    // `perf report -s type,typeoff -n` rows: many samples on folio.flags,
+    // a few on mm_struct.flags, none on mm_struct.bitmap; and netq's ops,
+    // which no fast path of the source reads.
+    let perf = cache().join("perf-typeoff.txt");
+    std::fs::write(
+        &perf,
+        "# Samples: 1K of event 'cpu-clock'\n#\n\
+         # Overhead       Samples  Data Type  Data Type Offset\n\
+         # ........  ............  .........  ................\n#\n\
+         \x20   50.00%           500  struct folio  struct folio +0 (flags)\n\
+         \x20   30.00%           300  struct netq  struct netq +0 (ops)\n\
+         \x20    2.00%            20  struct mm_struct  struct mm_struct +0x8 (flags)\n",
+    )
+    .unwrap();
+    let perf = perf.display().to_string();
+    let (code, out, err) = audit(&["--perf", &perf, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let got: Vec<String> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}.{} {}",
+                f["root"].as_str().unwrap(),
+                f["members"][0].as_str().unwrap(),
+                f["samples"]
+            )
+        })
+        .collect();
+    // Without --perf the bitmap's store ranks first (the test above).
+    assert_eq!(
+        got,
+        [
+            "folio.flags 500.0",
+            "mm_struct.flags 20.0",
+            "mm_struct.bitmap 0.0"
+        ],
+        "{out}"
+    );
+    let (code, text, err) = audit(&["--perf", &perf, "--top", "1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("    perf: 500 samples on folio.flags\n"),
+        "{text}"
+    );
+    // The layout half's drafts take the samples: ops, hot by perf alone,
+    // now pairs with the refcount too.
+    let build = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/bin/audit-types.o")
+        .display()
+        .to_string();
+    let out_dir = cache().join("rules-out-perf");
+    let (tree, rules_out) = (tree(), out_dir.display().to_string());
+    let cache = cache();
+    let env = [("CACHELINT_CACHE_DIR", cache.as_os_str())];
+    let args = [
+        "audit",
+        "--source-tree",
+        &tree,
+        "--perf",
+        &perf,
+        "--rules-out",
+        &rules_out,
+        "--format",
+        "json",
+        &build,
+    ];
+    let (code, out, err) = crate::common::cachelint_with_env(&env, &args);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let netq = report["layout"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["root"] == "netq")
+        .unwrap_or_else(|| panic!("no netq pair: {out}"));
+    assert_eq!(netq["pairs"], 3, "{netq}");
+    let rules = std::fs::read_to_string(out_dir.join("netq.toml")).unwrap();
+    assert!(rules.contains("\n# ops: measured: "), "{rules}");
+    assert!(rules.contains(&format!("#   perf {perf}: ")), "{rules}");
+}

@@ -72,6 +72,7 @@ fn each_command_offers_perf_and_plan_only_when_it_takes_them() {
         "suggest",
         "draft",
         "diagram",
+        "audit",
     ];
     let no_plan = ["review", "suggest", "audit", "sizes", "completions", "man"];
     for command in commands() {
@@ -91,7 +92,7 @@ fn each_command_offers_perf_and_plan_only_when_it_takes_them() {
     for args in [
         &["diff", "--perf", "p.txt", "a", "b", "t"][..],
         &["review", "--plan", "p.toml"],
-        &["audit", "--perf", "p.txt", "--source-tree", "t", "vmlinux"],
+        &["audit", "--plan", "p.toml", "--source-tree", "t", "vmlinux"],
     ] {
         let out = run(args);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -123,15 +123,25 @@ pub fn audit(run: &Run, opts: &AuditOptions) -> Result<AuditReport> {
         }
     ));
     report.total = found.len();
-    let shown = match opts.top {
-        0 => found.len(),
-        n => n.min(found.len()),
-    };
-    report.findings = found
+    // perf's samples on the members stored to rank first, the score after
+    // (a stable sort keeps its order among equals).
+    let mut ranked: Vec<_> = found
         .iter()
+        .map(|f| (f, run.samples_on_member(&f.at.ty, &f.at.path)))
+        .collect();
+    ranked.sort_by(|(_, a), (_, b)| b.unwrap_or(0.0).total_cmp(&a.unwrap_or(0.0)));
+    let shown = match opts.top {
+        0 => ranked.len(),
+        n => n.min(ranked.len()),
+    };
+    report.findings = ranked
+        .into_iter()
         .take(shown)
         .enumerate()
-        .map(|(i, f)| StoreFinding::new(i + 1, f))
+        .map(|(i, (f, samples))| StoreFinding {
+            samples,
+            ..StoreFinding::new(i + 1, f)
+        })
         .collect();
     // What each drafted rules file says it was drafted from.
     let mut drafted_from: Vec<String> = run
@@ -143,6 +153,8 @@ pub fn audit(run: &Run, opts: &AuditOptions) -> Result<AuditReport> {
         "source {}: its evidence index, by cachelint audit",
         tree.display()
     ));
+    drafted_from.extend(run.perf_read());
+    report.read.extend(run.perf_read());
     let pairs = layout::pairs(run, tree, opts.arch.as_deref(), &drafted_from)?;
     report.structs = pairs.structs;
     report.layout_total = pairs.total;
