@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use crate::analysis::annotate::{ATOMIC_TYPES, LOCK_TYPES};
 use crate::evidence::attribute::Placed;
 use crate::evidence::perf::{Format, Op};
-use crate::evidence::source::{Declaration, Held, Role, Said};
+use crate::evidence::source::{Declaration, Held, Role, Said, Write};
 use crate::path::within;
 use crate::report::draft::{DraftContext, DraftField, DraftRule, DraftType, Evidence, Mark};
 
@@ -653,6 +653,15 @@ fn declared(
         let function = d.function.as_deref().unwrap_or("");
         if let Some(why) = not_counted(d) {
             ignored.entry(why).or_default().push(function.to_owned());
+            continue;
+        }
+        // Set once from NULL, by whichever CPU gets there first
+        // (`file.f_owner`): no writer after that.
+        if matches!(write, Write::Publish(_)) {
+            ignored
+                .entry("once, from NULL (a lazy initialisation),")
+                .or_default()
+                .push(function.to_owned());
             continue;
         }
         // A mutex of the whole system held (`shrinker_mutex` around
@@ -1635,6 +1644,47 @@ mod tests {
             Some(DraftRule::Class {
                 class: "lockless-write".into()
             })
+        );
+    }
+
+    #[test]
+    fn a_member_set_once_from_null_is_read_mostly() {
+        // file.f_owner: published by file_f_owner_allocate() on first use,
+        // read by the signal paths.
+        let read = |f: &str| {
+            decl(
+                "f_owner",
+                f,
+                Said::Read {
+                    once: false,
+                    remote: false,
+                },
+                Role::Fast,
+            )
+        };
+        let ds = [
+            decl(
+                "f_owner",
+                "file_f_owner_allocate",
+                Said::Written(Write::Publish("cmpxchg".into()), vec![]),
+                Role::Fast,
+            ),
+            read("send_sigio"),
+            read("f_getown"),
+        ];
+        let d = draft_of(&["f_owner"], &ds);
+        assert_eq!(
+            rule(&d, "f_owner"),
+            Some(DraftRule::Class {
+                class: "hot-read".into()
+            })
+        );
+        assert!(
+            d.ty.fields[0].evidence.iter().any(|e| e.text
+                == "written once, from NULL (a lazy initialisation), in file_f_owner_allocate: \
+                    not counted"),
+            "{:?}",
+            d.ty.fields[0].evidence
         );
     }
 

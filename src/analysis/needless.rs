@@ -120,9 +120,10 @@ pub(crate) fn needless_stores<'d>(
             }
             // A counter (`atomic_inc`, `xchg`): moved, so a value set
             // whole is a reset. A bit operation is not.
-            Said::Written(Write::Atomic(name) | Write::NonAtomic(name), _)
-                if !name.contains("_bit") && !name.ends_with("_set") && name != "set_mask_bits" =>
-            {
+            Said::Written(
+                Write::Atomic(name) | Write::NonAtomic(name) | Write::Publish(name),
+                _,
+            ) if !name.contains("_bit") && !name.ends_with("_set") && name != "set_mask_bits" => {
                 t.values.insert(format!(
                     "(moved by {name} at {}:{})",
                     d.file.display(),

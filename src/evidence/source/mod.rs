@@ -72,12 +72,16 @@ pub enum Write {
     /// A non-atomic bit operation (`__set_bit`, `__clear_bit`), by name:
     /// a plain store of the word.
     NonAtomic(String),
+    /// A compare-and-exchange from NULL or 0 (`cmpxchg(&file->f_owner,
+    /// NULL, owner)`), by name: the member set once in the object's life,
+    /// by whichever CPU gets there first (a lazily made pointer).
+    Publish(String),
 }
 
 impl Write {
     /// True for a write many CPUs may make at once.
     pub fn lockless(&self) -> bool {
-        matches!(self, Write::Atomic(_) | Write::DataRace)
+        matches!(self, Write::Atomic(_) | Write::DataRace | Write::Publish(_))
     }
 
     /// True for a store marked for lockless readers: `WRITE_ONCE`, a
@@ -95,6 +99,7 @@ impl Write {
             Write::DataRace => "written in data_race()".into(),
             Write::Atomic(name) => format!("{name}()"),
             Write::NonAtomic(name) => format!("{name}() (non-atomic)"),
+            Write::Publish(name) => format!("{name}() from NULL"),
         }
     }
 }

@@ -677,3 +677,31 @@ fn a_mutex_the_file_defines_for_the_whole_system_is_told_apart() {
         ]
     );
 }
+
+#[test]
+fn a_compare_and_exchange_from_null_is_a_lazy_initialisation() {
+    // 7.3's file_f_owner_allocate(): the owner struct made on first use,
+    // published by whichever CPU gets there first; a cmpxchg from a value
+    // read, or a try_cmpxchg, is an atomic like any.
+    let code = "int alloc(struct file *file, struct fown *f)\n{\n\
+        \tif (cmpxchg(&file->f_owner, NULL, f))\n\t\treturn 1;\n\
+        \tcmpxchg(&file->f_count, old, old + 1);\n\
+        \ttry_cmpxchg(&file->f_flags, &zero, 1);\n\treturn 0;\n}\n";
+    let types = ["file".to_owned()];
+    let mut said: Vec<String> = read(code, "file.c", &types)
+        .into_iter()
+        .filter_map(|d| match d.said {
+            Said::Written(w, _) => Some(format!("{} {w:?} {}", d.path, w.lockless())),
+            _ => None,
+        })
+        .collect();
+    said.sort();
+    assert_eq!(
+        said,
+        [
+            "f_count Atomic(\"cmpxchg\") true",
+            "f_flags Atomic(\"try_cmpxchg\") true",
+            "f_owner Publish(\"cmpxchg\") true",
+        ]
+    );
+}

@@ -570,9 +570,15 @@ impl<'a> Function<'a> {
             _ if is_atomic_write(name) => {
                 // The address is whichever argument is one (`atomic_inc(v)`,
                 // `atomic_long_add(i, v)`, `set_bit(nr, addr)`).
-                let write = match name.starts_with("__") && is_bitop(name) {
-                    true => Write::NonAtomic(name.to_owned()),
-                    false => Write::Atomic(name.to_owned()),
+                let from_null = name.contains("cmpxchg")
+                    && !name.contains("try_")
+                    && args
+                        .get(1)
+                        .is_some_and(|a| matches!(self.of(*a).trim(), "NULL" | "0"));
+                let write = match (name.starts_with("__") && is_bitop(name), from_null) {
+                    (true, _) => Write::NonAtomic(name.to_owned()),
+                    (false, true) => Write::Publish(name.to_owned()),
+                    (false, false) => Write::Atomic(name.to_owned()),
                 };
                 let text = self.text;
                 for arg in args
