@@ -1142,8 +1142,10 @@ fn measured(facts: &Facts<'_>, m: &MemberFacts, evidence: &mut Vec<Evidence>) ->
 }
 
 /// Reference counts that are structs of their own, taken and dropped
-/// with atomics (a lockref's count beside its lock, with cmpxchg).
-const REFCOUNTS: &[&str] = &["lockref", "kref"];
+/// with atomics (a lockref's count beside its lock, with cmpxchg; 6.13's
+/// `file_ref_t` of `struct file` and `rcuref_t` of dst entries, whose
+/// helpers take the count's address and are not followed into).
+const REFCOUNTS: &[&str] = &["lockref", "kref", "file_ref_t", "rcuref_t"];
 
 /// The type's verdict on member `m`.
 fn inferred(m: &MemberFacts, evidence: &mut Vec<Evidence>) -> Option<Verdict> {

@@ -292,6 +292,59 @@ fn mem_cgroup_per_nodes_read_mostly_pointers_meet_lruvecs_writes_on_6_1_and_not_
 }
 
 #[test]
+#[ignore = "needs the 6.12 and 7.3 kernels and trees: .ci/run sets CACHELINT_VMLINUX, CACHELINT_KERNEL_SOURCE, CACHELINT_VMLINUX_73 and CACHELINT_KERNEL_SOURCE_73"]
+fn struct_files_count_meets_the_fields_every_read_reads_on_6_12_and_not_on_7_3() {
+    // e249056c91a2 "fs: place f_ref to 3rd cache line in struct file to
+    // resolve false sharing" (6.15), held back while the drafts were
+    // built: "f_ref contends with the reading of f_mode, f_op, f_mapping,
+    // f_inode, f_flags in the same cache line". 6.12's count is f_count
+    // (an atomic_long_t), 7.3's f_ref (a file_ref_t). No rule by hand.
+    let read = ["f_mode", "f_op", "f_mapping", "f_inode", "f_flags"];
+    let pairs = |findings: &[Value], count: &str| -> Vec<String> {
+        findings
+            .iter()
+            .filter(|f| {
+                // The member of file, in file or in a struct that embeds
+                // it (backing_file's `file.f_count`).
+                let member = |side: &str| {
+                    let path = f[side]["path"].as_str().unwrap();
+                    path.rsplit('.').next().unwrap().to_owned()
+                };
+                let (a, b) = (member("a"), member("b"));
+                a == count && read.contains(&b.as_str()) || b == count && read.contains(&a.as_str())
+            })
+            .map(|f| {
+                format!(
+                    "{} {} {} ~ {}",
+                    f["root"], f["kind"], f["a"]["path"], f["b"]["path"]
+                )
+            })
+            .collect()
+    };
+    let (before, before_draft) = drafted_check(&kernel_source(), &vmlinux(), &["file"]);
+    assert!(
+        rule_line(&before_draft, "file", "f_count").starts_with("f_count = \"lockless-write\""),
+        "{before_draft}"
+    );
+    let before_pairs = pairs(&before, "f_count");
+    eprintln!("6.12: {before_pairs:#?}");
+    assert!(
+        !before_pairs.is_empty(),
+        "6.12 flags no read field beside f_count in struct file: {before_pairs:#?}"
+    );
+    let tree = env_path("CACHELINT_KERNEL_SOURCE_73", "the 7.3 source tree");
+    let kernel = env_path("CACHELINT_VMLINUX_73", "Debian's 7.3 vmlinux");
+    let (after, after_draft) = drafted_check(&tree, &kernel, &["file"]);
+    // The count is still a lockless writer on 7.3: only its place changed.
+    assert!(
+        rule_line(&after_draft, "file", "f_ref").starts_with("f_ref = \"lockless-write\""),
+        "{after_draft}"
+    );
+    let after_pairs = pairs(&after, "f_ref");
+    assert!(after_pairs.is_empty(), "7.3 still flags {after_pairs:#?}");
+}
+
+#[test]
 #[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
 fn a_struct_its_fast_path_only_reads_gets_no_error() {
     // kmem_cache: its geometry and flags are set when the cache is made
