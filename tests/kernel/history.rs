@@ -345,6 +345,65 @@ fn struct_files_count_meets_the_fields_every_read_reads_on_6_12_and_not_on_7_3()
 }
 
 #[test]
+#[ignore = "needs the 6.12 and 7.3 kernels and trees: .ci/run sets CACHELINT_VMLINUX, CACHELINT_KERNEL_SOURCE, CACHELINT_VMLINUX_73 and CACHELINT_KERNEL_SOURCE_73"]
+fn rqs_lock_meets_the_load_balancers_lockless_reads_on_6_12_and_not_on_7_3() {
+    // By 7.3, struct rq opens with the members "loaded together, without
+    // holding the rq->lock, in an extremely hot loop in
+    // update_sg_lb_stats()" on a line of their own, and "the next
+    // cacheline holds the (hot) runqueue lock" (the tree's own comment,
+    // checked below). On 6.12 __lock and nr_running share line 0. No rule
+    // by hand: each tree drafts rq, whose nr_running the load balancer
+    // reads through other CPUs' run queues (cpu_rq(cpu)).
+    let counters = ["nr_running", "nr_numa_running", "nr_preferred_running"];
+    let pairs = |findings: &[Value]| -> Vec<String> {
+        findings
+            .iter()
+            .filter(|f| {
+                let (a, b) = (
+                    f["a"]["path"].as_str().unwrap(),
+                    f["b"]["path"].as_str().unwrap(),
+                );
+                f["root"] == "rq"
+                    && (a == "__lock" && counters.contains(&b)
+                        || b == "__lock" && counters.contains(&a))
+            })
+            .map(|f| {
+                format!(
+                    "{} {} {} ~ {}",
+                    f["severity"], f["kind"], f["a"]["path"], f["b"]["path"]
+                )
+            })
+            .collect()
+    };
+    let (before, before_draft) = drafted_check(&kernel_source(), &vmlinux(), &["rq"]);
+    let before_pairs = pairs(&before);
+    eprintln!("6.12: {before_pairs:#?}");
+    assert!(
+        before_pairs.iter().any(|p| p.contains("nr_running")),
+        "6.12 flags no nr_running beside __lock: {before_pairs:#?}"
+    );
+    let tree = env_path("CACHELINT_KERNEL_SOURCE_73", "the 7.3 source tree");
+    let kernel = env_path("CACHELINT_VMLINUX_73", "Debian's 7.3 vmlinux");
+    let comment = "in an extremely hot loop in update_sg_lb_stats()";
+    crate::evidence::line_of(&tree, "kernel/sched/sched.h", comment);
+    let (after, after_draft) = drafted_check(&tree, &kernel, &["rq"]);
+    // Both drafts see the same access: the lock is a lock, and other CPUs
+    // read nr_running; only the layout changed.
+    for (kernel, draft) in [("6.12", &before_draft), ("7.3", &after_draft)] {
+        assert!(
+            rule_line(draft, "rq", "__lock").starts_with("__lock = \"lock\""),
+            "{kernel}: {draft}"
+        );
+        assert!(
+            rule_line(draft, "rq", "nr_running").contains("read = [\"remote-cpus\"]"),
+            "{kernel}: {draft}"
+        );
+    }
+    let after_pairs = pairs(&after);
+    assert!(after_pairs.is_empty(), "7.3 still flags {after_pairs:#?}");
+}
+
+#[test]
 #[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
 fn a_struct_its_fast_path_only_reads_gets_no_error() {
     // kmem_cache: its geometry and flags are set when the cache is made
