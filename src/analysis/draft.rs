@@ -632,15 +632,14 @@ fn declared(
     let mut ignored: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
     // Per lock: the functions whose writes hold it, and the writes.
     let mut under: BTreeMap<String, (BTreeSet<String>, usize)> = BTreeMap::new();
-    // An atomic written with no lock; a plain store with no lock (the
-    // owner's); the functions writing with no lock.
+    // The functions writing it atomically with no lock; a plain store
+    // with no lock (the owner's); the functions writing with no lock.
     let (mut atomic, mut owner, mut unlocked) = (BTreeSet::new(), false, Vec::new());
     // Functions storing it with WRITE_ONCE or a release store and no
-    // lock: each a path of its own, which others read locklessly.
+    // lock: the owner's when they or the owner store to the object
+    // plainly too, else each a path of its own, which others read
+    // locklessly.
     let mut marked: Vec<String> = Vec::new();
-    // Functions storing it with WRITE_ONCE or a release store and no lock
-    // that store plainly to the object too: its owner's.
-    let mut owning: BTreeSet<String> = BTreeSet::new();
     // Writes under a lock of another object or a global: the context
     // and the lock.
     let mut other_locks: Vec<(String, String)> = Vec::new();
@@ -748,15 +747,6 @@ fn declared(
             (true, None, true) => {
                 atomic.insert(function.to_owned());
             }
-            // A function that also stores plainly to the object has it to
-            // itself: its marks are for lockless readers, and it is the
-            // owner (tcp_sock's `WRITE_ONCE(tp->snd_nxt, ..)` beside
-            // `tp->packets_out += ..`, under the socket lock its caller
-            // holds).
-            (false, None, true) if write.marked() && whole.plain_writers.contains(function) => {
-                owning.insert(function.to_owned());
-                owner = true
-            }
             (false, None, true) if write.marked() => marked.push(function.to_owned()),
             (false, None, true) => owner = true,
             _ => {}
@@ -768,15 +758,22 @@ fn declared(
             format!("and {} more writes", shown - MAX_WRITES_SHOWN),
         );
     }
+    // A marking function that also stores plainly to the object has it to
+    // itself: its marks are for lockless readers, and it is the owner
+    // (tcp_sock's `WRITE_ONCE(tp->snd_nxt, ..)` beside `tp->packets_out +=
+    // ..`, under the socket lock its caller holds).
+    let (owning, mut marked): (Vec<String>, Vec<String>) = sorted(marked)
+        .into_iter()
+        .partition(|f| whole.plain_writers.contains(f.as_str()));
     if !owning.is_empty() {
-        let functions: Vec<String> = owning.into_iter().collect();
+        owner = true;
         say(
             evidence,
             format!(
                 "marked for lockless readers in {}, which store{} plainly to {} with no lock too: \
                  the owner's",
-                listed(&functions, MAX_FUNCTIONS_LISTED),
-                if functions.len() == 1 { "s" } else { "" },
+                listed(&owning, MAX_FUNCTIONS_LISTED),
+                if owning.len() == 1 { "s" } else { "" },
                 facts.ty
             ),
         );
@@ -949,7 +946,7 @@ fn declared(
     // with the owner's (or those would race): the owner's too, marked for
     // lockless readers.
     if owner && !marked.is_empty() {
-        let functions = sorted(std::mem::take(&mut marked));
+        let functions = std::mem::take(&mut marked);
         say(
             evidence,
             format!(
@@ -958,7 +955,7 @@ fn declared(
             ),
         );
     }
-    for f in sorted(marked) {
+    for f in marked {
         let c = context_name(&f);
         contexts.entry(c.clone()).or_insert_with(|| {
             format!(
@@ -1217,7 +1214,6 @@ mod tests {
 
     #[test]
     fn the_lock_most_functions_hold_wins_others_conflict_and_shared_holds_serialise_nothing() {
-        use crate::evidence::source::Write;
         let held = |lock: &str, shared: bool| Held {
             member: Some(("s".into(), lock.into())),
             chain: vec![("s".into(), lock.into())],
@@ -1318,6 +1314,11 @@ mod tests {
         }
     }
 
+    /// A fast-path function's read of member `path`.
+    fn read_decl(path: &str, function: &str, once: bool, remote: bool) -> Declaration {
+        decl(path, function, Said::Read { once, remote }, Role::Fast)
+    }
+
     fn draft_of(members: &[&str], ds: &[Declaration]) -> Drafted {
         let untyped: Vec<(&str, &str)> = members.iter().map(|m| (*m, "")).collect();
         draft_typed(&untyped, ds)
@@ -1350,7 +1351,6 @@ mod tests {
 
     #[test]
     fn a_lock_few_writers_hold_is_no_members_lock() {
-        use crate::evidence::source::Write;
         let held = Held {
             member: Some(("s".into(), "l".into())),
             chain: vec![("s".into(), "l".into())],
@@ -1404,18 +1404,7 @@ mod tests {
 
     #[test]
     fn another_cpus_readers_of_an_owners_member_are_a_context() {
-        use crate::evidence::source::Write;
-        let remote = |f: &str| {
-            decl(
-                "n",
-                f,
-                Said::Read {
-                    once: false,
-                    remote: true,
-                },
-                Role::Fast,
-            )
-        };
+        let remote = |f: &str| read_decl("n", f, false, true);
         let ds = [
             decl(
                 "n",
@@ -1454,7 +1443,6 @@ mod tests {
 
     #[test]
     fn heat_counts_fast_paths_and_their_callers_and_twice_those_an_entry_point_reaches() {
-        use crate::evidence::source::Write;
         let with = |mut d: Declaration, entry: Option<&str>, callers: usize| {
             d.entry = entry.map(str::to_owned);
             d.callers = callers;
@@ -1488,15 +1476,7 @@ mod tests {
             // state: two functions, one the scheduler reaches (3 callers),
             // read and written there (one function, once).
             with(
-                decl(
-                    "state",
-                    "tick",
-                    Said::Read {
-                        once: false,
-                        remote: false,
-                    },
-                    Role::Fast,
-                ),
+                read_decl("state", "tick", false, false),
                 Some("the scheduler (__schedule)"),
                 3,
             ),
@@ -1510,15 +1490,7 @@ mod tests {
                 Some("the scheduler (__schedule)"),
                 3,
             ),
-            decl(
-                "state",
-                "peek",
-                Said::Read {
-                    once: false,
-                    remote: false,
-                },
-                Role::Fast,
-            ),
+            read_decl("state", "peek", false, false),
         ];
         let d = draft_of(&["refcnt", "state", "cold"], &ds);
         let field = |p: &str| d.ty.fields.iter().find(|f| f.path == p).unwrap();
@@ -1542,7 +1514,6 @@ mod tests {
 
     #[test]
     fn a_marked_store_beside_the_owners_plain_stores_is_the_owners() {
-        use crate::evidence::source::Write;
         let store =
             |path: &str, f: &str, w: Write| decl(path, f, Said::Written(w, vec![]), Role::Fast);
         let ds = [
@@ -1610,7 +1581,6 @@ mod tests {
 
     #[test]
     fn atomic_writes_by_few_writers_make_no_member_lockless() {
-        use crate::evidence::source::Write;
         let store =
             |path: &str, f: &str, w: Write| decl(path, f, Said::Written(w, vec![]), Role::Fast);
         let xchg = || Write::Atomic("xchg".into());
@@ -1653,17 +1623,7 @@ mod tests {
     fn a_member_set_once_from_null_is_read_mostly() {
         // file.f_owner: published by file_f_owner_allocate() on first use,
         // read by the signal paths.
-        let read = |f: &str| {
-            decl(
-                "f_owner",
-                f,
-                Said::Read {
-                    once: false,
-                    remote: false,
-                },
-                Role::Fast,
-            )
-        };
+        let read = |f: &str| read_decl("f_owner", f, false, false);
         let ds = [
             decl(
                 "f_owner",
@@ -1692,7 +1652,6 @@ mod tests {
 
     #[test]
     fn writes_under_a_mutex_of_the_whole_system_are_the_control_path() {
-        use crate::evidence::source::Write;
         // mem_cgroup_per_node.shrinker_info: replaced under shrinker_mutex
         // when a shrinker registers, read by reclaim.
         let global = Held {
@@ -1703,17 +1662,7 @@ mod tests {
             shared: false,
             global_mutex: true,
         };
-        let read = |f: &str| {
-            decl(
-                "shrinker_info",
-                f,
-                Said::Read {
-                    once: true,
-                    remote: false,
-                },
-                Role::Fast,
-            )
-        };
+        let read = |f: &str| read_decl("shrinker_info", f, true, false);
         let ds = [
             decl(
                 "shrinker_info",
@@ -1744,20 +1693,9 @@ mod tests {
 
     #[test]
     fn plain_stores_are_the_owners_and_built_or_control_writes_leave_a_member_read_mostly() {
-        use crate::evidence::source::Write;
         let plain =
             |path: &str, f: &str, role| decl(path, f, Said::Written(Write::Assign, vec![]), role);
-        let read = |path: &str, f: &str| {
-            decl(
-                path,
-                f,
-                Said::Read {
-                    once: false,
-                    remote: false,
-                },
-                Role::Fast,
-            )
-        };
+        let read = |path: &str, f: &str| read_decl(path, f, false, false);
         let ds = [
             plain("weight", "____napi_schedule", Role::Fast),
             plain("gro_bitmask", "__napi_poll", Role::Fast),
@@ -1820,7 +1758,6 @@ mod tests {
 
     #[test]
     fn locks_of_other_objects_a_lock_inside_a_member_and_no_table_named_after_a_member() {
-        use crate::evidence::source::Write;
         let held = |ty: &str, path: &str, text: &str| Held {
             member: Some((ty.into(), path.into())),
             chain: vec![(ty.into(), path.into())],

@@ -156,30 +156,21 @@ fn line_in(file: &str, needle: &str) -> u64 {
     at as u64 + 1
 }
 
-#[test]
-fn the_layout_half_drafts_the_structs_many_cpus_write_and_its_rules_reproduce_in_check() {
-    // A build with the tree's structs: netq's refcount, taken and dropped
-    // on every packet, shares its line with the limit and weight every
-    // packet reads (the fixture's header says so).
+/// Audits the tree against the build of its structs
+/// (`fixtures/bin/audit-types.o`) as JSON, with `extra` arguments and the
+/// drafted rules written to `out_dir`: the build, the report and netq's
+/// finding.
+fn audit_layout(extra: &[&str], out_dir: &Path) -> (String, Value, Value) {
     let build = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/bin/audit-types.o")
         .display()
         .to_string();
-    let out_dir = cache().join("rules-out");
     let cache = cache();
     let env = [("CACHELINT_CACHE_DIR", cache.as_os_str())];
-    let tree = tree();
-    let rules_out = out_dir.display().to_string();
-    let args = [
-        "audit",
-        "--source-tree",
-        &tree,
-        "--rules-out",
-        &rules_out,
-        "--format",
-        "json",
-        &build,
-    ];
+    let (tree, rules_out) = (tree(), out_dir.display().to_string());
+    let mut args = vec!["audit", "--source-tree", &tree];
+    args.extend_from_slice(extra);
+    args.extend(["--rules-out", &rules_out, "--format", "json", &build]);
     let (code, out, err) = crate::common::cachelint_with_env(&env, &args);
     assert_eq!(code, 0, "{err}");
     let report: Value = serde_json::from_str(&out).unwrap();
@@ -188,7 +179,19 @@ fn the_layout_half_drafts_the_structs_many_cpus_write_and_its_rules_reproduce_in
         .unwrap()
         .iter()
         .find(|f| f["root"] == "netq")
-        .unwrap_or_else(|| panic!("no netq pair: {out}"));
+        .unwrap_or_else(|| panic!("no netq pair: {out}"))
+        .clone();
+    (build, report, netq)
+}
+
+#[test]
+fn the_layout_half_drafts_the_structs_many_cpus_write_and_its_rules_reproduce_in_check() {
+    // A build with the tree's structs: netq's refcount, taken and dropped
+    // on every packet, shares its line with the limit and weight every
+    // packet reads (the fixture's header says so).
+    let out_dir = cache().join("rules-out");
+    let (build, report, netq) = audit_layout(&[], &out_dir);
+    let out = report.to_string();
     assert_eq!(netq["kind"], "false-sharing", "{netq}");
     assert_eq!(netq["members"][0], "refcnt", "{netq}");
     assert_eq!(
@@ -284,35 +287,8 @@ fn perfs_samples_rank_the_stores_first_and_speak_in_the_layout_halfs_drafts() {
     );
     // The layout half's drafts take the samples: ops, hot by perf alone,
     // now pairs with the refcount too.
-    let build = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/bin/audit-types.o")
-        .display()
-        .to_string();
     let out_dir = cache().join("rules-out-perf");
-    let (tree, rules_out) = (tree(), out_dir.display().to_string());
-    let cache = cache();
-    let env = [("CACHELINT_CACHE_DIR", cache.as_os_str())];
-    let args = [
-        "audit",
-        "--source-tree",
-        &tree,
-        "--perf",
-        &perf,
-        "--rules-out",
-        &rules_out,
-        "--format",
-        "json",
-        &build,
-    ];
-    let (code, out, err) = crate::common::cachelint_with_env(&env, &args);
-    assert_eq!(code, 0, "{err}");
-    let report: Value = serde_json::from_str(&out).unwrap();
-    let netq = report["layout"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["root"] == "netq")
-        .unwrap_or_else(|| panic!("no netq pair: {out}"));
+    let (_, _, netq) = audit_layout(&["--perf", &perf], &out_dir);
     assert_eq!(netq["pairs"], 3, "{netq}");
     let rules = std::fs::read_to_string(out_dir.join("netq.toml")).unwrap();
     assert!(rules.contains("\n# ops: measured: "), "{rules}");

@@ -182,6 +182,21 @@ fn drafted_check(tree: &Path, kernel: &Path, types: &[&str]) -> (Vec<Value>, Str
     (report["findings"].as_array().unwrap().clone(), draft)
 }
 
+/// The findings `keep` holds, each as a line a failure can print: its
+/// root, severity, kind and the two members' paths.
+fn pairs_where(findings: &[Value], keep: impl Fn(&Value) -> bool) -> Vec<String> {
+    findings
+        .iter()
+        .filter(|f| keep(f))
+        .map(|f| {
+            format!(
+                "{} {} {} {} ~ {}",
+                f["root"], f["severity"], f["kind"], f["a"]["path"], f["b"]["path"]
+            )
+        })
+        .collect()
+}
+
 /// The draft's rule line of `member` in table `[ty]`.
 fn rule_line<'d>(draft: &'d str, ty: &str, member: &str) -> &'d str {
     draft
@@ -235,17 +250,7 @@ fn mem_cgroup_per_nodes_read_mostly_pointers_meet_lruvecs_writes_on_6_1_and_not_
             eprintln!("{kernel} {}", rule_line(draft, "mem_cgroup_per_node", m));
         }
     }
-    let pairs = |fs: &[Value]| -> Vec<String> {
-        fs.iter()
-            .filter(|f| fixed(f))
-            .map(|f| {
-                format!(
-                    "{} {} {} ~ {}",
-                    f["severity"], f["kind"], f["a"]["path"], f["b"]["path"]
-                )
-            })
-            .collect()
-    };
+    let pairs = |fs: &[Value]| pairs_where(fs, fixed);
     let before_pairs = pairs(&before_findings);
     eprintln!("6.1: {before_pairs:#?}");
     assert!(
@@ -268,15 +273,11 @@ fn mem_cgroup_per_nodes_read_mostly_pointers_meet_lruvecs_writes_on_6_1_and_not_
         "mm/shrinker.c",
         "DEFINE_MUTEX(shrinker_mutex);",
     );
-    let among: Vec<String> = after_findings
-        .iter()
-        .filter(|f| {
-            f["root"] == "mem_cgroup_per_node"
-                && (read_mostly.contains(&top(f, "a").as_str())
-                    || read_mostly.contains(&top(f, "b").as_str()))
-        })
-        .map(|f| format!("{} {} ~ {}", f["severity"], f["a"]["path"], f["b"]["path"]))
-        .collect();
+    let among = pairs_where(&after_findings, |f| {
+        f["root"] == "mem_cgroup_per_node"
+            && (read_mostly.contains(&top(f, "a").as_str())
+                || read_mostly.contains(&top(f, "b").as_str()))
+    });
     assert!(among.is_empty(), "6.12 flags {among:#?}");
     assert!(
         rule_line(&after_draft, "mem_cgroup_per_node", "shrinker_info")
@@ -300,26 +301,17 @@ fn struct_files_count_meets_the_fields_every_read_reads_on_6_12_and_not_on_7_3()
     // f_inode, f_flags in the same cache line". 6.12's count is f_count
     // (an atomic_long_t), 7.3's f_ref (a file_ref_t). No rule by hand.
     let read = ["f_mode", "f_op", "f_mapping", "f_inode", "f_flags"];
-    let pairs = |findings: &[Value], count: &str| -> Vec<String> {
-        findings
-            .iter()
-            .filter(|f| {
-                // The member of file, in file or in a struct that embeds
-                // it (backing_file's `file.f_count`).
-                let member = |side: &str| {
-                    let path = f[side]["path"].as_str().unwrap();
-                    path.rsplit('.').next().unwrap().to_owned()
-                };
-                let (a, b) = (member("a"), member("b"));
-                a == count && read.contains(&b.as_str()) || b == count && read.contains(&a.as_str())
-            })
-            .map(|f| {
-                format!(
-                    "{} {} {} ~ {}",
-                    f["root"], f["kind"], f["a"]["path"], f["b"]["path"]
-                )
-            })
-            .collect()
+    let pairs = |findings: &[Value], count: &str| {
+        pairs_where(findings, |f| {
+            // The member of file, in file or in a struct that embeds it
+            // (backing_file's `file.f_count`).
+            let member = |side: &str| {
+                let path = f[side]["path"].as_str().unwrap();
+                path.rsplit('.').next().unwrap().to_owned()
+            };
+            let (a, b) = (member("a"), member("b"));
+            a == count && read.contains(&b.as_str()) || b == count && read.contains(&a.as_str())
+        })
     };
     let (before, before_draft) = drafted_check(&kernel_source(), &vmlinux(), &["file"]);
     assert!(
@@ -355,25 +347,16 @@ fn rqs_lock_meets_the_load_balancers_lockless_reads_on_6_12_and_not_on_7_3() {
     // by hand: each tree drafts rq, whose nr_running the load balancer
     // reads through other CPUs' run queues (cpu_rq(cpu)).
     let counters = ["nr_running", "nr_numa_running", "nr_preferred_running"];
-    let pairs = |findings: &[Value]| -> Vec<String> {
-        findings
-            .iter()
-            .filter(|f| {
-                let (a, b) = (
-                    f["a"]["path"].as_str().unwrap(),
-                    f["b"]["path"].as_str().unwrap(),
-                );
-                f["root"] == "rq"
-                    && (a == "__lock" && counters.contains(&b)
-                        || b == "__lock" && counters.contains(&a))
-            })
-            .map(|f| {
-                format!(
-                    "{} {} {} ~ {}",
-                    f["severity"], f["kind"], f["a"]["path"], f["b"]["path"]
-                )
-            })
-            .collect()
+    let pairs = |findings: &[Value]| {
+        pairs_where(findings, |f| {
+            let (a, b) = (
+                f["a"]["path"].as_str().unwrap(),
+                f["b"]["path"].as_str().unwrap(),
+            );
+            f["root"] == "rq"
+                && (a == "__lock" && counters.contains(&b)
+                    || b == "__lock" && counters.contains(&a))
+        })
     };
     let (before, before_draft) = drafted_check(&kernel_source(), &vmlinux(), &["rq"]);
     let before_pairs = pairs(&before);

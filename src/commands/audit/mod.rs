@@ -153,8 +153,9 @@ pub fn audit(run: &Run, opts: &AuditOptions) -> Result<AuditReport> {
         "source {}: its evidence index, by cachelint audit",
         tree.display()
     ));
-    drafted_from.extend(run.perf_read());
-    report.read.extend(run.perf_read());
+    let perf_read = run.perf_read();
+    drafted_from.extend(perf_read.iter().cloned());
+    report.read.extend(perf_read);
     let pairs = layout::pairs(run, tree, opts.arch.as_deref(), &drafted_from)?;
     report.structs = pairs.structs;
     report.layout_total = pairs.total;
