@@ -1,25 +1,24 @@
 //! The `cachelint` command line: parses arguments, runs a command from the
 //! library, prints, and maps errors to exit code 2.
 
+mod cli;
+
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anstream::stream::{AsLockedWrite, RawStream};
-use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use cachelint::commands::ListDepth;
-use cachelint::commands::Plan;
-use cachelint::commands::Rules;
 use cachelint::commands::{
     self, AssertsOptions, AuditOptions, Build, CheckOptions, DiagramOptions, DiffOptions,
-    DraftOptions, FootprintOptions, IndexCache, LayoutOptions, OffsetofOptions, OffsetsOptions,
-    Reading, Selection, Source, SourceRoot, SuggestOptions,
+    DraftOptions, FootprintOptions, LayoutOptions, OffsetofOptions, OffsetsOptions, Selection,
+    SuggestOptions,
 };
 use cachelint::commands::{Class, Kind, Severity};
-use cachelint::render::{self, Format, Highlight, Marked, Output, Render, Tone};
+use cachelint::render::{self, Format, Highlight, Marked, Output, Tone};
 use cachelint::report::Checked;
 use cachelint::report::asserts::AssertsReport;
 use cachelint::report::audit::AuditReport;
@@ -31,7 +30,10 @@ use cachelint::report::layout::{LayoutReport, OffsetofReport};
 use cachelint::report::offsets::OffsetsReport;
 use cachelint::report::review::ReviewReport;
 use cachelint::report::suggest::SuggestReport;
-use cachelint::run::{Run, Setup, Want};
+use cachelint::run::{Run, Setup};
+
+use cli::args::{InputArgs, PerfArgs, PlanArgs, SourceArgs, formats};
+use cli::positional::{After, Rest, build_arg, build_first, builds_then, parse_builds};
 
 /// Exact struct layouts and cachelines from the DWARF of a vmlinux, module or
 /// any ELF object.
@@ -784,239 +786,6 @@ fn diagram_help() -> String {
         letters.join(", ")
     )
 }
-
-/// Where a command reads types from: the same two flags on every command.
-#[derive(clap::Args)]
-struct SourceArgs {
-    /// Where types come from: dwarf; btf (a .BTF section, or a raw BTF file
-    /// such as /sys/kernel/btf/vmlinux); auto: DWARF when the file has it,
-    /// else BTF. BTF has no source lines and no alignment attributes.
-    #[arg(long, value_enum, default_value_t = SourceKind::Auto)]
-    source: SourceKind,
-    /// The vmlinux (or its raw BTF) that a module's split BTF builds on;
-    /// implies --source btf.
-    #[arg(long, value_name = "FILE")]
-    btf_base: Option<PathBuf>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum SourceKind {
-    /// DWARF if present, else BTF.
-    Auto,
-    /// DWARF only.
-    Dwarf,
-    /// BTF only.
-    Btf,
-}
-
-impl SourceArgs {
-    fn source(self) -> cachelint::error::Result<Source> {
-        match (self.source, self.btf_base) {
-            (SourceKind::Dwarf, Some(_)) => Err(cachelint::error::Error::Usage(
-                "--btf-base goes with BTF, not --source dwarf".into(),
-            )),
-            (SourceKind::Dwarf, None) => Ok(Source::Dwarf),
-            (SourceKind::Auto, None) => Ok(Source::Auto),
-            (_, base) => Ok(Source::Btf { base }),
-        }
-    }
-}
-
-/// The flags of every command that lays out types: where they come from
-/// and the line size.
-#[derive(clap::Args)]
-struct InputArgs {
-    /// Cacheline size in bytes; default: the rules file's `cacheline`, else
-    /// the build's: its config's CONFIG_*_L1_CACHE_SHIFT, else the
-    /// alignment of its struct cacheline_padding, else the ELF machine's
-    /// (64 for x86_64/arm64/riscv, 128 for ppc64, 256 for s390x; 64 for
-    /// raw BTF, which does not say).
-    #[arg(long, value_parser = cacheline_size)]
-    cacheline: Option<u64>,
-    #[command(flatten)]
-    source: SourceArgs,
-    /// The plan file (`--plan`), for the commands that take one.
-    #[arg(skip)]
-    plan: Option<PathBuf>,
-    /// perf's samples (`--perf`), for the commands that read them.
-    #[arg(skip)]
-    perf: Vec<PathBuf>,
-    /// Neither read nor write the on-disk name index. A lookup of a type
-    /// in a file with over 8 MiB of DWARF keeps an index of the file's
-    /// type names (about 1 MB for a vmlinux) in $CACHELINT_CACHE_DIR, else
-    /// $XDG_CACHE_HOME/cachelint/index, else ~/.cache/cachelint/index:
-    /// the next lookup in the same file decodes only the type it asks for.
-    /// An index is trusted only while the file's build-id, size and
-    /// modification time are those it was made from.
-    #[arg(long)]
-    no_cache: bool,
-    /// What the source files printed (diagnostics, SARIF, JSON decl_file)
-    /// are relative to: auto, the kernel source root found in each build
-    /// (Debian's rt kernel records debian/build/source_rt/include/...,
-    /// printed as include/...); a directory as the builds record it; or
-    /// none, the paths as recorded. DWARF only: BTF has no source files.
-    #[arg(long, value_name = "DIR|auto|none", default_value = "auto",
-          value_parser = clap::builder::NonEmptyStringValueParser::new())]
-    source_root: String,
-}
-
-/// `--plan`, for the commands that lay structs out by one (not `review`,
-/// which lays out two commits as compiled, `suggest`, which starts from
-/// the compiled layout, nor `audit`).
-#[derive(clap::Args)]
-struct PlanArgs {
-    /// Lay the structs out as this plan file (TOML) says, not as compiled:
-    /// new member orders, alignments, cacheline groups, added or removed
-    /// members, re-laid out by the target's C ABI with every struct that
-    /// embeds them. For diff, and diagram --compare, the plan applies to
-    /// the second build only: give the same build twice to see what the
-    /// plan changes. See docs/plans.md.
-    #[arg(long, value_name = "PLAN")]
-    plan: Option<PathBuf>,
-}
-
-/// `--perf`, for the commands that read samples: draft, check, layout,
-/// diagram, footprint and suggest.
-#[derive(clap::Args)]
-struct PerfArgs {
-    /// perf's data-type profile (perf 6.8 or later) as text: the output of
-    /// `perf report -s type,typeoff --stdio`, `perf annotate --data-type
-    /// --stdio` or `perf annotate --code-with-type --stdio`, told apart by
-    /// content. Repeatable. Samples are placed on each build's own layout
-    /// as compiled (with --plan they follow their members to the plan's
-    /// offsets); a row that does not fit is a located note. See
-    /// docs/evidence.md.
-    #[arg(long, value_name = "FILE")]
-    perf: Vec<PathBuf>,
-}
-
-impl InputArgs {
-    /// With the samples of `--perf`.
-    fn with_perf(mut self, perf: PerfArgs) -> InputArgs {
-        self.perf = perf.perf;
-        self
-    }
-
-    /// With the plan of `--plan`.
-    fn with_plan(mut self, plan: PlanArgs) -> InputArgs {
-        self.plan = plan.plan;
-        self
-    }
-
-    /// A run's setup of `builds` under `rules`, read as these options say.
-    fn setup(self, rules: Vec<PathBuf>, builds: Vec<Build>) -> cachelint::error::Result<Setup> {
-        let plan = match &self.plan {
-            Some(path) => Some(std::sync::Arc::new(Plan::read(path)?)),
-            None => None,
-        };
-        let cacheline = self.cacheline;
-        let perf = self.perf.clone();
-        let mut setup = Setup::files(rules, builds, self.reading()?)?;
-        setup.perf = perf;
-        setup.plan = plan;
-        setup.cacheline = cacheline;
-        Ok(setup)
-    }
-
-    fn reading(self) -> cachelint::error::Result<Reading> {
-        let source_root = match self.source_root.as_str() {
-            "auto" => SourceRoot::Detect,
-            "none" => SourceRoot::Keep,
-            dir => SourceRoot::Dir(dir.to_owned()),
-        };
-        Ok(Reading {
-            source: self.source.source()?,
-            index: if self.no_cache {
-                IndexCache::Off
-            } else {
-                IndexCache::from_env()
-            },
-            source_root,
-        })
-    }
-}
-
-/// `--cacheline`: what a rules file's `cacheline` may be too.
-fn cacheline_size(text: &str) -> Result<u64, String> {
-    text.parse()
-        .ok()
-        .filter(|&n| cachelint::commands::is_cacheline_size(n))
-        .ok_or_else(|| "a cacheline is a power of two from 16 to 4096 (bytes)".to_owned())
-}
-
-/// `--format`, offering exactly the formats report `R` can be written in.
-fn formats<R: Render>() -> impl TypedValueParser<Value = Format> {
-    PossibleValuesParser::new(R::FORMATS.iter().filter_map(|f| f.to_possible_value()))
-        .map(|name| Format::from_str(&name, false).expect("a value clap offered"))
-}
-
-/// `suggest`'s and `draft`'s BUILD... TYPE...: the builds are the
-/// arguments up to the first that is not one
-/// ([`cachelint::run::is_build_arg`]), the rest the types. Every argument
-/// a build: the last is the type (and the command says it is a file).
-fn builds_then_types(items: &[String]) -> cachelint::error::Result<(Vec<String>, Vec<String>)> {
-    let usage = cachelint::error::Error::Usage;
-    let split = items
-        .iter()
-        .position(|s| !cachelint::run::is_build_arg(s))
-        .unwrap_or(items.len() - 1);
-    let (builds, types) = items.split_at(split);
-    if builds.is_empty() {
-        return Err(not_a_build(&items[0], After::Then("the types")));
-    }
-    if let Some(late) = types.iter().find(|t| t.contains('=')) {
-        return Err(usage(format!(
-            "'{late}' looks like a build after a type: builds come first"
-        )));
-    }
-    Ok((builds.to_vec(), types.to_vec()))
-}
-
-/// Splits `offsets` arguments into builds
-/// ([`cachelint::run::is_build_arg`]) and the paths after them.
-fn builds_then_paths(items: &[String]) -> Result<(Vec<Build>, Vec<String>), String> {
-    // NAME=FILE is always a build (paths have no '='), and so is an
-    // argument with a '/', which no member path holds: one whose file is
-    // not there is a missing file.
-    if let Some(missing) = items.iter().find_map(|s| {
-        let file = s.split_once('=').map_or(s.as_str(), |(_, f)| f);
-        let named = s.contains('=') || s.contains('/');
-        let path = std::path::Path::new(file);
-        let there = path.is_file() || cachelint::run::one_variant(path).is_some();
-        (named && !there).then_some(file)
-    }) {
-        return Err(format!("{missing}: no such file"));
-    }
-    let is_build = cachelint::run::is_build_arg;
-    let split = items
-        .iter()
-        .position(|s| !is_build(s))
-        .unwrap_or(items.len());
-    let (builds, paths) = items.split_at(split);
-    if builds.is_empty() {
-        return Err(not_a_build(
-            items.first().map_or("", String::as_str),
-            After::Then("the paths"),
-        )
-        .to_string());
-    }
-    if paths.is_empty() {
-        return Err("no path given: after the builds, name paths such as lruvec.lru_lock".into());
-    }
-    if let Some(late) = paths.iter().find(|p| is_build(p)) {
-        return Err(format!(
-            "'{late}' looks like a build after a path: builds come first"
-        ));
-    }
-    Ok((
-        builds
-            .iter()
-            .map(|b| Build::parse(b).map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?,
-        paths.to_vec(),
-    ))
-}
-
 /// `A-B` or `A`.
 fn parse_lines(text: &str) -> Result<(u64, u64), String> {
     let bad = || format!("'{text}' is not a line range: write A-B or A (line numbers from 0)");
@@ -1030,68 +799,6 @@ fn parse_lines(text: &str) -> Result<(u64, u64), String> {
             Ok((a, a))
         }
     }
-}
-
-/// The builds named on the command line, where a type name stands in
-/// their place (`then`: what follows the builds).
-fn parse_builds(items: &[String], then: After) -> cachelint::error::Result<Vec<Build>> {
-    items.iter().map(|b| build_arg(b, then)).collect()
-}
-
-/// A BUILD argument (FILE or NAME=FILE), checked by [`build_first`].
-fn build_arg(text: &str, then: After) -> cachelint::error::Result<Build> {
-    build_first(
-        text.split_once('=').map_or(text, |(_, file)| file),
-        text,
-        then,
-    )?;
-    Build::parse(text)
-}
-
-/// A C identifier `name` (the file of argument `text`) where no such file
-/// is, is a type given before the builds: every command says so alike, with what should follow the
-/// builds (`then`).
-fn build_first(name: &str, text: &str, then: After) -> cachelint::error::Result<()> {
-    let identifier = !name.is_empty()
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    match identifier && !std::path::Path::new(name).exists() {
-        true => Err(not_a_build(text, then)),
-        false => Ok(()),
-    }
-}
-
-/// What a command takes after its builds.
-#[derive(Clone, Copy)]
-enum After {
-    /// Positional arguments, such as "the types".
-    Then(&'static str),
-    /// Nothing: the builds are the only positional arguments, and this
-    /// says where the types come from.
-    Only(&'static str),
-}
-
-/// The error of a type name where a build goes.
-fn not_a_build(text: &str, after: After) -> cachelint::error::Error {
-    cachelint::error::Error::Usage(match after {
-        After::Then(then) => format!(
-            "'{text}' is not a file: the builds (FILE or NAME=FILE) come first, then {then}"
-        ),
-        After::Only(types) => {
-            format!("'{text}' is not a file: only builds (FILE or NAME=FILE) go here; {types}")
-        }
-    })
-}
-
-/// Opens a run of `builds` under `rules` for a command that wants
-/// `want` of them.
-fn open(
-    rules: Vec<PathBuf>,
-    builds: Vec<Build>,
-    input: InputArgs,
-    want: impl FnOnce(&Rules) -> cachelint::error::Result<Want>,
-) -> cachelint::error::Result<Run> {
-    Run::open(input.setup(rules, builds)?, want)
 }
 
 /// Runs the command and writes its report.
@@ -1115,9 +822,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 expand,
                 macros,
             };
-            let run = open(Vec::new(), vec![Build::file(&file)], input, |r| {
-                opts.want(r)
-            })?;
+            let run = input.open(Vec::new(), vec![Build::file(&file)], |r| opts.want(r))?;
             render::output(&commands::layout(&run, &opts)?, format, "layout")
         }
         Command::Offsetof {
@@ -1131,9 +836,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             let text = file.to_string_lossy();
             build_first(&text, &text, After::Then("the paths"))?;
             let opts = OffsetofOptions { paths };
-            let run = open(Vec::new(), vec![Build::file(&file)], input, |r| {
-                opts.want(r)
-            })?;
+            let run = input.open(Vec::new(), vec![Build::file(&file)], |r| opts.want(r))?;
             render::output(&commands::offsetof(&run, &opts)?, format, "offsetof")
         }
         Command::Sizes { file, source } => {
@@ -1190,7 +893,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             let input = input.with_perf(perf).with_plan(plan);
             let opts = FootprintOptions { types };
             let then = After::Only("name a type with --type TYPE");
-            let run = open(rules, parse_builds(&builds, then)?, input, |r| opts.want(r))?;
+            let run = input.open(rules, parse_builds(&builds, then)?, |r| opts.want(r))?;
             render::output(
                 &commands::footprint_report(&run, &opts)?,
                 format,
@@ -1215,7 +918,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             perf,
         } => {
             let input = input.with_perf(perf);
-            let (builds, types) = builds_then_types(&items)?;
+            let (builds, types) = builds_then(&items, Rest::Types)?;
             let opts = SuggestOptions {
                 types,
                 plan_out,
@@ -1228,12 +931,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 diagram,
                 asserts,
             };
-            let run = open(
-                rules,
-                parse_builds(&builds, After::Then("the types"))?,
-                input,
-                |r| opts.want(r),
-            )?;
+            let run = input.open(rules, builds, |r| opts.want(r))?;
             render::output(&commands::suggest(&run, &opts)?, format, "suggest")
         }
         Command::Draft {
@@ -1247,19 +945,14 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             plan,
         } => {
             let input = input.with_perf(perf).with_plan(plan);
-            let (builds, types) = builds_then_types(&items)?;
+            let (builds, types) = builds_then(&items, Rest::Types)?;
             let opts = DraftOptions {
                 types,
                 source_tree,
                 arch,
                 index,
             };
-            let run = open(
-                Vec::new(),
-                parse_builds(&builds, After::Then("the types"))?,
-                input,
-                |r| opts.want(r),
-            )?;
+            let run = input.open(Vec::new(), builds, |r| opts.want(r))?;
             render::output(&commands::draft(&run, &opts)?, format, "draft")
         }
         Command::Offsets {
@@ -1269,10 +962,9 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             plan,
         } => {
             let input = input.with_plan(plan);
-            let (builds, paths) =
-                builds_then_paths(&items).map_err(cachelint::error::Error::Usage)?;
+            let (builds, paths) = builds_then(&items, Rest::Paths)?;
             let opts = OffsetsOptions { paths };
-            let run = open(Vec::new(), builds, input, |r| opts.want(r))?;
+            let run = input.open(Vec::new(), builds, |r| opts.want(r))?;
             render::output(&commands::offsets(&run, &opts)?, format, "offsets")
         }
         Command::Review {
@@ -1315,7 +1007,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                     "no type given: diff takes two builds (OLD NEW), then the types".into(),
                 ));
             }
-            let run = open(rules, builds, input, |r| opts.want(r))?;
+            let run = input.open(rules, builds, |r| opts.want(r))?;
             render::output(&commands::diff(&run, &opts)?, format, "diff")
         }
         Command::Diagram {
@@ -1347,7 +1039,7 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
             };
             let mut builds = vec![build_arg(&build, After::Then("the type"))?];
             builds.extend(compare.as_deref().map(Build::parse).transpose()?);
-            let run = open(rules, builds, input, |r| opts.want(r))?;
+            let run = input.open(rules, builds, |r| opts.want(r))?;
             render::output(&commands::diagram(&run, &opts)?, format, "diagram")
         }
         Command::Asserts {
@@ -1361,12 +1053,8 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
         } => {
             let input = input.with_plan(plan);
             let opts = AssertsOptions { ty, against };
-            let run = open(
-                rules,
-                vec![build_arg(&build, After::Then("the type"))?],
-                input,
-                |r| opts.want(r),
-            )?;
+            let builds = vec![build_arg(&build, After::Then("the type"))?];
+            let run = input.open(rules, builds, |r| opts.want(r))?;
             render::output(&commands::asserts(&run, &opts)?, format, "asserts")
         }
         Command::Audit {
@@ -1388,11 +1076,9 @@ fn run(command: Command) -> cachelint::error::Result<Output> {
                 top,
                 rules_out,
             };
-            let builds = builds
-                .iter()
-                .map(|b| build_arg(b, After::Only("the tree is --source-tree DIR")))
-                .collect::<cachelint::error::Result<Vec<_>>>()?;
-            let run = open(Vec::new(), builds, input, |r| opts.want(r))?;
+            let then = After::Only("the tree is --source-tree DIR");
+            let builds = parse_builds(&builds, then)?;
+            let run = input.open(Vec::new(), builds, |r| opts.want(r))?;
             let report = commands::audit(&run, &opts)?;
             if let Some(dir) = &opts.rules_out {
                 write_rules(dir, &report.rules)?;
