@@ -6,8 +6,8 @@
 //! → [`commands`] (one leaf per command, over the run's types: `model`,
 //! `layout`, `plan`, `analysis`, `search`) → [`report`] (plain data) →
 //! [`render`] (text, JSON, diagnostics, SARIF, diagrams). The command line
-//! in `main.rs` only parses arguments, opens the [`run::Run`] and maps
-//! errors ([`error`]) to exit codes. `docs/design.md` walks through it.
+//! (`main.rs`, and a file a command in `cli/`) only parses arguments, opens
+//! the [`run::Run`] and maps errors ([`error`]) to exit codes. `docs/design.md` walks through it.
 //!
 //! What is public is what the binary, the tests and the fuzz targets
 //! (`exercise`) use; the rest is the crate's own.

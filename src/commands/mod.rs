@@ -11,7 +11,9 @@
 //! To add a command: a module here with its options, their `want`, and a
 //! function that reads the run and returns a report; a report type in
 //! [`crate::report`] and its [`crate::render::Render`] in
-//! [`crate::render`]; a variant of `Command` in `main.rs`.
+//! [`crate::render`]; in the binary, a file `src/cli/NAME.rs` with its
+//! clap arguments and an `exec` that builds the options and calls it, and
+//! a variant of `Command` in `main.rs` that dispatches to that `exec`.
 
 mod asserts;
 mod audit;
