@@ -67,6 +67,16 @@ impl MemberTypes {
         self.structs.get(ty)?.get(member).map(String::as_str)
     }
 
+    /// How many structs have a member that leads to struct `ty` (by
+    /// value or through a pointer): a handful for an object, thousands
+    /// for a `list_head`.
+    pub(crate) fn users(&self, ty: &str) -> usize {
+        self.structs
+            .values()
+            .filter(|members| members.values().any(|t| t == ty))
+            .count()
+    }
+
     /// How many structs it knows.
     pub(crate) fn len(&self) -> usize {
         self.structs.len()

@@ -324,6 +324,62 @@ pub(crate) fn enclosing(table: &TypeTable, holders: &Holders, id: TypeId) -> Vec
 /// Levels of embedding followed up from a drafted struct.
 const MAX_ENCLOSING_DEPTH: usize = 8;
 
+/// The structs of `table` that hold struct `id` by value themselves (not
+/// through another struct), each with its members that do: `(holder,
+/// members)`, in the table's order.
+pub(crate) fn holders_by_value(
+    table: &TypeTable,
+    holders: &Holders,
+    id: TypeId,
+) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for (outer, place, ..) in holders.of(table.strip(id)) {
+        let (Some(name), Some((_, member))) = (tag(table, *outer), place.split_once('.')) else {
+            continue;
+        };
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, members)) => members.push(member.to_owned()),
+            None => out.push((name, vec![member.to_owned()])),
+        }
+    }
+    out
+}
+
+/// The drafts of a struct and of one it holds by value as one rules file,
+/// the holder's first: where both name a context, a struct or a member,
+/// the holder's draft says it.
+pub(crate) fn joined(holder: &DraftReport, held: &DraftReport) -> DraftReport {
+    let mut out = holder.clone();
+    for c in &held.contexts {
+        if !out.contexts.iter().any(|x| x.name == c.name) {
+            out.contexts.push(c.clone());
+        }
+    }
+    for t in &held.types {
+        match out.types.iter_mut().find(|x| x.name == t.name) {
+            Some(mine) => {
+                for f in &t.fields {
+                    if !mine.fields.iter().any(|x| x.path == f.path) {
+                        mine.fields.push(f.clone());
+                    }
+                }
+            }
+            None => out.types.push(t.clone()),
+        }
+    }
+    for p in &held.placements {
+        if !out.placements.iter().any(|x| x.ty == p.ty) {
+            out.placements.push(p.clone());
+        }
+    }
+    for n in &held.notes {
+        if !out.notes.contains(n) {
+            out.notes.push(n.clone());
+        }
+    }
+    out
+}
+
 /// The named structs of `table` with a member (or array of them) of
 /// struct `id`, each once.
 fn holders_of(table: &TypeTable, holders: &Holders, id: TypeId) -> Vec<(TypeId, String)> {

@@ -90,7 +90,10 @@ fn text(report: &AuditReport) -> String {
             "    hot: heat {}; {} lockless stores to {} on fast paths; in {}",
             f.heat,
             f.stores,
-            f.root,
+            match &f.holds {
+                Some(held) => format!("{held}, which {} holds,", f.root),
+                None => f.root.clone(),
+            },
             f.configs.join(", ")
         );
         for e in &f.evidence {

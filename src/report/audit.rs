@@ -28,6 +28,9 @@ pub struct AuditReport {
     /// Structs drafted and checked: those the tree writes from many CPUs
     /// that the build has.
     pub structs: usize,
+    /// Structs holding one of those by value, drafted with it and checked
+    /// for their pairs across the two.
+    pub holders: usize,
     /// The drafted rules of each struct with a pair, as `check --rules`
     /// reads them: (struct, file text), written by `--rules-out`.
     #[serde(skip)]
@@ -74,6 +77,10 @@ pub struct LayoutFinding {
     pub others: Vec<String>,
     /// The fast-path lockless stores to the struct the tree makes.
     pub stores: usize,
+    /// For a struct holding a contended one by value, the one it holds
+    /// (the stores are to it, the pair across the two).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holds: Option<String>,
     /// The evidence of each member's class, the first few lines.
     pub evidence: Vec<String>,
     /// The drafted rules file that reproduces it in `check`, `diagram`

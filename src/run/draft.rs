@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::analysis::draft::{Drafted, Facts, draft as draft_type};
-use crate::analysis::draft_report::{Holders, Placer, add_placement, enclosing, members, merge};
+use crate::analysis::draft_report::{
+    Holders, Placer, add_placement, enclosing, holders_by_value, members, merge,
+};
 use crate::error::Result;
 use crate::evidence::source::{Declaration, Said};
 use crate::report::draft::{DraftPlacement, DraftReport};
@@ -44,6 +46,27 @@ impl Run {
         wanted.sort();
         wanted.dedup();
         Ok(wanted)
+    }
+
+    /// The structs that hold one of `names` by value themselves, in build
+    /// `opened`: `(holder, held, the holder's members holding it)`, each
+    /// pair once.
+    pub(crate) fn holders_of(
+        &self,
+        opened: &Opened,
+        names: &[String],
+    ) -> Result<Vec<(String, String, Vec<String>)>> {
+        let view = self.view(opened)?;
+        let holders = Holders::of_table(view.table());
+        let mut out = Vec::new();
+        for name in names {
+            if let Some(f) = opened.present.get(name) {
+                for (holder, members) in holders_by_value(view.table(), &holders, f.id) {
+                    out.push((holder, name.clone(), members));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The structs `names` that `builds` have, each drafted on every one

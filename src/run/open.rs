@@ -300,6 +300,15 @@ fn contended(
     for (name, f) in more.types {
         present.types.entry(name).or_insert(f);
     }
+    for (name, units) in more.units {
+        present.units.entry(name).or_default().extend(units);
+    }
+    // The structs holding them, decoded with them: the layout half checks
+    // a holder's pairs across the two.
+    let contended: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+    if !contended.is_empty() {
+        loaded.discover_roots(present, &contended)?;
+    }
     Ok(found)
 }
 

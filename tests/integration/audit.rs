@@ -215,13 +215,14 @@ fn the_layout_half_drafts_the_structs_many_cpus_write_and_its_rules_reproduce_in
     );
     let rules_file = out_dir.join("netq.toml");
     assert_eq!(netq["rules_file"], rules_file.display().to_string());
-    // The drafted rules file says the same to `check`.
+    // The drafted rules file says the same to `check`, which checks netq
+    // where the build holds it: in netdev, its outermost holder.
     let rules = rules_file.display().to_string();
     let (code, text, err) = crate::common::cachelint(&["check", "--rules", &rules, &build]);
     assert_eq!(code, 1, "{err}");
     assert!(
         text.contains(
-            "lockless-write 'refcnt' shares cacheline 0 of netq with hot-read 'limit', 'weight'"
+            "lockless-write 'refcnt' shares cacheline 0 of netdev with hot-read 'limit', 'weight'"
         ),
         "{text}"
     );
@@ -229,6 +230,36 @@ fn the_layout_half_drafts_the_structs_many_cpus_write_and_its_rules_reproduce_in
     // ring build has none of these structs, so its audit drafts none.
     assert!(out_dir.join("mm_struct.toml").exists());
     assert_eq!(report["structs"], 2, "{out}");
+    // netdev holds a netq by value: its mtu and flags, which every packet
+    // reads, share the line of the queue's count (netdev.h says so). The
+    // pair is across the two, so it is netdev's, drafted with netq.
+    assert_eq!(report["holders"], 1, "{out}");
+    let netdev = report["layout"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["root"] == "netdev")
+        .unwrap_or_else(|| panic!("no netdev pair: {out}"));
+    assert_eq!(netdev["holds"], "netq", "{netdev}");
+    assert_eq!(netdev["kind"], "false-sharing", "{netdev}");
+    assert_eq!(netdev["members"][0], "q.refcnt", "{netdev}");
+    assert!(
+        ["mtu", "flags"].contains(&netdev["members"][1].as_str().unwrap()),
+        "{netdev}"
+    );
+    // Only pairs across the two: netq's own are netq's.
+    assert_eq!(netdev["pairs"], 2, "{netdev}");
+    // The count's evidence is netq's, where it is written.
+    let evidence = netdev["evidence"].to_string();
+    assert!(evidence.contains("atomic_inc() in netq_xmit"), "{evidence}");
+    let rules = out_dir.join("netdev.toml").display().to_string();
+    let (code, text, err) = crate::common::cachelint(&["check", "--rules", &rules, &build]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        text.contains("lockless-write 'refcnt' shares cacheline 0 of netdev with hot-read"),
+        "{text}"
+    );
+    assert!(text.contains("hot-read       mtu"), "{text}");
     let (code, out, err) = audit(&["--format", "json"]);
     assert_eq!(code, 0, "{err}");
     let report: Value = serde_json::from_str(&out).unwrap();

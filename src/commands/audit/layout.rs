@@ -2,16 +2,22 @@
 //! once (lockless or marked stores on a fast path) that the builds have,
 //! drafted from the tree's evidence index as `draft` drafts it, the draft
 //! checked on every build as `check --rules` checks it, and the pairs it
-//! reports ranked across the kernel.
+//! reports ranked across the kernel. A struct that holds one of them by
+//! value, and whose own members fast paths read, is drafted with it and
+//! checked as the root of both: its pairs across the two (a read-mostly
+//! pointer of `mem_cgroup_per_node` beside its `lruvec`'s lock) are its
+//! own.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
+use crate::analysis::draft_report::joined;
 use crate::error::Result;
-use crate::evidence::source::{Declaration, Said};
+use crate::evidence::source::{Declaration, Role, Said};
 use crate::report::ReportFinding;
 use crate::report::audit::LayoutFinding;
 use crate::report::draft::DraftReport;
+use crate::rules::Rules;
 use crate::run::{self, Roots, Run};
 
 /// Evidence lines shown per member of a pair.
@@ -19,6 +25,16 @@ const EVIDENCE_SHOWN: usize = 3;
 
 /// A struct's other pairs named with its worst, at most.
 const OTHERS_NAMED: usize = 10;
+
+/// The structs holding a contended struct by value drafted with it, at
+/// most: those whose own members fast paths read in the most functions.
+const HOLDERS_DRAFTED: usize = 3;
+
+/// Structs leading to a contended struct (holding it or pointing to it)
+/// past which it is a building block of the kernel's (a `list_head`, a
+/// `work_struct`, a `refcount_t`), not an object whose holders the layout
+/// half drafts.
+const BUILDING_BLOCK: usize = 16;
 
 /// How much a pair is worth a patch by its kind and classes: a writer
 /// many CPUs share next to what readers or lock takers need most; next
@@ -59,35 +75,93 @@ pub(super) fn pairs(run: &Run, tree: &Path, arch: Option<&str>, read: &[String])
     // checked on every build, as `check --rules` does.
     let builds: Vec<&run::Opened> = run.builds.iter().collect();
     let drafts = run.drafts(&builds, &names, &declarations, read)?;
-    let checked = drafts.len();
+    let stores_to = |name: &str| {
+        contended
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |(_, s)| *s)
+    };
+    // The structs holding a contended one by value, with fast-path
+    // readers of their own, drafted too (those not contended themselves).
+    let users = |ty: &str| first.member_types.as_ref().map_or(0, |m| m.users(ty));
+    let holding = holders_read(run.holders_of(first, &names)?, &declarations, &users);
+    let holder_names: Vec<String> = holding
+        .iter()
+        .map(|(h, ..)| h.clone())
+        .filter(|h| !names.contains(h))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let holder_drafts = run.drafts(&builds, &holder_names, &declarations, read)?;
+    // Each struct's draft joined with those of the contended structs it
+    // holds, to check as one root.
+    let mut checks: Vec<Check> = Vec::new();
+    for draft in drafts.iter().chain(&holder_drafts) {
+        let contended_too = names.contains(&draft.name);
+        let mut report = draft.report.clone();
+        let mut inside: Vec<(String, String)> = Vec::new();
+        for (_, held, members) in holding.iter().filter(|(h, ..)| *h == draft.name) {
+            if let Some(d) = drafts.iter().find(|d| d.name == *held) {
+                report = joined(&report, &d.report);
+                inside.extend(members.iter().map(|m| (m.clone(), held.clone())));
+            }
+        }
+        let (text, rules) = match inside.is_empty() {
+            true => (draft.text.clone(), draft.rules.clone()),
+            false => {
+                let text = report.rules_file();
+                let file = format!("{}.toml", draft.name);
+                let rules = Rules::from_toml(Path::new(&file), &text)?;
+                (text, rules)
+            }
+        };
+        let Some(rules) = rules else { continue };
+        if !contended_too && inside.is_empty() {
+            continue;
+        }
+        checks.push(Check {
+            name: draft.name.clone(),
+            report,
+            text,
+            rules,
+            stores: stores_to(&draft.name),
+            inside,
+            own_pairs: contended_too,
+        });
+    }
     let views = run.views()?;
     let mut found: Vec<LayoutFinding> = Vec::new();
     let mut files: Vec<(String, String)> = Vec::new();
-    for draft in drafts {
-        let name = &draft.name;
-        let stores = contended
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or(0, |(_, s)| *s);
-        let (report, Some(rules)) = (&draft.report, &draft.rules) else {
-            continue;
-        };
+    for check in checks {
+        let name = &check.name;
         let mut pairs: Vec<LayoutFinding> = Vec::new();
         for view in &views {
             let line = run.line(view.opened);
             let only = [name.clone()];
-            let analyzed = run::analyze(run, view, rules, line, Roots::Types(&only))?;
+            let analyzed = run::analyze(run, view, &check.rules, line, Roots::Types(&only))?;
             for root in &analyzed.roots {
                 for f in &root.analysis.findings {
                     let f = ReportFinding::new(&view.opened.build.config, &root.analysis, f);
-                    add_pair(&mut pairs, f, stores, report, &about);
+                    // A holder's pairs are those across it and what it
+                    // holds, and its own when it is contended too; those
+                    // inside what it holds are the held struct's.
+                    let held = |path: &str| check.held(path).is_some();
+                    let (a, b) = (held(&f.a.path), held(&f.b.path));
+                    if a && b || !a && !b && !check.own_pairs {
+                        continue;
+                    }
+                    add_pair(&mut pairs, f, &check, &stores_to, &about);
                 }
             }
         }
         if pairs.is_empty() {
             continue;
         }
-        files.push((name.clone(), draft.text.clone()));
+        // A struct both contended and a holder is drafted once, as the
+        // contended struct: its file is written once.
+        if !files.iter().any(|(n, _)| n == name) {
+            files.push((name.clone(), check.text.clone()));
+        }
         for p in &mut pairs {
             let severe = match p.severity.as_str() {
                 "error" => 2,
@@ -116,7 +190,8 @@ pub(super) fn pairs(run: &Run, tree: &Path, arch: Option<&str>, read: &[String])
         total: found.iter().map(|f| f.pairs).sum(),
         worst: found,
         rules: files,
-        structs: checked,
+        structs: drafts.len(),
+        holders: holder_drafts.len(),
     })
 }
 
@@ -131,6 +206,91 @@ pub(super) struct Pairs {
     pub(super) rules: Vec<(String, String)>,
     /// The structs drafted and checked.
     pub(super) structs: usize,
+    /// The structs holding them drafted and checked.
+    pub(super) holders: usize,
+}
+
+/// A struct to check: its drafted rules, joined with those of the
+/// contended structs it holds, and what its pairs carry.
+struct Check {
+    name: String,
+    report: DraftReport,
+    text: String,
+    rules: Rules,
+    /// The fast-path lockless stores to it.
+    stores: usize,
+    /// Its members holding a contended struct, and that struct.
+    inside: Vec<(String, String)>,
+    /// Whether pairs of its own members count: it is contended itself.
+    own_pairs: bool,
+}
+
+impl Check {
+    /// The contended struct `path` lies inside (`lruvec` for
+    /// `lruvec.lru_lock` in `mem_cgroup_per_node`), if any.
+    fn held(&self, path: &str) -> Option<&str> {
+        let member = direct(path);
+        self.inside
+            .iter()
+            .find(|(m, _)| m == member && path.len() > member.len())
+            .map(|(_, held)| held.as_str())
+    }
+}
+
+/// The direct member a path starts with (`lruvec` of `lruvec.lru_lock`).
+fn direct(path: &str) -> &str {
+    path.split(['.', '[']).next().unwrap_or(path)
+}
+
+/// Of the structs holding a contended one by value (`(holder, held,
+/// members)`), those whose own members (not those holding it) fast paths
+/// read: for each held struct the [`HOLDERS_DRAFTED`] read in the most
+/// functions. A struct more than [`BUILDING_BLOCK`] structs lead to
+/// (`users`) is a building block: its holders are left out.
+fn holders_read(
+    holding: Vec<(String, String, Vec<String>)>,
+    declarations: &[Declaration],
+    users: &dyn Fn(&str) -> usize,
+) -> Vec<(String, String, Vec<String>)> {
+    let mut readers: HashMap<(&str, &str), BTreeSet<&str>> = HashMap::new();
+    for d in declarations {
+        if let (Said::Read { .. }, Role::Fast, Some(function)) = (&d.said, d.role, &d.function) {
+            readers
+                .entry((d.ty.as_str(), direct(&d.path)))
+                .or_default()
+                .insert(function);
+        }
+    }
+    let mut blocks: HashMap<String, bool> = HashMap::new();
+    let mut by_held: HashMap<String, Vec<(usize, String, Vec<String>)>> = HashMap::new();
+    for (holder, held, members) in holding {
+        let block = *blocks
+            .entry(held.clone())
+            .or_insert_with(|| users(&held) > BUILDING_BLOCK);
+        if block {
+            continue;
+        }
+        let functions: BTreeSet<&str> = readers
+            .iter()
+            .filter(|((t, m), _)| *t == holder && !members.iter().any(|h| h == m))
+            .flat_map(|(_, fs)| fs.iter().copied())
+            .collect();
+        if !functions.is_empty() {
+            by_held
+                .entry(held)
+                .or_default()
+                .push((functions.len(), holder, members));
+        }
+    }
+    let mut out = Vec::new();
+    for (held, mut holders) in by_held {
+        holders.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        for (_, holder, members) in holders.into_iter().take(HOLDERS_DRAFTED) {
+            out.push((holder, held.clone(), members));
+        }
+    }
+    out.sort();
+    out
 }
 
 /// A pair `check` reports, added to a struct's pairs: once, with the
@@ -138,10 +298,17 @@ pub(super) struct Pairs {
 fn add_pair(
     to: &mut Vec<LayoutFinding>,
     f: ReportFinding,
-    stores: usize,
-    draft: &DraftReport,
+    check: &Check,
+    stores_to: &dyn Fn(&str) -> usize,
     about: &HashMap<&str, Vec<&Declaration>>,
 ) {
+    let draft = &check.report;
+    // A pair across a holder and what it holds: the stores are the held
+    // struct's.
+    let holds = check
+        .held(&f.a.path)
+        .or_else(|| check.held(&f.b.path))
+        .map(str::to_owned);
     let members = vec![f.a.path.clone(), f.b.path.clone()];
     if let Some(seen) = to
         .iter_mut()
@@ -152,16 +319,22 @@ fn add_pair(
         }
         return;
     }
-    // A member's drafted field: the direct member its path starts with.
-    let direct = |path: &str| path.split(['.', '[']).next().unwrap_or(path).to_owned();
+    // A member's drafted field: the direct member its path starts with;
+    // in a holder's joined draft, a member of the held struct
+    // (`lruvec.lru_lock`) is the held struct's.
     let field = |path: &str| {
-        let direct = direct(path);
-        draft
-            .types
-            .iter()
-            .filter(|t| t.name == f.root)
-            .flat_map(|t| &t.fields)
-            .find(|d| d.path == direct)
+        let of = |ty: &dyn Fn(&str) -> bool, member: &str| {
+            draft
+                .types
+                .iter()
+                .filter(|t| ty(&t.name))
+                .flat_map(|t| &t.fields)
+                .find(|d| d.path == direct(member))
+        };
+        match (check.held(path), path.split_once('.')) {
+            (Some(held), Some((_, rest))) => of(&|t| t == held, rest),
+            _ => of(&|t| t == f.root, path),
+        }
     };
     let heat = [&f.a.path, &f.b.path]
         .iter()
@@ -216,8 +389,66 @@ fn add_pair(
         score: 0,
         pairs: 1,
         others: Vec::new(),
-        stores,
+        stores: holds.as_deref().map_or(check.stores, stores_to),
+        holds,
         evidence,
         rules_file: None,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(ty: &str, path: &str, function: &str) -> Declaration {
+        Declaration {
+            ty: ty.into(),
+            path: path.into(),
+            said: Said::Read {
+                once: false,
+                remote: false,
+            },
+            function: Some(function.into()),
+            file: "a.c".into(),
+            line: 1,
+            role: Role::Fast,
+            param: None,
+            entry: None,
+            callers: 0,
+        }
+    }
+
+    #[test]
+    fn holders_read_on_fast_paths_are_kept_the_most_read_first_and_building_blocks_left_out() {
+        let held = |holder: &str, held: &str, member: &str| {
+            (holder.to_owned(), held.to_owned(), vec![member.to_owned()])
+        };
+        let holding = vec![
+            held("memcg_node", "lruvec", "lruvec"),
+            held("pgdat", "lruvec", "__lruvec"),
+            held("quiet", "lruvec", "lruvec"),
+            held("a", "lruvec", "l"),
+            held("b", "lruvec", "l"),
+            held("net", "refcount", "ns"),
+        ];
+        let declarations = vec![
+            read("memcg_node", "memcg", "f"),
+            read("memcg_node", "stats", "g"),
+            read("pgdat", "node_id", "f"),
+            // A read through the held member is the held struct's.
+            read("quiet", "lruvec", "f"),
+            read("a", "x", "f"),
+            read("b", "y", "f"),
+            read("net", "proc_net", "f"),
+        ];
+        // refcount: a building block, more structs lead to it than the
+        // bound.
+        let users = |ty: &str| if ty == "refcount" { 1000 } else { 2 };
+        let kept = holders_read(holding, &declarations, &users);
+        let names: Vec<&str> = kept.iter().map(|(h, ..)| h.as_str()).collect();
+        // Three at most: memcg_node (two readers), then of a, b and pgdat
+        // (one each) the first two by name; quiet's only read is through
+        // the member holding the lruvec. Sorted.
+        assert_eq!(names, ["a", "b", "memcg_node"]);
+    }
 }

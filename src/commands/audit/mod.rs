@@ -158,11 +158,13 @@ pub fn audit(run: &Run, opts: &AuditOptions) -> Result<AuditReport> {
     report.read.extend(perf_read);
     let pairs = layout::pairs(run, tree, opts.arch.as_deref(), &drafted_from)?;
     report.structs = pairs.structs;
+    report.holders = pairs.holders;
     report.layout_total = pairs.total;
     report.read.push(format!(
-        "layout: {} structs the tree writes from many CPUs drafted and checked, \
-         {} pairs sharing a line in {} of them",
+        "layout: {} structs the tree writes from many CPUs and {} holding one drafted and \
+         checked, {} pairs sharing a line in {} of them",
         pairs.structs,
+        pairs.holders,
         pairs.total,
         pairs.rules.len()
     ));
