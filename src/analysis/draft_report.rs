@@ -122,7 +122,7 @@ impl<'a> Placer<'a> {
             alignment: table.alignment_of(id),
         };
         let name = tag(table, id);
-        let holders = self.holders.of(id);
+        let holders = self.holders.of(table, id);
         // A container the build holds is followed below, with its offset.
         let held = |c: &str| {
             holders
@@ -163,13 +163,21 @@ type Holding = (TypeId, String, u64, Option<u64>);
 
 /// Every member of a struct (named or anonymous) of a table that holds a
 /// struct by value, by the struct held: one pass over the table, for
-/// every drafted struct.
-pub(crate) struct Holders(HashMap<TypeId, Vec<Holding>>);
+/// every drafted struct. A named struct is held by name: DWARF gives
+/// each unit its own copy of a type (`file` in fs/file_table.c, where
+/// `backing_file` holds it, is not the `file` a lookup finds first).
+pub(crate) struct Holders {
+    by_name: HashMap<String, Vec<Holding>>,
+    by_id: HashMap<TypeId, Vec<Holding>>,
+}
 
 impl Holders {
     /// The holders of every struct of `table`.
     pub(crate) fn of_table(table: &TypeTable) -> Holders {
-        let mut by: HashMap<TypeId, Vec<Holding>> = HashMap::new();
+        let mut holders = Holders {
+            by_name: HashMap::new(),
+            by_id: HashMap::new(),
+        };
         for i in 0..table.len() {
             let Some(c) = table.composite(TypeId(i)) else {
                 continue;
@@ -182,26 +190,36 @@ impl Holders {
                     t = table.strip(*element);
                     stride = table.size_of(t);
                 }
-                if table.composite(t).is_none() {
+                let Some(held) = table.composite(t) else {
                     continue;
-                }
+                };
                 let place = format!(
                     "{}.{}",
                     c.name.as_deref().unwrap_or("(anonymous)"),
                     m.name.as_deref().unwrap_or("(anonymous)")
                 );
-                by.entry(t)
-                    .or_default()
-                    .push((TypeId(i), place, m.byte_offset(), stride));
+                let list = match &held.name {
+                    Some(name) => holders.by_name.entry(name.clone()).or_default(),
+                    None => holders.by_id.entry(t).or_default(),
+                };
+                // A named holder decoded from several units holds it once.
+                if c.name.is_none() || !list.iter().any(|(_, p, ..)| *p == place) {
+                    list.push((TypeId(i), place, m.byte_offset(), stride));
+                }
             }
         }
-        Holders(by)
+        holders
     }
 
     /// The holders of struct `id` (stripped of its typedefs), in the
     /// table's order.
-    fn of(&self, id: TypeId) -> &[Holding] {
-        self.0.get(&id).map_or(&[], Vec::as_slice)
+    fn of(&self, table: &TypeTable, id: TypeId) -> &[Holding] {
+        let id = table.strip(id);
+        let list = match table.composite(id).and_then(|c| c.name.as_ref()) {
+            Some(name) => self.by_name.get(name),
+            None => self.by_id.get(&id),
+        };
+        list.map_or(&[], Vec::as_slice)
     }
 }
 
@@ -333,7 +351,7 @@ pub(crate) fn holders_by_value(
     id: TypeId,
 ) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for (outer, place, ..) in holders.of(table.strip(id)) {
+    for (outer, place, ..) in holders.of(table, id) {
         let (Some(name), Some((_, member))) = (tag(table, *outer), place.split_once('.')) else {
             continue;
         };
@@ -384,7 +402,7 @@ pub(crate) fn joined(holder: &DraftReport, held: &DraftReport) -> DraftReport {
 /// struct `id`, each once.
 fn holders_of(table: &TypeTable, holders: &Holders, id: TypeId) -> Vec<(TypeId, String)> {
     let mut out: Vec<(TypeId, String)> = Vec::new();
-    for &(outer, ..) in holders.of(id) {
+    for &(outer, ..) in holders.of(table, id) {
         if let Some(name) = tag(table, outer)
             && !out.iter().any(|(o, _)| *o == outer)
         {

@@ -318,6 +318,17 @@ fn struct_files_count_meets_the_fields_every_read_reads_on_6_12_and_not_on_7_3()
         rule_line(&before_draft, "file", "f_count").starts_with("f_count = \"lockless-write\""),
         "{before_draft}"
     );
+    // Where files live: their own line-aligned slab cache, and
+    // backing_file's (fs/file_table.c), which holds one at byte 0. The
+    // build's debug info holds backing_file, in the unit that defines it.
+    assert!(
+        before_draft.contains("\n# file: embedded as backing_file.file at byte 0 of objects"),
+        "{before_draft}"
+    );
+    assert!(
+        before_draft.contains("\nfile = \"line\"\n"),
+        "{before_draft}"
+    );
     let before_pairs = pairs(&before, "f_count");
     eprintln!("6.12: {before_pairs:#?}");
     assert!(
