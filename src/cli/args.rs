@@ -119,6 +119,26 @@ pub(crate) struct PerfArgs {
     perf: Vec<PathBuf>,
 }
 
+/// The options of a command that reads builds, perf's samples and a
+/// plan: check, diagram, draft, footprint and layout.
+#[derive(clap::Args)]
+pub(crate) struct MeasuredInputArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    perf: PerfArgs,
+    #[command(flatten)]
+    plan: PlanArgs,
+}
+
+impl MeasuredInputArgs {
+    /// The input options with the samples of `--perf` and the plan of
+    /// `--plan`.
+    pub(crate) fn input(self) -> InputArgs {
+        self.input.with_perf(self.perf).with_plan(self.plan)
+    }
+}
+
 impl InputArgs {
     /// With the samples of `--perf`.
     pub(crate) fn with_perf(mut self, perf: PerfArgs) -> InputArgs {

@@ -8,7 +8,7 @@ use cachelint::render::{self, Format, Output};
 use cachelint::report::Checked;
 use cachelint::run::Run;
 
-use super::args::{InputArgs, PerfArgs, PlanArgs, formats};
+use super::args::{MeasuredInputArgs, formats};
 use super::positional::{After, parse_builds};
 
 /// Find false sharing: fields whose rules say they must not share a
@@ -74,11 +74,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(usize))]
     top: Option<usize>,
     #[command(flatten)]
-    input: InputArgs,
-    #[command(flatten)]
-    perf: PerfArgs,
-    #[command(flatten)]
-    plan: PlanArgs,
+    input: MeasuredInputArgs,
 }
 
 const CHECK_EXAMPLES: &str = "Examples:
@@ -133,7 +129,7 @@ fn check_help() -> String {
 
 /// Checks the builds (against the baseline) and writes the findings.
 pub(crate) fn exec(args: Args) -> Result<Output> {
-    let input = args.input.with_perf(args.perf).with_plan(args.plan);
+    let input = args.input.input();
     let opts = CheckOptions {
         fail_on: args.fail_on,
         explain: args.explain,

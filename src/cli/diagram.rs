@@ -7,7 +7,7 @@ use cachelint::error::Result;
 use cachelint::render::{self, Format, Output};
 use cachelint::report::diagram::{DiagramReport, Style};
 
-use super::args::{InputArgs, PerfArgs, PlanArgs, formats};
+use super::args::{MeasuredInputArgs, formats};
 use super::positional::{After, build_arg};
 
 /// Draw the cachelines of a struct under the rules: ASCII diagrams a
@@ -55,11 +55,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FIELD")]
     explain: Option<String>,
     #[command(flatten)]
-    input: InputArgs,
-    #[command(flatten)]
-    perf: PerfArgs,
-    #[command(flatten)]
-    plan: PlanArgs,
+    input: MeasuredInputArgs,
 }
 
 const DIAGRAM_EXAMPLES: &str = "Examples:
@@ -100,7 +96,7 @@ fn parse_lines(text: &str) -> std::result::Result<(u64, u64), String> {
 
 /// Draws the struct's lines in the build (and the other) and writes them.
 pub(crate) fn exec(args: Args) -> Result<Output> {
-    let input = args.input.with_perf(args.perf).with_plan(args.plan);
+    let input = args.input.input();
     let opts = DiagramOptions {
         explain: args.explain,
         ty: args.ty,

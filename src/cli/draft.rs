@@ -7,7 +7,7 @@ use cachelint::error::Result;
 use cachelint::render::{self, Format, Output};
 use cachelint::report::draft::DraftReport;
 
-use super::args::{InputArgs, PerfArgs, PlanArgs, formats};
+use super::args::{MeasuredInputArgs, formats};
 use super::positional::{Rest, builds_then};
 
 /// Draft a rules file for TYPE from evidence: perf's samples, the
@@ -53,11 +53,7 @@ pub(crate) struct Args {
     #[arg(long, default_value = "text", value_parser = formats::<DraftReport>())]
     format: Format,
     #[command(flatten)]
-    input: InputArgs,
-    #[command(flatten)]
-    perf: PerfArgs,
-    #[command(flatten)]
-    plan: PlanArgs,
+    input: MeasuredInputArgs,
 }
 
 const DRAFT_EXAMPLES: &str = "Examples:
@@ -68,7 +64,7 @@ const DRAFT_EXAMPLES: &str = "Examples:
 
 /// Drafts the rules of each type from the builds and writes them.
 pub(crate) fn exec(args: Args) -> Result<Output> {
-    let input = args.input.with_perf(args.perf).with_plan(args.plan);
+    let input = args.input.input();
     let (builds, types) = builds_then(&args.items, Rest::Types)?;
     let opts = DraftOptions {
         types,

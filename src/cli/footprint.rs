@@ -7,7 +7,7 @@ use cachelint::error::Result;
 use cachelint::render::{self, Format, Output};
 use cachelint::report::footprint::FootprintReport;
 
-use super::args::{InputArgs, PerfArgs, PlanArgs, formats};
+use super::args::{MeasuredInputArgs, formats};
 use super::positional::{After, parse_builds};
 
 /// The cachelines each context (path of execution: tx, rx, ...)
@@ -36,11 +36,7 @@ pub(crate) struct Args {
     #[arg(long, default_value = "text", value_parser = formats::<FootprintReport>())]
     format: Format,
     #[command(flatten)]
-    input: InputArgs,
-    #[command(flatten)]
-    perf: PerfArgs,
-    #[command(flatten)]
-    plan: PlanArgs,
+    input: MeasuredInputArgs,
 }
 
 const FOOTPRINT_EXAMPLES: &str = "Examples:
@@ -50,7 +46,7 @@ const FOOTPRINT_EXAMPLES: &str = "Examples:
 
 /// Counts the contexts' lines in the builds and writes the table.
 pub(crate) fn exec(args: Args) -> Result<Output> {
-    let input = args.input.with_perf(args.perf).with_plan(args.plan);
+    let input = args.input.input();
     let opts = FootprintOptions { types: args.types };
     let builds = parse_builds(&args.builds, After::Only("name a type with --type TYPE"))?;
     let run = input.open(args.rules, builds, |r| opts.want(r))?;

@@ -7,7 +7,7 @@ use cachelint::error::Result;
 use cachelint::render::{self, Format, Output};
 use cachelint::report::layout::LayoutReport;
 
-use super::args::{InputArgs, PerfArgs, PlanArgs, formats};
+use super::args::{MeasuredInputArgs, formats};
 use super::positional::{After, build_first};
 
 /// Print struct layouts the way pahole does, with cacheline boundaries,
@@ -39,16 +39,12 @@ pub(crate) struct Args {
     #[arg(long, default_value = "text", value_parser = formats::<LayoutReport>())]
     format: Format,
     #[command(flatten)]
-    input: InputArgs,
-    #[command(flatten)]
-    perf: PerfArgs,
-    #[command(flatten)]
-    plan: PlanArgs,
+    input: MeasuredInputArgs,
 }
 
 /// Lays out the types of the one build and writes them.
 pub(crate) fn exec(args: Args) -> Result<Output> {
-    let input = args.input.with_perf(args.perf).with_plan(args.plan);
+    let input = args.input.input();
     let text = args.file.to_string_lossy();
     build_first(&text, &text, After::Then("the types"))?;
     let opts = LayoutOptions {

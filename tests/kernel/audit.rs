@@ -395,52 +395,49 @@ fn mem_cgroup_per_nodes_pointers_beside_its_lruvec_are_found_by_audit_on_6_1_and
             report["holders"].as_u64().unwrap() > 0,
             "{release}: no holder drafted"
         );
+        // Reported on both: drafted with lruvec's table and checked (it has
+        // pairs of its own), so "not flagged after" is a check that ran.
         let holder = report["layout"]
             .as_array()
             .unwrap()
             .iter()
             .find(|f| f["root"] == "mem_cgroup_per_node")
-            .cloned();
+            .cloned()
+            .unwrap_or_else(|| panic!("{release}: no pair of mem_cgroup_per_node reported"));
+        let rules = holder["rules_file"].as_str().unwrap();
+        let text = std::fs::read_to_string(rules).unwrap();
+        assert!(
+            text.contains("\n[lruvec]\n"),
+            "{release}: {rules} lacks lruvec"
+        );
         // Every pair of the drafted rules where one member is a read-only
         // pointer and the other inside the lruvec, as check reports it.
-        let pairs: Vec<String> = match &holder {
-            None => Vec::new(),
-            Some(f) => {
-                let rules = f["rules_file"].as_str().unwrap();
-                let text = std::fs::read_to_string(rules).unwrap();
-                assert!(
-                    text.contains("\n[lruvec]\n"),
-                    "{release}: {rules} lacks lruvec"
-                );
-                let args = [
-                    "check",
-                    "--rules",
-                    rules,
-                    "--format",
-                    "json",
-                    kernel.to_str().unwrap(),
-                ];
-                let (_, text, err) = cachelint_with_env(&[], &args);
-                let checked: Value =
-                    serde_json::from_str(&text).unwrap_or_else(|_| panic!("{err}"));
-                let top = |f: &Value, side: &str| {
-                    let path = f[side]["path"].as_str().unwrap().to_owned();
-                    path.split(['.', '[']).next().unwrap().to_owned()
-                };
-                checked["findings"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter(|f| {
-                        let (a, b) = (top(f, "a"), top(f, "b"));
-                        f["root"] == "mem_cgroup_per_node"
-                            && (read_mostly.contains(&a.as_str()) && b == "lruvec"
-                                || read_mostly.contains(&b.as_str()) && a == "lruvec")
-                    })
-                    .map(|f| format!("{} {} ~ {}", f["kind"], f["a"]["path"], f["b"]["path"]))
-                    .collect()
-            }
+        let args = [
+            "check",
+            "--rules",
+            rules,
+            "--format",
+            "json",
+            kernel.to_str().unwrap(),
+        ];
+        let (_, text, err) = cachelint_with_env(&[], &args);
+        let checked: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{err}"));
+        let top = |f: &Value, side: &str| {
+            let path = f[side]["path"].as_str().unwrap().to_owned();
+            path.split(['.', '[']).next().unwrap().to_owned()
         };
+        let pairs: Vec<String> = checked["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| {
+                let (a, b) = (top(f, "a"), top(f, "b"));
+                f["root"] == "mem_cgroup_per_node"
+                    && (read_mostly.contains(&a.as_str()) && b == "lruvec"
+                        || read_mostly.contains(&b.as_str()) && a == "lruvec")
+            })
+            .map(|f| format!("{} {} ~ {}", f["kind"], f["a"]["path"], f["b"]["path"]))
+            .collect();
         let _ = std::fs::remove_dir_all(&dir);
         eprintln!("{release}: {holder:#?}\n{pairs:#?}");
         flagged.push(pairs);
