@@ -106,6 +106,9 @@ pub(super) fn pairs(run: &Run, tree: &Path, arch: Option<&str>, read: &[String])
                 inside.extend(members.iter().map(|m| (m.clone(), held.clone())));
             }
         }
+        if !contended_too && inside.is_empty() {
+            continue;
+        }
         let (text, rules) = match inside.is_empty() {
             true => (draft.text.clone(), draft.rules.clone()),
             false => {
@@ -116,9 +119,6 @@ pub(super) fn pairs(run: &Run, tree: &Path, arch: Option<&str>, read: &[String])
             }
         };
         let Some(rules) = rules else { continue };
-        if !contended_too && inside.is_empty() {
-            continue;
-        }
         checks.push(Check {
             name: draft.name.clone(),
             report,
@@ -157,11 +157,7 @@ pub(super) fn pairs(run: &Run, tree: &Path, arch: Option<&str>, read: &[String])
         if pairs.is_empty() {
             continue;
         }
-        // A struct both contended and a holder is drafted once, as the
-        // contended struct: its file is written once.
-        if !files.iter().any(|(n, _)| n == name) {
-            files.push((name.clone(), check.text.clone()));
-        }
+        files.push((name.clone(), check.text.clone()));
         for p in &mut pairs {
             let severe = match p.severity.as_str() {
                 "error" => 2,
