@@ -102,23 +102,47 @@ fn pairs_of_drafted_rules_warn_only_as_errors_and_those_of_given_rules_always() 
 #[test]
 fn a_crash_a_kill_a_missing_binary_or_no_summary_fails_the_test() {
     let (dir, stand_in) = stand_ins("exits");
+    // As Rust prints a panic: the place, the message on the next line,
+    // then a note on the backtrace (the last line, which says nothing).
     let panic = stand_in(
         "panics",
-        "echo \"thread 'main' panicked at src/main.rs:1:1\" >&2; exit 101",
+        "echo 'cachelint: review: reading the tree' >&2
+         echo \"thread 'main' panicked at src/layout.rs:12:5:\" >&2
+         echo 'index out of bounds: the len is 3 but the index is 7' >&2
+         echo 'note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace' >&2
+         exit 101",
     );
     let (code, desc) = nipa_with(&dir, &panic);
     assert_eq!(code, Some(1), "{desc}");
     assert_eq!(
         desc,
-        "cachelint review crashed (exit 101): thread 'main' panicked at src/main.rs:1:1\n"
+        "cachelint review crashed (exit 101): thread 'main' panicked at src/layout.rs:12:5: \
+         index out of bounds: the len is 3 but the index is 7\n"
+    );
+    // A crash that is no panic and no signal: stderr's last line that is
+    // not a note.
+    let odd = stand_in(
+        "odd",
+        "echo 'memory allocation of 4096 bytes failed' >&2
+         echo 'note: something else' >&2
+         exit 3",
+    );
+    let (code, desc) = nipa_with(&dir, &odd);
+    assert_eq!(code, Some(1), "{desc}");
+    assert_eq!(
+        desc,
+        "cachelint review crashed (exit 3): memory allocation of 4096 bytes failed\n"
     );
     // An OOM kill: SIGKILL, 128 + 9.
-    let killed = stand_in("killed", "kill -9 $$");
+    let killed = stand_in(
+        "killed",
+        "echo 'cachelint: review: reading the tree' >&2; kill -9 $$",
+    );
     let (code, desc) = nipa_with(&dir, &killed);
     assert_eq!(code, Some(1), "{desc}");
-    assert!(
-        desc.starts_with("cachelint review crashed (exit 137)"),
-        "{desc}"
+    assert_eq!(
+        desc,
+        "cachelint review crashed (exit 137): killed by signal 9\n"
     );
     let (code, desc) = nipa_with(&dir, &dir.join("no-such-cachelint"));
     assert_eq!(code, Some(1), "{desc}");

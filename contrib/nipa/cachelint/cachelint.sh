@@ -54,7 +54,17 @@ case $rc in
   *)
     # A panic (101), a signal (128+N: an OOM kill is 137) or any code
     # cachelint does not give: a crash, never a pass.
-    echo "cachelint review crashed (exit $rc): $(tail -n 1 "$results/cachelint-review.err")" >&"$desc_fd"
+    # The panic's line and its message (Rust prints them first, then
+    # notes or a backtrace); else the signal that killed it (stderr's
+    # last line is then progress); else stderr's last line that is no
+    # note.
+    err=$results/cachelint-review.err
+    why=$(sed -n '/panicked at/{$!N;s/\n/ /;p;q}' "$err")
+    if [[ -z $why && $rc -gt 128 ]]; then
+      why="killed by signal $((rc - 128))"
+    fi
+    [[ -n $why ]] || why=$(grep -v -e '^note: ' "$err" | tail -n 1)
+    echo "cachelint review crashed (exit $rc): $why" >&"$desc_fd"
     exit 1
     ;;
 esac
