@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::Unit;
+use super::units::Unit;
 use crate::plan::{Item, Plan, Shape, TypePlan, is_identifier};
 use crate::rules::Location;
 

@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use super::candidate::{Candidate, Target};
+use super::score::{Limits, Outcome, Score, Scored};
 use super::snapshot::{Snapshot, Tally};
-use super::{Limits, Outcome, Score, Scored};
 use crate::plan::Plan;
 use crate::rules::Rules;
 
@@ -39,7 +39,7 @@ pub(super) struct Evaluator<'a> {
     /// With `--keep-footprint`: per build, the lines each context touches
     /// as compiled.
     compiled_footprint: Option<Vec<Vec<usize>>>,
-    /// With the default order ([`super::Limits::guard`]): per build, the
+    /// With the default order ([`super::score::Limits::guard`]): per build, the
     /// errors, warnings and notes as compiled.
     compiled_findings: Option<Vec<[usize; 3]>>,
     /// The builds as loaded, copied for a worker that finds the pool empty.
@@ -82,7 +82,7 @@ impl<'a> Evaluator<'a> {
     }
 
     /// True when an order of the units keeps the limits' barriers.
-    pub(super) fn allows(&self, order: &[super::Entry]) -> bool {
+    pub(super) fn allows(&self, order: &[super::candidate::Entry]) -> bool {
         super::candidate::keeps(order, &[], &self.limits.barriers)
     }
 

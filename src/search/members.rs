@@ -4,7 +4,7 @@
 //! those some build lacks `optional`: the plan names them in `optional =
 //! [...]`, and the plan engine skips them on a build without them.
 
-use super::Unit;
+use super::units::Unit;
 use crate::error::{Error, Result};
 
 /// The units of every build, merged.

@@ -22,7 +22,8 @@
 //! each run of members between two markers is packed in place, so every
 //! group keeps its members and the markers stay where they were.
 
-use super::{Candidate, Entry, Unit};
+use super::candidate::{Candidate, Entry};
+use super::units::Unit;
 use crate::layout::Layout;
 use crate::model::CompositeKind;
 

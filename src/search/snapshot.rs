@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{ContextLines, Outcome, Rank, RootSize, Score};
+use super::rank::Rank;
+use super::score::{ContextLines, Outcome, RootSize, Score};
 use crate::analysis;
 use crate::error::Result;
 use crate::layout::{self, Layout};
