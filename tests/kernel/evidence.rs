@@ -258,6 +258,35 @@ fn a_draft_from_the_trees_evidence_index_says_what_the_direct_one_says() {
     assert!(code == 0 || code == 1, "{out}{err}");
 }
 
+/// An atomic read is a read: `files_struct.count`, read with
+/// `atomic_read_acquire()` by every fd lookup, has its readers.
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn files_structs_count_is_read_by_every_fd_lookup() {
+    let tree = kernel_source();
+    let fget = line_of(
+        &tree,
+        "fs/file.c",
+        "atomic_read_acquire(&files->count) == 1",
+    );
+    let draft = draft_612(&[], "files_struct");
+    let reads = draft
+        .lines()
+        .find(|l| l.starts_with("# count: declared: read in "))
+        .unwrap_or_else(|| panic!("no read of count: {draft}"));
+    assert!(
+        reads.contains(&format!("in __fget_light (fs/file.c:{fget})")),
+        "{reads}"
+    );
+    // Its type still decides its class: how often each side runs, the
+    // source does not say (docs/evidence.md).
+    assert_eq!(
+        rule(&draft, "files_struct", "count"),
+        Some("count = \"lockless-write\"  # declared"),
+        "{draft}"
+    );
+}
+
 /// What the source says of mm_struct, found by the test in the tree.
 fn mm_struct_evidence_holds(tree: &Path, draft: &str) {
     let tree = tree.to_owned();

@@ -415,6 +415,40 @@ fn reads_non_atomic_bit_ops_and_members_reached_through_pointers() {
 }
 
 #[test]
+fn atomic_reads_and_bit_tests_are_lockless_loads_of_their_member() {
+    // `__fget_light()` reads files->count on every fd lookup; a napi's
+    // state bits are tested on every poll. Neither is a write.
+    let code = "struct file *napi_poll_once(struct napi_struct *n, struct Qdisc *q)\n{\n\
+        \tif (atomic_read_acquire(&n->count) == 1)\n\t\treturn NULL;\n\
+        \tif (test_bit(NAPI_STATE_SCHED, &n->state))\n\t\treturn NULL;\n\
+        \tif (refcount_read(&q->refcnt) > 1 || atomic_long_read(&q->defer_count))\n\t\treturn NULL;\n\
+        \tif (test_and_set_bit(1, &n->flags))\n\t\treturn NULL;\n\
+        \treturn NULL;\n}\n";
+    let ds = read_net(code, "dev.c");
+    let read = Said::Read {
+        once: true,
+        remote: false,
+    };
+    for (ty, path) in [
+        ("napi_struct", "count"),
+        ("napi_struct", "state"),
+        ("Qdisc", "refcnt"),
+        ("Qdisc", "defer_count"),
+    ] {
+        assert_eq!(
+            said(&ds, ty, path),
+            [(read.clone(), Role::Fast, "napi_poll_once".into())],
+            "{ty}.{path}: {ds:#?}"
+        );
+    }
+    // A test-and-set writes: no read of its own.
+    assert!(matches!(
+        &said(&ds, "napi_struct", "flags")[..],
+        [(Said::Written(Write::Atomic(n), _), ..)] if n == "test_and_set_bit"
+    ));
+}
+
+#[test]
 fn the_socket_lock_and_a_c_files_own_wrappers_are_held() {
     let code = "static inline void backlog_lock_irq_disable(struct softnet_data *sd)\n{\n\
         \tspin_lock_irq(&sd->input_pkt_queue.lock);\n}\n\

@@ -54,9 +54,10 @@ pub(super) fn is_unlock(name: &str) -> bool {
     name.contains("_unlock") || name == "up_read" || name == "up_write" || name == "up"
 }
 
-/// An atomic or bit operation that writes (not `atomic_read`, `test_bit`).
-pub(super) fn is_atomic_write(name: &str) -> bool {
-    let atomic = [
+/// Of the atomic families (`atomic_`, `refcount_`, `local_` ...), not
+/// `local_lock`, `local_irq_save` and the like.
+fn is_atomic_family(name: &str) -> bool {
+    [
         "atomic_",
         "atomic64_",
         "atomic_long_",
@@ -66,11 +67,24 @@ pub(super) fn is_atomic_write(name: &str) -> bool {
     ]
     .iter()
     .any(|p| name.starts_with(p))
-        && !name.ends_with("_read")
-        && !name.contains("_read_")
         && !name.starts_with("local_lock")
         && !name.starts_with("local_irq")
-        && !name.starts_with("local_bh");
+        && !name.starts_with("local_bh")
+}
+
+/// An atomic read or bit test, a load of the member whose address it
+/// takes: `atomic_read(&files->count)`, `atomic_long_read_acquire`,
+/// `refcount_read`, `kref_read`, `test_bit(NAPI_STATE_SCHED, &n->state)`.
+pub(super) fn is_atomic_read(name: &str) -> bool {
+    is_atomic_family(name) && (name.ends_with("_read") || name.contains("_read_"))
+        || name == "kref_read"
+        || name.trim_start_matches('_').starts_with("test_bit")
+        || name == "variable_test_bit"
+}
+
+/// An atomic or bit operation that writes (not `atomic_read`, `test_bit`).
+pub(super) fn is_atomic_write(name: &str) -> bool {
+    let atomic = is_atomic_family(name) && !name.ends_with("_read") && !name.contains("_read_");
     atomic
         || is_bitop(name) && !name.trim_start_matches('_').starts_with("test_bit")
         || matches!(

@@ -530,6 +530,21 @@ impl<'a> Function<'a> {
             }
             return false;
         }
+        // `atomic_read(&x->count)`, `test_bit(nr, &x->flags)`: a lockless
+        // load of the member whose address is passed.
+        if is_atomic_read(name) {
+            let text = self.text;
+            for arg in args
+                .iter()
+                .filter(|a| text[a.byte_range()].starts_with('&'))
+            {
+                let arg = strip_address(*arg);
+                if arg.kind() == "field_expression" {
+                    self.loaded(arg, true);
+                }
+            }
+            return false;
+        }
         if name == "data_race" {
             for arg in &args {
                 let target = match arg.kind() {
