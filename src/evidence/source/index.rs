@@ -19,7 +19,8 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::hash::{BuildHasher, Hasher};
-use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write as _};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write as _};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -121,41 +122,44 @@ pub(super) fn key(tree: &Path, files: &[PathBuf], arch: Option<&str>, at: &Index
     h.finish()
 }
 
-/// The declarations about `types` in the index at `at`, when it is there
-/// and carries `key`; `None` when it is missing, stale or unreadable.
-pub(super) fn read(at: &Path, key: u64, types: &[String]) -> Option<Vec<Declaration>> {
-    scan(at, key, Wanted::Only(types), &|_| true)
+/// The declarations about `types` in the index `file` (see [`open`])
+/// when it carries `key`; `None` when it is stale or unreadable.
+pub(super) fn read(file: &File, key: u64, types: &[String]) -> Option<Vec<Declaration>> {
+    scan(file, key, Wanted::Only(types), &|_| true)
 }
 
-/// Is the index at `at` there, and does it carry `key`?
-pub(super) fn fresh(at: &Path, key: u64) -> bool {
-    table(at, key).is_some()
+/// The index at `at`, open, when it is there and carries `key`. Every
+/// read goes through this handle, so another run that replaces the file
+/// (an index of the same tree for another build or binary) changes
+/// nothing for this one.
+pub(super) fn open(at: &Path, key: u64) -> Option<File> {
+    let file = File::open(at).ok()?;
+    table(&file, key)?;
+    Some(file)
 }
 
 /// Where each struct's part is in an index: (struct, offset, length,
 /// how stored), and where the table starts.
 type Table = (Vec<(String, u64, u64, String)>, u64);
 
-/// The table of the index at `at`, when it is there and carries `key`.
-fn table(at: &Path, key: u64) -> Option<Table> {
-    let mut file = File::open(at).ok()?;
+/// The table of the index `file`, when it carries `key`.
+fn table(file: &File, key: u64) -> Option<Table> {
     let mut head = [0u8; MAGIC.len() + 8];
-    file.read_exact(&mut head).ok()?;
+    file.read_exact_at(&mut head, 0).ok()?;
     if &head[..MAGIC.len()] != MAGIC || head[MAGIC.len()..] != key.to_le_bytes() {
         return None;
     }
     let len = file.metadata().ok()?.len();
     let mut foot = [0u8; 16];
-    file.seek(SeekFrom::Start(len.checked_sub(16)?)).ok()?;
-    file.read_exact(&mut foot).ok()?;
+    file.read_exact_at(&mut foot, len.checked_sub(16)?).ok()?;
     let table_at = u64::from_le_bytes(foot[..8].try_into().ok()?);
     let table_len = u64::from_le_bytes(foot[8..].try_into().ok()?);
     if table_len > MAX_TABLE_BYTES || table_at.checked_add(table_len)? > len - 16 {
         return None;
     }
-    file.seek(SeekFrom::Start(table_at)).ok()?;
-    let mut text = String::new();
-    (&mut file).take(table_len).read_to_string(&mut text).ok()?;
+    let mut text = vec![0u8; usize::try_from(table_len).ok()?];
+    file.read_exact_at(&mut text, table_at).ok()?;
+    let text = String::from_utf8(text).ok()?;
     let mut parts = Vec::new();
     for line in text.lines() {
         let mut fields = line.split('\t');
@@ -173,17 +177,17 @@ fn table(at: &Path, key: u64) -> Option<Table> {
     Some((parts, table_at))
 }
 
-/// The declarations about the `wanted` structs in the index at `at`
-/// whose stored line `keep` accepts (a cheap test before the line is
-/// parsed), when it is there and carries `key`; `None` when it is
-/// missing, stale or unreadable. Parts are read in parallel.
+/// The declarations about the `wanted` structs in the index `file` (see
+/// [`open`]) whose stored line `keep` accepts (a cheap test before the
+/// line is parsed), when it carries `key`; `None` when it is stale or
+/// unreadable. Parts are read in parallel, each with one positioned read.
 pub(super) fn scan(
-    at: &Path,
+    file: &File,
     key: u64,
     wanted: Wanted<'_>,
     keep: &(dyn Fn(&str) -> bool + Sync),
 ) -> Option<Vec<Declaration>> {
-    let (parts, _) = table(at, key)?;
+    let (parts, _) = table(file, key)?;
     let parts: Vec<_> = parts
         .into_iter()
         .filter(|(ty, ..)| wanted.contains(ty))
@@ -191,11 +195,11 @@ pub(super) fn scan(
     let chunks: Vec<Option<Vec<Declaration>>> = parts
         .par_chunks(256)
         .map(|chunk| {
-            let mut file = File::open(at).ok()?;
             let mut out = Vec::new();
             for (_, offset, n, how) in chunk {
-                file.seek(SeekFrom::Start(*offset)).ok()?;
-                let stored = (&mut file).take(*n);
+                let mut stored = vec![0u8; usize::try_from(*n).ok()?];
+                file.read_exact_at(&mut stored, *offset).ok()?;
+                let stored = &stored[..];
                 let part: Box<dyn Read + '_> = match how.as_str() {
                     "raw" => Box::new(stored),
                     "deflate" => Box::new(flate2::read::DeflateDecoder::new(stored)),
@@ -254,21 +258,23 @@ pub(super) fn build(
     at: &Path,
     key: u64,
     progress: &mut Progress,
-) -> Result<()> {
+) -> Result<Option<File>> {
     let dir = at.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let lock_path = at.with_extension("lock");
     let lock = File::create(&lock_path).map_err(io(&lock_path))?;
     lock.lock().map_err(io(&lock_path))?;
-    if fresh(at, key) {
-        return Ok(());
+    if let Some(file) = open(at, key) {
+        return Ok(Some(file));
     }
     let wrappers = wrappers(tree, files, build, progress)?;
     let scratch = at.with_extension(format!("shards{}", std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(io(&scratch))?;
     let result = walk_and_write(tree, files, build, &wrappers, at, key, &scratch, progress);
     let _ = std::fs::remove_dir_all(&scratch);
-    result
+    // Opened while the lock is held: a run waiting to build another key's
+    // index replaces the file only after this one has it open.
+    result.map(|()| open(at, key))
 }
 
 /// The lock wrappers of the tree's headers.
@@ -573,12 +579,25 @@ mod tests {
             None,
             &at,
         );
-        assert!(super::read(&file, key, &[]).is_none());
+        assert!(super::open(&file, key).is_none());
         assert_eq!(
             read(&src, &["lruvec"], Some(&at)),
             read(&src, &["lruvec"], None)
         );
-        assert!(super::read(&file, key, &[]).is_some());
+        assert!(super::open(&file, key).is_some());
+        // Another run replacing the file (an index of the same tree for
+        // another build) after this one opened it: reads go on through
+        // the handle, not the path.
+        let open = super::open(&file, key).unwrap();
+        let other = file.with_extension("other");
+        std::fs::write(&other, b"cachelint-evidence-2\nanother key").unwrap();
+        std::fs::rename(&other, &file).unwrap();
+        assert!(super::open(&file, key).is_none());
+        let types = ["lruvec".to_owned()];
+        assert_eq!(
+            super::read(&open, key, &types),
+            Some(read(&src, &["lruvec"], None))
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

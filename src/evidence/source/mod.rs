@@ -350,8 +350,8 @@ pub fn declarations(
     let files = tree_files(tree, arch)?;
     let mut progress = progress::Progress::for_tree(files.len());
     if let Some(index_at) = index {
-        let (at, key) = ready_index(tree, &files, build, arch, index_at, &mut progress)?;
-        return index::read(&at, key, types).ok_or_else(|| unreadable(&at));
+        let ready = ready_index(tree, &files, build, arch, index_at, &mut progress)?;
+        return index::read(&ready.file, ready.key, types).ok_or_else(|| unreadable(&ready.at));
     }
     progress.start(&format!("scanning for {}", types.join(", ")), files.len());
     // A file that never spells the type (`struct file`, a typedef of it)
@@ -397,7 +397,7 @@ pub fn declarations(
 }
 
 /// The evidence index of `files` of `tree` for `arch` kept as `index_at`
-/// says, built first when it is missing or stale: its path and key.
+/// says, built first when it is missing or stale, open.
 fn ready_index(
     tree: &Path,
     files: &[PathBuf],
@@ -405,13 +405,26 @@ fn ready_index(
     arch: Option<&str>,
     index_at: &IndexAt,
     progress: &mut progress::Progress,
-) -> Result<(PathBuf, u64)> {
+) -> Result<Ready> {
     let at = index::path(&index_at.dir, tree, arch);
     let key = index::key(tree, files, arch, index_at);
-    if !index::fresh(&at, key) {
-        index::build(tree, files, build, &at, key, progress)?;
-    }
-    Ok((at, key))
+    let file = match index::open(&at, key) {
+        Some(file) => file,
+        None => {
+            index::build(tree, files, build, &at, key, progress)?.ok_or_else(|| unreadable(&at))?
+        }
+    };
+    Ok(Ready { at, key, file })
+}
+
+/// A tree's evidence index, open (see [`index::open`]).
+struct Ready {
+    /// Where it is, for messages.
+    at: PathBuf,
+    /// The key it carries.
+    key: u64,
+    /// The open file every read goes through.
+    file: std::fs::File,
 }
 
 /// An index just written that cannot be read back.
@@ -434,9 +447,10 @@ pub fn needless_stores(
 ) -> Result<Vec<Declaration>> {
     let files = tree_files(tree, arch)?;
     let mut progress = progress::Progress::for_tree(files.len());
-    let (at, key) = ready_index(tree, &files, build, arch, index_at, &mut progress)?;
+    let ready = ready_index(tree, &files, build, arch, index_at, &mut progress)?;
     let needless = |line: &str| line.contains("\"Needless\"");
-    let mut found = index::scan(&at, key, Wanted::All, &needless).ok_or_else(|| unreadable(&at))?;
+    let mut found = index::scan(&ready.file, ready.key, Wanted::All, &needless)
+        .ok_or_else(|| unreadable(&ready.at))?;
     let members: std::collections::HashSet<(String, String)> = found
         .iter()
         .map(|d| (d.ty.clone(), d.path.clone()))
@@ -449,8 +463,8 @@ pub fn needless_stores(
             && index::ty_path(line)
                 .is_some_and(|(ty, path)| members.contains(&(ty.to_owned(), path.to_owned())))
     };
-    let others =
-        index::scan(&at, key, Wanted::Only(&types), &about).ok_or_else(|| unreadable(&at))?;
+    let others = index::scan(&ready.file, ready.key, Wanted::Only(&types), &about)
+        .ok_or_else(|| unreadable(&ready.at))?;
     progress.done(&format!(
         "index: {} needless-store candidates on {} members of {} structs",
         found.len(),
@@ -473,7 +487,7 @@ pub fn contended(
 ) -> Result<Vec<(String, usize)>> {
     let files = tree_files(tree, arch)?;
     let mut progress = progress::Progress::for_tree(files.len());
-    let (at, key) = ready_index(tree, &files, build, arch, index_at, &mut progress)?;
+    let ready = ready_index(tree, &files, build, arch, index_at, &mut progress)?;
     // A cheap test of the stored line before it is parsed and told.
     let kinds = ["\"Atomic\"", "\"DataRace\"", "\"Once\"", "\"Release\""];
     let keep = |line: &str| {
@@ -481,7 +495,8 @@ pub fn contended(
             && line.contains("\"Written\"")
             && kinds.iter().any(|k| line.contains(k))
     };
-    let found = index::scan(&at, key, Wanted::All, &keep).ok_or_else(|| unreadable(&at))?;
+    let found = index::scan(&ready.file, ready.key, Wanted::All, &keep)
+        .ok_or_else(|| unreadable(&ready.at))?;
     let mut stores: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for d in found {
         if let Said::Written(w, _) = &d.said
