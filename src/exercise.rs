@@ -214,12 +214,12 @@ pub fn header_patch(data: &[u8]) {
     let Some((removed, text)) = rest.split_first() else {
         return;
     };
-    let order: Vec<crate::source_patch::Piece> = lines
+    let order: Vec<crate::csource::member_order::Piece> = lines
         .iter()
         .enumerate()
         .map(|(i, &l)| match i % 3 {
-            2 => crate::source_patch::Piece::AlignedGroup("g".into(), vec![u64::from(l)]),
-            _ => crate::source_patch::Piece::Member(u64::from(l)),
+            2 => crate::csource::member_order::Piece::AlignedGroup("g".into(), vec![u64::from(l)]),
+            _ => crate::csource::member_order::Piece::Member(u64::from(l)),
         })
         .collect();
     let removed: Vec<u64> = (*removed != 0)
@@ -227,8 +227,14 @@ pub fn header_patch(data: &[u8]) {
         .into_iter()
         .collect();
     let text = String::from_utf8_lossy(text);
-    let _ =
-        crate::source_patch::reorder("x.h", &text, u64::from(*struct_line), &order, &removed, &[]);
+    let _ = crate::csource::member_order::reorder(
+        "x.h",
+        &text,
+        u64::from(*struct_line),
+        &order,
+        &removed,
+        &[],
+    );
 }
 
 /// A variant file: the parse and its matrix (paths are resolved against a

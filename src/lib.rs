@@ -41,6 +41,5 @@ pub(crate) mod rules;
 pub mod run;
 pub(crate) mod search;
 pub(crate) mod sizes;
-pub(crate) mod source_patch;
 pub(crate) mod suggest;
 pub(crate) mod variant;

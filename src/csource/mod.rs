@@ -1,7 +1,7 @@
 //! Unpreprocessed C as cachelint reads it: the kernel's C files, whose
 //! check functions `asserts --against` compares with ([`asserts`]), and
 //! its headers, whose struct bodies `suggest --source-tree` reorders
-//! (`source_patch`).
+//! ([`member_order`]).
 //!
 //! Both sit on one tolerant scanner, [`scan`]: the lines of a file, the
 //! code of each told from its comments and literals, and the directives
@@ -10,6 +10,7 @@
 
 pub(crate) mod asserts;
 mod bodies;
+pub(crate) mod member_order;
 mod nesting;
 mod scan;
 

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
+use crate::csource::member_order::{self, Piece};
 use crate::error::{Error, Result};
 use crate::search::{self, Entry, Snapshot};
-use crate::source_patch::{self, Piece};
 
 /// The unified diff of TYPE's header in `tree` for `order`. A member's
 /// line comes from the first build that has it (every build is compiled
@@ -121,5 +121,5 @@ pub(super) fn patch(
             decl.file
         ))
     })?;
-    source_patch::reorder(relative, &text, decl.line, &pieces, &removed, &runs)
+    member_order::reorder(relative, &text, decl.line, &pieces, &removed, &runs)
 }

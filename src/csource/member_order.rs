@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use crate::csource::{self, Directive, Line, Nesting, Pp};
+use super::{Directive, Line, Nesting, Pp, scan};
 use crate::error::{Error, Result};
 
 /// One entry of the new order.
@@ -158,7 +158,7 @@ impl<'a> Body<'a> {
     /// The body of the struct declared at `struct_line` of `text`: from
     /// that line's `{` to the brace that closes it.
     fn find(path: &'a str, text: &'a str, struct_line: u64) -> Result<Self> {
-        let lines = csource::scan(text);
+        let lines = scan(text);
         let open = (struct_line as usize).saturating_sub(1);
         if open >= lines.len() || !lines[open].code.contains('{') {
             return Err(refusal(
