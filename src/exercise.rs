@@ -62,7 +62,7 @@ pub fn elf(data: &[u8]) {
     let Ok(dwarf) = DwarfFile::new(&sections) else {
         return;
     };
-    let _ = crate::sizes::struct_sizes(&dwarf);
+    let _ = crate::load::sizes::struct_sizes(&dwarf);
     let _ = index::lookup(&dwarf, &HashSet::from(["lruvec", "no_such_type"]));
     if let Ok(names) = crate::dwarf::name_index::NameIndex::build(&dwarf) {
         // What a cache file would hold, read back against the same file.
@@ -101,7 +101,7 @@ pub fn btf(data: &[u8]) {
     let Ok(types) = crate::btf::parse(&[&bytes], pointer, cacheline) else {
         return;
     };
-    let _ = crate::sizes::btf_sizes(&types);
+    let _ = crate::load::sizes::btf_sizes(&types);
     let mut visits = 0;
     for &id in types.composites.iter().take(MAX_TYPES) {
         if !expand_and_analyse(&types.table, id, "root", cacheline, &mut visits) {
@@ -150,8 +150,13 @@ pub fn name_index(data: &[u8]) {
     };
     let mut decoder = Decoder::new(file);
     for name in index.names().take(MAX_TYPES) {
-        if let Ok(spec) = crate::lookup::TypeSpec::parse(name) {
-            let _ = crate::lookup::find_indexed(&mut decoder, &index, &[spec], Path::new("input"));
+        if let Ok(spec) = crate::load::lookup::TypeSpec::parse(name) {
+            let _ = crate::load::lookup::find_indexed(
+                &mut decoder,
+                &index,
+                &[spec],
+                Path::new("input"),
+            );
         }
     }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::analysis::asserts as compare;
 use crate::error::Result;
-use crate::lookup::TypeSpec;
+use crate::load::lookup::TypeSpec;
 use crate::report::asserts::AssertsReport;
 use crate::rules::Rules;
 use crate::run::{Run, Want, check_function};

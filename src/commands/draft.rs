@@ -11,7 +11,7 @@ use crate::analysis::draft_report::{
 };
 use crate::error::Result;
 use crate::evidence::source::{Declaration, Said};
-use crate::lookup::TypeSpec;
+use crate::load::lookup::TypeSpec;
 use crate::report::draft::DraftReport;
 use crate::rules::Rules;
 use crate::run::{Run, Want};

@@ -46,7 +46,7 @@ pub use suggest::{SuggestOptions, suggest};
 use crate::error::Result;
 use crate::layout::{self, Depth};
 use crate::lines::Lines;
-use crate::lookup::TypeSpec;
+use crate::load::lookup::TypeSpec;
 use crate::path::{self, MemberPath};
 use crate::report::layout::{LayoutReport, OffsetRow, OffsetofReport, SizesReport};
 use crate::run::{Run, Want};

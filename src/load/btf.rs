@@ -5,11 +5,11 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use super::Capabilities;
+use super::lookup::{self, Pick, Present, TypeSpec};
 use crate::btf::BtfTypes;
 use crate::dwarf::contains::Contains;
 use crate::error::{Error, Result};
 use crate::input::MappedFile;
-use crate::lookup::{self, Pick, Present, TypeSpec};
 use crate::model::{Type, TypeId, TypeTable};
 
 /// BTF has no source lines and no alignment attributes.

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 use super::Capabilities;
 use super::index_cache::{self, IndexCache};
+use super::lookup::{self, Found, Present, TypeSpec};
 use crate::dwarf::DwarfFile;
 use crate::dwarf::contains::Contains;
 use crate::dwarf::decode::{Decoder, SourceRoot};
 use crate::dwarf::name_index::NameIndex;
 use crate::error::Result;
-use crate::lookup::{self, Found, Present, TypeSpec};
 
 /// DWARF records everything the commands print.
 pub(super) const CAPABILITIES: Capabilities = Capabilities {

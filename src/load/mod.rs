@@ -11,8 +11,12 @@
 mod btf;
 mod dwarf;
 mod index_cache;
+pub(crate) mod lookup;
+pub(crate) mod sizes;
 
 pub use index_cache::IndexCache;
+use lookup::{Found, Present, TypeSpec};
+use sizes::SizeLine;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -21,11 +25,9 @@ pub use crate::dwarf::decode::SourceRoot;
 use crate::error::{Error, Result};
 use crate::input::{DebugSections, MappedFile};
 use crate::kconfig::{self, KernelConfig};
-use crate::lookup::{Found, Present, TypeSpec};
 use crate::member_types::MemberTypes;
 use crate::model::{TypeId, TypeTable};
 use crate::plan::abi::Abi;
-use crate::sizes::SizeLine;
 
 /// Where types come from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -369,7 +371,7 @@ impl Loaded<'_, '_> {
         let path = self.build.path.clone();
         let found = match &mut self.backend {
             Backend::Dwarf(d) => d.find(specs, &path),
-            Backend::Btf(b) => crate::lookup::find_in_btf(&b.types, specs, &path),
+            Backend::Btf(b) => lookup::find_in_btf(&b.types, specs, &path),
         }?;
         let used: Vec<TypeId> = found.iter().map(|f| f.id).collect();
         self.after_lookup(&used);
@@ -454,8 +456,8 @@ impl Loaded<'_, '_> {
     /// --sizes` lists them.
     pub fn sizes(&self) -> Result<Vec<SizeLine>> {
         match &self.backend {
-            Backend::Dwarf(d) => crate::sizes::struct_sizes(d.file),
-            Backend::Btf(b) => Ok(crate::sizes::btf_sizes(&b.types)),
+            Backend::Dwarf(d) => sizes::struct_sizes(d.file),
+            Backend::Btf(b) => Ok(sizes::btf_sizes(&b.types)),
         }
     }
 

@@ -4,8 +4,8 @@ use serde::Serialize;
 
 use crate::layout::Layout;
 use crate::lines::Lines;
+use crate::load::sizes::SizeLine;
 use crate::model::TypeTable;
-use crate::sizes::SizeLine;
 
 /// `layout`: the types asked for, laid out, with the model their member
 /// types are named from.

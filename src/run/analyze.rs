@@ -8,7 +8,7 @@ use super::{Run, View};
 use crate::analysis::{self, Analysis, validate::Check};
 use crate::error::Result;
 use crate::layout::{self, Depth, Item};
-use crate::lookup;
+use crate::load::lookup;
 use crate::model::TypeId;
 use crate::rules::{Location, Rules};
 

@@ -10,7 +10,7 @@ use super::analyze::renamed;
 use super::{Run, View};
 use crate::error::{Error, Result};
 use crate::layout::{self, Depth, Group};
-use crate::lookup::Found;
+use crate::load::lookup::Found;
 use crate::model::{TypeId, TypeTable};
 use crate::path::{self, MemberPath};
 use crate::report::asserts::{AssertsReport, GroupAsserts, Member, Outside, Placement};

@@ -38,14 +38,14 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::evidence::perf::PerfFile;
 use crate::kconfig::KernelConfig;
+use crate::load::lookup::{Found, TypeSpec};
+use crate::load::sizes::SizeLine;
 use crate::load::{Build, Loaded, Reading};
-use crate::lookup::{Found, TypeSpec};
 use crate::model::{TypeId, TypeTable};
 use crate::plan::Plan;
 use crate::plan::abi::Abi;
 use crate::plan::apply::Planner;
 use crate::rules::{Location, Rules};
-use crate::sizes::SizeLine;
 use crate::variant::Wanted;
 
 /// A kind of build: something that can be opened as a [`Loaded`] file of
@@ -547,7 +547,7 @@ impl Run {
         let want = Want {
             specs: vec![TypeSpec {
                 name: ty.to_owned(),
-                pick: crate::lookup::Pick::First,
+                pick: crate::load::lookup::Pick::First,
             }],
             ..Want::default()
         };

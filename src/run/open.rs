@@ -7,8 +7,8 @@ use std::sync::Arc;
 use super::parallel::in_order;
 use super::{Decoded, Input, Opened, Want};
 use crate::error::{Error, Result};
+use crate::load::lookup::{self, Found, Present};
 use crate::load::{Loaded, Reading};
-use crate::lookup::{self, Found, Present};
 use crate::model::{TypeId, TypeTable};
 use crate::plan::Plan;
 use crate::plan::abi::Abi;
@@ -109,7 +109,7 @@ fn wanted(rules: &Rules, want: &Want, plan: Option<&Arc<Plan>>) -> Wanted {
         .specs
         .iter()
         .filter_map(|s| match &s.pick {
-            crate::lookup::Pick::File(file) => Some(file.clone()),
+            crate::load::lookup::Pick::File(file) => Some(file.clone()),
             _ => None,
         })
         .collect();

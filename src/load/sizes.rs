@@ -6,12 +6,12 @@ use foldhash::{HashSet, HashSetExt};
 
 use rayon::prelude::*;
 
+use super::lookup::{LayoutKey, layout_key};
 use crate::dwarf::DwarfFile;
 use crate::dwarf::decode::Decoder;
 use crate::dwarf::layouts;
 use crate::error::Result;
 use crate::layout::hole_count;
-use crate::lookup::{LayoutKey, layout_key};
 
 /// One line of the output.
 #[derive(Clone, Debug, PartialEq, Eq)]
