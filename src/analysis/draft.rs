@@ -15,11 +15,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::analysis::annotate::{ATOMIC_TYPES, LOCK_TYPES};
+use crate::analysis::draft_types::{
+    DraftContext, DraftField, DraftRule, DraftType, Evidence, Mark,
+};
 use crate::evidence::attribute::Placed;
 use crate::evidence::perf::{Format, Op};
 use crate::evidence::source::{Declaration, Held, Role, Said, Write};
 use crate::path::within;
-use crate::report::draft::{DraftContext, DraftField, DraftRule, DraftType, Evidence, Mark};
 
 /// A direct member of the drafted struct.
 #[derive(Clone, Debug)]

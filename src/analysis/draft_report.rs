@@ -7,12 +7,14 @@
 use std::collections::HashMap;
 
 use crate::analysis::draft::{Drafted, MemberFacts};
+use crate::analysis::draft_types::{
+    DraftField, DraftPlacement, DraftReport, DraftRule, DraftType, Evidence, Mark,
+};
 use crate::analysis::placement::{self, Embedding, Object, Placed};
 use crate::error::Result;
 use crate::evidence::source::{Declaration, Said, Site};
 use crate::layout::{self, Depth};
 use crate::model::{Type, TypeId, TypeTable};
-use crate::report::draft::{DraftField, DraftPlacement, DraftReport, DraftType, Evidence};
 
 /// Embeddings shown per struct, at most: `sock` is embedded in dozens.
 const MAX_EMBEDDINGS_SHOWN: usize = 8;
@@ -266,10 +268,10 @@ pub(crate) fn merge(report: &mut DraftReport, drafted: Vec<(String, Drafted)>) {
             name: ty,
             fields: vec![DraftField {
                 path: member,
-                rule: Some(crate::report::draft::DraftRule::Class {
+                rule: Some(DraftRule::Class {
                     class: "lock".into(),
                 }),
-                mark: Some(crate::report::draft::Mark::Declared),
+                mark: Some(Mark::Declared),
                 evidence,
                 conflicts: Vec::new(),
                 heat: None,

@@ -8,6 +8,7 @@ pub mod compare;
 pub(crate) mod contexts;
 pub(crate) mod draft;
 pub(crate) mod draft_report;
+pub(crate) mod draft_types;
 pub mod explain;
 pub mod findings;
 pub mod footprint;
