@@ -12,6 +12,7 @@ use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::sync::Arc;
 
 use super::abi::{self, Abi, Laid, Piece, Recipe, Types};
+use super::embedding::{affected, anonymous_path, children, reachable};
 use super::infer::{Compiled, Known, View};
 use super::{Item, NewType, Plan, Shape, TypePlan};
 use crate::error::{Error, Result};
@@ -147,7 +148,7 @@ impl Planner {
         let planned = self.planned_ids(table, &reach);
         let mut roots: Vec<TypeId> = planned.iter().map(|(id, _)| *id).collect();
         roots.extend(self.compiled.kept());
-        let affected = affected(table, &reach, &roots, &self.compiled);
+        let affected = affected(table, &reach, &roots, |id| self.compiled.is_kept(id));
         if planned.is_empty() && affected.is_empty() {
             return Ok(());
         }
@@ -760,113 +761,6 @@ fn new_member(name: String, ty: TypeId, align: Option<u64>) -> Member {
         alignment: align.filter(|&a| a > 1),
         decl: None,
     }
-}
-
-/// The struct (not through a pointer) a member type is, directly or as
-/// array elements.
-fn by_value(table: &TypeTable, mut id: TypeId) -> Option<TypeId> {
-    for _ in 0..MAX_TYPE_DEPTH {
-        match table.get(id) {
-            Type::Typedef { target, .. } | Type::Qualified { target, .. } => id = *target,
-            Type::Array { element, .. } => id = *element,
-            Type::Composite(c) if c.members.is_some() => return Some(id),
-            _ => return None,
-        }
-    }
-    None
-}
-
-fn children(table: &TypeTable, c: &Composite) -> Vec<TypeId> {
-    c.members
-        .iter()
-        .flatten()
-        .filter_map(|m| by_value(table, m.ty))
-        .collect()
-}
-
-/// The struct or union a plan's `name` names inside struct `id` (its
-/// OUTER): `id` itself for a plain name, else each anonymous level
-/// holding the next of its [`super::inner_members`] in turn; `Err` with
-/// the member no anonymous level holds.
-pub(crate) fn anonymous_path<'n>(
-    table: &TypeTable,
-    id: TypeId,
-    name: &'n str,
-) -> std::result::Result<TypeId, &'n str> {
-    super::inner_members(name).try_fold(id, |at, member| {
-        anonymous_holding(table, at, member).ok_or(member)
-    })
-}
-
-/// The anonymous struct or union inside struct `id` (through anonymous
-/// levels) that holds a member named `member` itself.
-fn anonymous_holding(table: &TypeTable, id: TypeId, member: &str) -> Option<TypeId> {
-    let mut stack = vec![(id, 0)];
-    while let Some((ty, depth)) = stack.pop() {
-        let Some(members) = table.composite(ty).and_then(|c| c.members.as_ref()) else {
-            continue;
-        };
-        for m in members.iter().filter(|m| m.name.is_none()) {
-            let inner = table.strip(m.ty);
-            let holds = table
-                .composite(inner)
-                .and_then(|c| c.members.as_ref())
-                .is_some_and(|ms| ms.iter().any(|x| x.name.as_deref() == Some(member)));
-            if holds {
-                return Some(inner);
-            }
-            if depth < crate::model::MAX_TYPE_DEPTH {
-                stack.push((inner, depth + 1));
-            }
-        }
-    }
-    None
-}
-
-/// The structs `used` are or hold by value, directly or through others.
-pub(crate) fn reachable(table: &TypeTable, used: &[TypeId]) -> HashSet<TypeId> {
-    let mut seen = HashSet::new();
-    let mut stack: Vec<TypeId> = used.iter().filter_map(|&id| by_value(table, id)).collect();
-    while let Some(id) = stack.pop() {
-        if seen.insert(id)
-            && let Some(c) = table.composite(id)
-        {
-            stack.extend(children(table, c));
-        }
-    }
-    seen
-}
-
-/// Every struct of `among`, not re-laid out yet, that holds one of
-/// `roots` by value, directly or through others.
-fn affected(
-    table: &TypeTable,
-    among: &HashSet<TypeId>,
-    roots: &[TypeId],
-    compiled: &Compiled,
-) -> Vec<TypeId> {
-    let mut parents: HashMap<TypeId, Vec<TypeId>> = HashMap::new();
-    for &id in among {
-        if let Some(c) = table.composite(id) {
-            for child in children(table, c) {
-                parents.entry(child).or_default().push(id);
-            }
-        }
-    }
-    let mut seen: HashSet<TypeId> = roots.iter().copied().collect();
-    let mut stack: Vec<TypeId> = roots.to_vec();
-    let mut out = Vec::new();
-    while let Some(id) = stack.pop() {
-        for &p in parents.get(&id).into_iter().flatten() {
-            if seen.insert(p) {
-                stack.push(p);
-                if !compiled.is_kept(p) {
-                    out.push(p);
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Names that pick a part of a compiled struct: each member's name, and

@@ -265,7 +265,9 @@ pub fn fill_alignments(table: &mut TypeTable, abi: Abi, used: &[TypeId]) {
     // (struct, its own attribute, (member index, attribute) of members)
     type Found = (TypeId, Option<u64>, Vec<(usize, u64)>);
     let mut found: Vec<Found> = Vec::new();
-    let mut reach: Vec<TypeId> = super::apply::reachable(table, used).into_iter().collect();
+    let mut reach: Vec<TypeId> = super::embedding::reachable(table, used)
+        .into_iter()
+        .collect();
     reach.sort();
     for id in reach {
         let Some(c) = table.composite(id) else {

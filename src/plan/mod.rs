@@ -11,6 +11,7 @@
 
 pub(crate) mod abi;
 pub(crate) mod apply;
+pub(crate) mod embedding;
 pub(crate) mod infer;
 mod parse;
 

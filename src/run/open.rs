@@ -183,7 +183,7 @@ fn decode(
                 return Some((t.at.clone(), why));
             };
             let member =
-                crate::plan::apply::anonymous_path(loaded.table(), found.id, &t.name).err()?;
+                crate::plan::embedding::anonymous_path(loaded.table(), found.id, &t.name).err()?;
             let why = format!(
                 "struct {outer} has no anonymous struct or union holding '{member}' in {}",
                 loaded.build.path.display()
