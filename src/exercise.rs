@@ -195,7 +195,7 @@ pub fn plan(data: &[u8]) {
     let types = &*DRIVER_TYPES;
     let mut table = types.table.clone();
     let mut planner =
-        crate::plan::apply::Planner::new(Arc::new(plan), crate::plan::abi::Abi::default(), 64);
+        crate::plan::planner::Planner::new(Arc::new(plan), crate::plan::abi::Abi::default(), 64);
     if planner.apply(&mut table, &types.composites).is_ok() {
         let mut visits = 0;
         for &id in types.composites.iter().take(MAX_TYPES) {

@@ -3,17 +3,19 @@
 //! A plan file says, per struct type, a new member order, member and
 //! struct alignments, kernel cacheline groups, and members added or
 //! removed ([`parse`] reads it; the format is in docs/plans.md). Applying it
-//! ([`apply`]) is a transformation of the type model: the planned structs
+//! ([`planner`]) is a transformation of the type model: the planned structs
 //! are re-laid out by the target's C ABI ([`abi`]) from the sizes and
 //! alignments the build's own debug info gives, then every struct that
 //! embeds one by value, out to the roots. Every command downstream reads
 //! the planned model as it reads a compiled one.
 
 pub(crate) mod abi;
-pub(crate) mod apply;
+mod c_types;
 pub(crate) mod embedding;
 pub(crate) mod infer;
+mod member_list;
 mod parse;
+pub(crate) mod planner;
 
 pub(crate) use parse::is_identifier;
 

@@ -44,7 +44,7 @@ use crate::load::{Build, Loaded, Reading};
 use crate::model::{TypeId, TypeTable};
 use crate::plan::Plan;
 use crate::plan::abi::Abi;
-use crate::plan::apply::Planner;
+use crate::plan::planner::Planner;
 use crate::rules::{Location, Rules};
 use crate::variant::Wanted;
 

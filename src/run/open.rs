@@ -12,7 +12,7 @@ use crate::load::{Loaded, Reading};
 use crate::model::{TypeId, TypeTable};
 use crate::plan::Plan;
 use crate::plan::abi::Abi;
-use crate::plan::apply::Planner;
+use crate::plan::planner::Planner;
 use crate::rules::Rules;
 use crate::variant::Wanted;
 

@@ -13,8 +13,8 @@ use crate::layout::{self, Layout};
 use crate::model::{TypeId, TypeTable};
 use crate::plan::Plan;
 use crate::plan::abi::Abi;
-use crate::plan::apply::Planner;
 use crate::plan::infer::Known;
+use crate::plan::planner::Planner;
 use crate::rules::{Rules, Severity};
 
 /// One build as loaded: the model holding the struct and its roots.
