@@ -18,7 +18,7 @@ use crate::analysis::annotate::{ATOMIC_TYPES, LOCK_TYPES};
 use crate::analysis::draft_types::{
     DraftContext, DraftField, DraftRule, DraftType, Evidence, Mark,
 };
-use crate::evidence::attribute::Placed;
+use crate::analysis::samples::Placed;
 use crate::evidence::perf::{Format, Op};
 use crate::evidence::source::{Declaration, Held, Role, Said, Write};
 use crate::path::within;

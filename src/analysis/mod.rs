@@ -16,6 +16,7 @@ pub(crate) mod members;
 pub(crate) mod needless;
 pub(crate) mod placement;
 pub(crate) mod ranges;
+pub(crate) mod samples;
 pub(crate) mod validate;
 
 use crate::model::{TypeId, TypeTable};

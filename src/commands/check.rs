@@ -215,11 +215,11 @@ fn run_build(
             notes.extend(misfits);
             for f in found.iter_mut() {
                 for side in [&mut f.a, &mut f.b] {
-                    let n = crate::evidence::attribute::samples_in(&placed, side.offset, side.size);
+                    let n = crate::analysis::samples::samples_in(&placed, side.offset, side.size);
                     side.samples = Some(n.round() as u64);
                 }
             }
-            notes.extend(crate::evidence::attribute::contradicted(
+            notes.extend(crate::analysis::samples::contradicted(
                 &a.annotated.spans,
                 &placed,
                 &build.config,

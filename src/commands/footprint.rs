@@ -162,7 +162,7 @@ fn measured<'r>(
         .spans
         .iter()
         .map(|s| {
-            let n = crate::evidence::attribute::samples_in(&placed, s.offset, s.size);
+            let n = crate::analysis::samples::samples_in(&placed, s.offset, s.size);
             (s.path.clone(), n)
         })
         .collect();

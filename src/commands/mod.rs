@@ -106,7 +106,7 @@ pub fn layout(run: &Run, opts: &LayoutOptions) -> Result<LayoutReport> {
     for f in &opened.found {
         if let Some((placed, misfits)) = run.samples_on(&view, f.id, line) {
             notes.extend(misfits);
-            shares.push(crate::evidence::attribute::shares(&placed));
+            shares.push(crate::analysis::samples::shares(&placed));
         }
     }
     let planned_by = view.planned_by.clone();

@@ -1,11 +1,10 @@
 //! Evidence for access classes, besides the rules a developer writes:
 //! measured ([`perf`]: perf's data-type samples, placed on a build's
-//! layout by `attribute`) and declared (`source`: what a source tree
+//! layout by `analysis::samples`) and declared (`source`: what a source tree
 //! says of the members and the functions that write them). The third
 //! kind, inferred from the types (locks, atomics), is read off the
 //! build's own types where it is used (`analysis::draft`).
 
-pub(crate) mod attribute;
 pub mod perf;
 pub(crate) mod source;
 

@@ -106,7 +106,7 @@ pub(crate) fn draw(run: &Run, views: &[&View<'_>], spec: &DrawSpec) -> Result<Di
         let line = run.line(view.opened);
         if let Some((placed, misfits)) = run.samples_on_named(view, &root.analysis.root, line) {
             notes.extend(misfits);
-            shares = crate::evidence::attribute::shares(&placed);
+            shares = crate::analysis::samples::shares(&placed);
         }
         parts.push(DiagramPart {
             shares,

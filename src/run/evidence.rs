@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
+use crate::analysis::samples::{self, Placed};
 use crate::error::{Error, Result};
-use crate::evidence::attribute::{self, Placed};
 use crate::evidence::source::{self, Declaration, IndexAt};
 use crate::evidence::{Names, Resolver};
 use crate::load::IndexCache;
@@ -35,7 +35,7 @@ impl Run {
         let compiled = view.opened.compiled();
         let names = Names::of(compiled.table());
         let (placed, misfits) =
-            attribute::place(compiled.table(), root, line, names.map(), &self.perf);
+            samples::place(compiled.table(), root, line, names.map(), &self.perf);
         let mut notes: Vec<String> = misfits
             .iter()
             .map(|m| format!("[{}] {}", view.config, m.note()))
@@ -44,7 +44,7 @@ impl Run {
             return Some((placed, notes));
         }
         let (placed, lost) =
-            attribute::carried(compiled.table(), view.table(), root, placed, &view.config);
+            samples::carried(compiled.table(), view.table(), root, placed, &view.config);
         notes.extend(lost);
         Some((placed, notes))
     }

@@ -168,7 +168,7 @@ fn weigh(run: &Run, opened: &Opened, snap: &mut Snapshot, rules: &Rules) -> Vec<
         .iter()
         .filter_map(|span| {
             let (ty, path) = span.owners.first()?;
-            let n = crate::evidence::attribute::samples_in(&placed, span.offset, span.size);
+            let n = crate::analysis::samples::samples_in(&placed, span.offset, span.size);
             (ty == &outer && n > 0.0).then(|| (path.clone(), n.round() as u64))
         })
         .collect();
