@@ -63,7 +63,18 @@ impl Segment {
     }
 }
 
-impl Drawing<'_> {
+impl<'a> Drawing<'a> {
+    /// perf's share of span `path`, or of the nearest member enclosing it.
+    pub(crate) fn share_of(&self, path: &str) -> Option<&'a String> {
+        let mut p = path;
+        loop {
+            if let Some(s) = self.shares.get(p) {
+                return Some(s);
+            }
+            p = &p[..p.rfind(['.', '['])?];
+        }
+    }
+
     /// Bytes `first..=last` of `line` inside the root (the last line may be short).
     pub fn line_bytes(&self, line: u64) -> Option<(u64, u64)> {
         let a = self.analysis;

@@ -51,22 +51,11 @@ fn side(part: &DiagramPart) -> compare::Side<'_> {
 fn measured(d: &Drawing<'_>) -> Option<String> {
     let mut out = String::new();
     for span in super::boxes::drawn_spans(d) {
-        if let Some(share) = share_of(d, &span.path) {
+        if let Some(share) = d.share_of(&span.path) {
             out.push_str(&format!("    {}: {share}\n", span.path));
         }
     }
     (!out.is_empty()).then(|| format!("measured by perf:\n{out}"))
-}
-
-/// perf's share of span `path`, or of the nearest member enclosing it.
-pub(super) fn share_of<'d>(d: &Drawing<'d>, path: &str) -> Option<&'d String> {
-    let mut p = path;
-    loop {
-        if let Some(s) = d.shares.get(p) {
-            return Some(s);
-        }
-        p = &p[..p.rfind(['.', '['])?];
-    }
 }
 
 fn draw(part: &DiagramPart, width: usize, format: Format) -> String {

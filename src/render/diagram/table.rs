@@ -79,11 +79,7 @@ pub fn draw(d: &Drawing<'_>, markdown: bool) -> String {
                     class,
                 ];
                 if perf {
-                    row.push(
-                        super::page::share_of(d, &span.path)
-                            .cloned()
-                            .unwrap_or_default(),
-                    );
+                    row.push(d.share_of(&span.path).cloned().unwrap_or_default());
                 }
                 table.add_row(row);
             }
