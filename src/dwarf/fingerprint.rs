@@ -10,7 +10,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 
 use foldhash::quality::{FixedState, FoldHasher};
 
-use super::index::{DefKind, def_kind, index_wants};
+use super::def_kind::{DefKind, def_kind, index_wants};
 use super::raw_dies::{Cursor, Entry, UnitScan, Values, Want, Wants};
 use super::{DwarfFile, NameRef};
 use crate::error::Result;

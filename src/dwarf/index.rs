@@ -9,30 +9,13 @@ use std::collections::HashSet;
 use gimli::UnitOffset;
 use rayon::prelude::*;
 
+use super::def_kind::def_kind;
 use super::fingerprint;
-use super::raw_dies::{UnitScan, Values, Walk, Want, Wants};
+use super::raw_dies::{UnitScan, Values, Walk, Want};
 use super::{DwarfFile, NameRef};
 use crate::error::Result;
 
-/// What kind of definition an index entry is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DefKind {
-    /// `struct` (or C++ `class`).
-    Struct,
-    /// `union`.
-    Union,
-    /// `typedef`.
-    Typedef,
-    /// `enum`.
-    Enum,
-}
-
-impl DefKind {
-    /// True for struct and union.
-    pub fn is_composite(self) -> bool {
-        matches!(self, DefKind::Struct | DefKind::Union)
-    }
-}
+pub use super::def_kind::DefKind;
 
 /// One named top-level type definition.
 #[derive(Clone, Copy, Debug)]
@@ -214,25 +197,6 @@ pub fn all_names<'a>(file: &DwarfFile<'a>) -> Result<Vec<&'a str>> {
     let matcher = Matcher::new(file, &Filter::Names(&none));
     let found = scan_units(file, 0..file.units.len(), &matcher, true)?;
     Ok(sorted_names(file, found.names))
-}
-
-pub(super) fn def_kind(tag: gimli::DwTag) -> Option<DefKind> {
-    match tag {
-        gimli::DW_TAG_structure_type | gimli::DW_TAG_class_type => Some(DefKind::Struct),
-        gimli::DW_TAG_union_type => Some(DefKind::Union),
-        gimli::DW_TAG_typedef => Some(DefKind::Typedef),
-        gimli::DW_TAG_enumeration_type => Some(DefKind::Enum),
-        _ => None,
-    }
-}
-
-/// What the index reads: the name and kind of definitions, and the
-/// sibling pointer of everything else.
-pub(super) fn index_wants(tag: gimli::DwTag) -> Wants {
-    match def_kind(tag) {
-        Some(_) => const { Wants::of(&[Want::Name, Want::Declaration, Want::Sibling]) },
-        None => const { Wants::of(&[Want::Sibling]) },
-    }
 }
 
 fn scan_unit<'a>(

@@ -6,8 +6,8 @@ use foldhash::{HashSet, HashSetExt};
 use gimli::UnitOffset;
 use rayon::prelude::*;
 
+use super::def_kind::def_kind;
 use super::fingerprint::{self, layout_wants};
-use super::index::def_kind;
 use super::raw_dies::{UnitScan, Values, Walk, Want};
 use super::{DwarfFile, NameRef};
 use crate::error::Result;

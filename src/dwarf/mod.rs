@@ -5,6 +5,7 @@
 
 pub mod contains;
 pub mod decode;
+pub(crate) mod def_kind;
 pub(crate) mod fingerprint;
 pub mod functions;
 pub mod index;

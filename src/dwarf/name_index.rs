@@ -21,8 +21,9 @@ use foldhash::HashMap;
 use gimli::UnitOffset;
 use rayon::prelude::*;
 
+use super::def_kind::{DefKind, def_kind};
 use super::fingerprint::{self, layout_wants};
-use super::index::{DefKind, Definition, def_kind};
+use super::index::Definition;
 use super::raw_dies::{UnitScan, Values, Walk, Want, Wants};
 use super::{DwarfFile, NameRef, unit_end, unit_start};
 use crate::error::Result;
