@@ -9,12 +9,61 @@
 use tree_sitter::Node;
 
 use super::{Function, access, strip_address};
+use crate::evidence::source::vocabulary::is_atomic_write;
 use crate::evidence::source::{Declaration, Needless, Role, Said, Store};
 
 /// Values written longer than this are cut in the evidence.
 const MAX_VALUE: usize = 80;
 
 impl Function<'_> {
+    /// A call that stores whatever the member holds: `WRITE_ONCE`, a
+    /// release store, `atomic_set`, a compare-and-exchange,
+    /// `set_mask_bits`, a bit set or cleared (see this module).
+    pub(super) fn needless_call(
+        &self,
+        node: Node<'_>,
+        name: &str,
+        args: &[Node<'_>],
+        out: &mut Vec<Declaration>,
+    ) {
+        let bit = name.trim_start_matches('_');
+        match name {
+            "WRITE_ONCE" | "__WRITE_ONCE" | "smp_store_release" | "store_release" => {
+                if let [target, value, ..] = args {
+                    self.needless_store(*target, *value, name, out);
+                }
+            }
+            _ if is_atomic_write(name) && name.ends_with("_set") => {
+                if let [target, value, ..] = args {
+                    self.needless_store(*target, *value, name, out);
+                }
+            }
+            // Its old value used (`flags = set_mask_bits(...)`, `if
+            // (set_mask_bits(...) & bit)`): a test-and-set, whose store
+            // decides something, not a blind one.
+            "set_mask_bits" if value_used(node) => {}
+            "set_mask_bits" => {
+                if let Some(target) = args.first() {
+                    self.needless_mask(*target, args.get(2).copied(), name, out);
+                }
+            }
+            _ if name.contains("cmpxchg")
+                && !name.starts_with("this_cpu")
+                && !name.starts_with("raw_cpu")
+                && !name.contains("double")
+                && !name.contains("128") =>
+            {
+                self.needless_exchange(node, name, args, out);
+            }
+            _ if matches!(bit, "set_bit" | "clear_bit") => {
+                if let [nr, target, ..] = args {
+                    self.needless_bit(*nr, *target, name, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// `target` set to `value` by `how` (`=`, `WRITE_ONCE`, `atomic_set`):
     /// a needless-store candidate when the value is a constant or another
     /// object's member and nothing tests the member first.

@@ -1,0 +1,202 @@
+//! A call in a function's body: a lock taken or released (by its name,
+//! a header's or the file's own wrapper, the socket or run-queue lock),
+//! a marked or atomic load, a write through `WRITE_ONCE`, a release
+//! store, an atomic or a bit operation, `data_race()`, a per-CPU access,
+//! and the call itself recorded for callers' locks and reach.
+
+use tree_sitter::Node;
+
+use super::*;
+
+impl Function<'_> {
+    /// A call: a lock taken or released, or a write through a macro or
+    /// an atomic. True when its arguments need no further reading.
+    pub(super) fn call(&mut self, node: Node<'_>, out: &mut Vec<Declaration>) -> bool {
+        let Some(function) = node.child_by_field_name("function") else {
+            return false;
+        };
+        let args: Vec<Node<'_>> = node
+            .child_by_field_name("arguments")
+            .map(|a| {
+                let mut c = a.walk();
+                a.named_children(&mut c).collect()
+            })
+            .unwrap_or_default();
+        // `guard(spinlock_irq)(&x->lock)`, `scoped_guard(spinlock, &x->lock)`.
+        if function.kind() == "call_expression"
+            && let Some(inner) = function.child_by_field_name("function")
+            && self.of(inner) == "guard"
+        {
+            if let Some(lock) = args.first() {
+                self.take(*lock, "guard", out);
+            }
+            return true;
+        }
+        let name = self.of(function);
+        if function.kind() == "identifier" {
+            let passed = args.iter().map(|a| self.passed(*a)).collect();
+            self.calls.push(Call {
+                callee: name.to_owned(),
+                caller: self.name.clone(),
+                held: self.held.iter().filter(|h| !h.shared).cloned().collect(),
+                passed,
+                control: self.control,
+                pointer: false,
+            });
+        }
+        // `INDIRECT_CALL_INET(pt_prev->func, ipv6_rcv, ip_rcv, skb, ...)`:
+        // the functions the pointer usually is, named for the fast path.
+        if name.starts_with("INDIRECT_CALL") {
+            for arg in args.iter().skip(1).filter(|a| a.kind() == "identifier") {
+                self.calls.push(Call {
+                    callee: self.of(*arg).to_owned(),
+                    caller: self.name.clone(),
+                    held: Vec::new(),
+                    passed: Vec::new(),
+                    control: self.control,
+                    pointer: true,
+                });
+            }
+        }
+        if name == "scoped_guard" {
+            if let Some(lock) = args.get(1) {
+                self.take(*lock, "scoped_guard", out);
+            }
+            return false;
+        }
+        let effects = socket_lock(name)
+            .or_else(|| run_queue_lock(name))
+            .or_else(|| self.local.and_then(|l| l.get(name)).cloned())
+            .or_else(|| self.wrappers.get(name).cloned());
+        if let Some(effects) = effects {
+            for e in &effects {
+                let Some(arg) = args.get(e.param) else {
+                    continue;
+                };
+                let text = self.through(*arg, &e.member);
+                match e.release {
+                    true if leaves_after(node) => {}
+                    true => self.release(text),
+                    false => {
+                        let chain = self.resolve_text(&text);
+                        self.hold(text, chain, name, e.shared, node, out);
+                    }
+                }
+            }
+            return true;
+        }
+        if is_assertion(name) || is_lock(name) {
+            if let Some(lock) = args.first() {
+                self.take(*lock, name, out);
+            }
+            return true;
+        }
+        if is_unlock(name) {
+            // An unlock on a path that then leaves (`unlock; goto
+            // restart;`) releases nothing for the code after its block.
+            if leaves_after(node) {
+                return true;
+            }
+            if let Some(lock) = args.first() {
+                let text = self.of(*lock).to_owned();
+                self.release(text);
+            }
+            return true;
+        }
+        if matches!(
+            name,
+            "READ_ONCE" | "smp_load_acquire" | "rcu_dereference" | "rcu_access_pointer"
+        ) || name.starts_with("rcu_dereference_")
+        {
+            if let Some(arg) = args.first() {
+                let arg = strip_address(*arg);
+                if arg.kind() == "field_expression" {
+                    self.loaded(arg, true);
+                }
+            }
+            return false;
+        }
+        // `atomic_read(&x->count)`, `test_bit(nr, &x->flags)`: a lockless
+        // load of the member whose address is passed.
+        if is_atomic_read(name) {
+            let text = self.text;
+            for arg in args
+                .iter()
+                .filter(|a| text[a.byte_range()].starts_with('&'))
+            {
+                let arg = strip_address(*arg);
+                if arg.kind() == "field_expression" {
+                    self.loaded(arg, true);
+                }
+            }
+            return false;
+        }
+        if name == "data_race" {
+            for arg in &args {
+                let target = match arg.kind() {
+                    "assignment_expression" => arg.child_by_field_name("left"),
+                    "update_expression" => arg.child_by_field_name("argument"),
+                    _ => None,
+                };
+                if let Some(t) = target {
+                    self.written(t, Write::DataRace, out);
+                    return true;
+                }
+            }
+            return false;
+        }
+        if name.starts_with("this_cpu_")
+            || name.starts_with("raw_cpu_")
+            || name.starts_with("per_cpu_ptr")
+        {
+            if let Some(arg) = args.first() {
+                // `this_cpu_inc(x->stats->n)`: the per-CPU pointer is `stats`.
+                let pointer = self.pointer_of(*arg);
+                for (ty, path) in self.resolve(pointer) {
+                    if self.types.contains(&ty) {
+                        out.push(self.declaration(&ty, &path, Said::PerCpu(name.to_owned()), *arg));
+                    }
+                }
+            }
+            return false;
+        }
+        if !self.types.is_empty() {
+            self.needless_call(node, name, &args, out);
+        }
+        let write = match name {
+            "WRITE_ONCE" | "__WRITE_ONCE" => Some((0, Write::Once)),
+            "smp_store_release" | "store_release" | "rcu_assign_pointer" => {
+                Some((0, Write::Release(name.to_owned())))
+            }
+            _ if is_atomic_write(name) => {
+                // The address is whichever argument is one (`atomic_inc(v)`,
+                // `atomic_long_add(i, v)`, `set_bit(nr, addr)`).
+                let from_null = name.contains("cmpxchg")
+                    && !name.contains("try_")
+                    && args
+                        .get(1)
+                        .is_some_and(|a| matches!(self.of(*a).trim(), "NULL" | "0"));
+                let write = match (name.starts_with("__") && is_bitop(name), from_null) {
+                    (true, _) => Write::NonAtomic(name.to_owned()),
+                    (false, true) => Write::Publish(name.to_owned()),
+                    (false, false) => Write::Atomic(name.to_owned()),
+                };
+                let text = self.text;
+                for arg in args
+                    .iter()
+                    .filter(|a| text[a.byte_range()].starts_with('&'))
+                {
+                    self.written(*arg, write.clone(), out);
+                }
+                None
+            }
+            _ => None,
+        };
+        if let Some((at, write)) = write
+            && let Some(arg) = args.get(at)
+        {
+            self.written(*arg, write, out);
+        }
+        false
+    }
+}
