@@ -6,7 +6,13 @@
 
 use tree_sitter::Node;
 
-use super::*;
+use super::{Function, leaves_after, strip_address};
+use crate::evidence::source::callers::Call;
+use crate::evidence::source::vocabulary::{
+    is_assertion, is_atomic_read, is_atomic_write, is_bitop, is_lock, is_unlock, run_queue_lock,
+    socket_lock,
+};
+use crate::evidence::source::{Declaration, Said, Write};
 
 impl Function<'_> {
     /// A call: a lock taken or released, or a write through a macro or
@@ -109,25 +115,15 @@ impl Function<'_> {
         ) || name.starts_with("rcu_dereference_")
         {
             if let Some(arg) = args.first() {
-                let arg = strip_address(*arg);
-                if arg.kind() == "field_expression" {
-                    self.loaded(arg, true);
-                }
+                self.marked_load(*arg);
             }
             return false;
         }
         // `atomic_read(&x->count)`, `test_bit(nr, &x->flags)`: a lockless
         // load of the member whose address is passed.
         if is_atomic_read(name) {
-            let text = self.text;
-            for arg in args
-                .iter()
-                .filter(|a| text[a.byte_range()].starts_with('&'))
-            {
-                let arg = strip_address(*arg);
-                if arg.kind() == "field_expression" {
-                    self.loaded(arg, true);
-                }
+            for arg in self.addresses(&args) {
+                self.marked_load(arg);
             }
             return false;
         }
@@ -181,12 +177,8 @@ impl Function<'_> {
                     (false, true) => Write::Publish(name.to_owned()),
                     (false, false) => Write::Atomic(name.to_owned()),
                 };
-                let text = self.text;
-                for arg in args
-                    .iter()
-                    .filter(|a| text[a.byte_range()].starts_with('&'))
-                {
-                    self.written(*arg, write.clone(), out);
+                for arg in self.addresses(&args) {
+                    self.written(arg, write.clone(), out);
                 }
                 None
             }
@@ -198,5 +190,24 @@ impl Function<'_> {
             self.written(*arg, write, out);
         }
         false
+    }
+
+    /// The arguments of a call that are addresses (`&x->m`): those an
+    /// atomic or bit operation works on (`atomic_inc(&v)`,
+    /// `set_bit(nr, &x->flags)`).
+    fn addresses<'n>(&self, args: &[Node<'n>]) -> Vec<Node<'n>> {
+        args.iter()
+            .copied()
+            .filter(|a| self.of(*a).starts_with('&'))
+            .collect()
+    }
+
+    /// A marked load (`READ_ONCE`, an atomic read) of the member `arg`
+    /// names, or whose address it is.
+    fn marked_load(&mut self, arg: Node<'_>) {
+        let arg = strip_address(arg);
+        if arg.kind() == "field_expression" {
+            self.loaded(arg, true);
+        }
     }
 }
