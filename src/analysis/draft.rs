@@ -814,7 +814,7 @@ fn declared(
                 readers.len(),
                 if readers.len() == 1 { "" } else { "s" },
                 if marked_read {
-                    " (READ_ONCE or RCU among them)"
+                    " (READ_ONCE, RCU or an atomic read among them)"
                 } else {
                     ""
                 },
