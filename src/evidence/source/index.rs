@@ -122,28 +122,34 @@ pub(super) fn key(tree: &Path, files: &[PathBuf], arch: Option<&str>, at: &Index
     h.finish()
 }
 
-/// The declarations about `types` in the index `file` (see [`open`])
-/// when it carries `key`; `None` when it is stale or unreadable.
-pub(super) fn read(file: &File, key: u64, types: &[String]) -> Option<Vec<Declaration>> {
-    scan(file, key, Wanted::Only(types), &|_| true)
+/// The declarations about `types` in `index`; `None` when a part is
+/// unreadable.
+pub(super) fn read(index: &Index, types: &[String]) -> Option<Vec<Declaration>> {
+    scan(index, Wanted::Only(types), &|_| true)
 }
 
-/// The index at `at`, open, when it is there and carries `key`. Every
-/// read goes through this handle, so another run that replaces the file
-/// (an index of the same tree for another build or binary) changes
-/// nothing for this one.
-pub(super) fn open(at: &Path, key: u64) -> Option<File> {
+/// An open index that carries the key it was opened with: its file and
+/// its table. Every read goes through this handle, so another run that
+/// replaces the file (an index of the same tree for another build or
+/// binary) changes nothing for this one.
+pub(super) struct Index {
+    file: File,
+    parts: Vec<PartAt>,
+}
+
+/// Where one struct's part is in an index: (struct, offset, length, how
+/// stored).
+type PartAt = (String, u64, u64, String);
+
+/// The index at `at`, open, when it is there and carries `key`.
+pub(super) fn open(at: &Path, key: u64) -> Option<Index> {
     let file = File::open(at).ok()?;
-    table(&file, key)?;
-    Some(file)
+    let parts = table(&file, key)?;
+    Some(Index { file, parts })
 }
-
-/// Where each struct's part is in an index: (struct, offset, length,
-/// how stored), and where the table starts.
-type Table = (Vec<(String, u64, u64, String)>, u64);
 
 /// The table of the index `file`, when it carries `key`.
-fn table(file: &File, key: u64) -> Option<Table> {
+fn table(file: &File, key: u64) -> Option<Vec<PartAt>> {
     let mut head = [0u8; MAGIC.len() + 8];
     file.read_exact_at(&mut head, 0).ok()?;
     if &head[..MAGIC.len()] != MAGIC || head[MAGIC.len()..] != key.to_le_bytes() {
@@ -174,22 +180,22 @@ fn table(file: &File, key: u64) -> Option<Table> {
         }
         parts.push((ty.to_owned(), at, n, how.to_owned()));
     }
-    Some((parts, table_at))
+    Some(parts)
 }
 
-/// The declarations about the `wanted` structs in the index `file` (see
-/// [`open`]) whose stored line `keep` accepts (a cheap test before the
-/// line is parsed), when it carries `key`; `None` when it is stale or
-/// unreadable. Parts are read in parallel, each with one positioned read.
+/// The declarations about the `wanted` structs in `index` whose stored
+/// line `keep` accepts (a cheap test before the line is parsed); `None`
+/// when a part is unreadable. Parts are read in parallel, each with one
+/// positioned read.
 pub(super) fn scan(
-    file: &File,
-    key: u64,
+    index: &Index,
     wanted: Wanted<'_>,
     keep: &(dyn Fn(&str) -> bool + Sync),
 ) -> Option<Vec<Declaration>> {
-    let (parts, _) = table(file, key)?;
-    let parts: Vec<_> = parts
-        .into_iter()
+    let file = &index.file;
+    let parts: Vec<&PartAt> = index
+        .parts
+        .iter()
         .filter(|(ty, ..)| wanted.contains(ty))
         .collect();
     let chunks: Vec<Option<Vec<Declaration>>> = parts
@@ -258,14 +264,14 @@ pub(super) fn build(
     at: &Path,
     key: u64,
     progress: &mut Progress,
-) -> Result<Option<File>> {
+) -> Result<Option<Index>> {
     let dir = at.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let lock_path = at.with_extension("lock");
     let lock = File::create(&lock_path).map_err(io(&lock_path))?;
     lock.lock().map_err(io(&lock_path))?;
-    if let Some(file) = open(at, key) {
-        return Ok(Some(file));
+    if let Some(index) = open(at, key) {
+        return Ok(Some(index));
     }
     let wrappers = wrappers(tree, files, build, progress)?;
     let scratch = at.with_extension(format!("shards{}", std::process::id()));
@@ -595,7 +601,7 @@ mod tests {
         assert!(super::open(&file, key).is_none());
         let types = ["lruvec".to_owned()];
         assert_eq!(
-            super::read(&open, key, &types),
+            super::read(&open, &types),
             Some(read(&src, &["lruvec"], None))
         );
         let _ = std::fs::remove_dir_all(&dir);

@@ -351,7 +351,7 @@ pub fn declarations(
     let mut progress = progress::Progress::for_tree(files.len());
     if let Some(index_at) = index {
         let ready = ready_index(tree, &files, build, arch, index_at, &mut progress)?;
-        return index::read(&ready.file, ready.key, types).ok_or_else(|| unreadable(&ready.at));
+        return index::read(&ready.index, types).ok_or_else(|| unreadable(&ready.at));
     }
     progress.start(&format!("scanning for {}", types.join(", ")), files.len());
     // A file that never spells the type (`struct file`, a typedef of it)
@@ -408,23 +408,21 @@ fn ready_index(
 ) -> Result<Ready> {
     let at = index::path(&index_at.dir, tree, arch);
     let key = index::key(tree, files, arch, index_at);
-    let file = match index::open(&at, key) {
-        Some(file) => file,
+    let index = match index::open(&at, key) {
+        Some(index) => index,
         None => {
             index::build(tree, files, build, &at, key, progress)?.ok_or_else(|| unreadable(&at))?
         }
     };
-    Ok(Ready { at, key, file })
+    Ok(Ready { at, index })
 }
 
 /// A tree's evidence index, open (see [`index::open`]).
 struct Ready {
     /// Where it is, for messages.
     at: PathBuf,
-    /// The key it carries.
-    key: u64,
-    /// The open file every read goes through.
-    file: std::fs::File,
+    /// The index, open.
+    index: index::Index,
 }
 
 /// An index just written that cannot be read back.
@@ -449,8 +447,8 @@ pub fn needless_stores(
     let mut progress = progress::Progress::for_tree(files.len());
     let ready = ready_index(tree, &files, build, arch, index_at, &mut progress)?;
     let needless = |line: &str| line.contains("\"Needless\"");
-    let mut found = index::scan(&ready.file, ready.key, Wanted::All, &needless)
-        .ok_or_else(|| unreadable(&ready.at))?;
+    let mut found =
+        index::scan(&ready.index, Wanted::All, &needless).ok_or_else(|| unreadable(&ready.at))?;
     let members: std::collections::HashSet<(String, String)> = found
         .iter()
         .map(|d| (d.ty.clone(), d.path.clone()))
@@ -463,7 +461,7 @@ pub fn needless_stores(
             && index::ty_path(line)
                 .is_some_and(|(ty, path)| members.contains(&(ty.to_owned(), path.to_owned())))
     };
-    let others = index::scan(&ready.file, ready.key, Wanted::Only(&types), &about)
+    let others = index::scan(&ready.index, Wanted::Only(&types), &about)
         .ok_or_else(|| unreadable(&ready.at))?;
     progress.done(&format!(
         "index: {} needless-store candidates on {} members of {} structs",
@@ -495,8 +493,8 @@ pub fn contended(
             && line.contains("\"Written\"")
             && kinds.iter().any(|k| line.contains(k))
     };
-    let found = index::scan(&ready.file, ready.key, Wanted::All, &keep)
-        .ok_or_else(|| unreadable(&ready.at))?;
+    let found =
+        index::scan(&ready.index, Wanted::All, &keep).ok_or_else(|| unreadable(&ready.at))?;
     let mut stores: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for d in found {
         if let Said::Written(w, _) = &d.said
