@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::{Origin, Span};
-use crate::evidence::perf::{PerfFile, Sample};
+use crate::evidence::perf::{Format, Op, PerfFile, Sample};
 use crate::layout::{self, Depth, Field};
 use crate::model::{Type, TypeId, TypeTable};
 use crate::rules::Class;
@@ -331,11 +331,7 @@ pub fn contradicted(spans: &[Span], placed: &[Placed<'_>], config: &str) -> Vec<
         let writes: Vec<String> = placed
             .iter()
             .filter(|p| p.offset >= span.offset && p.offset < end)
-            .filter(|p| {
-                p.sample
-                    .op
-                    .is_some_and(|op| op != crate::evidence::perf::Op::Load)
-            })
+            .filter(|p| p.sample.op.is_some_and(|op| op != Op::Load))
             .map(|p| {
                 format!(
                     "{} in {} ({}:{})",
@@ -373,7 +369,7 @@ pub fn shares(placed: &[Placed<'_>]) -> std::collections::BTreeMap<String, Strin
     let mut sums: BTreeMap<String, Vec<(&PerfFile, f64, String)>> = BTreeMap::new();
     for p in placed {
         let value = match p.file.format {
-            crate::evidence::perf::Format::CodeWithType => p.sample.samples,
+            Format::CodeWithType => p.sample.samples,
             _ => p.sample.shown.trim_end_matches('%').parse().unwrap_or(0.0),
         };
         let mut path = p.path.as_str();
@@ -394,9 +390,9 @@ pub fn shares(placed: &[Placed<'_>]) -> std::collections::BTreeMap<String, Strin
             let parts: Vec<String> = files
                 .iter()
                 .map(|(f, v, ty)| match f.format {
-                    crate::evidence::perf::Format::Report => format!("{v:.2}% of all samples"),
-                    crate::evidence::perf::Format::AnnotateType => format!("{v:.2}% of {ty}'s"),
-                    crate::evidence::perf::Format::CodeWithType => {
+                    Format::Report => format!("{v:.2}% of all samples"),
+                    Format::AnnotateType => format!("{v:.2}% of {ty}'s"),
+                    Format::CodeWithType => {
                         format!("{v:.0} samples on its instructions")
                     }
                 })

@@ -83,13 +83,13 @@ pub(crate) fn reachable(table: &TypeTable, used: &[TypeId]) -> HashSet<TypeId> {
     seen
 }
 
-/// Every struct of `among`, not re-laid out yet (`is_kept` false), that
+/// Every struct of `among` not re-laid out yet (`changed` false) that
 /// holds one of `roots` by value, directly or through others.
 pub(super) fn affected(
     table: &TypeTable,
     among: &HashSet<TypeId>,
     roots: &[TypeId],
-    is_kept: impl Fn(TypeId) -> bool,
+    changed: impl Fn(TypeId) -> bool,
 ) -> Vec<TypeId> {
     let mut parents: HashMap<TypeId, Vec<TypeId>> = HashMap::new();
     for &id in among {
@@ -106,7 +106,7 @@ pub(super) fn affected(
         for &p in parents.get(&id).into_iter().flatten() {
             if seen.insert(p) {
                 stack.push(p);
-                if !is_kept(p) {
+                if !changed(p) {
                     out.push(p);
                 }
             }
