@@ -105,6 +105,21 @@ impl<'a> Placer<'a> {
         }
     }
 
+    /// Adds to `to` where objects of struct `id` (named `name`) start,
+    /// and where its outermost holders do when their sites say more than
+    /// their alignment: `check` counts lines from those roots.
+    pub(crate) fn add_placements(&mut self, to: &mut Vec<DraftPlacement>, id: TypeId, name: &str) {
+        let (table, line) = (self.table, self.line);
+        let placed = self.placed(id, 0);
+        add_placement(to, table, id, name, line, placed);
+        for (root, root_name) in outermost(table, self.holders, id) {
+            let placed = self.placed(root, 0);
+            if placed.start.is_some_and(|s| s > table.alignment_of(root)) {
+                add_placement(to, table, root, &root_name, line, placed);
+            }
+        }
+    }
+
     /// Where objects of struct `id` start.
     pub(crate) fn placed(&mut self, id: TypeId, depth: usize) -> Placed {
         let table = self.table;
@@ -131,16 +146,19 @@ impl<'a> Placer<'a> {
                 .iter()
                 .any(|(o, ..)| tag(table, *o).as_deref() == Some(c))
         };
-        let sites: Vec<(&Site, String)> = self
+        let sites: Vec<(Site, String)> = self
             .declarations
             .iter()
             .filter(|d| Some(&d.ty) == name.as_ref())
             .filter_map(|d| match &d.said {
-                Said::Placed(Site::Embedded { container }) if held(container) => None,
-                Said::Placed(site) => Some((site, format!("{}:{}", d.file.display(), d.line))),
+                Said::Placed(site) => Some((
+                    unheld(site, held)?,
+                    format!("{}:{}", d.file.display(), d.line),
+                )),
                 _ => None,
             })
             .collect();
+        let sites: Vec<(&Site, String)> = sites.iter().map(|(s, at)| (s, at.clone())).collect();
         let mut embeddings = Vec::new();
         for (outer, place, offset, stride) in holders {
             let container = self.placed(*outer, depth + 1);
@@ -341,6 +359,35 @@ pub(crate) fn enclosing(table: &TypeTable, holders: &Holders, id: TypeId) -> Vec
     out
 }
 
+/// The outermost of the structs that hold struct `id` by value, through
+/// others or not (those no struct holds): the roots `check` counts its
+/// lines from.
+fn outermost(table: &TypeTable, holders: &Holders, id: TypeId) -> Vec<(TypeId, String)> {
+    let mut out: Vec<(TypeId, String)> = Vec::new();
+    let mut seen: Vec<TypeId> = Vec::new();
+    let mut frontier = vec![table.strip(id)];
+    for _ in 0..MAX_ENCLOSING_DEPTH {
+        let mut next = Vec::new();
+        for id in frontier {
+            for (outer, name) in holders_of(table, holders, id) {
+                if seen.contains(&outer) {
+                    continue;
+                }
+                seen.push(outer);
+                if holders_of(table, holders, outer).is_empty() {
+                    out.push((outer, name));
+                }
+                next.push(outer);
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    out
+}
+
 /// Levels of embedding followed up from a drafted struct.
 const MAX_ENCLOSING_DEPTH: usize = 8;
 
@@ -433,4 +480,29 @@ pub(crate) fn members(table: &TypeTable, id: TypeId, line: u64) -> Result<Vec<Me
                 .map(|g| g.name.clone()),
         })
         .collect())
+}
+
+/// `site` without what a container the build holds says (`held`): that
+/// container's embedding is followed with its offset instead. `None`
+/// when nothing is left.
+fn unheld(site: &Site, held: impl Fn(&str) -> bool) -> Option<Site> {
+    match site {
+        Site::Embedded { container, .. } if held(container) => None,
+        Site::Sized {
+            size,
+            set,
+            through,
+            site,
+        } => {
+            let through: Vec<(String, String)> =
+                through.iter().filter(|(h, _)| !held(h)).cloned().collect();
+            (!set.is_empty() || !through.is_empty()).then(|| Site::Sized {
+                size: size.clone(),
+                set: set.clone(),
+                through,
+                site: site.clone(),
+            })
+        }
+        other => Some(other.clone()),
+    }
 }

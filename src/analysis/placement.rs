@@ -105,8 +105,54 @@ pub(crate) fn site_start(site: &Site, object: Object, line: u64) -> Option<u64> 
             alignment
         }
         Site::Static { .. } => return None,
+        Site::Sized { site, through, .. } if through.is_empty() => {
+            return site_start(site, object, line);
+        }
+        // The size is a larger struct's, which the build does not hold:
+        // what holds for every size from this struct's up.
+        Site::Sized { site, .. } => match site.as_ref() {
+            Site::Slab {
+                hw_aligned, align, ..
+            } => {
+                let mut a = WORD.max(alignment).max(align.unwrap_or(0));
+                if *hw_aligned && size > line / 2 {
+                    a = a.max(line);
+                }
+                a.min(line)
+            }
+            Site::Kmalloc { array: false, .. } => {
+                return site_start(&widened(site), object, line);
+            }
+            _ => alignment,
+        },
     };
     Some(start.max(alignment.min(line)))
+}
+
+/// Places or names, the first few and how many more.
+fn listed(items: impl ExactSizeIterator<Item = String>) -> String {
+    const SHOWN: usize = 3;
+    let n = items.len();
+    let mut out: Vec<String> = items.take(SHOWN).collect();
+    if n > SHOWN {
+        out.push(format!("{} more", n - SHOWN));
+    }
+    out.join(", ")
+}
+
+/// `site` for objects of a size not known, from the struct's up: a
+/// `kmalloc` of any class from it.
+fn widened(site: &Site) -> Site {
+    match site {
+        Site::Kmalloc {
+            call, array: false, ..
+        } => Site::Kmalloc {
+            call: call.clone(),
+            exact: false,
+            array: false,
+        },
+        other => other.clone(),
+    }
 }
 
 /// The kmalloc size class of `size` bytes (a page multiple beyond them).
@@ -125,7 +171,12 @@ fn describe(site: &Site, start: Option<u64>, object: Object, line: u64) -> Strin
         Some(s) if s >= line => "every object starts a line".to_owned(),
         Some(s) => format!("objects start at multiples of {s} bytes into a line"),
     };
-    let how = match site {
+    format!("{}: {gives}", how(site, object))
+}
+
+/// How one site makes objects, in words.
+fn how(site: &Site, object: Object) -> String {
+    match site {
         Site::Slab {
             call,
             hw_aligned,
@@ -160,11 +211,37 @@ fn describe(site: &Site, start: Option<u64>, object: Object, line: u64) -> Strin
             false => format!("{name}, defined in a file"),
         },
         Site::Unknown { call } => format!("{call}(), whose header comes before the object"),
-        Site::Embedded { container } => {
+        Site::Embedded { container, .. } => {
             format!("a member of struct {container}, which the build's debug info does not hold")
         }
-    };
-    format!("{how}: {gives}")
+        Site::Sized {
+            size,
+            set,
+            through,
+            site,
+        } => {
+            let mut whose = Vec::new();
+            if !set.is_empty() {
+                whose.push(format!("this struct's ({})", listed(set.iter().cloned())));
+            }
+            if !through.is_empty() {
+                let firsts = through.iter().map(|(h, at)| format!("{h} at {at}"));
+                whose.push(format!(
+                    "those of the structs holding it first ({})",
+                    listed(firsts)
+                ));
+            }
+            let site = match through.is_empty() {
+                true => site.as_ref().clone(),
+                false => widened(site),
+            };
+            format!(
+                "{}, by the size {size} holds, set to {}",
+                how(&site, object),
+                whose.join(" and to ")
+            )
+        }
+    }
 }
 
 /// Where objects of `object` start, from the sites that put them (each
@@ -245,6 +322,48 @@ mod tests {
         assert_eq!(site_start(&slab(false, false), obj(192, 8), 64), Some(64));
         // With a constructor the free pointer takes 8 more bytes: 200.
         assert_eq!(site_start(&slab(false, true), obj(192, 8), 64), Some(8));
+    }
+
+    #[test]
+    fn a_size_stored_for_a_larger_struct_holding_it_first_counts_every_size_from_its_own_up() {
+        let sized = |through: bool, site: Site| Site::Sized {
+            size: "proto.obj_size".into(),
+            set: vec!["a.c:1".into()],
+            through: match through {
+                true => vec![("foo6".into(), "a.c:9".into())],
+                false => Vec::new(),
+            },
+            site: Box::new(site),
+        };
+        // Its own size, 40 bytes: kmalloc-64, on a line.
+        assert_eq!(
+            site_start(&sized(false, kmalloc(true, false)), obj(40, 8), 64),
+            Some(64)
+        );
+        // A larger struct's: kmalloc-96 is possible, 32 bytes into a line.
+        assert_eq!(
+            site_start(&sized(true, kmalloc(true, false)), obj(40, 8), 64),
+            Some(32)
+        );
+        // 776 bytes or more: every class from 1,024 up starts a line.
+        assert_eq!(
+            site_start(&sized(true, kmalloc(true, false)), obj(776, 8), 64),
+            Some(64)
+        );
+        // A line-aligned cache of more than half a line, whatever larger.
+        assert_eq!(
+            site_start(&sized(true, slab(true, false)), obj(40, 8), 64),
+            Some(64)
+        );
+        // Without the flag, a larger size's slots are not known: its alignment.
+        assert_eq!(
+            site_start(&sized(true, slab(false, false)), obj(192, 8), 64),
+            Some(8)
+        );
+        assert_eq!(
+            site_start(&sized(false, slab(false, false)), obj(192, 8), 64),
+            Some(64)
+        );
     }
 
     #[test]

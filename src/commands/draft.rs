@@ -6,9 +6,7 @@
 use std::path::PathBuf;
 
 use crate::analysis::draft::{Drafted, Facts, draft as draft_type};
-use crate::analysis::draft_report::{
-    Holders, Placer, add_placement, enclosing, members, merge, tag,
-};
+use crate::analysis::draft_report::{Holders, Placer, enclosing, members, merge, tag};
 use crate::error::Result;
 use crate::evidence::source::{Declaration, Said};
 use crate::load::lookup::TypeSpec;
@@ -134,8 +132,7 @@ pub fn draft(run: &Run, opts: &DraftOptions) -> Result<DraftReport> {
                 continue;
             };
             if opts.source_tree.is_some() {
-                let placed = placer.placed(f.id, 0);
-                add_placement(&mut report.placements, table, f.id, &name, line, placed);
+                placer.add_placements(&mut report.placements, f.id, &name);
             }
             let (placed, misfits) = run.samples_on(&view, f.id, line).unwrap_or_default();
             report.notes.extend(misfits);

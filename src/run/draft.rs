@@ -6,9 +6,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::analysis::draft::{Drafted, Facts, draft as draft_type};
-use crate::analysis::draft_report::{
-    Holders, Placer, add_placement, enclosing, holders_by_value, members, merge,
-};
+use crate::analysis::draft_report::{Holders, Placer, enclosing, holders_by_value, members, merge};
 use crate::error::Result;
 use crate::evidence::source::{Declaration, Said};
 use crate::report::draft::{DraftPlacement, DraftReport};
@@ -129,8 +127,7 @@ impl Run {
                         .collect(),
                     enclosing: outer,
                 };
-                let p = placer.placed(f.id, 0);
-                add_placement(placed.entry(name).or_default(), table, f.id, name, line, p);
+                placer.add_placements(placed.entry(name).or_default(), f.id, name);
                 drafted
                     .entry(name)
                     .or_default()

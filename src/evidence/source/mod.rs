@@ -44,7 +44,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 pub use index::IndexAt;
 
-pub use placement::Site;
+pub use placement::{Site, SizeLink};
 use wrappers::Wrappers;
 
 /// Files read at most: a kernel tree has about 60,000 C files and headers.
@@ -191,6 +191,9 @@ pub enum Said {
     /// Where its objects are put: a slab cache, a `kmalloc`, per-CPU data,
     /// a static object (said of the struct, `path` empty).
     Placed(Site),
+    /// Half of a size passed through a member (see [`SizeLink`]); joined
+    /// into a [`Site::Sized`] before a reading is returned.
+    Size(SizeLink),
     /// A store that may write the value already there, so the line is
     /// taken exclusive for nothing (see [`Needless`]).
     Needless(Needless),
@@ -351,7 +354,27 @@ pub fn declarations(
     let mut progress = progress::Progress::for_tree(files.len());
     if let Some(index_at) = index {
         let ready = ready_index(tree, &files, build, arch, index_at, &mut progress)?;
-        return index::read(&ready.index, types).ok_or_else(|| unreadable(&ready.at));
+        let found = index::read(&ready.index, types).ok_or_else(|| unreadable(&ready.at))?;
+        // The sizes these structs' members and their first-member
+        // holders hold, and the caches made by them: said of other
+        // structs, whichever file says it (two steps at most).
+        let mut links = Vec::new();
+        let mut asked: Vec<String> = Vec::new();
+        let mut next = placement::size_containers(&found);
+        for _ in 0..2 {
+            next.retain(|c| !asked.contains(c));
+            if next.is_empty() {
+                break;
+            }
+            let got = index::scan(&ready.index, Wanted::Only(&next), &|line| {
+                line.contains("{\"Size\":")
+            })
+            .ok_or_else(|| unreadable(&ready.at))?;
+            asked.append(&mut next);
+            next = placement::size_containers(&got);
+            links.extend(got);
+        }
+        return Ok(placement::join_sizes(found, &links));
     }
     progress.start(&format!("scanning for {}", types.join(", ")), files.len());
     // A file that never spells the type (`struct file`, a typedef of it)
@@ -362,22 +385,37 @@ pub fn declarations(
         .iter()
         .map(|t| memchr::memmem::Finder::new(t.as_bytes()))
         .collect();
-    // The files that mention a struct, read once.
-    let texts: Vec<(&PathBuf, String)> = files
+    let sizes = memchr::memmem::Finder::new("sizeof");
+    // The files that mention a struct, read once, and in every file the
+    // sizes passed through members (`proto_register()`'s cache of
+    // `prot->obj_size`, `.obj_size = sizeof(struct tcp_sock)`).
+    // Per file: its path and text when it names a struct, and its links.
+    type Read<'a> = (Option<(&'a PathBuf, String)>, Vec<Declaration>);
+    let read: Vec<Read<'_>> = files
         .par_iter()
-        .map(|rel| -> Result<Option<(&PathBuf, String)>> {
+        .map(|rel| -> Result<_> {
             let path = tree.join(rel);
             let bytes = crate::input::read_limited(&path, 64 << 20, "a C file")?;
             progress.step();
-            if !finders.iter().any(|f| mentions(f, &bytes)) {
-                return Ok(None);
+            let named = finders.iter().any(|f| mentions(f, &bytes));
+            let sized = sizes.find(&bytes).is_some();
+            if !named && !sized {
+                return Ok((None, Vec::new()));
             }
-            Ok(Some((rel, String::from_utf8_lossy(&bytes).into_owned())))
+            let text = String::from_utf8_lossy(&bytes);
+            let links = match sized {
+                true => placement::size_links(&text, rel),
+                false => Vec::new(),
+            };
+            Ok((named.then(|| (rel, text.into_owned())), links))
         })
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .flatten()
-        .collect();
+        .collect::<Result<Vec<_>>>()?;
+    let mut links = Vec::new();
+    let mut texts: Vec<(&PathBuf, String)> = Vec::new();
+    for (text, linked) in read {
+        texts.extend(text);
+        links.extend(linked);
+    }
     progress.done(&format!(
         "scanned {} files: {} name {}",
         files.len(),
@@ -388,12 +426,8 @@ pub fn declarations(
         .iter()
         .map(|(rel, text)| (rel.as_path(), text.as_str()))
         .collect();
-    Ok(read_all_with(
-        &texts,
-        Wanted::Only(types),
-        build,
-        &mut progress,
-    ))
+    let found = read_all_with(&texts, Wanted::Only(types), build, &mut progress);
+    Ok(placement::join_sizes(found, &links))
 }
 
 /// The evidence index of `files` of `tree` for `arch` kept as `index_at`

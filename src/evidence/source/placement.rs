@@ -7,9 +7,13 @@
 //! What the sites mean for the object's alignment is
 //! [`crate::analysis::placement`]'s job.
 
-use std::path::Path;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 
 use super::{Declaration, Role, Said, Wanted};
+
+/// Bytes before a `sizeof` searched for the initializer it is in.
+const INITIALIZER_WINDOW: usize = 65536;
 
 /// How one site of the source places objects of a struct.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -60,12 +64,55 @@ pub enum Site {
     Embedded {
         /// The struct holding it.
         container: String,
+        /// Its first member: at byte 0, whatever the rest of it is.
+        first: bool,
     },
     /// An allocator whose placement is not known here (`devm_kzalloc`'s
     /// header before the object).
     Unknown {
         /// The call.
         call: String,
+    },
+    /// A cache or allocation made by the size a member of another struct
+    /// holds, which the source sets to this struct's size: `proto_register()`'s
+    /// `kmem_cache_create_usercopy(prot->name, prot->obj_size, ..)` with
+    /// `.obj_size = sizeof(struct tcp_sock)` in `struct proto tcp_prot`.
+    Sized {
+        /// The member holding the size, `struct.member` (`proto.obj_size`).
+        size: String,
+        /// Where it is set to this struct's size, `file:line` each.
+        set: Vec<String>,
+        /// Where it is set to the size of a struct that holds this one as
+        /// its first member (at byte 0, whatever its layout): the struct
+        /// and `file:line`, each.
+        through: Vec<(String, String)>,
+        /// The cache or allocation.
+        site: Box<Site>,
+    },
+}
+
+/// One half of a size passed through a member, joined across the tree
+/// into a [`Site::Sized`] (see [`join_sizes`]); said of a struct, and
+/// never left in a reading's result.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum SizeLink {
+    /// Objects are made at `site` by the size member `member` of this
+    /// struct holds (`kmem_cache_create(.., prot->obj_size, ..)`, said
+    /// of `proto`).
+    Makes {
+        /// The member.
+        member: String,
+        /// The cache or allocation.
+        site: Site,
+    },
+    /// This struct's size is stored in member `member` of a struct
+    /// `container` (`.obj_size = sizeof(struct tcp_sock)` in an
+    /// initializer of a `struct proto`, or `f->qsize = sizeof(..)`).
+    StoredIn {
+        /// The struct holding the size.
+        container: String,
+        /// Its member.
+        member: String,
     },
 }
 
@@ -80,19 +127,13 @@ const DECLARATION_WINDOW: usize = 8192;
 pub(super) fn sites(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declaration> {
     let lines = LineIndex::new(text);
     let mut out = Vec::new();
-    let mut push = |ty: &str, at: usize, site: Site| {
-        out.push(Declaration {
-            ty: ty.to_owned(),
-            path: String::new(),
-            said: Said::Placed(site),
-            function: None,
-            file: file.to_owned(),
-            line: lines.line(at),
-            role: Role::Construction,
-            param: None,
-            entry: None,
-            callers: 0,
-        });
+    let mut push = |ty: &str, at: usize, said: Said| {
+        out.push(said_of(
+            ty.to_owned(),
+            said,
+            file.to_owned(),
+            lines.line(at),
+        ));
     };
     for (at, name, args) in calls(text) {
         let args = split_args(args);
@@ -102,12 +143,10 @@ pub(super) fn sites(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declarati
                     continue;
                 };
                 let flags = args.get(1).copied().unwrap_or("");
-                push(ty, at, slab(name, flags, None, false));
+                push(ty, at, Said::Placed(slab(name, flags, None, false)));
             }
             "kmem_cache_create" | "kmem_cache_create_usercopy" => {
-                let Some(ty) = args.get(1).and_then(|a| sizeof_type(a, types)) else {
-                    continue;
-                };
+                let Some(size) = args.get(1) else { continue };
                 // Before 6.12: (name, size, align, flags, [useroffset,
                 // usersize,] ctor); since: (name, size, &args, flags).
                 let flags = args
@@ -122,7 +161,13 @@ pub(super) fn sites(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declarati
                     _ => "NULL",
                 };
                 let align = args.get(2).and_then(|a| alignment(a));
-                push(ty, at, slab(name, flags, align, !is_null(ctor)));
+                let site = slab(name, flags, align, !is_null(ctor));
+                if let Some(ty) = sizeof_type(size, types) {
+                    push(ty, at, Said::Placed(site));
+                } else if let Some((ty, member)) = member_size(size, window_before(text, at), types)
+                {
+                    push(&ty, at, Said::Size(SizeLink::Makes { member, site }));
+                }
             }
             "DEFINE_PER_CPU"
             | "DEFINE_PER_CPU_SHARED_ALIGNED"
@@ -137,10 +182,10 @@ pub(super) fn sites(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declarati
                 push(
                     ty,
                     at,
-                    Site::PerCpu {
+                    Said::Placed(Site::PerCpu {
                         call: name.to_owned(),
                         aligned,
-                    },
+                    }),
                 );
             }
             _ => {
@@ -154,12 +199,24 @@ pub(super) fn sites(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declarati
                 };
                 let Some(size) = size else { continue };
                 let assigned = assigned_variable(&text[..at]);
-                let mut from = at.saturating_sub(DECLARATION_WINDOW);
-                while !text.is_char_boundary(from) {
-                    from += 1;
-                }
-                let window = &text[from..at];
+                let window = window_before(text, at);
                 let Some((ty, exact)) = sized(size, assigned, window, types) else {
+                    // The allocator of a file that makes caches by a
+                    // member's size, when it has no cache:
+                    // `sk_prot_alloc()`'s `kmalloc(prot->obj_size, ..)`.
+                    let by_member = kind == Allocator::Kmalloc
+                        && !name.starts_with("devm_")
+                        && text.contains("kmem_cache_create");
+                    if let Some((ty, member)) =
+                        member_size(size, window, types).filter(|_| by_member)
+                    {
+                        let site = Site::Kmalloc {
+                            call: name.to_owned(),
+                            exact: true,
+                            array: false,
+                        };
+                        push(&ty, at, Said::Size(SizeLink::Makes { member, site }));
+                    }
                     continue;
                 };
                 let site = match kind {
@@ -175,36 +232,335 @@ pub(super) fn sites(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declarati
                         array: kind == Allocator::Array,
                     },
                 };
-                push(&ty, at, site);
+                push(&ty, at, Said::Placed(site));
             }
         }
     }
     for (at, ty, name, aligned) in statics(text, file, types) {
-        push(&ty, at, Site::Static { name, aligned });
+        push(&ty, at, Said::Placed(Site::Static { name, aligned }));
+    }
+    for (at, ty, container, member) in stored_sizes(text, types) {
+        push(
+            &ty,
+            at,
+            Said::Size(SizeLink::StoredIn { container, member }),
+        );
     }
     // Members of other structs that hold one by value: placed where
     // their container is.
     for body in crate::csource::bodies(text) {
+        let first = at_byte_0(&body.tokens);
         for ty in held_by_value(&body.tokens) {
             if ty != body.name && types.contains(ty) {
-                out.push(Declaration {
-                    ty: ty.to_owned(),
-                    path: String::new(),
-                    said: Said::Placed(Site::Embedded {
-                        container: body.name.clone(),
-                    }),
-                    function: None,
-                    file: file.to_owned(),
-                    line: body.first,
-                    role: Role::Construction,
-                    param: None,
-                    entry: None,
-                    callers: 0,
+                let said = Said::Placed(Site::Embedded {
+                    container: body.name.clone(),
+                    first: first.contains(&ty),
                 });
+                out.push(said_of(ty.to_owned(), said, file.to_owned(), body.first));
             }
         }
     }
     out
+}
+
+/// A declaration of where struct `ty`'s objects are, said at `line` of
+/// `file`.
+fn said_of(ty: String, said: Said, file: PathBuf, line: usize) -> Declaration {
+    Declaration {
+        ty,
+        path: String::new(),
+        said,
+        function: None,
+        file,
+        line,
+        role: Role::Construction,
+        param: None,
+        entry: None,
+        callers: 0,
+    }
+}
+
+/// The halves of sizes passed through members in C text `text` of
+/// `file`, for every struct ([`SizeLink`]): what [`join_sizes`] needs of
+/// the structs a reading is not about. Only the sizes stored, unless the
+/// file makes a cache (the allocations then too).
+pub(super) fn size_links(text: &str, file: &Path) -> Vec<Declaration> {
+    if text.contains("kmem_cache_create") {
+        let mut out = sites(text, file, Wanted::All);
+        out.retain(|d| matches!(d.said, Said::Size(_)));
+        return out;
+    }
+    let lines = LineIndex::new(text);
+    stored_sizes(text, Wanted::All)
+        .into_iter()
+        .map(|(at, ty, container, member)| {
+            let said = Said::Size(SizeLink::StoredIn { container, member });
+            said_of(ty, said, file.to_owned(), lines.line(at))
+        })
+        .collect()
+}
+
+/// The structs whose sizes `found` needs to place its structs: those
+/// holding a size in a member ([`SizeLink::StoredIn`]), and those the
+/// build does not hold that hold one of its structs first.
+pub(super) fn size_containers(found: &[Declaration]) -> Vec<String> {
+    let mut containers: Vec<String> = found
+        .iter()
+        .filter_map(|d| match &d.said {
+            Said::Size(SizeLink::StoredIn { container, .. }) => Some(container.clone()),
+            Said::Placed(Site::Embedded {
+                container,
+                first: true,
+            }) => Some(container.clone()),
+            _ => None,
+        })
+        .collect();
+    containers.sort_unstable();
+    containers.dedup();
+    containers
+}
+
+/// `found` with each size stored in a member ([`SizeLink::StoredIn`])
+/// joined to the caches and allocations made by that member's size
+/// ([`SizeLink::Makes`]), in `found` or in `links` (the halves said of
+/// other structs): a [`Site::Sized`] of the struct, at the cache. A struct
+/// that is the first member of another (`mptcp6_sock`'s `mptcp_sock`)
+/// whose size is so stored is placed there too, and then that embedding
+/// says nothing more. The halves themselves are left out.
+pub(super) fn join_sizes(mut found: Vec<Declaration>, links: &[Declaration]) -> Vec<Declaration> {
+    let all = || found.iter().chain(links);
+    // Where each struct's size is stored: (struct, member, file:line).
+    let mut stored: HashMap<&str, Vec<(&str, &str, String)>> = HashMap::new();
+    // What each struct's member sizes make: (site, file, line).
+    type Made<'a> = Vec<(&'a Site, &'a Path, usize)>;
+    let mut makes: HashMap<(&str, &str), Made<'_>> = HashMap::new();
+    for d in all() {
+        match &d.said {
+            Said::Size(SizeLink::StoredIn { container, member }) => {
+                let at = format!("{}:{}", d.file.display(), d.line);
+                let list = stored.entry(d.ty.as_str()).or_default();
+                if !list
+                    .iter()
+                    .any(|(c, m, a)| (*c, *m, a) == (container, member, &at))
+                {
+                    list.push((container, member, at));
+                }
+            }
+            Said::Size(SizeLink::Makes { member, site }) => {
+                let list = makes.entry((d.ty.as_str(), member.as_str())).or_default();
+                if !list
+                    .iter()
+                    .any(|(_, f, l)| (*f, *l) == (d.file.as_path(), d.line))
+                {
+                    list.push((site, &d.file, d.line));
+                }
+            }
+            _ => {}
+        }
+    }
+    // Per struct and cache: the site, where its size is set, and where
+    // the sizes of structs holding it first are.
+    type Sized<'a> = (&'a Site, String, Vec<String>, Vec<(String, String)>);
+    let mut joined: BTreeMap<(String, PathBuf, usize), Sized<'_>> = BTreeMap::new();
+    let mut replaced = vec![false; found.len()];
+    for (i, d) in found.iter().enumerate() {
+        let holder = match &d.said {
+            Said::Placed(Site::Embedded {
+                container,
+                first: true,
+            }) => Some(container.as_str()),
+            _ => None,
+        };
+        let of = holder.unwrap_or(d.ty.as_str());
+        let own = matches!(d.said, Said::Size(SizeLink::StoredIn { .. }));
+        if !own && holder.is_none() {
+            continue;
+        }
+        let here = format!("{}:{}", d.file.display(), d.line);
+        for (container, member, at) in stored.get(of).into_iter().flatten() {
+            // A struct's own size: the one said at this declaration.
+            if own && *at != here {
+                continue;
+            }
+            for (site, file, line) in makes.get(&(*container, *member)).into_iter().flatten() {
+                let key = (d.ty.clone(), file.to_path_buf(), *line);
+                let entry = joined.entry(key).or_insert_with(|| {
+                    (
+                        *site,
+                        format!("{container}.{member}"),
+                        Vec::new(),
+                        Vec::new(),
+                    )
+                });
+                match holder {
+                    None => entry.2.push(at.clone()),
+                    Some(h) => {
+                        entry.3.push((h.to_owned(), at.clone()));
+                        replaced[i] = true;
+                    }
+                }
+            }
+        }
+    }
+    let joined: Vec<Declaration> = joined
+        .into_iter()
+        .map(|((ty, file, line), (site, size, mut set, mut through))| {
+            set.sort();
+            set.dedup();
+            through.sort();
+            through.dedup();
+            let site = Box::new(site.clone());
+            let said = Said::Placed(Site::Sized {
+                size,
+                set,
+                through,
+                site,
+            });
+            said_of(ty, said, file, line)
+        })
+        .collect();
+    let mut replaced = replaced.into_iter();
+    found.retain(|d| !replaced.next().unwrap_or(false) && !matches!(d.said, Said::Size(_)));
+    found.extend(joined);
+    found.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    found
+}
+
+/// The text before byte `at` of `text` searched for a variable's
+/// declaration.
+fn window_before(text: &str, at: usize) -> &str {
+    let mut from = at.saturating_sub(DECLARATION_WINDOW);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    &text[from..at]
+}
+
+/// The struct and member of a size argument that is a member of a
+/// variable declared in `window`: `prot->obj_size` with `struct proto
+/// *prot`, `frags.qsize` with `struct inet_frags frags`.
+fn member_size(size: &str, window: &str, types: Wanted<'_>) -> Option<(String, String)> {
+    let size = size.trim();
+    let (var, member, pointer) = match size.split_once("->") {
+        Some((var, member)) => (var.trim(), member.trim(), true),
+        None => {
+            let (var, member) = size.split_once('.')?;
+            (var.trim(), member.trim(), false)
+        }
+    };
+    if !is_identifier(var) || !is_identifier(member) {
+        return None;
+    }
+    let ty = declared_type(window, var, types, pointer)?;
+    Some((ty.to_owned(), member.to_owned()))
+}
+
+/// The sizes of `types` that `text` stores in a member, exactly:
+/// `.obj_size = sizeof(struct tcp_sock),` in an initializer of a `struct
+/// proto` (or of an array of them), `f->qsize = sizeof(struct ipq);` with
+/// `f` declared in the lines before. Each with its offset, the struct,
+/// and the struct and member holding its size.
+fn stored_sizes(text: &str, types: Wanted<'_>) -> Vec<(usize, String, String, String)> {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("sizeof") {
+        if text[..i].ends_with(word) {
+            continue;
+        }
+        let Some(inner) = text[i + "sizeof".len()..].trim_start().strip_prefix('(') else {
+            continue;
+        };
+        let Some(close) = inner.find(')') else {
+            continue;
+        };
+        let Some(ty) = type_named(&inner[..close], types) else {
+            continue;
+        };
+        // Exactly the struct's size: nothing added after it.
+        if !inner[close + 1..].trim_start().starts_with([',', ';', '}']) {
+            continue;
+        }
+        let before = text[..i].trim_end();
+        let Some(lhs) = before.strip_suffix('=') else {
+            continue;
+        };
+        if lhs.ends_with(['=', '!', '<', '>', '+', '-', '*', '/', '%', '&', '|', '^']) {
+            continue;
+        }
+        let lhs = lhs.trim_end();
+        let start = lhs.trim_end_matches(word).len();
+        let member = &lhs[start..];
+        if !is_identifier(member) {
+            continue;
+        }
+        let rest = lhs[..start].trim_end();
+        let container = if let Some(var) = rest.strip_suffix("->") {
+            let var = &var[var.trim_end_matches(word).len()..];
+            declared_type(window_before(text, i), var, Wanted::All, true)
+        } else if let Some(rest) = rest.strip_suffix('.') {
+            let var = &rest[rest.trim_end_matches(word).len()..];
+            match var.is_empty() {
+                true => initializer_type(text, start),
+                false => declared_type(window_before(text, i), var, Wanted::All, false),
+            }
+        } else {
+            None
+        };
+        if let Some(container) = container {
+            out.push((i, ty.to_owned(), container.to_owned(), member.to_owned()));
+        }
+    }
+    out
+}
+
+/// The struct an initializer holding byte `at` of `text` initializes:
+/// `struct proto tcp_prot = { .. }`, or an element of `struct
+/// cache_info infos[] = { { .. }, .. }`.
+fn initializer_type(text: &str, at: usize) -> Option<&str> {
+    let mut from = at.saturating_sub(INITIALIZER_WINDOW);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    let open = enclosing_brace(&text[from..at])? + from;
+    let before = text[..open].trim_end();
+    let declaration = match before.strip_suffix('=') {
+        Some(declaration) => declaration,
+        // An element of an array: the array's initializer.
+        None if before.ends_with([',', '{']) => {
+            let outer = enclosing_brace(&text[from..open])? + from;
+            let declaration = text[..outer].trim_end().strip_suffix('=')?;
+            if !declaration.trim_end().ends_with(']') {
+                return None;
+            }
+            declaration
+        }
+        None => return None,
+    };
+    // The declaration's statement: after the last `;`, `}` or `{`.
+    let statement = &declaration[declaration.rfind([';', '}', '{']).map_or(0, |i| i + 1)..];
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    // The last `struct` of it: a comment before it may say the word.
+    let (i, _) = statement
+        .match_indices("struct ")
+        .filter(|(i, _)| !statement[..*i].ends_with(word))
+        .last()?;
+    let rest = &statement[i + "struct ".len()..];
+    let name = &rest[..rest.find(|c: char| !word(c)).unwrap_or(rest.len())];
+    is_identifier(name).then_some(name)
+}
+
+/// The offset in `text` of the `{` left open at its end, if any.
+fn enclosing_brace(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, b) in text.bytes().enumerate().rev() {
+        match b {
+            b'}' => depth += 1,
+            b'{' if depth == 0 => return Some(i),
+            b'{' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A slab cache site from its flags' text.
@@ -274,7 +630,7 @@ fn sized(
         let var = rest.split(',').next()?.trim();
         (Some(var) == assigned).then_some(var)
     })?;
-    let ty = declared_type(window, variable, types)?;
+    let ty = declared_type(window, variable, types, true)?;
     Some((ty.to_owned(), exact))
 }
 
@@ -346,9 +702,15 @@ fn assigned_variable(before: &str) -> Option<&str> {
     is_identifier(var).then_some(var)
 }
 
-/// The struct of `types` variable `var` is declared a pointer to in
-/// `window`, its last declaration there (`struct T *var`).
-fn declared_type<'w>(window: &'w str, var: &str, types: Wanted<'_>) -> Option<&'w str> {
+/// The struct of `types` variable `var` is declared a pointer to
+/// (`pointer`, `struct T *var`) or an object of (`struct T var`) in
+/// `window`, its last declaration there.
+fn declared_type<'w>(
+    window: &'w str,
+    var: &str,
+    types: Wanted<'_>,
+    pointer: bool,
+) -> Option<&'w str> {
     let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut best = None;
     for (i, _) in window.match_indices("struct ") {
@@ -361,7 +723,11 @@ fn declared_type<'w>(window: &'w str, var: &str, types: Wanted<'_>) -> Option<&'
         if !is_identifier(ty) || !types.contains(ty) {
             continue;
         }
-        let Some(rest) = rest[end..].trim_start().strip_prefix('*') else {
+        let rest = rest[end..].trim_start();
+        let Some(rest) = (match pointer {
+            true => rest.strip_prefix('*'),
+            false => Some(rest),
+        }) else {
             continue;
         };
         let declared = rest
@@ -484,6 +850,28 @@ fn held_by_value(t: &[String]) -> Vec<&str> {
     held.sort_unstable();
     held.dedup();
     held
+}
+
+/// The structs a struct body of tokens `t` holds at byte 0: its first
+/// member (`struct sock sk;`), or each of an unnamed union that comes
+/// first (`union { struct sock sk; struct inet_sock inet; };`).
+fn at_byte_0(t: &[String]) -> Vec<&str> {
+    let is = |i: usize, s: &str| t.get(i).is_some_and(|x| x == s);
+    // `struct T name;` at token `i`: T.
+    let member = |i: usize| (is(i, "struct") && is(i + 3, ";")).then(|| t[i + 1].as_str());
+    if !(is(0, "union") && is(1, "{")) {
+        return member(0).into_iter().collect();
+    }
+    let mut out = Vec::new();
+    let mut i = 2;
+    while i < t.len() && t[i] != "}" {
+        out.extend(member(i));
+        match t[i..].iter().position(|x| x == ";") {
+            Some(n) => i += n + 1,
+            None => break,
+        }
+    }
+    out
 }
 
 /// The objects of `types` a `.c` file defines at file scope: `struct T
@@ -684,14 +1072,16 @@ mod tests {
                     "bar",
                     6,
                     &Site::Embedded {
-                        container: "holder".into()
+                        container: "holder".into(),
+                        first: false,
                     }
                 ),
                 (
                     "foo",
                     6,
                     &Site::Embedded {
-                        container: "holder".into()
+                        container: "holder".into(),
+                        first: false,
                     }
                 ),
             ]
@@ -720,5 +1110,161 @@ mod tests {
         // An odd number of bytes after them: the window starts mid-character.
         text.push_str(" */ \np = kzalloc(sizeof(*p), GFP_KERNEL);\n");
         let _ = placed(&text, "a.c");
+    }
+
+    /// Declarations of `text` (file `file`) as (struct, line, what).
+    fn said(text: &str, file: &str, types: Wanted<'_>) -> Vec<(String, usize, Said)> {
+        sites(text, Path::new(file), types)
+            .into_iter()
+            .map(|d| (d.ty, d.line, d.said))
+            .collect()
+    }
+
+    const REGISTER: &str = "int proto_register(struct proto *prot, int alloc_slab)\n{\n\
+        \tprot->slab = kmem_cache_create_usercopy(prot->name,\n\
+        \t\t\tprot->obj_size, 0,\n\
+        \t\t\tSLAB_HWCACHE_ALIGN | SLAB_ACCOUNT | prot->slab_flags,\n\
+        \t\t\tprot->useroffset, prot->usersize, NULL);\n}\n\
+        static struct sock *sk_prot_alloc(struct proto *prot)\n{\n\
+        \tsk = kmalloc(prot->obj_size, priority);\n}\n";
+
+    #[test]
+    fn a_cache_made_by_a_members_size_is_said_of_the_struct_holding_the_member() {
+        let makes = |member: &str, site: Site| {
+            Said::Size(SizeLink::Makes {
+                member: member.into(),
+                site,
+            })
+        };
+        assert_eq!(
+            said(REGISTER, "net/core/sock.c", Wanted::All),
+            [
+                (
+                    "proto".into(),
+                    3,
+                    makes(
+                        "obj_size",
+                        Site::Slab {
+                            call: "kmem_cache_create_usercopy".into(),
+                            hw_aligned: true,
+                            align: None,
+                            pointer_after: false,
+                        }
+                    )
+                ),
+                (
+                    "proto".into(),
+                    10,
+                    makes(
+                        "obj_size",
+                        Site::Kmalloc {
+                            call: "kmalloc".into(),
+                            exact: true,
+                            array: false,
+                        }
+                    )
+                ),
+            ]
+        );
+        // A kmalloc of a member's size in a file that makes no cache is
+        // no allocator of the sizes stored there.
+        let alone = "void f(struct proto *prot)\n{\n\tsk = kmalloc(prot->obj_size, GFP);\n}\n";
+        assert!(said(alone, "a.c", Wanted::All).is_empty());
+    }
+
+    #[test]
+    fn sizes_stored_in_members_by_initializer_or_assignment_and_only_exact_ones() {
+        let text = "/* This proto struct describes the ULP interface. */\n\
+            static struct proto foo_prot __read_mostly = {\n\
+            \t.name = \"FOO\",\n\
+            \t.obj_size = sizeof(struct foo),\n\
+            };\n\
+            static struct cache_info infos[] = {\n\
+            \t{ .cache = &a, .size = sizeof(struct foo), },\n\
+            \t{ .cache = &b, .size = sizeof(struct foo) + 8, },\n\
+            };\n\
+            void init(struct inet_frags *f)\n{\n\
+            \tf->qsize = sizeof(struct foo);\n\
+            \tif (n == sizeof(struct foo))\n\t\treturn;\n}\n";
+        let stored = |container: &str, member: &str| {
+            Said::Size(SizeLink::StoredIn {
+                container: container.into(),
+                member: member.into(),
+            })
+        };
+        let types = ["foo".to_owned()];
+        assert_eq!(
+            said(text, "a.c", Wanted::Only(&types)),
+            [
+                ("foo".into(), 4, stored("proto", "obj_size")),
+                ("foo".into(), 7, stored("cache_info", "size")),
+                ("foo".into(), 12, stored("inet_frags", "qsize")),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_struct_is_placed_by_the_cache_of_the_size_stored_for_it_or_for_a_struct_holding_it_first()
+    {
+        let protos = "struct proto foo_prot = {\n\t.obj_size = sizeof(struct foo),\n};\n\
+            struct proto foo6_prot = {\n\t.obj_size = sizeof(struct foo6),\n};\n\
+            struct foo6 {\n\tstruct foo foo;\n\tstruct ipv6_pinfo np;\n};\n\
+            struct smc {\n\tunion {\n\t\tstruct sock sk;\n\t\tstruct foo inet;\n\t};\n\tint x;\n};\n\
+            struct bar {\n\tint a;\n\tstruct foo second;\n};\n";
+        let types = ["foo".to_owned()];
+        let found = sites(protos, Path::new("net/foo.c"), Wanted::Only(&types));
+        let mut links = sites(REGISTER, Path::new("net/core/sock.c"), Wanted::All);
+        links.extend(sites(protos, Path::new("net/foo.c"), Wanted::All));
+        let joined = join_sizes(found, &links);
+        let got: Vec<(usize, &Site)> = joined
+            .iter()
+            .map(|d| match &d.said {
+                Said::Placed(site) => (d.line, site),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let sized = |site: Site| Site::Sized {
+            size: "proto.obj_size".into(),
+            set: vec!["net/foo.c:2".into()],
+            through: vec![("foo6".into(), "net/foo.c:5".into())],
+            site: Box::new(site),
+        };
+        let slab = Site::Slab {
+            call: "kmem_cache_create_usercopy".into(),
+            hw_aligned: true,
+            align: None,
+            pointer_after: false,
+        };
+        let kmalloc = Site::Kmalloc {
+            call: "kmalloc".into(),
+            exact: true,
+            array: false,
+        };
+        // foo6's embedding is replaced by the caches; smc's (a union
+        // first, but smc's size is stored nowhere) and bar's (not first)
+        // stay.
+        assert_eq!(
+            got,
+            [
+                (3, &sized(slab)),
+                (10, &sized(kmalloc)),
+                (
+                    11,
+                    &Site::Embedded {
+                        container: "smc".into(),
+                        first: true
+                    }
+                ),
+                (
+                    18,
+                    &Site::Embedded {
+                        container: "bar".into(),
+                        first: false
+                    }
+                ),
+            ]
+        );
+        // The halves are gone.
+        assert!(!joined.iter().any(|d| matches!(d.said, Said::Size(_))));
     }
 }
