@@ -11,17 +11,21 @@
 //! counted, and a member read by several fast paths and written on none
 //! is read-mostly.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
+mod member_heat;
+mod perf_verdict;
+mod type_verdict;
 
-use crate::analysis::annotate::{ATOMIC_TYPES, LOCK_TYPES};
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::analysis::draft_types::{
     DraftContext, DraftField, DraftRule, DraftType, Evidence, Mark,
 };
 use crate::analysis::samples::Placed;
-use crate::evidence::perf::{Format, Op};
 use crate::evidence::source::{Declaration, Held, Role, Said, Write};
 use crate::path::within;
+use member_heat::heat;
+use perf_verdict::measured;
+use type_verdict::inferred;
 
 /// A direct member of the drafted struct.
 #[derive(Clone, Debug)]
@@ -343,95 +347,6 @@ fn remotely_read(
         }
         other => other,
     }
-}
-
-/// Entry points named in a heat's evidence, at most.
-const MAX_ENTRIES_LISTED: usize = 3;
-
-/// How hot member `m` is, and why in words: from the source, the
-/// functions that read or write it on a fast path (not while the object
-/// is built, not on the control path, not in a function named as an
-/// initialiser), those a fast entry point reaches counted twice; without
-/// a source tree, perf's samples on it.
-fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> {
-    // Per function: the entry point reaching it, and its callers.
-    let mut functions: BTreeMap<&str, (Option<&str>, usize)> = BTreeMap::new();
-    for d in facts
-        .declarations
-        .iter()
-        .filter(|d| about(d, &facts.ty, &m.path))
-    {
-        let touches = matches!(
-            d.said,
-            Said::Written(..) | Said::Read { .. } | Said::Locked(_)
-        );
-        if let (true, None, Some(f)) = (touches, not_counted(d), &d.function) {
-            let (entry, callers) = functions.entry(f).or_default();
-            if entry.is_none() {
-                *entry = d.entry.as_deref();
-            }
-            *callers = d.callers;
-        }
-    }
-    if !functions.is_empty() {
-        let entries: BTreeSet<&str> = functions.values().filter_map(|(e, _)| *e).collect();
-        let reached = functions.values().filter(|(e, _)| e.is_some()).count();
-        let callers: usize = functions.values().map(|(_, c)| c).sum();
-        // Each function and each of its callers is a path to the member;
-        // those a fast entry point reaches count twice.
-        let heat: usize = functions
-            .values()
-            .map(|(e, c)| (1 + c) * if e.is_some() { 2 } else { 1 })
-            .sum();
-        let heat = heat as u64;
-        let mut why = format!(
-            "heat {heat}: {} fast-path functions touch it, called from {callers} others",
-            functions.len()
-        );
-        if reached > 0 {
-            // `a system call (sys_brk)`, by kind: `a system call (sys_brk,
-            // sys_mmap and 3 more)`.
-            let mut kinds: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-            for e in &entries {
-                let (kind, name) = e.split_once(" (").unwrap_or((e, ""));
-                kinds
-                    .entry(kind)
-                    .or_default()
-                    .push(name.trim_end_matches(')'));
-            }
-            let listed: Vec<String> = kinds
-                .iter()
-                .map(|(kind, names)| {
-                    let more = names.len().saturating_sub(MAX_ENTRIES_LISTED);
-                    let shown = names[..names.len().min(MAX_ENTRIES_LISTED)].join(", ");
-                    match more {
-                        0 => format!("{kind} ({shown})"),
-                        _ => format!("{kind} ({shown} and {more} more)"),
-                    }
-                })
-                .collect();
-            let _ = write!(
-                why,
-                "; {reached} reached from {} (counted twice)",
-                listed.join(", ")
-            );
-        }
-        return Some((heat, why));
-    }
-    // One scale a struct: perf's samples only without a source tree.
-    if !facts.declarations.is_empty() {
-        return None;
-    }
-    let samples: f64 = facts
-        .placed
-        .iter()
-        .filter(|p| within(&p.path, &m.path))
-        .map(|p| p.sample.samples)
-        .sum();
-    (samples >= 1.0).then(|| {
-        let heat = samples.round() as u64;
-        (heat, format!("heat {heat}: perf's samples on it"))
-    })
 }
 
 /// Plain writes measured and declared name the same member's writers:
@@ -1068,107 +983,6 @@ fn lock_name<'h>(
         .enclosing
         .contains(ty)
         .then(|| (LockName::Enclosing(ty.clone(), path.clone()), h))
-}
-
-/// perf's verdict on member `m`.
-fn measured(facts: &Facts<'_>, m: &MemberFacts, evidence: &mut Vec<Evidence>) -> Option<Verdict> {
-    let mine: Vec<&Placed<'_>> = facts
-        .placed
-        .iter()
-        .filter(|p| within(&p.path, &m.path))
-        .collect();
-    if mine.is_empty() {
-        return None;
-    }
-    // Shares as perf printed them, per file.
-    for p in mine.iter().filter(|p| p.sample.op.is_none()) {
-        let of = match p.file.format {
-            Format::Report => "of all samples".to_owned(),
-            _ => format!("of {}'s samples", p.sample.ty),
-        };
-        evidence.push(Evidence {
-            mark: Mark::Measured,
-            text: format!(
-                "{} {of}, about {:.0} ({}:{})",
-                p.sample.shown,
-                p.sample.samples,
-                p.file.path.display(),
-                p.sample.line
-            ),
-        });
-    }
-    // Instructions, per function and what they do.
-    let mut by_function: BTreeMap<(String, Op), (f64, usize, String)> = BTreeMap::new();
-    for p in mine.iter().filter(|p| p.sample.op.is_some()) {
-        let key = (
-            p.sample.function.clone().unwrap_or_default(),
-            p.sample.op.unwrap_or(Op::Load),
-        );
-        let e = by_function.entry(key).or_insert((
-            0.0,
-            0,
-            format!("{}:{}", p.file.path.display(), p.sample.line),
-        ));
-        e.0 += p.sample.samples;
-        e.1 += 1;
-    }
-    let (mut stores, mut loads, mut locked) = (Vec::new(), Vec::new(), false);
-    for ((function, op), (samples, n, first)) in &by_function {
-        let what = match n {
-            1 => op.name().to_owned(),
-            n => format!("{n} {}s", op.name()),
-        };
-        evidence.push(Evidence {
-            mark: Mark::Measured,
-            text: format!("{what} in {function}, {samples:.0} samples ({first})"),
-        });
-        match op {
-            Op::Locked => locked = true,
-            Op::Store | Op::Update => stores.push(context_name(function)),
-            Op::Load => loads.push(context_name(function)),
-        }
-    }
-    Some(if locked {
-        Verdict::Lockless
-    } else if !stores.is_empty() {
-        Verdict::Owned {
-            write: sorted(stores),
-            read: sorted(loads),
-        }
-    } else {
-        Verdict::Read(sorted(loads))
-    })
-}
-
-/// Reference counts that are structs of their own, taken and dropped
-/// with atomics (a lockref's count beside its lock, with cmpxchg; 6.13's
-/// `file_ref_t` of `struct file` and `rcuref_t` of dst entries, whose
-/// helpers take the count's address and are not followed into).
-const REFCOUNTS: &[&str] = &["lockref", "kref", "file_ref_t", "rcuref_t"];
-
-/// The type's verdict on member `m`.
-fn inferred(m: &MemberFacts, evidence: &mut Vec<Evidence>) -> Option<Verdict> {
-    let named = |set: &[&str]| {
-        m.type_names
-            .iter()
-            .find(|n| set.contains(&n.as_str()))
-            .cloned()
-    };
-    if let Some(t) = named(LOCK_TYPES) {
-        evidence.push(Evidence {
-            mark: Mark::Inferred,
-            text: format!("its type is {t}, a kernel lock"),
-        });
-        return Some(Verdict::Lock);
-    }
-    if let Some(t) = named(ATOMIC_TYPES).or_else(|| named(REFCOUNTS)) {
-        evidence.push(Evidence {
-            mark: Mark::Inferred,
-            text: format!("its type is {t}, written with atomic operations"),
-        });
-        return Some(Verdict::Lockless);
-    }
-    None
 }
 
 #[cfg(test)]
