@@ -137,117 +137,18 @@ impl Verdict {
     }
 }
 
-/// Drafts the rules of `facts`' struct.
+/// Drafts the rules of `facts`' struct: each member's field, then the
+/// reads of functions that are no context dropped.
 pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
     let mut contexts: BTreeMap<String, String> = BTreeMap::new();
     let mut locks: Vec<(String, String, Vec<Evidence>)> = Vec::new();
-    let mut fields = Vec::new();
     let whole = Whole::of(facts);
-    for m in &facts.members {
-        let mut evidence = Vec::new();
-        let mut conflicts = Vec::new();
-        let declared = declared(
-            facts,
-            m,
-            &whole,
-            &mut evidence,
-            &mut contexts,
-            &mut locks,
-            &mut conflicts,
-        );
-        // Another CPU's copy read while its owner writes: the readers are a
-        // context of their own.
-        let declared = declared.map(|v| remotely_read(facts, m, v, &mut evidence, &mut contexts));
-        let measured = measured(facts, m, &mut evidence);
-        let inferred = inferred(m, &mut evidence);
-        // Reads by perf name the contexts that read a written member.
-        let mut verdicts: Vec<(Mark, Verdict)> = [
-            (Mark::Declared, declared),
-            (Mark::Measured, measured),
-            (Mark::Inferred, inferred),
-        ]
-        .into_iter()
-        .filter_map(|(mark, v)| v.map(|v| (mark, v)))
+    let mut fields: Vec<DraftField> = facts
+        .members
+        .iter()
+        .map(|m| field(facts, m, &whole, &mut contexts, &mut locks))
         .collect();
-        merge_owned(&mut verdicts);
-        // A refcount, lockref or atomic is written by many CPUs at once
-        // whatever its plain initial stores look like: its type outranks
-        // owner writes and reads.
-        if let Some(k) = verdicts
-            .iter()
-            .position(|(mark, v)| *mark == Mark::Inferred && *v == Verdict::Lockless)
-            && verdicts.iter().all(|(_, v)| {
-                matches!(
-                    v,
-                    Verdict::Owned { .. } | Verdict::Read(_) | Verdict::Lockless
-                )
-            })
-            && verdicts[0].1 != Verdict::Lockless
-        {
-            let inferred = verdicts.remove(k);
-            verdicts.insert(0, inferred);
-        }
-        // A write's verdict, else perf's reads, which name their readers.
-        let chosen = verdicts
-            .iter()
-            .find(|(_, v)| !matches!(v, Verdict::Read(_)))
-            .or_else(|| {
-                verdicts
-                    .iter()
-                    .find(|(mark, v)| *mark == Mark::Measured && matches!(v, Verdict::Read(_)))
-            })
-            .or_else(|| verdicts.first())
-            .cloned();
-        if let Some((mark, v)) = &chosen {
-            for (other_mark, other) in &verdicts {
-                if v.conflicts(other) {
-                    conflicts.push(format!(
-                        "{} evidence says {}, {} says {}",
-                        mark.name(),
-                        v.describe(),
-                        other_mark.name(),
-                        other.describe()
-                    ));
-                }
-            }
-        }
-        if let Some((_, Verdict::Owned { write, .. })) = &chosen {
-            for c in write {
-                contexts.entry(c.clone()).or_insert_with(|| {
-                    format!(
-                        "stores to {} with plain stores: one writer at a time",
-                        m.path
-                    )
-                });
-            }
-        }
-        let heat = heat(facts, m);
-        if let Some((_, why)) = &heat {
-            evidence.push(Evidence {
-                mark: Mark::Declared,
-                text: why.clone(),
-            });
-        }
-        fields.push(DraftField {
-            path: m.path.clone(),
-            rule: chosen.as_ref().map(|(_, v)| rule_of(v)),
-            mark: chosen.as_ref().map(|(mark, _)| *mark),
-            evidence,
-            conflicts,
-            heat: heat.map(|(h, _)| h),
-        });
-    }
-    // A read by a function that is no context is a plain hot read.
-    for f in &mut fields {
-        if let Some(DraftRule::Contexts { read, write }) = &mut f.rule {
-            read.retain(|r| contexts.contains_key(r));
-            if write.is_empty() && read.is_empty() {
-                f.rule = Some(DraftRule::Class {
-                    class: "hot-read".into(),
-                });
-            }
-        }
-    }
+    drop_non_context_readers(&mut fields, &contexts);
     Drafted {
         ty: DraftType {
             name: facts.ty.clone(),
@@ -262,6 +163,133 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
             })
             .collect(),
         locks,
+    }
+}
+
+/// The draft of member `m`: the verdicts of the source, perf and the
+/// type, the one chosen and those that disagree with it, its heat, and
+/// the evidence of each. The contexts its rule names join `contexts`,
+/// the locks of enclosing structs its writers hold `locks`.
+fn field(
+    facts: &Facts<'_>,
+    m: &MemberFacts,
+    whole: &Whole<'_>,
+    contexts: &mut BTreeMap<String, String>,
+    locks: &mut Vec<(String, String, Vec<Evidence>)>,
+) -> DraftField {
+    let mut evidence = Vec::new();
+    let mut conflicts = Vec::new();
+    let declared = declared(
+        facts,
+        m,
+        whole,
+        &mut evidence,
+        contexts,
+        locks,
+        &mut conflicts,
+    );
+    // Another CPU's copy read while its owner writes: the readers are a
+    // context of their own.
+    let declared = declared.map(|v| remotely_read(facts, m, v, &mut evidence, contexts));
+    let measured = measured(facts, m, &mut evidence);
+    let inferred = inferred(m, &mut evidence);
+    // Reads by perf name the contexts that read a written member.
+    let mut verdicts: Vec<(Mark, Verdict)> = [
+        (Mark::Declared, declared),
+        (Mark::Measured, measured),
+        (Mark::Inferred, inferred),
+    ]
+    .into_iter()
+    .filter_map(|(mark, v)| v.map(|v| (mark, v)))
+    .collect();
+    merge_owned(&mut verdicts);
+    type_first(&mut verdicts);
+    let chosen = chosen(&verdicts);
+    if let Some((mark, v)) = &chosen {
+        for (other_mark, other) in &verdicts {
+            if v.conflicts(other) {
+                conflicts.push(format!(
+                    "{} evidence says {}, {} says {}",
+                    mark.name(),
+                    v.describe(),
+                    other_mark.name(),
+                    other.describe()
+                ));
+            }
+        }
+    }
+    if let Some((_, Verdict::Owned { write, .. })) = &chosen {
+        for c in write {
+            contexts.entry(c.clone()).or_insert_with(|| {
+                format!(
+                    "stores to {} with plain stores: one writer at a time",
+                    m.path
+                )
+            });
+        }
+    }
+    let heat = heat(facts, m);
+    if let Some((_, why)) = &heat {
+        evidence.push(declared_evidence(why.clone()));
+    }
+    DraftField {
+        path: m.path.clone(),
+        rule: chosen.as_ref().map(|(_, v)| rule_of(v)),
+        mark: chosen.as_ref().map(|(mark, _)| *mark),
+        evidence,
+        conflicts,
+        heat: heat.map(|(h, _)| h),
+    }
+}
+
+/// A refcount, lockref or atomic is written by many CPUs at once
+/// whatever its plain initial stores look like: its type's lockless-write
+/// outranks owner writes and reads, first among `verdicts`.
+fn type_first(verdicts: &mut Vec<(Mark, Verdict)>) {
+    if let Some(k) = verdicts
+        .iter()
+        .position(|(mark, v)| *mark == Mark::Inferred && *v == Verdict::Lockless)
+        && verdicts.iter().all(|(_, v)| {
+            matches!(
+                v,
+                Verdict::Owned { .. } | Verdict::Read(_) | Verdict::Lockless
+            )
+        })
+        && verdicts[0].1 != Verdict::Lockless
+    {
+        let inferred = verdicts.remove(k);
+        verdicts.insert(0, inferred);
+    }
+}
+
+/// The verdict a member's rule takes of `verdicts` (strongest first): a
+/// write's, else perf's reads, which name their readers, else the first.
+fn chosen(verdicts: &[(Mark, Verdict)]) -> Option<(Mark, Verdict)> {
+    verdicts
+        .iter()
+        .find(|(_, v)| !matches!(v, Verdict::Read(_)))
+        .or_else(|| {
+            verdicts
+                .iter()
+                .find(|(mark, v)| *mark == Mark::Measured && matches!(v, Verdict::Read(_)))
+        })
+        .or_else(|| verdicts.first())
+        .cloned()
+}
+
+/// A read by a function that is no context is a plain hot read: such
+/// readers leave the rules of `fields`, and a rule left with no context
+/// is hot-read.
+fn drop_non_context_readers(fields: &mut [DraftField], contexts: &BTreeMap<String, String>) {
+    for f in fields {
+        if let Some(DraftRule::Contexts { read, write }) = &mut f.rule {
+            read.retain(|r| contexts.contains_key(r));
+            if write.is_empty() && read.is_empty() {
+                f.rule = Some(DraftRule::Class {
+                    class: "hot-read".into(),
+                });
+            }
+        }
     }
 }
 
