@@ -11,17 +11,24 @@
 //! counted, and a member read by several fast paths and written on none
 //! is read-mostly.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
+mod member_heat;
+mod perf_verdict;
+mod source_verdict;
+mod type_verdict;
+mod write_verdict;
 
-use crate::analysis::annotate::{ATOMIC_TYPES, LOCK_TYPES};
+use std::collections::BTreeMap;
+
 use crate::analysis::draft_types::{
     DraftContext, DraftField, DraftRule, DraftType, Evidence, Mark,
 };
 use crate::analysis::samples::Placed;
-use crate::evidence::perf::{Format, Op};
-use crate::evidence::source::{Declaration, Held, Role, Said, Write};
+use crate::evidence::source::{Declaration, Role};
 use crate::path::within;
+use member_heat::heat;
+use perf_verdict::measured;
+use source_verdict::{Whole, declared, remotely_read};
+use type_verdict::inferred;
 
 /// A direct member of the drafted struct.
 #[derive(Clone, Debug)]
@@ -65,19 +72,8 @@ pub(crate) struct Drafted {
 /// its poll) is written by one CPU at a time, whichever function it is.
 const OWNER: &str = "owner";
 
-/// Writes listed one by one per member; the rest are counted.
-const MAX_WRITES_SHOWN: usize = 8;
-
 /// Functions named in one line of evidence.
 const MAX_FUNCTIONS_LISTED: usize = 5;
-
-/// A lock is a member's, and atomic writes with no lock make it
-/// lockless-write, when at least one in this many of the functions writing
-/// it hold the lock, or write so.
-const MIN_WRITER_SHARE: usize = 4;
-
-/// Fast-path readers that make a member never written there read-mostly.
-const MIN_READERS: usize = 2;
 
 /// A function is initialisation when its name says so: its writes are
 /// made before anyone else sees the struct.
@@ -141,120 +137,18 @@ impl Verdict {
     }
 }
 
-/// Drafts the rules of `facts`' struct.
+/// Drafts the rules of `facts`' struct: each member's field, then the
+/// reads of functions that are no context dropped.
 pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
     let mut contexts: BTreeMap<String, String> = BTreeMap::new();
     let mut locks: Vec<(String, String, Vec<Evidence>)> = Vec::new();
-    let mut fields = Vec::new();
-    let whole = Whole {
-        member_names: facts.members.iter().map(|m| m.path.as_str()).collect(),
-        plain_writers: plain_writers(facts),
-    };
-    for m in &facts.members {
-        let mut evidence = Vec::new();
-        let mut conflicts = Vec::new();
-        let declared = declared(
-            facts,
-            m,
-            &whole,
-            &mut evidence,
-            &mut contexts,
-            &mut locks,
-            &mut conflicts,
-        );
-        // Another CPU's copy read while its owner writes: the readers are a
-        // context of their own.
-        let declared = declared.map(|v| remotely_read(facts, m, v, &mut evidence, &mut contexts));
-        let measured = measured(facts, m, &mut evidence);
-        let inferred = inferred(m, &mut evidence);
-        // Reads by perf name the contexts that read a written member.
-        let mut verdicts: Vec<(Mark, Verdict)> = [
-            (Mark::Declared, declared),
-            (Mark::Measured, measured),
-            (Mark::Inferred, inferred),
-        ]
-        .into_iter()
-        .filter_map(|(mark, v)| v.map(|v| (mark, v)))
+    let whole = Whole::of(facts);
+    let mut fields: Vec<DraftField> = facts
+        .members
+        .iter()
+        .map(|m| field(facts, m, &whole, &mut contexts, &mut locks))
         .collect();
-        merge_owned(&mut verdicts);
-        // A refcount, lockref or atomic is written by many CPUs at once
-        // whatever its plain initial stores look like: its type outranks
-        // owner writes and reads.
-        if let Some(k) = verdicts
-            .iter()
-            .position(|(mark, v)| *mark == Mark::Inferred && *v == Verdict::Lockless)
-            && verdicts.iter().all(|(_, v)| {
-                matches!(
-                    v,
-                    Verdict::Owned { .. } | Verdict::Read(_) | Verdict::Lockless
-                )
-            })
-            && verdicts[0].1 != Verdict::Lockless
-        {
-            let inferred = verdicts.remove(k);
-            verdicts.insert(0, inferred);
-        }
-        // A write's verdict, else perf's reads, which name their readers.
-        let chosen = verdicts
-            .iter()
-            .find(|(_, v)| !matches!(v, Verdict::Read(_)))
-            .or_else(|| {
-                verdicts
-                    .iter()
-                    .find(|(mark, v)| *mark == Mark::Measured && matches!(v, Verdict::Read(_)))
-            })
-            .or_else(|| verdicts.first())
-            .cloned();
-        if let Some((mark, v)) = &chosen {
-            for (other_mark, other) in &verdicts {
-                if v.conflicts(other) {
-                    conflicts.push(format!(
-                        "{} evidence says {}, {} says {}",
-                        mark.name(),
-                        v.describe(),
-                        other_mark.name(),
-                        other.describe()
-                    ));
-                }
-            }
-        }
-        if let Some((_, Verdict::Owned { write, .. })) = &chosen {
-            for c in write {
-                contexts.entry(c.clone()).or_insert_with(|| {
-                    format!(
-                        "stores to {} with plain stores: one writer at a time",
-                        m.path
-                    )
-                });
-            }
-        }
-        let heat = heat(facts, m);
-        if let Some((_, why)) = &heat {
-            evidence.push(Evidence {
-                mark: Mark::Declared,
-                text: why.clone(),
-            });
-        }
-        fields.push(DraftField {
-            path: m.path.clone(),
-            rule: chosen.as_ref().map(|(_, v)| rule_of(v)),
-            mark: chosen.as_ref().map(|(mark, _)| *mark),
-            evidence,
-            conflicts,
-            heat: heat.map(|(h, _)| h),
-        });
-    }
-    // A read by a function that is no context is a plain hot read.
-    for f in &mut fields {
-        if let Some(DraftRule::Contexts { read, write }) = &mut f.rule {
-            read.retain(|r| contexts.contains_key(r));
-            if write.is_empty() && read.is_empty() {
-                f.rule = Some(DraftRule::Class {
-                    class: "hot-read".into(),
-                });
-            }
-        }
-    }
+    drop_non_context_readers(&mut fields, &contexts);
     Drafted {
         ty: DraftType {
             name: facts.ty.clone(),
@@ -272,166 +166,131 @@ pub(crate) fn draft(facts: &Facts<'_>) -> Drafted {
     }
 }
 
-/// What the draft of one member needs to know of the whole struct.
-struct Whole<'a> {
-    /// Its direct members' names.
-    member_names: Vec<&'a str>,
-    /// The functions that store to its members on the fast path with plain
-    /// stores and no lock held.
-    plain_writers: BTreeSet<&'a str>,
-}
-
-/// The functions of `facts` that store to a member of its struct on the
-/// fast path with a plain store and no lock held (a lock held shared is
-/// none): each has the object to itself, by ownership or by a lock its
-/// callers hold, or its plain stores would race.
-fn plain_writers<'a>(facts: &Facts<'a>) -> BTreeSet<&'a str> {
-    facts
-        .declarations
-        .iter()
-        .filter(|d| d.ty == facts.ty && not_counted(d).is_none())
-        .filter(|d| match &d.said {
-            Said::Written(w, held) => !w.lockless() && !w.marked() && held.iter().all(|h| h.shared),
-            _ => false,
-        })
-        .filter_map(|d| d.function.as_deref())
-        .collect()
-}
-
-/// The context of reads of another CPU's per-CPU object.
-const REMOTE: &str = "remote-cpus";
-
-/// `v` with the functions that read member `m` of another CPU's per-CPU
-/// object (`cpu_rq(cpu)`, `per_cpu(x, cpu)`) as readers, when its writers
-/// are contexts: the owner's stores then meet other CPUs' loads.
-fn remotely_read(
+/// The draft of member `m`: the verdicts of the source, perf and the
+/// type, the one chosen and those that disagree with it, its heat, and
+/// the evidence of each. The contexts its rule names join `contexts`,
+/// the locks of enclosing structs its writers hold `locks`.
+fn field(
     facts: &Facts<'_>,
     m: &MemberFacts,
-    v: Verdict,
-    evidence: &mut Vec<Evidence>,
+    whole: &Whole<'_>,
     contexts: &mut BTreeMap<String, String>,
-) -> Verdict {
-    let readers: BTreeSet<&str> = facts
-        .declarations
-        .iter()
-        .filter(|d| about(d, &facts.ty, &m.path) && not_counted(d).is_none())
-        .filter(|d| matches!(d.said, Said::Read { remote: true, .. }))
-        .filter_map(|d| d.function.as_deref())
-        .collect();
-    if readers.is_empty() {
-        return v;
-    }
-    let names: Vec<String> = readers.iter().map(|f| f.to_string()).collect();
-    evidence.push(Evidence {
-        mark: Mark::Declared,
-        text: format!(
-            "read from another CPU's copy in {}",
-            listed(&names, MAX_FUNCTIONS_LISTED)
-        ),
-    });
-    match v {
-        Verdict::Owned { write, mut read } => {
-            contexts.entry(REMOTE.to_owned()).or_insert_with(|| {
-                "functions that read another CPU's per-CPU object (cpu_rq(cpu), per_cpu(x, cpu))"
-                    .to_owned()
-            });
-            read.push(REMOTE.to_owned());
-            Verdict::Owned {
-                write,
-                read: sorted(read),
+    locks: &mut Vec<(String, String, Vec<Evidence>)>,
+) -> DraftField {
+    let mut evidence = Vec::new();
+    let mut conflicts = Vec::new();
+    let declared = declared(
+        facts,
+        m,
+        whole,
+        &mut evidence,
+        contexts,
+        locks,
+        &mut conflicts,
+    );
+    // Another CPU's copy read while its owner writes: the readers are a
+    // context of their own.
+    let declared = declared.map(|v| remotely_read(facts, m, v, &mut evidence, contexts));
+    let measured = measured(facts, m, &mut evidence);
+    let inferred = inferred(m, &mut evidence);
+    // Reads by perf name the contexts that read a written member.
+    let mut verdicts: Vec<(Mark, Verdict)> = [
+        (Mark::Declared, declared),
+        (Mark::Measured, measured),
+        (Mark::Inferred, inferred),
+    ]
+    .into_iter()
+    .filter_map(|(mark, v)| v.map(|v| (mark, v)))
+    .collect();
+    merge_owned(&mut verdicts);
+    type_first(&mut verdicts);
+    let chosen = chosen(&verdicts);
+    if let Some((mark, v)) = &chosen {
+        for (other_mark, other) in &verdicts {
+            if v.conflicts(other) {
+                conflicts.push(format!(
+                    "{} evidence says {}, {} says {}",
+                    mark.name(),
+                    v.describe(),
+                    other_mark.name(),
+                    other.describe()
+                ));
             }
         }
-        other => other,
+    }
+    if let Some((_, Verdict::Owned { write, .. })) = &chosen {
+        for c in write {
+            contexts.entry(c.clone()).or_insert_with(|| {
+                format!(
+                    "stores to {} with plain stores: one writer at a time",
+                    m.path
+                )
+            });
+        }
+    }
+    let heat = heat(facts, m);
+    if let Some((_, why)) = &heat {
+        evidence.push(declared_evidence(why.clone()));
+    }
+    DraftField {
+        path: m.path.clone(),
+        rule: chosen.as_ref().map(|(_, v)| rule_of(v)),
+        mark: chosen.as_ref().map(|(mark, _)| *mark),
+        evidence,
+        conflicts,
+        heat: heat.map(|(h, _)| h),
     }
 }
 
-/// Entry points named in a heat's evidence, at most.
-const MAX_ENTRIES_LISTED: usize = 3;
-
-/// How hot member `m` is, and why in words: from the source, the
-/// functions that read or write it on a fast path (not while the object
-/// is built, not on the control path, not in a function named as an
-/// initialiser), those a fast entry point reaches counted twice; without
-/// a source tree, perf's samples on it.
-fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> {
-    // Per function: the entry point reaching it, and its callers.
-    let mut functions: BTreeMap<&str, (Option<&str>, usize)> = BTreeMap::new();
-    for d in facts
-        .declarations
+/// A refcount, lockref or atomic is written by many CPUs at once
+/// whatever its plain initial stores look like: its type's lockless-write
+/// outranks owner writes and reads, first among `verdicts`.
+fn type_first(verdicts: &mut Vec<(Mark, Verdict)>) {
+    if let Some(k) = verdicts
         .iter()
-        .filter(|d| about(d, &facts.ty, &m.path))
+        .position(|(mark, v)| *mark == Mark::Inferred && *v == Verdict::Lockless)
+        && verdicts.iter().all(|(_, v)| {
+            matches!(
+                v,
+                Verdict::Owned { .. } | Verdict::Read(_) | Verdict::Lockless
+            )
+        })
+        && verdicts[0].1 != Verdict::Lockless
     {
-        let touches = matches!(
-            d.said,
-            Said::Written(..) | Said::Read { .. } | Said::Locked(_)
-        );
-        if let (true, None, Some(f)) = (touches, not_counted(d), &d.function) {
-            let (entry, callers) = functions.entry(f).or_default();
-            if entry.is_none() {
-                *entry = d.entry.as_deref();
-            }
-            *callers = d.callers;
-        }
+        let inferred = verdicts.remove(k);
+        verdicts.insert(0, inferred);
     }
-    if !functions.is_empty() {
-        let entries: BTreeSet<&str> = functions.values().filter_map(|(e, _)| *e).collect();
-        let reached = functions.values().filter(|(e, _)| e.is_some()).count();
-        let callers: usize = functions.values().map(|(_, c)| c).sum();
-        // Each function and each of its callers is a path to the member;
-        // those a fast entry point reaches count twice.
-        let heat: usize = functions
-            .values()
-            .map(|(e, c)| (1 + c) * if e.is_some() { 2 } else { 1 })
-            .sum();
-        let heat = heat as u64;
-        let mut why = format!(
-            "heat {heat}: {} fast-path functions touch it, called from {callers} others",
-            functions.len()
-        );
-        if reached > 0 {
-            // `a system call (sys_brk)`, by kind: `a system call (sys_brk,
-            // sys_mmap and 3 more)`.
-            let mut kinds: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-            for e in &entries {
-                let (kind, name) = e.split_once(" (").unwrap_or((e, ""));
-                kinds
-                    .entry(kind)
-                    .or_default()
-                    .push(name.trim_end_matches(')'));
-            }
-            let listed: Vec<String> = kinds
-                .iter()
-                .map(|(kind, names)| {
-                    let more = names.len().saturating_sub(MAX_ENTRIES_LISTED);
-                    let shown = names[..names.len().min(MAX_ENTRIES_LISTED)].join(", ");
-                    match more {
-                        0 => format!("{kind} ({shown})"),
-                        _ => format!("{kind} ({shown} and {more} more)"),
-                    }
-                })
-                .collect();
-            let _ = write!(
-                why,
-                "; {reached} reached from {} (counted twice)",
-                listed.join(", ")
-            );
-        }
-        return Some((heat, why));
-    }
-    // One scale a struct: perf's samples only without a source tree.
-    if !facts.declarations.is_empty() {
-        return None;
-    }
-    let samples: f64 = facts
-        .placed
+}
+
+/// The verdict a member's rule takes of `verdicts` (strongest first): a
+/// write's, else perf's reads, which name their readers, else the first.
+fn chosen(verdicts: &[(Mark, Verdict)]) -> Option<(Mark, Verdict)> {
+    verdicts
         .iter()
-        .filter(|p| within(&p.path, &m.path))
-        .map(|p| p.sample.samples)
-        .sum();
-    (samples >= 1.0).then(|| {
-        let heat = samples.round() as u64;
-        (heat, format!("heat {heat}: perf's samples on it"))
-    })
+        .find(|(_, v)| !matches!(v, Verdict::Read(_)))
+        .or_else(|| {
+            verdicts
+                .iter()
+                .find(|(mark, v)| *mark == Mark::Measured && matches!(v, Verdict::Read(_)))
+        })
+        .or_else(|| verdicts.first())
+        .cloned()
+}
+
+/// A read by a function that is no context is a plain hot read: such
+/// readers leave the rules of `fields`, and a rule left with no context
+/// is hot-read.
+fn drop_non_context_readers(fields: &mut [DraftField], contexts: &BTreeMap<String, String>) {
+    for f in fields {
+        if let Some(DraftRule::Contexts { read, write }) = &mut f.rule {
+            read.retain(|r| contexts.contains_key(r));
+            if write.is_empty() && read.is_empty() {
+                f.rule = Some(DraftRule::Class {
+                    class: "hot-read".into(),
+                });
+            }
+        }
+    }
 }
 
 /// Plain writes measured and declared name the same member's writers:
@@ -495,6 +354,14 @@ fn rule_of(v: &Verdict) -> DraftRule {
     }
 }
 
+/// Evidence the source gives.
+fn declared_evidence(text: String) -> Evidence {
+    Evidence {
+        mark: Mark::Declared,
+        text,
+    }
+}
+
 /// Is declaration `d` about member `m`?
 fn about(d: &Declaration, ty: &str, m: &str) -> bool {
     d.ty == ty && within(&d.path, m)
@@ -543,637 +410,11 @@ fn listed(names: &[String], n: usize) -> String {
     }
 }
 
-/// The source's verdict on member `m`.
-fn declared(
-    facts: &Facts<'_>,
-    m: &MemberFacts,
-    whole: &Whole<'_>,
-    evidence: &mut Vec<Evidence>,
-    contexts: &mut BTreeMap<String, String>,
-    locks: &mut Vec<(String, String, Vec<Evidence>)>,
-    conflicts: &mut Vec<String>,
-) -> Option<Verdict> {
-    let member_names = whole.member_names.as_slice();
-    let ds: Vec<&&Declaration> = facts
-        .declarations
-        .iter()
-        .filter(|d| about(d, &facts.ty, &m.path))
-        .collect();
-    let say = |evidence: &mut Vec<Evidence>, text: String| {
-        evidence.push(Evidence {
-            mark: Mark::Declared,
-            text,
-        })
-    };
-    let mut verdict = None;
-    // Taken as a lock: the member itself, or a lock inside it (`ring.
-    // producer_lock`), which makes the member no lock.
-    let mut inner: BTreeMap<&str, (usize, &Declaration)> = BTreeMap::new();
-    for d in &ds {
-        if let Said::Locked(how) = &d.said {
-            match d.path == m.path {
-                true => {
-                    say(evidence, format!("taken with {how}() {}", at(d)));
-                    verdict = Some(Verdict::Lock);
-                }
-                false => inner.entry(&d.path).or_insert((0, d)).0 += 1,
-            }
-        }
-    }
-    for (path, (n, d)) in inner {
-        say(
-            evidence,
-            format!(
-                "holds lock {path}, taken {n} time{} (first {})",
-                if n == 1 { "" } else { "s" },
-                at(d)
-            ),
-        );
-    }
-    // Per-CPU data through it: the member itself is only read.
-    for d in &ds {
-        if let Said::PerCpu(how) = &d.said {
-            say(
-                evidence,
-                format!("per-CPU data through it: {how}() {}", at(d)),
-            );
-            verdict.get_or_insert(Verdict::Read(Vec::new()));
-        }
-    }
-    // `__guarded_by`.
-    for d in &ds {
-        let Said::GuardedBy { locks: ls, pointee } = &d.said else {
-            continue;
-        };
-        let word = if *pointee {
-            "__pt_guarded_by"
-        } else {
-            "__guarded_by"
-        };
-        say(evidence, format!("{word}({}) {}", ls.join(", "), at(d)));
-        if *pointee || verdict.is_some() {
-            continue;
-        }
-        let first = ls.first().map(String::as_str).unwrap_or("");
-        let name = first.strip_prefix('&').unwrap_or(first);
-        verdict = Some(if first.starts_with('&') && member_names.contains(&name) {
-            Verdict::Protected(name.to_owned())
-        } else {
-            let c = holders(first);
-            contexts.entry(c.clone()).or_insert_with(|| {
-                format!("the holders of {first}, which is no member of {}", facts.ty)
-            });
-            Verdict::Owned {
-                write: vec![c],
-                read: Vec::new(),
-            }
-        });
-    }
-    // Writes in functions: those made while the object is built or on
-    // the control path are told apart and not counted.
-    let mut ignored: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
-    // Per lock: the functions whose writes hold it, and the writes.
-    let mut under: BTreeMap<String, (BTreeSet<String>, usize)> = BTreeMap::new();
-    // The functions writing it atomically with no lock; a plain store
-    // with no lock (the owner's); the functions writing with no lock.
-    let (mut atomic, mut owner, mut unlocked) = (BTreeSet::new(), false, Vec::new());
-    // Functions storing it with WRITE_ONCE or a release store and no
-    // lock: the owner's when they or the owner store to the object
-    // plainly too, else each a path of its own, which others read
-    // locklessly.
-    let mut marked: Vec<String> = Vec::new();
-    // Writes under a lock of another object or a global: the context
-    // and the lock.
-    let mut other_locks: Vec<(String, String)> = Vec::new();
-    let mut writes = 0;
-    let mut shown = 0;
-    for d in &ds {
-        let Said::Written(write, held) = &d.said else {
-            continue;
-        };
-        let function = d.function.as_deref().unwrap_or("");
-        if let Some(why) = not_counted(d) {
-            ignored.entry(why).or_default().push(function.to_owned());
-            continue;
-        }
-        // Set once from NULL, by whichever CPU gets there first
-        // (`file.f_owner`): no writer after that.
-        if matches!(write, Write::Publish(_)) {
-            ignored
-                .entry("once, from NULL (a lazy initialisation),")
-                .or_default()
-                .push(function.to_owned());
-            continue;
-        }
-        // A mutex of the whole system held (`shrinker_mutex` around
-        // `mem_cgroup_per_node.shrinker_info`): no fast path takes one.
-        if held.iter().any(|h| h.global_mutex && !h.shared) {
-            ignored
-                .entry("with a mutex of the whole system held, on the control path,")
-                .or_default()
-                .push(function.to_owned());
-            continue;
-        }
-        writes += 1;
-        // Evidence for the first writes; the rest are counted.
-        let mut say = |evidence: &mut Vec<Evidence>, text: String| {
-            shown += 1;
-            if shown <= MAX_WRITES_SHOWN {
-                say(evidence, text)
-            }
-        };
-        // A lock held shared serialises no writer: as if not held.
-        let (shared, held): (Vec<&Held>, Vec<&Held>) = held.iter().partition(|h| h.shared);
-        let lock = held
-            .iter()
-            .rev()
-            .find_map(|h| lock_name(facts, h, member_names));
-        let how = write.describe();
-        match &lock {
-            Some((name, h)) => {
-                say(
-                    evidence,
-                    format!("{how} {} with {} held ({})", at(d), h.text, h.taken()),
-                );
-                let entry = under.entry(name.rules_name()).or_default();
-                entry.0.insert(function.to_owned());
-                entry.1 += 1;
-                if let LockName::Enclosing(ty, member) = name
-                    && !locks.iter().any(|(t, mm, _)| t == ty && mm == member)
-                {
-                    let ev = Evidence {
-                        mark: Mark::Declared,
-                        text: format!(
-                            "held with {} around a write of {}.{} {}",
-                            h.taken(),
-                            facts.ty,
-                            d.path,
-                            at(d)
-                        ),
-                    };
-                    locks.push((ty.clone(), member.clone(), vec![ev]));
-                }
-            }
-            None => match held.last() {
-                // A lock of another object or a global: its holders
-                // write, one at a time, whatever a caller calls it.
-                Some(h) => {
-                    say(
-                        evidence,
-                        format!("{how} {} with {} held ({})", at(d), h.text, h.taken()),
-                    );
-                    let (c, what) = match &h.member {
-                        Some((ty, path)) => (
-                            context_name(&format!("{ty}-{path}")),
-                            format!("{ty}.{path}"),
-                        ),
-                        None => (holders(&h.text), h.text.clone()),
-                    };
-                    other_locks.push((c, what));
-                }
-                None => {
-                    let why = match shared.last() {
-                        Some(h) => format!(
-                            "no lock held but {} shared ({}), which other holders hold too",
-                            h.text,
-                            h.taken()
-                        ),
-                        None => "no lock held".to_owned(),
-                    };
-                    say(evidence, format!("{how} {}, {why}", at(d)));
-                    unlocked.push(function.to_owned());
-                }
-            },
-        }
-        match (write.lockless(), &lock, held.is_empty()) {
-            (true, None, true) => {
-                atomic.insert(function.to_owned());
-            }
-            (false, None, true) if write.marked() => marked.push(function.to_owned()),
-            (false, None, true) => owner = true,
-            _ => {}
-        }
-    }
-    if shown > MAX_WRITES_SHOWN {
-        say(
-            evidence,
-            format!("and {} more writes", shown - MAX_WRITES_SHOWN),
-        );
-    }
-    // A marking function that also stores plainly to the object has it to
-    // itself: its marks are for lockless readers, and it is the owner
-    // (tcp_sock's `WRITE_ONCE(tp->snd_nxt, ..)` beside `tp->packets_out +=
-    // ..`, under the socket lock its caller holds).
-    let (owning, mut marked): (Vec<String>, Vec<String>) = sorted(marked)
-        .into_iter()
-        .partition(|f| whole.plain_writers.contains(f.as_str()));
-    if !owning.is_empty() {
-        owner = true;
-        say(
-            evidence,
-            format!(
-                "marked for lockless readers in {}, which store{} plainly to {} with no lock too: \
-                 the owner's",
-                listed(&owning, MAX_FUNCTIONS_LISTED),
-                if owning.len() == 1 { "s" } else { "" },
-                facts.ty
-            ),
-        );
-    }
-    for (why, functions) in &ignored {
-        let functions = sorted(functions.clone());
-        say(
-            evidence,
-            format!(
-                "written {why} in {}: not counted",
-                listed(&functions, MAX_FUNCTIONS_LISTED)
-            ),
-        );
-    }
-    // Reads on the fast path, per function.
-    let mut readers: BTreeMap<&str, &Declaration> = BTreeMap::new();
-    let mut marked_read = false;
-    for d in &ds {
-        if let (Said::Read { once, .. }, None) = (&d.said, not_counted(d)) {
-            readers
-                .entry(d.function.as_deref().unwrap_or(""))
-                .or_insert(d);
-            marked_read |= *once;
-        }
-    }
-    if !readers.is_empty() {
-        let first: Vec<String> = readers
-            .values()
-            .take(MAX_FUNCTIONS_LISTED)
-            .map(|d| at(d))
-            .collect();
-        say(
-            evidence,
-            format!(
-                "read in {} function{}{}: {}{}",
-                readers.len(),
-                if readers.len() == 1 { "" } else { "s" },
-                if marked_read {
-                    " (READ_ONCE, RCU or an atomic read among them)"
-                } else {
-                    ""
-                },
-                first.join(", "),
-                if readers.len() > MAX_FUNCTIONS_LISTED {
-                    ", ..."
-                } else {
-                    ""
-                }
-            ),
-        );
-    }
-    if verdict.is_none() && writes == 0 {
-        let group = group_verdict(m, evidence, contexts);
-        // Read on fast paths by several functions and written only while
-        // built or on the control path: read-mostly.
-        if group.is_none() && readers.len() >= MIN_READERS {
-            return Some(Verdict::Read(Vec::new()));
-        }
-        return group;
-    }
-    if verdict.is_some() || writes == 0 {
-        return verdict;
-    }
-    let writing: BTreeSet<&str> = under
-        .values()
-        .flat_map(|(functions, _)| functions.iter().map(String::as_str))
-        .chain(unlocked.iter().map(String::as_str))
-        .collect();
-    // An atomic written with no lock held: the lock serialises no one.
-    // Unless few of the writing functions write it so (`sock.sk_err`: one
-    // xchg() in sock_error() among a hundred functions' plain stores): the
-    // others decide, as for a lock few writers hold.
-    if !atomic.is_empty() {
-        if atomic.len() * MIN_WRITER_SHARE >= writing.len() {
-            return Some(Verdict::Lockless);
-        }
-        conflicts.push(format!(
-            "{} of {} functions writing it write atomically with no lock ({}): too few to make \
-             it lockless-write",
-            atomic.len(),
-            writing.len(),
-            listed(&sorted(atomic.into_iter().collect()), MAX_FUNCTIONS_LISTED)
-        ));
-    }
-    // The lock the most functions write under (a function's writes are
-    // one critical section), then the most writes, then by name.
-    let chosen = under
-        .iter()
-        .min_by_key(|(lock, (functions, n))| (std::cmp::Reverse((functions.len(), *n)), *lock));
-    // A lock few of the writing functions hold is no member's lock
-    // (`Qdisc.qstats`: 1 of 34 functions under `seqlock`, the others under
-    // the root lock their callers take): the rest decide. Callers not seen
-    // leave many a locked write looking unlocked (`mm_struct.map_count`:
-    // 3 of 7 functions under `mmap_lock`, all of them in truth), so a
-    // minority is enough; a handful is not.
-    let chosen = chosen.filter(|(lock, (functions, _))| {
-        let few = functions.len() * MIN_WRITER_SHARE < writing.len();
-        if few {
-            conflicts.push(format!(
-                "{} of {} functions writing it hold {lock}: too few to make it its lock",
-                functions.len(),
-                writing.len()
-            ));
-        }
-        !few
-    });
-    if let Some((lock, (_, n))) = chosen {
-        if *n < writes {
-            let mut others: Vec<String> = under
-                .iter()
-                .filter(|(l, _)| *l != lock)
-                .map(|(l, (functions, k))| {
-                    let functions: Vec<&str> = functions.iter().map(String::as_str).collect();
-                    format!("{k} hold {l} (in {})", functions.join(", "))
-                })
-                .collect();
-            if !unlocked.is_empty() {
-                others.push(format!("no lock in {}", sorted(unlocked).join(", ")));
-            }
-            say(
-                evidence,
-                format!("{n} of {writes} writes hold {lock}; {}", others.join("; ")),
-            );
-            if under.len() > 1 {
-                let all: Vec<&str> = under.keys().map(String::as_str).collect();
-                conflicts.push(format!(
-                    "the writes hold different locks ({}): {lock} is the one most functions hold",
-                    all.join(", ")
-                ));
-            }
-        }
-        // A lock inside the member itself (`cfs_rq.removed.lock` around
-        // `removed.nr`): the member is no lock, and cannot be its own
-        // lock's field; its writers are the lock's holders.
-        if lock
-            .strip_prefix(m.path.as_str())
-            .is_some_and(|r| r.starts_with(['.', '[']))
-        {
-            let c = context_name(&format!("{}-{lock}", facts.ty));
-            contexts.entry(c.clone()).or_insert_with(|| {
-                format!(
-                    "the holders of {}.{lock}, a lock inside {}",
-                    facts.ty, m.path
-                )
-            });
-            return Some(Verdict::Owned {
-                write: vec![c],
-                read: Vec::new(),
-            });
-        }
-        return Some(Verdict::Protected(lock.clone()));
-    }
-    // A lock of another object or a global serialises this member's
-    // writers when every write holds it; otherwise its holders are just
-    // the object's current owner (a driver's lock around an skb's write).
-    let mut write = Vec::new();
-    let one_lock = other_locks
-        .first()
-        .filter(|(c, _)| other_locks.len() == writes && other_locks.iter().all(|o| o.0 == *c));
-    match one_lock {
-        Some((c, what)) => {
-            contexts.entry(c.clone()).or_insert_with(|| {
-                format!("the holders of {what}, which is no member of {}", facts.ty)
-            });
-            write.push(c.clone());
-        }
-        None => owner |= !other_locks.is_empty(),
-    }
-    // Marked stores to a member the owner also stores to are serialized
-    // with the owner's (or those would race): the owner's too, marked for
-    // lockless readers.
-    if owner && !marked.is_empty() {
-        let functions = std::mem::take(&mut marked);
-        say(
-            evidence,
-            format!(
-                "marked for lockless readers in {}, beside the owner's stores to it: the owner's too",
-                listed(&functions, MAX_FUNCTIONS_LISTED)
-            ),
-        );
-    }
-    for f in marked {
-        let c = context_name(&f);
-        contexts.entry(c.clone()).or_insert_with(|| {
-            format!(
-                "{f}, storing {} with WRITE_ONCE or a release store: others read it locklessly",
-                m.path
-            )
-        });
-        write.push(c);
-    }
-    // Plain stores with no lock: the object's owner's, one at a time.
-    if owner {
-        contexts.entry(OWNER.to_owned()).or_insert_with(|| {
-            "plain stores with no lock held: the object's owner, one CPU at a time".to_owned()
-        });
-        write.push(OWNER.to_owned());
-    }
-    Some(Verdict::Owned {
-        write: sorted(write),
-        read: Vec::new(),
-    })
-}
-
-/// What a kernel cacheline group's name declares of its members
-/// (`tcp_sock_read_tx`, `net_device_write_rx`, `..._read_txrx`): read or
-/// written, in the tx and rx contexts it names (serialized, as the
-/// net_cachelines tables take them).
-fn group_verdict(
-    m: &MemberFacts,
-    evidence: &mut Vec<Evidence>,
-    contexts: &mut BTreeMap<String, String>,
-) -> Option<Verdict> {
-    let group = m.group.as_deref()?;
-    let words: Vec<&str> = group.split('_').collect();
-    let read = words.contains(&"read");
-    let write = words.contains(&"write");
-    if read == write {
-        return None;
-    }
-    let mut paths: Vec<String> = Vec::new();
-    for w in &words {
-        match *w {
-            "tx" | "rx" => paths.push((*w).to_owned()),
-            "txrx" | "rxtx" => paths.extend(["rx".to_owned(), "tx".to_owned()]),
-            _ => {}
-        }
-    }
-    let paths = sorted(paths);
-    evidence.push(Evidence {
-        mark: Mark::Declared,
-        text: format!(
-            "in cacheline group {group}: {} by its name{}",
-            if read { "read" } else { "written" },
-            match paths.is_empty() {
-                true => String::new(),
-                false => format!(", in {}", paths.join(" and ")),
-            }
-        ),
-    });
-    for p in &paths {
-        contexts
-            .entry(p.clone())
-            .or_insert_with(|| format!("the {p} path, as the kernel's cacheline groups name it"));
-    }
-    // A written group that names no path says written, not by whom: no
-    // class of its own.
-    match (read, paths.is_empty()) {
-        (true, _) => Some(Verdict::Read(paths)),
-        (false, true) => None,
-        (false, false) => Some(Verdict::Owned {
-            write: paths,
-            read: Vec::new(),
-        }),
-    }
-}
-
-/// A held lock as the rules name it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum LockName {
-    /// A member of the drafted struct, by its path (`lock`, `ring.
-    /// producer_lock`).
-    Own(String),
-    /// A member of a struct that embeds it (`lruvec`, `lru_lock`).
-    Enclosing(String, String),
-}
-
-impl LockName {
-    /// As a rule's `lock = "..."` names it.
-    fn rules_name(&self) -> String {
-        match self {
-            LockName::Own(path) => path.clone(),
-            LockName::Enclosing(ty, path) => format!("{ty}.{path}"),
-        }
-    }
-}
-
-/// The rules' name of held lock `h`: a member of the struct, of an
-/// enclosing struct, or none.
-fn lock_name<'h>(
-    facts: &Facts<'_>,
-    h: &'h Held,
-    member_names: &[&str],
-) -> Option<(LockName, &'h Held)> {
-    let (ty, path) = h.member.as_ref()?;
-    if *ty == facts.ty && member_names.contains(&path.split(['.', '[']).next().unwrap_or("")) {
-        return Some((LockName::Own(path.clone()), h));
-    }
-    facts
-        .enclosing
-        .contains(ty)
-        .then(|| (LockName::Enclosing(ty.clone(), path.clone()), h))
-}
-
-/// perf's verdict on member `m`.
-fn measured(facts: &Facts<'_>, m: &MemberFacts, evidence: &mut Vec<Evidence>) -> Option<Verdict> {
-    let mine: Vec<&Placed<'_>> = facts
-        .placed
-        .iter()
-        .filter(|p| within(&p.path, &m.path))
-        .collect();
-    if mine.is_empty() {
-        return None;
-    }
-    // Shares as perf printed them, per file.
-    for p in mine.iter().filter(|p| p.sample.op.is_none()) {
-        let of = match p.file.format {
-            Format::Report => "of all samples".to_owned(),
-            _ => format!("of {}'s samples", p.sample.ty),
-        };
-        evidence.push(Evidence {
-            mark: Mark::Measured,
-            text: format!(
-                "{} {of}, about {:.0} ({}:{})",
-                p.sample.shown,
-                p.sample.samples,
-                p.file.path.display(),
-                p.sample.line
-            ),
-        });
-    }
-    // Instructions, per function and what they do.
-    let mut by_function: BTreeMap<(String, Op), (f64, usize, String)> = BTreeMap::new();
-    for p in mine.iter().filter(|p| p.sample.op.is_some()) {
-        let key = (
-            p.sample.function.clone().unwrap_or_default(),
-            p.sample.op.unwrap_or(Op::Load),
-        );
-        let e = by_function.entry(key).or_insert((
-            0.0,
-            0,
-            format!("{}:{}", p.file.path.display(), p.sample.line),
-        ));
-        e.0 += p.sample.samples;
-        e.1 += 1;
-    }
-    let (mut stores, mut loads, mut locked) = (Vec::new(), Vec::new(), false);
-    for ((function, op), (samples, n, first)) in &by_function {
-        let what = match n {
-            1 => op.name().to_owned(),
-            n => format!("{n} {}s", op.name()),
-        };
-        evidence.push(Evidence {
-            mark: Mark::Measured,
-            text: format!("{what} in {function}, {samples:.0} samples ({first})"),
-        });
-        match op {
-            Op::Locked => locked = true,
-            Op::Store | Op::Update => stores.push(context_name(function)),
-            Op::Load => loads.push(context_name(function)),
-        }
-    }
-    Some(if locked {
-        Verdict::Lockless
-    } else if !stores.is_empty() {
-        Verdict::Owned {
-            write: sorted(stores),
-            read: sorted(loads),
-        }
-    } else {
-        Verdict::Read(sorted(loads))
-    })
-}
-
-/// Reference counts that are structs of their own, taken and dropped
-/// with atomics (a lockref's count beside its lock, with cmpxchg; 6.13's
-/// `file_ref_t` of `struct file` and `rcuref_t` of dst entries, whose
-/// helpers take the count's address and are not followed into).
-const REFCOUNTS: &[&str] = &["lockref", "kref", "file_ref_t", "rcuref_t"];
-
-/// The type's verdict on member `m`.
-fn inferred(m: &MemberFacts, evidence: &mut Vec<Evidence>) -> Option<Verdict> {
-    let named = |set: &[&str]| {
-        m.type_names
-            .iter()
-            .find(|n| set.contains(&n.as_str()))
-            .cloned()
-    };
-    if let Some(t) = named(LOCK_TYPES) {
-        evidence.push(Evidence {
-            mark: Mark::Inferred,
-            text: format!("its type is {t}, a kernel lock"),
-        });
-        return Some(Verdict::Lock);
-    }
-    if let Some(t) = named(ATOMIC_TYPES).or_else(|| named(REFCOUNTS)) {
-        evidence.push(Evidence {
-            mark: Mark::Inferred,
-            text: format!("its type is {t}, written with atomic operations"),
-        });
-        return Some(Verdict::Lockless);
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
+    use super::source_verdict::{REMOTE, group_verdict};
     use super::*;
+    use crate::evidence::source::{Held, Said, Write};
 
     #[test]
     fn plain_writes_and_reads_conflict_as_they_should() {

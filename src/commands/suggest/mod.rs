@@ -257,7 +257,9 @@ fn wrapped(
 }
 
 /// `suggest` of struct `ty` (named as the builds have it) on its builds'
-/// snapshots, under `rules` in the builds' names.
+/// snapshots, under `rules` in the builds' names: the search, the report
+/// of what it found, and the suggestion as a plan file, with the C, the
+/// header patch, the diagram and the check function it gives.
 fn from_snapshots(
     run: &Run,
     opts: &SuggestOptions,
@@ -266,10 +268,115 @@ fn from_snapshots(
     snaps: Vec<Snapshot>,
 ) -> Result<SuggestReport> {
     let packing = run.rules_files.is_empty();
+    let searched = searched(run, opts, ty, rules, &snaps, packing)?;
+    let mut report = report_of(run, ty, &searched, &snaps, packing)?;
+    // The suggestion as a plan file, as `--plan` would read it: for its C
+    // here, and for `diagram` and `asserts` below.
+    let path = opts
+        .plan_out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("suggested.plan.toml"));
+    let plan = Arc::new(Plan::parse(&path, &searched.found.plan_text)?);
+    report.c = Some(c_declaration(&plan, &snaps[0], opts.plan_out.as_deref())?);
+    if let Some(tree) = &opts.source_tree {
+        let (units, found) = (&searched.units, &searched.found);
+        let patch = header::patch(tree, &snaps, units, &found.order, &found.removed, ty)?;
+        match patch.is_empty() {
+            true => report.notes.push(format!(
+                "--source-tree: no header patch: the suggestion leaves every line of struct {ty} as it is"
+            )),
+            false => {
+                report.notes.extend(compiled_as_planned(run, &plan, &patch, ty)?);
+                report.patch = Some(patch);
+            }
+        }
+    }
+    if opts.diagram || opts.asserts {
+        draw_and_assert(run, opts, ty, &plan, &searched, &mut report)?;
+    }
+    Ok(report)
+}
+
+/// What the search of one struct searched and found.
+struct Searched {
+    /// The struct's units over every build.
+    units: Vec<search::Unit>,
+    /// The members some builds lack, and the builds that have them.
+    per_config: Vec<PerConfig>,
+    /// The limits it searched under.
+    limits: search::Limits,
+    /// The best order.
+    found: search::Found,
+    /// The notes on the search and what it found.
+    notes: Vec<String>,
+}
+
+/// The search of struct `ty` on `snaps` (`packing` when there are no
+/// rules): its units over every build, its limits from `opts`, the order
+/// found, and the notes on it.
+fn searched(
+    run: &Run,
+    opts: &SuggestOptions,
+    ty: &str,
+    rules: &Rules,
+    snaps: &[Snapshot],
+    packing: bool,
+) -> Result<Searched> {
     // An anonymous wrapper's plan (`OUTER.MEMBER`) is under OUTER's rules.
     let rules_ty = crate::plan::outer(ty);
-    // One order for every build, over the union of their members: a
-    // member under an #ifdef some config lacks is optional in the plan.
+    let (units, per_config) = merged_units(ty, rules_ty, rules, snaps)?;
+    if opts.keep_footprint && rules.contexts.is_empty() {
+        return Err(Error::Usage(
+            "--keep-footprint keeps the lines each context touches: the rules have no contexts"
+                .into(),
+        ));
+    }
+    let pinned =
+        search::pinned(ty, &units, &opts.pin).map_err(|e| Error::Usage(format!("--pin: {e}")))?;
+    let isolation = isolation(ty, &units, opts.unpin_aligned);
+    let limits = search::Limits {
+        max_growth: opts.max_growth.map(|l| l.min(i64::MAX as u64) as i64),
+        keep_footprint: opts.keep_footprint,
+        pinned,
+        barriers: isolation.barriers,
+        rank: rank(opts, packing, run)?,
+        guard: opts.rank.is_none(),
+    };
+    let (found, mut notes) = match packing {
+        true => packing::search(ty, &units, snaps, &limits)?,
+        false => (
+            search::search(ty, &units, snaps, rules, &limits)?,
+            Vec::new(),
+        ),
+    };
+    if rules_ty != ty {
+        let outer = rules_ty;
+        notes.push(format!(
+            "every member of struct {outer} lives in one anonymous struct: suggest orders the \
+             members inside it, planned as [\"{ty}\"]"
+        ));
+    }
+    notes.extend(isolation.note);
+    notes.extend(found_notes(opts, ty, &found, &limits, packing));
+    Ok(Searched {
+        units,
+        per_config,
+        limits,
+        found,
+        notes,
+    })
+}
+
+/// One order for every build, over the union of their members: the units
+/// of struct `ty` (under the rules of `rules_ty`) merged over `snaps`,
+/// and the members under an #ifdef some config lacks, optional in the
+/// plan, with the builds that have them.
+fn merged_units(
+    ty: &str,
+    rules_ty: &str,
+    rules: &Rules,
+    snaps: &[Snapshot],
+) -> Result<(Vec<search::Unit>, Vec<PerConfig>)> {
     let lists: Vec<(&str, Vec<search::Unit>)> = snaps
         .iter()
         .map(|s| {
@@ -290,38 +397,20 @@ fn from_snapshots(
             configs: p.iter().map(|&b| snaps[b].config.clone()).collect(),
         })
         .collect();
-    if opts.keep_footprint && rules.contexts.is_empty() {
-        return Err(Error::Usage(
-            "--keep-footprint keeps the lines each context touches: the rules have no contexts"
-                .into(),
-        ));
-    }
-    let pinned =
-        search::pinned(ty, &units, &opts.pin).map_err(|e| Error::Usage(format!("--pin: {e}")))?;
-    let isolation = isolation(ty, &units, opts.unpin_aligned);
-    let limits = search::Limits {
-        max_growth: opts.max_growth.map(|l| l.min(i64::MAX as u64) as i64),
-        keep_footprint: opts.keep_footprint,
-        pinned,
-        barriers: isolation.barriers,
-        rank: rank(opts, packing, run)?,
-        guard: opts.rank.is_none(),
-    };
-    let (found, mut notes) = match packing {
-        true => packing::search(ty, &units, &snaps, &limits)?,
-        false => (
-            search::search(ty, &units, &snaps, rules, &limits)?,
-            Vec::new(),
-        ),
-    };
-    if rules_ty != ty {
-        let outer = rules_ty;
-        notes.push(format!(
-            "every member of struct {outer} lives in one anonymous struct: suggest orders the \
-             members inside it, planned as [\"{ty}\"]"
-        ));
-    }
-    notes.extend(isolation.note);
+    Ok((units, per_config))
+}
+
+/// The notes on what the search of struct `ty` found under `limits`: the
+/// compiled order kept, and why; pairs its isolation keeps; a suggestion
+/// worse on some build; a limit no order kept to.
+fn found_notes(
+    opts: &SuggestOptions,
+    ty: &str,
+    found: &search::Found,
+    limits: &search::Limits,
+    packing: bool,
+) -> Vec<String> {
+    let mut notes = Vec::new();
     if found.score.moved == 0 && !packing {
         let (e, w) = (found.score.errors, found.score.warnings);
         let why = match e + w + found.score.notes {
@@ -341,7 +430,7 @@ fn from_snapshots(
             found.score.errors, found.score.warnings
         ));
     }
-    notes.extend(worse_note(&found, opts));
+    notes.extend(worse_note(found, opts));
     if found.score.over > 0 {
         notes.push(format!(
             "no order found within --max-growth {}: the best grows a root by {} lines",
@@ -356,6 +445,25 @@ fn from_snapshots(
             found.score.regress
         ));
     }
+    notes
+}
+
+/// The report of what the search of struct `ty` found: its order and how
+/// it was found, the objectives it ranked by, and per build the figures
+/// before and after.
+fn report_of(
+    run: &Run,
+    ty: &str,
+    searched: &Searched,
+    snaps: &[Snapshot],
+    packing: bool,
+) -> Result<SuggestReport> {
+    let Searched {
+        units,
+        found,
+        limits,
+        ..
+    } = searched;
     let mut report = SuggestReport {
         name: ty.to_owned(),
         members: units.len(),
@@ -366,14 +474,14 @@ fn from_snapshots(
         gap: None,
         exact: found.method == Method::Exhaustive,
         method: found.method,
-        order: order_names(&found.order, &units, ty),
+        order: order_names(&found.order, units, ty),
         moved: found.score.moved,
         removed: found
             .removed
             .iter()
             .map(|u| units[*u].name.clone())
             .collect(),
-        per_config,
+        per_config: searched.per_config.clone(),
         plan: found.plan_text.clone(),
         plan_out: None,
         patch: None,
@@ -395,18 +503,30 @@ fn from_snapshots(
         alone: found
             .alone
             .iter()
-            .map(|a| alone_order(a, &found.outcomes, &snaps, &units, ty))
+            .map(|a| alone_order(a, &found.outcomes, snaps, units, ty))
             .collect(),
-        notes,
+        notes: searched.notes.clone(),
         packing,
     };
-    for ((before, after), snap) in found
-        .before
-        .outcomes
-        .iter()
-        .zip(&found.outcomes)
-        .zip(&snaps)
-    {
+    report.builds = builds(run, ty, found, snaps, packing)?;
+    if !packing {
+        report.gap = Some(gap(&report.builds));
+    }
+    Ok(report)
+}
+
+/// Per build of `snaps`, the figures of struct `ty` and its roots before
+/// and after the order `found`: findings, samples, sizes, each context's
+/// lines, and with `packing` the least size it could have.
+fn builds(
+    run: &Run,
+    ty: &str,
+    found: &search::Found,
+    snaps: &[Snapshot],
+    packing: bool,
+) -> Result<Vec<SuggestBuild>> {
+    let mut builds = Vec::new();
+    for ((before, after), snap) in found.before.outcomes.iter().zip(&found.outcomes).zip(snaps) {
         let (old, new) = after.target;
         let mut sizes = vec![size(ty, Role::Struct, old, new, snap.line)];
         sizes.extend(
@@ -415,7 +535,7 @@ fn from_snapshots(
                 .iter()
                 .map(|r| size(&r.root, Role::Root, r.old, r.new, snap.line)),
         );
-        report.builds.push(SuggestBuild {
+        builds.push(SuggestBuild {
             config: after.config.clone(),
             errors: [before.errors, after.errors],
             warnings: [before.warnings, after.warnings],
@@ -434,69 +554,56 @@ fn from_snapshots(
             },
         });
     }
-    if !packing {
-        report.gap = Some(gap(&report.builds));
+    Ok(builds)
+}
+
+/// What `diagram` and `asserts` give reading `plan`, the suggestion of
+/// struct `ty`, on the first build (compiled against planned, and the
+/// planned groups), as `opts` asks, into `report`.
+fn draw_and_assert(
+    run: &Run,
+    opts: &SuggestOptions,
+    ty: &str,
+    plan: &Arc<Plan>,
+    searched: &Searched,
+    report: &mut SuggestReport,
+) -> Result<()> {
+    let opened = &run.builds[0];
+    let compiled = opened.compiled();
+    let mut planned = opened.planned_by_name(plan)?;
+    planned.label_against(&compiled);
+    if opts.diagram {
+        let spec = DrawSpec {
+            ty: ty.to_owned(),
+            selection: Selection::Flagged,
+            width: run::DEFAULT_WIDTH,
+            style: None,
+            explain: None,
+        };
+        let drawn = run::draw(run, &[&compiled, &planned], &spec)?;
+        report.notes.extend(drawn.notes.iter().cloned());
+        report.diagram = Some(drawn);
     }
-    // The suggestion as a plan file, as `--plan` would read it: for its C
-    // here, and for `diagram` and `asserts` below.
-    let path = opts
-        .plan_out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("suggested.plan.toml"));
-    let plan = Arc::new(Plan::parse(&path, &found.plan_text)?);
-    report.c = Some(c_declaration(&plan, &snaps[0], opts.plan_out.as_deref())?);
-    if let Some(tree) = &opts.source_tree {
-        let patch = header::patch(tree, &snaps, &units, &found.order, &found.removed, ty)?;
-        match patch.is_empty() {
-            true => report.notes.push(format!(
-                "--source-tree: no header patch: the suggestion leaves every line of struct {ty} as it is"
-            )),
-            false => {
-                report.notes.extend(compiled_as_planned(run, &plan, &patch, ty)?);
-                report.patch = Some(patch);
-            }
-        }
+    let grouped = searched.found.order.iter().any(|e| match e {
+        Entry::Unit(u) => searched.units[*u].marker,
+        Entry::Group(_) | Entry::Named(..) => true,
+    });
+    if opts.asserts && !grouped {
+        report.notes.push(format!(
+            "the suggested layout of struct {ty} has no cacheline group: no check function \
+             to write (--asserts)"
+        ));
+    } else if opts.asserts {
+        let Some(found) = opened.present.get(ty) else {
+            return Err(run.unknown_type(opened, ty));
+        };
+        let planned = opened.planned_by_name(plan)?;
+        let written = run::check_function(run, &planned, found, ty)?.report;
+        report.notes.extend(written.notes.iter().cloned());
+        report.asserts = Some(written);
     }
-    if opts.diagram || opts.asserts {
-        // What `diagram` and `asserts` give reading the plan file, on the
-        // first build: compiled against planned, and the planned groups.
-        let opened = &run.builds[0];
-        let compiled = opened.compiled();
-        let mut planned = opened.planned_by_name(&plan)?;
-        planned.label_against(&compiled);
-        if opts.diagram {
-            let spec = DrawSpec {
-                ty: ty.to_owned(),
-                selection: Selection::Flagged,
-                width: run::DEFAULT_WIDTH,
-                style: None,
-                explain: None,
-            };
-            let drawn = run::draw(run, &[&compiled, &planned], &spec)?;
-            report.notes.extend(drawn.notes.iter().cloned());
-            report.diagram = Some(drawn);
-        }
-        let grouped = found.order.iter().any(|e| match e {
-            Entry::Unit(u) => units[*u].marker,
-            Entry::Group(_) | Entry::Named(..) => true,
-        });
-        if opts.asserts && !grouped {
-            report.notes.push(format!(
-                "the suggested layout of struct {ty} has no cacheline group: no check function \
-                 to write (--asserts)"
-            ));
-        } else if opts.asserts {
-            let Some(found) = opened.present.get(ty) else {
-                return Err(run.unknown_type(opened, ty));
-            };
-            let planned = opened.planned_by_name(&plan)?;
-            let written = run::check_function(run, &planned, found, ty)?.report;
-            report.notes.extend(written.notes.iter().cloned());
-            report.asserts = Some(written);
-        }
-        report.notes = crate::report::unique_notes(std::mem::take(&mut report.notes));
-    }
-    Ok(report)
+    report.notes = crate::report::unique_notes(std::mem::take(&mut report.notes));
+    Ok(())
 }
 
 /// The header patch `patch` compiled on every build that can be compiled

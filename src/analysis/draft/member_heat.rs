@@ -1,0 +1,99 @@
+//! How hot a drafted struct's member is: the fast paths of the source
+//! that touch it, weighed by their callers and entry points, or, without
+//! a source tree, perf's samples on it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use super::{Facts, MemberFacts, about, not_counted};
+use crate::evidence::source::Said;
+use crate::path::within;
+
+/// Entry points named in a heat's evidence, at most.
+const MAX_ENTRIES_LISTED: usize = 3;
+
+/// How hot member `m` is, and why in words: from the source, the
+/// functions that read or write it on a fast path (not while the object
+/// is built, not on the control path, not in a function named as an
+/// initialiser), those a fast entry point reaches counted twice; without
+/// a source tree, perf's samples on it.
+pub(super) fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> {
+    // Per function: the entry point reaching it, and its callers.
+    let mut functions: BTreeMap<&str, (Option<&str>, usize)> = BTreeMap::new();
+    for d in facts
+        .declarations
+        .iter()
+        .filter(|d| about(d, &facts.ty, &m.path))
+    {
+        let touches = matches!(
+            d.said,
+            Said::Written(..) | Said::Read { .. } | Said::Locked(_)
+        );
+        if let (true, None, Some(f)) = (touches, not_counted(d), &d.function) {
+            let (entry, callers) = functions.entry(f).or_default();
+            if entry.is_none() {
+                *entry = d.entry.as_deref();
+            }
+            *callers = d.callers;
+        }
+    }
+    if !functions.is_empty() {
+        let entries: BTreeSet<&str> = functions.values().filter_map(|(e, _)| *e).collect();
+        let reached = functions.values().filter(|(e, _)| e.is_some()).count();
+        let callers: usize = functions.values().map(|(_, c)| c).sum();
+        // Each function and each of its callers is a path to the member;
+        // those a fast entry point reaches count twice.
+        let heat: usize = functions
+            .values()
+            .map(|(e, c)| (1 + c) * if e.is_some() { 2 } else { 1 })
+            .sum();
+        let heat = heat as u64;
+        let mut why = format!(
+            "heat {heat}: {} fast-path functions touch it, called from {callers} others",
+            functions.len()
+        );
+        if reached > 0 {
+            // `a system call (sys_brk)`, by kind: `a system call (sys_brk,
+            // sys_mmap and 3 more)`.
+            let mut kinds: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+            for e in &entries {
+                let (kind, name) = e.split_once(" (").unwrap_or((e, ""));
+                kinds
+                    .entry(kind)
+                    .or_default()
+                    .push(name.trim_end_matches(')'));
+            }
+            let listed: Vec<String> = kinds
+                .iter()
+                .map(|(kind, names)| {
+                    let more = names.len().saturating_sub(MAX_ENTRIES_LISTED);
+                    let shown = names[..names.len().min(MAX_ENTRIES_LISTED)].join(", ");
+                    match more {
+                        0 => format!("{kind} ({shown})"),
+                        _ => format!("{kind} ({shown} and {more} more)"),
+                    }
+                })
+                .collect();
+            let _ = write!(
+                why,
+                "; {reached} reached from {} (counted twice)",
+                listed.join(", ")
+            );
+        }
+        return Some((heat, why));
+    }
+    // One scale a struct: perf's samples only without a source tree.
+    if !facts.declarations.is_empty() {
+        return None;
+    }
+    let samples: f64 = facts
+        .placed
+        .iter()
+        .filter(|p| within(&p.path, &m.path))
+        .map(|p| p.sample.samples)
+        .sum();
+    (samples >= 1.0).then(|| {
+        let heat = samples.round() as u64;
+        (heat, format!("heat {heat}: perf's samples on it"))
+    })
+}
