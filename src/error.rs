@@ -1,7 +1,16 @@
 //! The one error type of the library. Every variant is an input or usage
 //! problem that the command line reports on one line with exit code 2.
+//!
+//! The variants are split by kind, so that a caller (and a reader) can
+//! tell whose mistake it is: the command line's ([`Error::Usage`]), a
+//! file's content at its place ([`Error::Content`], and the older
+//! [`Error::Rules`], [`Error::Plan`], [`Error::VariantFile`]), inputs that
+//! do not fit together ([`Error::Mismatch`]), the file system
+//! ([`Error::Io`], [`Error::Write`]) or a program run
+//! ([`Error::Tool`], [`Error::VariantBuild`]). Each prints the one line
+//! it always printed: the kind is in the variant, not in the message.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Everything that can go wrong between opening a file and printing a result.
 #[derive(Debug, thiserror::Error)]
@@ -123,9 +132,87 @@ pub enum Error {
     /// its compiler or its probe.
     #[error("{0}")]
     VariantBuild(String),
-    /// Arguments that do not go together.
+    /// A file whose content is not what it was given as, at its place:
+    /// not text, not the format, lacking what the command reads from it
+    /// (a baseline that is no report, a perf file of no known format, a
+    /// line of perf's output, a header without asserts). Prints
+    /// `FILE:LINE: MESSAGE`, or `FILE: MESSAGE` for the file as a whole.
+    #[error("{}: {message}", located(path, *line))]
+    Content {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line the problem is on, when it is on one.
+        line: Option<usize>,
+        /// What is wrong.
+        message: String,
+    },
+    /// `suggest --source-tree` declines to patch the struct's header:
+    /// a line of it the patcher does not handle (`FILE:LINE`, 1-based),
+    /// or the debug info lacks the lines to patch at (no place).
+    #[error("--source-tree: {}", refused(at.as_ref(), why))]
+    Patch {
+        /// The header and the 1-based line the patch stops at, if one.
+        at: Option<(String, usize)>,
+        /// Why it cannot patch there.
+        why: String,
+    },
+    /// Inputs, each well formed, that do not hold what the command needs
+    /// or that disagree with each other: rules without contexts for a
+    /// footprint, rules files with two cacheline sizes, builds that
+    /// order a struct's members differently, a struct with no cacheline
+    /// groups to assert.
+    #[error("{0}")]
+    Mismatch(String),
+    /// A file or directory cachelint writes that could not be written or
+    /// read back: an output the command was told to write
+    /// (`--plan-out`, `--rules-out`) or the evidence index in the cache.
+    /// Prints `WHAT PATH: REASON` (`WHAT: REASON` without a path).
+    #[error("{what}{}: {reason}", spaced(path.as_deref()))]
+    Write {
+        /// What the file is to the user: `--plan-out`, `evidence index`.
+        what: &'static str,
+        /// The file or directory, when one is at fault.
+        path: Option<PathBuf>,
+        /// What the operating system or the reader said.
+        reason: String,
+    },
+    /// An external program (git, cp) that could not be run, failed, or
+    /// said more than is read. The message names the program.
+    #[error("{message}")]
+    Tool {
+        /// The program: `git`, `cp`.
+        tool: &'static str,
+        /// What failed, with the first line the program wrote.
+        message: String,
+    },
+    /// A mistake on the command line: arguments or options that do not
+    /// go together, a value out of range, a name (a field, a variant, a
+    /// revision, a command) that names nothing, a build or tree that is
+    /// not the kind the option takes.
     #[error("{0}")]
     Usage(String),
+}
+
+/// `FILE:LINE`, or `FILE` without a line.
+fn located(path: &Path, line: Option<usize>) -> String {
+    match line {
+        Some(line) => format!("{}:{line}", path.display()),
+        None => path.display().to_string(),
+    }
+}
+
+/// A patch's refusal as it has always been said: at a line, the advice
+/// to apply the plan by hand.
+fn refused(at: Option<&(String, usize)>, why: &str) -> String {
+    match at {
+        Some((file, line)) => format!("{file}:{line}: {why}; apply the plan by hand"),
+        None => why.to_owned(),
+    }
+}
+
+/// ` PATH`, or nothing.
+fn spaced(path: Option<&Path>) -> String {
+    path.map(|p| format!(" {}", p.display())).unwrap_or_default()
 }
 
 impl Error {
