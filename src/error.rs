@@ -212,7 +212,8 @@ fn refused(at: Option<&(String, usize)>, why: &str) -> String {
 
 /// ` PATH`, or nothing.
 fn spaced(path: Option<&Path>) -> String {
-    path.map(|p| format!(" {}", p.display())).unwrap_or_default()
+    path.map(|p| format!(" {}", p.display()))
+        .unwrap_or_default()
 }
 
 impl Error {
