@@ -83,8 +83,10 @@ pub fn suggest(run: &Run, opts: &SuggestOptions) -> Result<SuggestReports> {
             .filter_map(|r| r.as_ref().ok())
             .map(|r| r.plan.as_str())
             .collect();
-        std::fs::write(path, text.join("\n")).map_err(|e| {
-            Error::Usage(format!("--plan-out {}: cannot write: {e}", path.display()))
+        std::fs::write(path, text.join("\n")).map_err(|e| Error::Write {
+            what: "--plan-out",
+            path: Some(path.to_owned()),
+            reason: format!("cannot write: {e}"),
         })?;
         for r in reports.iter_mut().flatten() {
             r.plan_out = Some(path.display().to_string());
