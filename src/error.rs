@@ -157,10 +157,10 @@ pub enum Error {
         why: String,
     },
     /// Inputs, each well formed, that do not hold what the command needs
-    /// or that disagree with each other: rules without contexts for a
-    /// footprint, rules files with two cacheline sizes, builds that
-    /// order a struct's members differently, a struct with no cacheline
-    /// groups to assert.
+    /// or that disagree with each other: rules that annotate nothing or
+    /// give no contexts for a footprint, rules files with two cacheline
+    /// sizes, builds with two, or that order a struct's members
+    /// differently, a struct with no cacheline groups to assert.
     #[error("{0}")]
     Mismatch(String),
     /// A file or directory cachelint writes that could not be written or

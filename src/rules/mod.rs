@@ -684,7 +684,7 @@ impl Rules {
         rules.resolve_contexts()?;
         if rules.types.is_empty() && rules.notes.is_empty() {
             let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-            return Err(Error::Usage(format!(
+            return Err(Error::Mismatch(format!(
                 "no struct is annotated in the rules ({}): add a [TYPE] table with FIELD = \"CLASS\" lines",
                 files.join(", ")
             )));
@@ -706,7 +706,7 @@ impl Rules {
     pub fn merge(&mut self, other: Rules) -> Result<()> {
         if let Some(line) = other.cacheline {
             if self.cacheline.is_some_and(|l| l != line) {
-                return Err(Error::Usage(format!(
+                return Err(Error::Mismatch(format!(
                     "rules files disagree on the cacheline size ({} and {line})",
                     self.cacheline.unwrap_or_default()
                 )));

@@ -112,7 +112,7 @@ fn suggest_one(run: &Run, opts: &SuggestOptions, ty: &str) -> Result<SuggestRepo
         .find(|t| t.names().any(|n| n == ty))
         .map(|t| t.name.clone());
     if !packing && canonical.is_none() {
-        return Err(Error::Usage(format!(
+        return Err(Error::Mismatch(format!(
             "the rules annotate no field of '{ty}': suggest reorders an annotated struct"
         )));
     }
@@ -121,7 +121,7 @@ fn suggest_one(run: &Run, opts: &SuggestOptions, ty: &str) -> Result<SuggestRepo
     // plan in the build's names, so every build must use the same ones.
     let first = &run.builds[0];
     if let Some(other) = run.builds.iter().find(|b| b.renames != first.renames) {
-        return Err(Error::Usage(format!(
+        return Err(Error::Mismatch(format!(
             "the builds name the rules' types differently ({} in {}, {} in {}): one plan \
              names one struct, so suggest builds that agree (aliases: {ty})",
             names_of(&first.renames, canonical.as_deref(), ty),
@@ -293,7 +293,7 @@ fn from_snapshots(
         })
         .collect();
     if opts.keep_footprint && rules.contexts.is_empty() {
-        return Err(Error::Usage(
+        return Err(Error::Mismatch(
             "--keep-footprint keeps the lines each context touches: the rules have no contexts"
                 .into(),
         ));
