@@ -234,7 +234,141 @@ impl Error {
             reason: err.to_string(),
         }
     }
+
+    /// The exit code of the command line for this error: 2 for every
+    /// kind (1 is `check`'s findings, not an error). Each variant is
+    /// named, so that a new kind decides its code.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Io { .. }
+            | Error::NotElf { .. }
+            | Error::Truncated { .. }
+            | Error::NoDebugInfo { .. }
+            | Error::Section { .. }
+            | Error::Dwarf { .. }
+            | Error::UnknownType { .. }
+            | Error::UnknownVariant(_)
+            | Error::BadPath(_)
+            | Error::BadType(_)
+            | Error::Rules { .. }
+            | Error::Plan { .. }
+            | Error::TooLarge { .. }
+            | Error::VariantFile { .. }
+            | Error::VariantBuild(_)
+            | Error::Content { .. }
+            | Error::Patch { .. }
+            | Error::Mismatch(_)
+            | Error::Write { .. }
+            | Error::Tool { .. }
+            | Error::Usage(_) => 2,
+        }
+    }
 }
 
 /// Shorthand used throughout the crate.
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One error of each kind split from `Usage`, with the line it
+    /// printed when it was a `Usage` (taken from the binary's output).
+    fn kinds() -> Vec<(Error, &'static str)> {
+        vec![
+            (
+                Error::Content {
+                    path: "empty.toml".into(),
+                    line: None,
+                    message: "no rules in this file (nothing but comments and blank lines): \
+                              annotate a struct with [TYPE] and FIELD = \"CLASS\" lines"
+                        .into(),
+                },
+                "empty.toml: no rules in this file (nothing but comments and blank lines): \
+                 annotate a struct with [TYPE] and FIELD = \"CLASS\" lines",
+            ),
+            (
+                Error::Patch {
+                    at: Some(("src/mm_lru.h".into(), 122)),
+                    why: "a conditional continued over lines".into(),
+                },
+                "--source-tree: src/mm_lru.h:122: a conditional continued over lines; \
+                 apply the plan by hand",
+            ),
+            (
+                Error::Patch {
+                    at: None,
+                    why: "the debug info gives no line for 'seq'".into(),
+                },
+                "--source-tree: the debug info gives no line for 'seq'",
+            ),
+            (
+                Error::Mismatch("rules files disagree on the cacheline size (64 and 128)".into()),
+                "rules files disagree on the cacheline size (64 and 128)",
+            ),
+            (
+                Error::Write {
+                    what: "--plan-out",
+                    path: Some("/nonexistent/plan.toml".into()),
+                    reason: "cannot write: No such file or directory (os error 2)".into(),
+                },
+                "--plan-out /nonexistent/plan.toml: cannot write: No such file or directory \
+                 (os error 2)",
+            ),
+            (
+                Error::Write {
+                    what: "evidence index",
+                    path: None,
+                    reason: "key must be a string".into(),
+                },
+                "evidence index: key must be a string",
+            ),
+            (
+                Error::Io {
+                    path: "vmlinux".into(),
+                    source: std::io::Error::other("cannot be read"),
+                },
+                "vmlinux: cannot be read",
+            ),
+            (
+                Error::Tool {
+                    tool: "git",
+                    message: "cannot run git (Debian: apt-get install git): not found".into(),
+                },
+                "cannot run git (Debian: apt-get install git): not found",
+            ),
+            (
+                Error::Usage("diff reads two builds: OLD NEW".into()),
+                "diff reads two builds: OLD NEW",
+            ),
+        ]
+    }
+
+    #[test]
+    fn each_kind_prints_its_old_line_and_exits_2() {
+        for (error, line) in kinds() {
+            assert_eq!(error.to_string(), line, "{error:?}");
+            assert_eq!(error.exit_code(), 2, "{error:?}");
+        }
+    }
+
+    /// A content error found by a reader names the file and the line, as
+    /// fields and in its text: perf's header without the offset column,
+    /// on line 2.
+    #[test]
+    fn a_content_error_names_its_file_and_line() {
+        let text = "#\n# Overhead  Samples  Data Type  Data Typo Offset\n";
+        let error = crate::evidence::perf::parse(Path::new("perf.txt"), text).unwrap_err();
+        let Error::Content { path, line, .. } = &error else {
+            panic!("not a content error: {error:?}");
+        };
+        assert_eq!((path.as_path(), *line), (Path::new("perf.txt"), Some(2)));
+        assert!(
+            error
+                .to_string()
+                .starts_with("perf.txt:2: perf report without a Data Type Offset column"),
+            "{error}"
+        );
+        assert_eq!(error.exit_code(), 2);
+    }
+}
