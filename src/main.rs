@@ -117,7 +117,7 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             message(true, Severity::Error, &e.to_string());
-            ExitCode::from(2)
+            ExitCode::from(e.exit_code())
         }
     }
 }

@@ -103,7 +103,11 @@ pub(crate) fn exec(args: Args) -> Result<Output> {
 
 /// `audit --rules-out DIR`: each drafted rules file, as DIR/STRUCT.toml.
 fn write_rules(dir: &Path, rules: &[(String, String)]) -> Result<()> {
-    let failed = |e: std::io::Error| Error::Usage(format!("--rules-out {}: {e}", dir.display()));
+    let failed = |e: std::io::Error| Error::Write {
+        what: "--rules-out",
+        path: Some(dir.to_owned()),
+        reason: e.to_string(),
+    };
     std::fs::create_dir_all(dir).map_err(failed)?;
     for (name, text) in rules {
         std::fs::write(dir.join(format!("{name}.toml")), text).map_err(failed)?;

@@ -333,27 +333,31 @@ fn read_report(path: &Path) -> Result<Report> {
     const MAX_REPORT_BYTES: u64 = 256 << 20;
     let start = crate::input::head(path, 4096)?;
     if start.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return Err(Error::Usage(format!(
-            "{}: not a baseline: neither a cachelint JSON report (from check --format json) \
-             nor a build (ELF or raw BTF)",
-            path.display()
-        )));
+        return Err(Error::Content {
+            path: path.to_owned(),
+            line: None,
+            message: "not a baseline: neither a cachelint JSON report (from check --format \
+                      json) nor a build (ELF or raw BTF)"
+                .into(),
+        });
     }
     let bytes = crate::input::read_limited(path, MAX_REPORT_BYTES, "a JSON report")?;
-    let report: Report = serde_json::from_slice(&bytes).map_err(|e| {
-        Error::Usage(format!(
-            "{}: not a cachelint JSON report (from check --format json): {e}",
-            path.display()
-        ))
+    let report: Report = serde_json::from_slice(&bytes).map_err(|e| Error::Content {
+        path: path.to_owned(),
+        line: None,
+        message: format!("not a cachelint JSON report (from check --format json): {e}"),
     })?;
     // Version 2 changed only what the summary counts: a version 1
     // report's findings match as they are.
     if !(1..=REPORT_VERSION).contains(&report.version) {
-        return Err(Error::Usage(format!(
-            "{}: report version {} is not 1 to {REPORT_VERSION}; regenerate it with this cachelint",
-            path.display(),
-            report.version
-        )));
+        return Err(Error::Content {
+            path: path.to_owned(),
+            line: None,
+            message: format!(
+                "report version {} is not 1 to {REPORT_VERSION}; regenerate it with this cachelint",
+                report.version
+            ),
+        });
     }
     Ok(report)
 }

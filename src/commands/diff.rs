@@ -44,7 +44,7 @@ pub fn diff(run: &Run, opts: &DiffOptions) -> Result<DiffReport> {
     new.label_against(&old);
     let line = run.cacheline.unwrap_or(new_build.build_line);
     if run.cacheline.is_none() && old_build.build_line != new_build.build_line {
-        return Err(Error::Usage(format!(
+        return Err(Error::Mismatch(format!(
             "the builds have different cacheline sizes ({} and {}); pass --cacheline",
             old_build.build_line, new_build.build_line
         )));

@@ -27,7 +27,7 @@ impl FootprintOptions {
             .map(|t| t.name.clone())
             .collect();
         if with_contexts.is_empty() {
-            return Err(Error::Usage(
+            return Err(Error::Mismatch(
                 "the rules give no field a context: a footprint needs context rules \
                  (a net_cachelines table, or FIELD = { read = [...], write = [...] })"
                     .into(),
@@ -38,7 +38,7 @@ impl FootprintOptions {
         }
         for t in &self.types {
             if !with_contexts.contains(t) {
-                return Err(Error::Usage(format!(
+                return Err(Error::Mismatch(format!(
                     "the rules give no field of '{t}' a context; the structs with context rules are {}",
                     with_contexts.join(", ")
                 )));

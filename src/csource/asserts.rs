@@ -106,10 +106,14 @@ pub(crate) fn read(file: &Path, name: &str) -> Result<(String, Vec<KernelAssert>
             return Ok((shown, found));
         }
     }
-    Err(Error::Usage(format!(
-        "{shown}: no CACHELINE_ASSERT_GROUP_MEMBER or CACHELINE_ASSERT_GROUP_SIZE of \
-         struct {name}: nothing to compare with"
-    )))
+    Err(Error::Content {
+        path: file.to_owned(),
+        line: None,
+        message: format!(
+            "no CACHELINE_ASSERT_GROUP_MEMBER or CACHELINE_ASSERT_GROUP_SIZE of struct {name}: \
+             nothing to compare with"
+        ),
+    })
 }
 
 fn is_ident(c: char) -> bool {

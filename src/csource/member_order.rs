@@ -663,10 +663,10 @@ impl<'a> Body<'a> {
 
 /// The refusal of a patch of `path` at `line` (0-based), saying why.
 fn refusal(path: &str, line: usize, why: &str) -> Error {
-    Error::Usage(format!(
-        "--source-tree: {path}:{}: {why}; apply the plan by hand",
-        line + 1
-    ))
+    Error::Patch {
+        at: Some((path.to_owned(), line + 1)),
+        why: why.to_owned(),
+    }
 }
 
 impl Conditionals {

@@ -37,12 +37,13 @@ pub(crate) fn read(path: &Path) -> Result<String> {
 /// past [`MAX_SOURCE_BYTES`].
 pub(crate) fn read_exact(path: &Path) -> Result<String> {
     let bytes = crate::input::read_limited(path, MAX_SOURCE_BYTES, "a C file")?;
-    String::from_utf8(bytes).map_err(|e| {
-        crate::error::Error::Usage(format!(
-            "{}: not UTF-8 text (invalid at byte {})",
-            path.display(),
+    String::from_utf8(bytes).map_err(|e| crate::error::Error::Content {
+        path: path.to_owned(),
+        line: None,
+        message: format!(
+            "not UTF-8 text (invalid at byte {})",
             e.utf8_error().valid_up_to()
-        ))
+        ),
     })
 }
 

@@ -176,12 +176,13 @@ fn is_precise(event: &str) -> bool {
 /// Parses perf output `text` read from `path`.
 pub fn parse(path: &Path, text: &str) -> Result<PerfFile> {
     let path: Arc<Path> = Arc::from(path);
-    let format = recognise(text).ok_or_else(|| {
-        Error::Usage(format!(
-            "{}: not a perf output cachelint reads: give perf report -s type,typeoff --stdio, \
-             perf annotate --data-type --stdio or perf annotate --code-with-type --stdio",
-            path.display()
-        ))
+    let format = recognise(text).ok_or_else(|| Error::Content {
+        path: path.to_path_buf(),
+        line: None,
+        message: "not a perf output cachelint reads: give perf report -s type,typeoff \
+                      --stdio, perf annotate --data-type --stdio or perf annotate \
+                      --code-with-type --stdio"
+            .into(),
     })?;
     let mut file = PerfFile {
         path,
@@ -217,7 +218,11 @@ fn recognise(text: &str) -> Option<Format> {
 
 /// An error at line `n` of the file.
 fn at(file: &PerfFile, n: usize, message: impl std::fmt::Display) -> Error {
-    Error::Usage(format!("{}:{n}: {message}", file.path.display()))
+    Error::Content {
+        path: file.path.to_path_buf(),
+        line: Some(n),
+        message: message.to_string(),
+    }
 }
 
 /// The cells of a row: split on runs of two or more spaces (or tabs).

@@ -154,11 +154,10 @@ impl Plan {
     /// Reads and parses a plan file; every mistake is a located error.
     pub fn read(path: &Path) -> Result<Plan> {
         let bytes = crate::input::read_limited(path, MAX_PLAN_BYTES, "a plan file")?;
-        let text = String::from_utf8(bytes).map_err(|_| {
-            crate::error::Error::Usage(format!(
-                "{}: not a plan file: not UTF-8 text (a plan is TOML)",
-                path.display()
-            ))
+        let text = String::from_utf8(bytes).map_err(|_| crate::error::Error::Content {
+            path: path.to_owned(),
+            line: None,
+            message: "not a plan file: not UTF-8 text (a plan is TOML)".into(),
         })?;
         Plan::parse(path, &text)
     }

@@ -45,24 +45,31 @@ impl Repo {
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
             .output()
-            .map_err(|e| {
-                Error::Usage(format!("cannot run git (Debian: apt-get install git): {e}"))
+            .map_err(|e| Error::Tool {
+                tool: "git",
+                message: format!("cannot run git (Debian: apt-get install git): {e}"),
             })?;
         if !out.status.success() {
             let said = String::from_utf8_lossy(&out.stderr);
-            return Err(Error::Usage(format!(
-                "git {} in {}: {}",
-                args.join(" "),
-                self.tree.display(),
-                said.lines().next().unwrap_or("failed")
-            )));
+            return Err(Error::Tool {
+                tool: "git",
+                message: format!(
+                    "git {} in {}: {}",
+                    args.join(" "),
+                    self.tree.display(),
+                    said.lines().next().unwrap_or("failed")
+                ),
+            });
         }
         if out.stdout.len() > MAX_OUTPUT {
-            return Err(Error::Usage(format!(
-                "git {}: more than {} MB of output",
-                args.join(" "),
-                MAX_OUTPUT >> 20
-            )));
+            return Err(Error::Tool {
+                tool: "git",
+                message: format!(
+                    "git {}: more than {} MB of output",
+                    args.join(" "),
+                    MAX_OUTPUT >> 20
+                ),
+            });
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }

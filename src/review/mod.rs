@@ -146,7 +146,7 @@ impl Review {
                 false => match v.patched(&reverse) {
                     Some(made) => made?,
                     None => {
-                        return Err(Error::Usage(format!(
+                        return Err(Error::Mismatch(format!(
                             "variant '{}' has a patch of its own: a review's variants are the tree at HEAD",
                             v.name()
                         )));

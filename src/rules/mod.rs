@@ -649,17 +649,21 @@ impl Rules {
                 || bytes.starts_with(&btf.to_le_bytes())
                 || bytes.starts_with(&btf.to_be_bytes())
             {
-                return Err(Error::Usage(format!(
-                    "{}: not a rules file (TOML or a net_cachelines .rst table): an ELF or BTF file, a build; give it after the options",
-                    path.display()
-                )));
+                return Err(Error::Content {
+                    path: path.clone(),
+                    line: None,
+                    message: "not a rules file (TOML or a net_cachelines .rst table): an ELF or BTF file, a build; give it after the options".into(),
+                });
             }
             let bytes = crate::input::within(path, bytes, MAX_RULES_BYTES, "a rules file")?;
-            let text = String::from_utf8(bytes).map_err(|e| Error::Usage(format!(
-                "{}: not a text file (invalid UTF-8 at byte {}): a rules file is TOML or a net_cachelines .rst table",
-                path.display(),
-                e.utf8_error().valid_up_to()
-            )))?;
+            let text = String::from_utf8(bytes).map_err(|e| Error::Content {
+                path: path.clone(),
+                line: None,
+                message: format!(
+                    "not a text file (invalid UTF-8 at byte {}): a rules file is TOML or a net_cachelines .rst table",
+                    e.utf8_error().valid_up_to()
+                ),
+            })?;
             let file: Arc<Path> = Arc::from(path.as_path());
             let parsed = if path.extension().is_some_and(|e| e == "rst") {
                 rst::parse(&file, &text)?
@@ -667,18 +671,20 @@ impl Rules {
                 toml::parse(&file, &text)?
             };
             if parsed == Rules::default() {
-                return Err(Error::Usage(format!(
-                    "{}: no rules in this file (nothing but comments and blank lines): \
-                     annotate a struct with [TYPE] and FIELD = \"CLASS\" lines",
-                    path.display()
-                )));
+                return Err(Error::Content {
+                    path: path.clone(),
+                    line: None,
+                    message: "no rules in this file (nothing but comments and blank lines): \
+                              annotate a struct with [TYPE] and FIELD = \"CLASS\" lines"
+                        .into(),
+                });
             }
             rules.merge(parsed)?;
         }
         rules.resolve_contexts()?;
         if rules.types.is_empty() && rules.notes.is_empty() {
             let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-            return Err(Error::Usage(format!(
+            return Err(Error::Mismatch(format!(
                 "no struct is annotated in the rules ({}): add a [TYPE] table with FIELD = \"CLASS\" lines",
                 files.join(", ")
             )));
@@ -700,7 +706,7 @@ impl Rules {
     pub fn merge(&mut self, other: Rules) -> Result<()> {
         if let Some(line) = other.cacheline {
             if self.cacheline.is_some_and(|l| l != line) {
-                return Err(Error::Usage(format!(
+                return Err(Error::Mismatch(format!(
                     "rules files disagree on the cacheline size ({} and {line})",
                     self.cacheline.unwrap_or_default()
                 )));

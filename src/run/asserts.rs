@@ -50,7 +50,7 @@ pub(crate) fn check_function(
     let c_type = format!("{} {}", laid.kind.keyword(), name);
     let groups = closed_groups(&laid.groups, &c_type, &mut notes);
     if groups.is_empty() {
-        return Err(Error::Usage(format!(
+        return Err(Error::Mismatch(format!(
             "{c_type} has no cacheline groups (__cacheline_group_begin/end markers) in {}: \
              nothing to assert",
             opened.build.path.display()
@@ -58,7 +58,7 @@ pub(crate) fn check_function(
     }
     let tabled = tabled(&rules, name);
     if tabled.is_empty() {
-        return Err(Error::Usage(format!(
+        return Err(Error::Mismatch(format!(
             "the rules name no member of {c_type} with an access: nothing to assert"
         )));
     }

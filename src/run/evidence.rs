@@ -195,8 +195,10 @@ pub(super) fn index_at(reading: &crate::load::Reading, path: &Path) -> Result<In
                 .into(),
         ));
     };
-    let stamp = crate::input::stamp(path)
-        .ok_or_else(|| Error::Usage(format!("{}: cannot be read", path.display())))?;
+    let stamp = crate::input::stamp(path).ok_or_else(|| Error::Io {
+        path: path.to_owned(),
+        source: std::io::Error::other("cannot be read"),
+    })?;
     let full = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
     Ok(IndexAt {
         dir: dir.clone(),

@@ -58,7 +58,7 @@ pub(crate) fn merge(name: &str, builds: &[(&str, Vec<Unit>)]) -> Result<Members>
                 .iter()
                 .find(|(_, l)| l.iter().any(|u| u.name == units[w[1]].name))
                 .map_or("another build", |(c, _)| *c);
-            return Err(Error::Usage(format!(
+            return Err(Error::Mismatch(format!(
                 "struct {name} has '{}' before '{}' in {config}, after it in {first}: suggest \
                  needs the members the builds share in one order",
                 units[w[1]].name, units[w[0]].name

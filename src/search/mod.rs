@@ -205,7 +205,7 @@ pub(crate) fn search_seeded(
         .collect();
     let mut evaluator = Evaluator::new(&target, snaps, rules, limits, &names);
     let unlaid = || {
-        crate::error::Error::Usage(format!(
+        crate::error::Error::Mismatch(format!(
             "struct {name} cannot be laid out again in its own order on every build"
         ))
     };

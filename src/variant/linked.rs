@@ -46,16 +46,22 @@ pub(crate) fn linked_copy(
         .arg(&copy)
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| Error::Usage(format!("cannot run cp: {e}")))?;
+        .map_err(|e| Error::Tool {
+            tool: "cp",
+            message: format!("cannot run cp: {e}"),
+        })?;
     if !output.status.success() {
         let said = String::from_utf8_lossy(&output.stderr);
-        return Err(Error::Usage(format!(
-            "cannot link a copy of {} into {} (the cache must be on the tree's file \
-             system: set CACHELINT_VARIANT_DIR): {}",
-            tree.display(),
-            dir.display(),
-            said.lines().next().unwrap_or_default()
-        )));
+        return Err(Error::Tool {
+            tool: "cp",
+            message: format!(
+                "cannot link a copy of {} into {} (the cache must be on the tree's file \
+                 system: set CACHELINT_VARIANT_DIR): {}",
+                tree.display(),
+                dir.display(),
+                said.lines().next().unwrap_or_default()
+            ),
+        });
     }
     for (file, text) in files {
         let at = copy.join(file);

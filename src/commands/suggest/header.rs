@@ -18,7 +18,7 @@ pub(super) fn patch(
     removed: &[usize],
     ty: &str,
 ) -> Result<String> {
-    let refuse = |why: String| Error::Usage(format!("--source-tree: {why}"));
+    let refuse = |why: String| Error::Patch { at: None, why };
     let snap = &snaps[0];
     let c = snap
         .table

@@ -83,8 +83,10 @@ pub fn suggest(run: &Run, opts: &SuggestOptions) -> Result<SuggestReports> {
             .filter_map(|r| r.as_ref().ok())
             .map(|r| r.plan.as_str())
             .collect();
-        std::fs::write(path, text.join("\n")).map_err(|e| {
-            Error::Usage(format!("--plan-out {}: cannot write: {e}", path.display()))
+        std::fs::write(path, text.join("\n")).map_err(|e| Error::Write {
+            what: "--plan-out",
+            path: Some(path.to_owned()),
+            reason: format!("cannot write: {e}"),
         })?;
         for r in reports.iter_mut().flatten() {
             r.plan_out = Some(path.display().to_string());
@@ -110,7 +112,7 @@ fn suggest_one(run: &Run, opts: &SuggestOptions, ty: &str) -> Result<SuggestRepo
         .find(|t| t.names().any(|n| n == ty))
         .map(|t| t.name.clone());
     if !packing && canonical.is_none() {
-        return Err(Error::Usage(format!(
+        return Err(Error::Mismatch(format!(
             "the rules annotate no field of '{ty}': suggest reorders an annotated struct"
         )));
     }
@@ -119,7 +121,7 @@ fn suggest_one(run: &Run, opts: &SuggestOptions, ty: &str) -> Result<SuggestRepo
     // plan in the build's names, so every build must use the same ones.
     let first = &run.builds[0];
     if let Some(other) = run.builds.iter().find(|b| b.renames != first.renames) {
-        return Err(Error::Usage(format!(
+        return Err(Error::Mismatch(format!(
             "the builds name the rules' types differently ({} in {}, {} in {}): one plan \
              names one struct, so suggest builds that agree (aliases: {ty})",
             names_of(&first.renames, canonical.as_deref(), ty),
@@ -326,7 +328,7 @@ fn searched(
     let rules_ty = crate::plan::outer(ty);
     let (units, per_config) = merged_units(ty, rules_ty, rules, snaps)?;
     if opts.keep_footprint && rules.contexts.is_empty() {
-        return Err(Error::Usage(
+        return Err(Error::Mismatch(
             "--keep-footprint keeps the lines each context touches: the rules have no contexts"
                 .into(),
         ));

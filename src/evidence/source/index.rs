@@ -92,7 +92,11 @@ pub(super) fn path(dir: &Path, tree: &Path, arch: Option<&str>) -> PathBuf {
 
 /// An I/O error on `what`, said as the index's.
 fn io(what: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |e| Error::Usage(format!("evidence index {}: {e}", what.display()))
+    move |e| Error::Write {
+        what: "evidence index",
+        path: Some(what.to_owned()),
+        reason: e.to_string(),
+    }
 }
 
 fn hasher(seed: u64) -> impl Hasher {
@@ -355,8 +359,11 @@ fn walk_and_write(
             let mut per: Vec<Vec<u8>> = vec![Vec::new(); SHARDS];
             for d in &bodies.declarations {
                 let buf = &mut per[shard_of(&d.ty)];
-                serde_json::to_writer(&mut *buf, d)
-                    .map_err(|e| Error::Usage(format!("evidence index: {e}")))?;
+                serde_json::to_writer(&mut *buf, d).map_err(|e| Error::Write {
+                    what: "evidence index",
+                    path: None,
+                    reason: e.to_string(),
+                })?;
                 buf.push(b'\n');
             }
             for (i, buf) in per.iter().enumerate().filter(|(_, b)| !b.is_empty()) {
@@ -455,8 +462,12 @@ fn shard_parts(path: &Path, summary: &Summary) -> Result<Vec<(String, Part)>> {
     let file = File::open(path).map_err(io(path))?;
     let mut by_type: BTreeMap<String, Vec<Declaration>> = BTreeMap::new();
     for line in BufReader::new(file).lines() {
-        let d: Declaration = serde_json::from_str(&line.map_err(io(path))?)
-            .map_err(|e| Error::Usage(format!("evidence index {}: {e}", path.display())))?;
+        let d: Declaration =
+            serde_json::from_str(&line.map_err(io(path))?).map_err(|e| Error::Write {
+                what: "evidence index",
+                path: Some(path.to_owned()),
+                reason: e.to_string(),
+            })?;
         by_type.entry(d.ty.clone()).or_default().push(d);
     }
     let mut out = Vec::with_capacity(by_type.len());
@@ -465,8 +476,11 @@ fn shard_parts(path: &Path, summary: &Summary) -> Result<Vec<(String, Part)>> {
         ds.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
         let mut raw = Vec::new();
         for d in &ds {
-            serde_json::to_writer(&mut raw, d)
-                .map_err(|e| Error::Usage(format!("evidence index: {e}")))?;
+            serde_json::to_writer(&mut raw, d).map_err(|e| Error::Write {
+                what: "evidence index",
+                path: None,
+                reason: e.to_string(),
+            })?;
             raw.push(b'\n');
         }
         // A compressor's state is larger than most parts (of the 89,000

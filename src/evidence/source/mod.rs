@@ -461,10 +461,11 @@ struct Ready {
 
 /// An index just written that cannot be read back.
 fn unreadable(at: &Path) -> Error {
-    Error::Usage(format!(
-        "evidence index {}: written, then unreadable",
-        at.display()
-    ))
+    Error::Write {
+        what: "evidence index",
+        path: Some(at.to_owned()),
+        reason: "written, then unreadable".into(),
+    }
 }
 
 /// The needless-store candidates of the whole of `tree` (see [`Needless`]),
@@ -697,7 +698,10 @@ fn check_arch(tree: &Path, arch: &str) -> Result<()> {
         return Ok(());
     }
     let mut known: Vec<String> = std::fs::read_dir(&dir)
-        .map_err(|e| Error::Usage(format!("{}: {e}", dir.display())))?
+        .map_err(|e| Error::Io {
+            path: dir.clone(),
+            source: e,
+        })?
         .filter_map(|e| e.ok())
         .filter(|e| e.path().is_dir())
         .map(|e| e.file_name().to_string_lossy().into_owned())
