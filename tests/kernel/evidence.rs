@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::{env_path, kernel_source, mm_lru_rules, pahole_offset, vmlinux};
+use super::{env_path, kernel_source, mm_lru_rules, pahole, pahole_offset, vmlinux};
 use crate::common::cachelint;
 
 /// The 1-based line of `file` (in `tree`) holding `needle`.
@@ -758,6 +758,72 @@ fn a_struct_only_in_its_own_line_aligned_slab_starts_a_line_and_one_embedded_mid
     let (_, out, err) = check_draft(&unplaced, &kernel, "unplaced");
     assert!(
         format!("{out}{err}").contains("struct signal_struct is not cacheline-aligned"),
+        "without the rule, 8 placements are tried"
+    );
+}
+
+/// Sockets live in their protocol's cache: `proto_register()` makes it
+/// with `SLAB_HWCACHE_ALIGN` by the size `prot->obj_size` holds, and each
+/// protocol sets that to its struct's (`.obj_size = sizeof(struct
+/// mptcp_sock)`). A draft of `sock` places `sock` and the roots `check`
+/// counts from on a line, from the direct reading and from the index
+/// alike, and `check` then tries no other placement.
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn every_socket_starts_a_line_by_its_protocols_cache_and_a_drafts_roots_say_so() {
+    let tree = kernel_source();
+    let kernel = vmlinux();
+    let k = kernel.to_str().unwrap();
+    // The source, read here: the cache, its size and its flags.
+    let cache = line_of(&tree, "net/core/sock.c", "kmem_cache_create_usercopy(prot->name,");
+    let sock_c = std::fs::read_to_string(tree.join("net/core/sock.c")).unwrap();
+    let call: String = sock_c.lines().skip(cache - 1).take(4).collect();
+    assert!(
+        call.contains("prot->obj_size") && call.contains("SLAB_HWCACHE_ALIGN"),
+        "{call}"
+    );
+    let own = line_of(&tree, "net/mptcp/protocol.c", "sizeof(struct mptcp_sock),");
+    let v6 = line_of(&tree, "net/mptcp/protocol.c", "= sizeof(struct mptcp6_sock);");
+    // pahole: mptcp_sock is 8-byte aligned and larger than half a line,
+    // so SLAB_HWCACHE_ALIGN rounds its slots to whole lines.
+    let layout = pahole(&["-F", "dwarf", "-C", "mptcp_sock", k]);
+    let size: u64 = layout
+        .split("/* size: ")
+        .nth(1)
+        .and_then(|s| s.split(',').next())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap();
+    assert!(size > 32, "{layout}");
+    assert!(layout.contains("} __attribute__((__aligned__(8)));"), "{layout}");
+
+    let direct = draft_612(&[], "sock");
+    let (why, placed) = placement_of(&direct, "mptcp_sock");
+    assert_eq!(placed, Some("mptcp_sock = \"line\""), "{why:?}");
+    let slab = why
+        .iter()
+        .find(|l| l.contains(&format!("net/core/sock.c:{cache}:")))
+        .unwrap_or_else(|| panic!("no line of the cache: {why:?}"));
+    assert!(
+        slab.contains("SLAB_HWCACHE_ALIGN")
+            && slab.contains("proto.obj_size")
+            && slab.contains(&format!("net/mptcp/protocol.c:{own}"))
+            && slab.contains(&format!("mptcp6_sock at net/mptcp/protocol.c:{v6}")),
+        "{slab}"
+    );
+    assert_eq!(placement_of(&direct, "sock").1, Some("sock = \"line\""));
+    // The index reads the same.
+    let indexed = draft_612(&["--index"], "sock");
+    for ty in ["sock", "mptcp_sock", "sctp_sock"] {
+        assert_eq!(placement_of(&indexed, ty), placement_of(&direct, ty), "{ty}");
+    }
+    // check tries the one placement; without the root's rule, eight.
+    let (code, out, err) = check_draft(&direct, &kernel, "sock-placed");
+    assert!(code < 2, "{err}");
+    assert!(!out.contains("is not cacheline-aligned"), "{out}");
+    let unplaced = direct.replace("mptcp_sock = \"line\"", "");
+    let (_, out, _) = check_draft(&unplaced, &kernel, "sock-unplaced");
+    assert!(
+        out.contains("struct mptcp_sock is not cacheline-aligned"),
         "without the rule, 8 placements are tried"
     );
 }
