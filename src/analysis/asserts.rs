@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use crate::csource::asserts::{Asserted, KernelAssert};
+use crate::csource::check_function::{Asserted, KernelAssert};
 
 /// `asserts`: the check function's content, and the comparison.
 #[derive(Clone, Debug, Serialize)]

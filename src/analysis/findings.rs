@@ -85,7 +85,7 @@ pub const MAX_FINDINGS: usize = 50_000;
 
 /// The flagged pairs of a root.
 #[derive(Clone, Debug)]
-pub struct Found {
+pub struct Flagged {
     /// Flagged pairs, worst first.
     pub findings: Vec<Finding>,
     /// Why the search stopped early, when it hit a limit: the findings are
@@ -106,7 +106,7 @@ pub fn placements(alignment: u64, cacheline: u64) -> Vec<u64> {
 /// [`MAX_COMPARED`] pairs compared and [`MAX_FINDINGS`] found; with
 /// `rules.adjacent_lines`, also the pairs that share a 128-byte aligned
 /// pair of lines but no line ([`Kind::AdjacentLines`]).
-pub fn find(spans: &[Span], size: u64, alignment: u64, cacheline: u64, rules: &Rules) -> Found {
+pub fn find(spans: &[Span], size: u64, alignment: u64, cacheline: u64, rules: &Rules) -> Flagged {
     let usages: Option<Vec<Usage<'_>>> = spans.iter().any(|s| s.access.is_some()).then(|| {
         (0..spans.len())
             .map(|i| Usage::of(spans, i, rules))
@@ -177,7 +177,7 @@ pub fn find(spans: &[Span], size: u64, alignment: u64, cacheline: u64, rules: &R
             .then(x.kind.cmp(&y.kind))
             .then(spans[x.b.span].offset.cmp(&spans[y.b.span].offset))
     });
-    Found {
+    Flagged {
         findings,
         stopped: limits.stopped,
     }

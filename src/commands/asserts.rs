@@ -36,7 +36,7 @@ impl AssertsOptions {
 pub fn asserts(run: &Run, opts: &AssertsOptions) -> Result<AssertsReport> {
     let spec = TypeSpec::parse(&opts.ty)?;
     let kernel = match &opts.against {
-        Some(file) => Some(crate::csource::asserts::read(file, &spec.name)?),
+        Some(file) => Some(crate::csource::check_function::read(file, &spec.name)?),
         None => None,
     };
     let opened = run.single("asserts")?;

@@ -12,7 +12,7 @@ use crate::analysis::needless::needless_stores;
 use crate::report::audit::StoreFinding;
 use std::num::NonZeroUsize;
 
-use crate::csource::asserts::{Asserted, KernelAssert};
+use crate::csource::check_function::{Asserted, KernelAssert};
 use crate::diff::{self, ListDepth, MemberChange, Side};
 use crate::error::{Error, Result};
 use crate::layout::{self, Depth};
@@ -143,7 +143,7 @@ pub fn review(run: &Run, review: &Review) -> Result<ReviewReport> {
     let grown = structs.iter().filter(|s| !s.grew_on.is_empty()).count();
     let mut asserts = Vec::new();
     for (ty, file) in &review.checks {
-        let (_, found) = crate::csource::asserts::read(file, ty)?;
+        let (_, found) = crate::csource::check_function::read(file, ty)?;
         let shown = file
             .strip_prefix(&review.tree)
             .unwrap_or(file)

@@ -1,5 +1,5 @@
 //! Unpreprocessed C as cachelint reads it: the kernel's C files, whose
-//! check functions `asserts --against` compares with ([`asserts`]), and
+//! check functions `asserts --against` compares with ([`check_function`]), and
 //! its headers, whose struct bodies `suggest --source-tree` reorders
 //! ([`member_order`]).
 //!
@@ -8,8 +8,8 @@
 //! they start or go on with; [`Nesting`] follows the `#if` blocks through
 //! those. [`read`] reads a C file with a bound on its size.
 
-pub(crate) mod asserts;
 mod bodies;
+pub(crate) mod check_function;
 pub(crate) mod member_order;
 mod nesting;
 mod scan;

@@ -105,7 +105,7 @@ impl<'n> Matcher<'n> {
 /// What the scan of some units found: the kept definitions and, when
 /// asked, every distinct type name (unread).
 #[derive(Default)]
-struct Found<'a> {
+struct Scanned<'a> {
     defs: Vec<Definition<'a>>,
     names: foldhash::HashSet<NameRef<'a>>,
 }
@@ -116,12 +116,12 @@ fn scan_units<'a>(
     units: std::ops::Range<usize>,
     matcher: &Matcher<'_>,
     collect_names: bool,
-) -> Result<Found<'a>> {
-    let per_unit: Vec<Found<'a>> = units
+) -> Result<Scanned<'a>> {
+    let per_unit: Vec<Scanned<'a>> = units
         .into_par_iter()
         .map(|unit| scan_unit(file, unit, matcher, collect_names))
         .collect::<Result<_>>()?;
-    let mut all = Found::default();
+    let mut all = Scanned::default();
     for found in per_unit {
         all.defs.extend(found.defs);
         all.names.extend(found.names);
@@ -204,8 +204,8 @@ fn scan_unit<'a>(
     unit: usize,
     matcher: &Matcher<'_>,
     collect_names: bool,
-) -> Result<Found<'a>> {
-    let mut found = Found::default();
+) -> Result<Scanned<'a>> {
+    let mut found = Scanned::default();
     // The member attributes are read only inside a kept struct: every
     // other subtree is jumped over.
     let mut scan = UnitScan::open(file, unit, fingerprint::layout_wants)?;

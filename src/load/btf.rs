@@ -50,7 +50,7 @@ impl BtfBuild {
     }
 
     /// The first layout of a name, as `layout NAME` picks it.
-    fn first(&self, name: &str) -> Option<lookup::Found> {
+    fn first(&self, name: &str) -> Option<lookup::Located> {
         let spec = TypeSpec {
             name: name.to_owned(),
             pick: Pick::First,

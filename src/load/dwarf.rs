@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::Capabilities;
 use super::index_cache::{self, IndexCache};
-use super::lookup::{self, Found, Present, TypeSpec};
+use super::lookup::{self, Located, Present, TypeSpec};
 use crate::dwarf::DwarfFile;
 use crate::dwarf::contains::Contains;
 use crate::dwarf::decode::{Decoder, SourceRoot};
@@ -50,7 +50,7 @@ impl<'f, 'a> DwarfTypes<'f, 'a> {
     /// one for this file (built on the first lookup), else by a scan for
     /// their names. `NAME#1` alone never needs the index: its scan stops
     /// at the first definition.
-    pub(super) fn find(&mut self, specs: &[TypeSpec], path: &Path) -> Result<Vec<Found>> {
+    pub(super) fn find(&mut self, specs: &[TypeSpec], path: &Path) -> Result<Vec<Located>> {
         if lookup::first_only(specs) || self.indexing.cache == IndexCache::Off {
             return lookup::find_types(self.file, &mut self.decoder, specs, path);
         }
@@ -112,7 +112,9 @@ impl<'f, 'a> DwarfTypes<'f, 'a> {
             {
                 let id = self.decoder.type_at(unit, offset)?;
                 self.decoder.load_deep(id)?;
-                present.types.insert(root.clone(), Found { id, note: None });
+                present
+                    .types
+                    .insert(root.clone(), Located { id, note: None });
             }
         }
         Ok(roots)

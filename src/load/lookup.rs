@@ -67,7 +67,7 @@ impl TypeSpec {
 
 /// A resolved type.
 #[derive(Clone, Debug)]
-pub struct Found {
+pub struct Located {
     /// The composite, with members loaded deeply.
     pub id: TypeId,
     /// A note to show when there is more than one layout.
@@ -80,7 +80,7 @@ pub fn find_types(
     decoder: &mut Decoder<'_, '_>,
     specs: &[TypeSpec],
     path: &Path,
-) -> Result<Vec<Found>> {
+) -> Result<Vec<Located>> {
     let names: HashSet<&str> = specs.iter().map(|s| s.name.as_str()).collect();
     let first_only = first_only(specs);
     let (defs, known_names) = if first_only {
@@ -94,7 +94,7 @@ pub fn find_types(
         let mine: Vec<&Definition<'_>> = defs.iter().filter(|d| d.name == spec.name).collect();
         match resolve_one(decoder, spec, &mine)? {
             // After an early exit the other layouts are not all known.
-            Some(f) if first_only => found.push(Found { note: None, ..f }),
+            Some(f) if first_only => found.push(Located { note: None, ..f }),
             Some(f) => found.push(f),
             None => {
                 let known = match known_names {
@@ -122,7 +122,7 @@ pub(crate) fn find_indexed(
     index: &NameIndex,
     specs: &[TypeSpec],
     path: &Path,
-) -> Result<Vec<Found>> {
+) -> Result<Vec<Located>> {
     specs
         .iter()
         .map(|spec| {
@@ -140,7 +140,7 @@ pub fn find_in_btf(
     btf: &crate::btf::BtfTypes,
     specs: &[TypeSpec],
     path: &Path,
-) -> Result<Vec<Found>> {
+) -> Result<Vec<Located>> {
     specs
         .iter()
         .map(|spec| {
@@ -152,7 +152,7 @@ pub fn find_in_btf(
 
 /// Resolves one spec among the types of a BTF file: `None` when the file
 /// defines no such struct or union.
-pub fn find_one_in_btf(btf: &crate::btf::BtfTypes, spec: &TypeSpec) -> Result<Option<Found>> {
+pub fn find_one_in_btf(btf: &crate::btf::BtfTypes, spec: &TypeSpec) -> Result<Option<Located>> {
     if let Pick::File(_) = spec.pick {
         return Err(Error::UnknownVariant(format!(
             "'{}': BTF records no source files, so NAME@FILE cannot pick a layout; use NAME#N",
@@ -194,7 +194,7 @@ pub fn find_one_in_btf(btf: &crate::btf::BtfTypes, spec: &TypeSpec) -> Result<Op
 #[derive(Debug, Default)]
 pub struct Present {
     /// Each name the build defines, resolved (first layout).
-    pub types: HashMap<String, Found>,
+    pub types: HashMap<String, Located>,
     /// Per name, the DWARF units that define it (empty for BTF).
     pub units: HashMap<String, HashSet<usize>>,
 }
@@ -257,7 +257,7 @@ fn resolve_one(
     decoder: &mut Decoder<'_, '_>,
     spec: &TypeSpec,
     defs: &[&Definition<'_>],
-) -> Result<Option<Found>> {
+) -> Result<Option<Located>> {
     let composites: Vec<_> = defs.iter().filter(|d| d.kind.is_composite()).collect();
     let mut candidates = Vec::new();
     if composites.is_empty() {
@@ -292,7 +292,7 @@ fn resolve_one(
 /// Among same-named composites (members loaded), groups the distinct
 /// layouts in order of first appearance and picks the one `spec` asks for,
 /// with a note when there are several. Shared by every loader.
-pub fn pick_layout(table: &TypeTable, spec: &TypeSpec, candidates: &[TypeId]) -> Result<Found> {
+pub fn pick_layout(table: &TypeTable, spec: &TypeSpec, candidates: &[TypeId]) -> Result<Located> {
     let mut distinct: Vec<(LayoutKey, TypeId)> = Vec::new();
     for &id in candidates {
         let key = layout_key(table, id);
@@ -355,7 +355,7 @@ pub fn pick_layout(table: &TypeTable, spec: &TypeSpec, candidates: &[TypeId]) ->
             picked + 1,
         )
     });
-    Ok(Found { id, note })
+    Ok(Located { id, note })
 }
 
 fn decl_file(table: &TypeTable, id: TypeId) -> Option<&str> {

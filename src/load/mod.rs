@@ -15,7 +15,7 @@ pub(crate) mod lookup;
 pub(crate) mod sizes;
 
 pub use index_cache::IndexCache;
-use lookup::{Found, Present, TypeSpec};
+use lookup::{Located, Present, TypeSpec};
 use sizes::SizeLine;
 
 use std::collections::HashSet;
@@ -367,7 +367,7 @@ impl Loaded<'_, '_> {
 
     /// Resolves each spec to one struct or union with its members loaded
     /// deeply; an unknown name is an error with the closest names.
-    pub fn find(&mut self, specs: &[TypeSpec]) -> Result<Vec<Found>> {
+    pub fn find(&mut self, specs: &[TypeSpec]) -> Result<Vec<Located>> {
         let path = self.build.path.clone();
         let found = match &mut self.backend {
             Backend::Dwarf(d) => d.find(specs, &path),

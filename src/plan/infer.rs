@@ -263,8 +263,8 @@ const BEYOND_SCALARS: u64 = 16;
 pub fn fill_alignments(table: &mut TypeTable, abi: Abi, used: &[TypeId]) {
     let compiled = Compiled::new(abi);
     // (struct, its own attribute, (member index, attribute) of members)
-    type Found = (TypeId, Option<u64>, Vec<(usize, u64)>);
-    let mut found: Vec<Found> = Vec::new();
+    type Hit = (TypeId, Option<u64>, Vec<(usize, u64)>);
+    let mut found: Vec<Hit> = Vec::new();
     let mut reach: Vec<TypeId> = super::embedding::reachable(table, used)
         .into_iter()
         .collect();

@@ -114,7 +114,7 @@ pub(crate) fn renamed<'r>(
 fn analyze_roots(
     view: &View<'_>,
     rules: &Rules,
-    found: &HashMap<String, lookup::Found>,
+    found: &HashMap<String, lookup::Located>,
     root_names: &[String],
     line: u64,
 ) -> Result<Analyzed> {

@@ -10,7 +10,7 @@ use super::analyze::renamed;
 use super::{Run, View};
 use crate::error::{Error, Result};
 use crate::layout::{self, Depth, Group};
-use crate::load::lookup::Found;
+use crate::load::lookup::Located;
 use crate::model::{TypeId, TypeTable};
 use crate::path::{self, MemberPath};
 use crate::report::asserts::{AssertsReport, GroupAsserts, Member, Outside, Placement};
@@ -36,7 +36,7 @@ impl CheckFunction {
 pub(crate) fn check_function(
     run: &Run,
     view: &View<'_>,
-    found: &Found,
+    found: &Located,
     name: &str,
 ) -> Result<CheckFunction> {
     let opened = view.opened;

@@ -38,7 +38,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::evidence::perf::PerfFile;
 use crate::kconfig::KernelConfig;
-use crate::load::lookup::{Found, TypeSpec};
+use crate::load::lookup::{Located, TypeSpec};
 use crate::load::sizes::SizeLine;
 use crate::load::{Build, Loaded, Reading};
 use crate::model::{TypeId, TypeTable};
@@ -306,9 +306,9 @@ pub struct Decoded {
     pub(crate) table: TypeTable,
     /// The types asked for by name (and the rules'), present in the
     /// build; the discovered roots among them.
-    pub(crate) present: HashMap<String, Found>,
+    pub(crate) present: HashMap<String, Located>,
     /// [`Want::specs`], resolved in order.
-    pub(crate) found: Vec<Found>,
+    pub(crate) found: Vec<Located>,
     /// The types found by name (specs, names, the rules'), without the
     /// discovered roots.
     by_name: Vec<TypeId>,

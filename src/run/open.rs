@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::parallel::in_order;
 use super::{Decoded, Input, Opened, Want};
 use crate::error::{Error, Result};
-use crate::load::lookup::{self, Found, Present};
+use crate::load::lookup::{self, Located, Present};
 use crate::load::{Loaded, Reading};
 use crate::model::{TypeId, TypeTable};
 use crate::plan::Plan;
@@ -343,7 +343,7 @@ fn needed_names(rules: &Rules) -> HashSet<&str> {
 /// names (a typedef, a copy) is the type's own name.
 fn alias_renames(
     rules: &Rules,
-    found: &HashMap<String, Found>,
+    found: &HashMap<String, Located>,
     table: &TypeTable,
     loaded: &Loaded<'_, '_>,
 ) -> Result<HashMap<String, String>> {
@@ -383,7 +383,7 @@ fn alias_renames(
 fn member_renames(
     rules: &Rules,
     renames: &HashMap<String, String>,
-    found: &HashMap<String, Found>,
+    found: &HashMap<String, Located>,
     table: &TypeTable,
 ) -> crate::rules::MemberRenames {
     let mut out = HashMap::new();

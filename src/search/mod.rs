@@ -35,7 +35,7 @@ pub(crate) use candidate::{Candidate, Entry};
 use evaluate::{Evaluated, Evaluator};
 use moves::{by_context, classed_moves, every_order, neighbours, within_groups};
 pub(crate) use rank::{Objective, Rank};
-pub(crate) use score::{Alone, Found, Limits, Outcome, Scored};
+pub(crate) use score::{Alone, Best, Limits, Outcome, Scored};
 pub(crate) use snapshot::Snapshot;
 pub(crate) use units::{Unit, first_inner_name, pinned, units};
 
@@ -173,7 +173,7 @@ pub(crate) fn search(
     snaps: &[Snapshot],
     rules: &Rules,
     limits: &Limits,
-) -> Result<Found> {
+) -> Result<Best> {
     search_seeded(name, units, snaps, rules, limits, Vec::new(), true)
 }
 
@@ -187,7 +187,7 @@ pub(crate) fn search_seeded(
     limits: &Limits,
     seeds: Vec<Candidate>,
     climb: bool,
-) -> Result<Found> {
+) -> Result<Best> {
     let original = Candidate {
         order: (0..units.len()).map(Entry::Unit).collect(),
         removed: Vec::new(),
@@ -322,7 +322,7 @@ pub(crate) fn search_seeded(
         candidate: Candidate { order, removed },
         scored: Scored { score, outcomes },
     } = best;
-    Ok(Found {
+    Ok(Best {
         order,
         removed,
         plan_text,

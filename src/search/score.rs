@@ -1,6 +1,6 @@
 //! The search's vocabulary: what a suggestion may not do ([`Limits`]),
 //! how a candidate scores ([`Score`], per build an [`Outcome`]), and what
-//! the search found ([`Found`]).
+//! the search found ([`Best`]).
 
 use super::candidate::Entry;
 use super::rank::{Objective, Rank};
@@ -152,7 +152,7 @@ pub(crate) struct Scored {
 }
 
 /// The best candidate found.
-pub(crate) struct Found {
+pub(crate) struct Best {
     /// Its order.
     pub(crate) order: Vec<Entry>,
     /// Its plan file text.

@@ -80,7 +80,7 @@ pub(super) fn context_of(header: &Path) -> Vec<String> {
 
 /// What the search found.
 #[derive(Debug, Default)]
-pub(super) struct Found {
+pub(super) struct Includes {
     /// The headers to include, public ones first.
     pub includes: Vec<Include>,
     /// The names no header declares.
@@ -91,9 +91,9 @@ pub(super) struct Found {
 
 /// The headers of `v`'s tree to include for `names`, and for the structs
 /// embedding `discover` (followed up several levels).
-pub(super) fn find(v: &Variant, names: &[String], discover: &[String]) -> Found {
+pub(super) fn find(v: &Variant, names: &[String], discover: &[String]) -> Includes {
     let public = public_headers(v);
-    let mut found = Found::default();
+    let mut found = Includes::default();
     let mut chosen: BTreeSet<Include> = BTreeSet::new();
     let mut private: Option<Vec<PathBuf>> = None;
     for name in names {

@@ -775,7 +775,11 @@ fn every_socket_starts_a_line_by_its_protocols_cache_and_a_drafts_roots_say_so()
     let kernel = vmlinux();
     let k = kernel.to_str().unwrap();
     // The source, read here: the cache, its size and its flags.
-    let cache = line_of(&tree, "net/core/sock.c", "kmem_cache_create_usercopy(prot->name,");
+    let cache = line_of(
+        &tree,
+        "net/core/sock.c",
+        "kmem_cache_create_usercopy(prot->name,",
+    );
     let sock_c = std::fs::read_to_string(tree.join("net/core/sock.c")).unwrap();
     let call: String = sock_c.lines().skip(cache - 1).take(4).collect();
     assert!(
@@ -783,7 +787,11 @@ fn every_socket_starts_a_line_by_its_protocols_cache_and_a_drafts_roots_say_so()
         "{call}"
     );
     let own = line_of(&tree, "net/mptcp/protocol.c", "sizeof(struct mptcp_sock),");
-    let v6 = line_of(&tree, "net/mptcp/protocol.c", "= sizeof(struct mptcp6_sock);");
+    let v6 = line_of(
+        &tree,
+        "net/mptcp/protocol.c",
+        "= sizeof(struct mptcp6_sock);",
+    );
     // pahole: mptcp_sock is 8-byte aligned and larger than half a line,
     // so SLAB_HWCACHE_ALIGN rounds its slots to whole lines.
     let layout = pahole(&["-F", "dwarf", "-C", "mptcp_sock", k]);
@@ -794,7 +802,10 @@ fn every_socket_starts_a_line_by_its_protocols_cache_and_a_drafts_roots_say_so()
         .and_then(|s| s.trim().parse().ok())
         .unwrap();
     assert!(size > 32, "{layout}");
-    assert!(layout.contains("} __attribute__((__aligned__(8)));"), "{layout}");
+    assert!(
+        layout.contains("} __attribute__((__aligned__(8)));"),
+        "{layout}"
+    );
 
     let direct = draft_612(&[], "sock");
     let (why, placed) = placement_of(&direct, "mptcp_sock");
@@ -814,7 +825,11 @@ fn every_socket_starts_a_line_by_its_protocols_cache_and_a_drafts_roots_say_so()
     // The index reads the same.
     let indexed = draft_612(&["--index"], "sock");
     for ty in ["sock", "mptcp_sock", "sctp_sock"] {
-        assert_eq!(placement_of(&indexed, ty), placement_of(&direct, ty), "{ty}");
+        assert_eq!(
+            placement_of(&indexed, ty),
+            placement_of(&direct, ty),
+            "{ty}"
+        );
     }
     // check tries the one placement; without the root's rule, eight.
     let (code, out, err) = check_draft(&direct, &kernel, "sock-placed");

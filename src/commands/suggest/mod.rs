@@ -308,7 +308,7 @@ struct Searched {
     /// The limits it searched under.
     limits: search::Limits,
     /// The best order.
-    found: search::Found,
+    found: search::Best,
     /// The notes on the search and what it found.
     notes: Vec<String>,
 }
@@ -408,7 +408,7 @@ fn merged_units(
 fn found_notes(
     opts: &SuggestOptions,
     ty: &str,
-    found: &search::Found,
+    found: &search::Best,
     limits: &search::Limits,
     packing: bool,
 ) -> Vec<String> {
@@ -523,7 +523,7 @@ fn report_of(
 fn builds(
     run: &Run,
     ty: &str,
-    found: &search::Found,
+    found: &search::Best,
     snaps: &[Snapshot],
     packing: bool,
 ) -> Result<Vec<SuggestBuild>> {
@@ -689,7 +689,7 @@ fn isolation(ty: &str, units: &[search::Unit], unpin: bool) -> Kept {
 /// (errors, then warnings, then notes; or a context in more lines), which
 /// and why: only an order of the user's own (`--rank`) or a limit can
 /// make it so.
-fn worse_note(found: &search::Found, opts: &SuggestOptions) -> Option<String> {
+fn worse_note(found: &search::Best, opts: &SuggestOptions) -> Option<String> {
     let counts = |o: &search::Outcome| [o.errors, o.warnings, o.notes];
     let wider = |b: &search::Outcome, a: &search::Outcome| -> Vec<String> {
         b.footprint

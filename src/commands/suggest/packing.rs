@@ -7,7 +7,7 @@
 
 use crate::error::Result;
 use crate::rules::Rules;
-use crate::search::{self, Found, Snapshot, Unit, packing};
+use crate::search::{self, Best, Snapshot, Unit, packing};
 
 /// Searches orders of `name` for the smallest size: the found order and
 /// the notes saying how.
@@ -16,7 +16,7 @@ pub(crate) fn search(
     units: &[Unit],
     snaps: &[Snapshot],
     limits: &search::Limits,
-) -> Result<(Found, Vec<String>)> {
+) -> Result<(Best, Vec<String>)> {
     let markers = packing::has_markers(units);
     let mut notes = Vec::new();
     if markers {
