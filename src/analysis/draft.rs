@@ -17,17 +17,17 @@ mod source_verdict;
 mod type_verdict;
 mod write_verdict;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::draft_types::{
     DraftContext, DraftField, DraftRule, DraftType, Evidence, Mark,
 };
 use crate::analysis::samples::Placed;
-use crate::evidence::source::{Declaration, Role};
+use crate::evidence::source::{Declaration, Role, Said};
 use crate::path::within;
 use member_heat::heat;
 use perf_verdict::measured;
-use source_verdict::{Whole, declared, remotely_read};
+use source_verdict::{declared, remotely_read};
 use type_verdict::inferred;
 
 /// A direct member of the drafted struct.
@@ -83,6 +83,42 @@ fn is_init(function: &str) -> bool {
 
 /// Why an access of `d` is not the fast path's: made while the object is
 /// built, on the control path, or in a function named as an initialiser;
+/// What the draft of one member needs to know of the whole struct.
+struct Whole<'a> {
+    /// Its direct members' names.
+    member_names: Vec<&'a str>,
+    /// The functions that store to its members on the fast path with plain
+    /// stores and no lock held.
+    plain_writers: BTreeSet<&'a str>,
+}
+
+impl<'a> Whole<'a> {
+    /// What the draft of each member of `facts`' struct needs of the rest.
+    fn of(facts: &'a Facts<'a>) -> Self {
+        Whole {
+            member_names: facts.members.iter().map(|m| m.path.as_str()).collect(),
+            plain_writers: plain_writers(facts),
+        }
+    }
+}
+
+/// The functions of `facts` that store to a member of its struct on the
+/// fast path with a plain store and no lock held (a lock held shared is
+/// none): each has the object to itself, by ownership or by a lock its
+/// callers hold, or its plain stores would race.
+fn plain_writers<'a>(facts: &Facts<'a>) -> BTreeSet<&'a str> {
+    facts
+        .declarations
+        .iter()
+        .filter(|d| d.ty == facts.ty && not_counted(d).is_none())
+        .filter(|d| match &d.said {
+            Said::Written(w, held) => !w.lockless() && !w.marked() && held.iter().all(|h| h.shared),
+            _ => false,
+        })
+        .filter_map(|d| d.function.as_deref())
+        .collect()
+}
+
 /// `None` for a fast-path access, which counts.
 fn not_counted(d: &Declaration) -> Option<&'static str> {
     match d.role {

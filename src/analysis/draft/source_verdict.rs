@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::write_verdict::Writes;
 use super::{
-    Facts, MAX_FUNCTIONS_LISTED, MemberFacts, Verdict, about, at, declared_evidence, holders,
-    listed, not_counted, sorted,
+    Facts, MAX_FUNCTIONS_LISTED, MemberFacts, Verdict, Whole, about, at, declared_evidence,
+    holders, listed, not_counted, sorted,
 };
 use crate::analysis::draft_types::Evidence;
 use crate::evidence::source::{Declaration, Said};
@@ -20,42 +20,6 @@ const MIN_READERS: usize = 2;
 
 /// The context of reads of another CPU's per-CPU object.
 pub(super) const REMOTE: &str = "remote-cpus";
-
-/// What the draft of one member needs to know of the whole struct.
-pub(super) struct Whole<'a> {
-    /// Its direct members' names.
-    pub(super) member_names: Vec<&'a str>,
-    /// The functions that store to its members on the fast path with plain
-    /// stores and no lock held.
-    pub(super) plain_writers: BTreeSet<&'a str>,
-}
-
-impl<'a> Whole<'a> {
-    /// What the draft of each member of `facts`' struct needs of the rest.
-    pub(super) fn of(facts: &'a Facts<'a>) -> Self {
-        Whole {
-            member_names: facts.members.iter().map(|m| m.path.as_str()).collect(),
-            plain_writers: plain_writers(facts),
-        }
-    }
-}
-
-/// The functions of `facts` that store to a member of its struct on the
-/// fast path with a plain store and no lock held (a lock held shared is
-/// none): each has the object to itself, by ownership or by a lock its
-/// callers hold, or its plain stores would race.
-fn plain_writers<'a>(facts: &Facts<'a>) -> BTreeSet<&'a str> {
-    facts
-        .declarations
-        .iter()
-        .filter(|d| d.ty == facts.ty && not_counted(d).is_none())
-        .filter(|d| match &d.said {
-            Said::Written(w, held) => !w.lockless() && !w.marked() && held.iter().all(|h| h.shared),
-            _ => false,
-        })
-        .filter_map(|d| d.function.as_deref())
-        .collect()
-}
 
 /// The source's verdict on member `m`, every declaration about it told
 /// in `evidence`: what annotates the member decides; else its writes on

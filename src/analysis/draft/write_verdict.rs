@@ -8,10 +8,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::source_verdict::Whole;
 use super::{
-    Facts, MAX_FUNCTIONS_LISTED, MemberFacts, OWNER, Verdict, at, context_name, declared_evidence,
-    holders, listed, not_counted, sorted,
+    Facts, MAX_FUNCTIONS_LISTED, MemberFacts, OWNER, Verdict, Whole, at, context_name,
+    declared_evidence, holders, listed, not_counted, sorted,
 };
 use crate::analysis::draft_types::{Evidence, Mark};
 use crate::evidence::source::{Declaration, Held, Said, Write};
