@@ -501,7 +501,9 @@ fn stored_sizes(text: &str, types: Wanted<'_>) -> Vec<(usize, String, String, St
             let var = &rest[rest.trim_end_matches(word).len()..];
             match var.is_empty() {
                 true => initializer_type(text, start),
-                false => declared_type(window_before(text, i), var, Wanted::All, false),
+                // An object, often one of the file's (`static struct
+                // inet_frags ip4_frags;` hundreds of lines up).
+                false => declared_type(&text[..i], var, Wanted::All, false),
             }
         } else {
             None
@@ -1185,7 +1187,15 @@ mod tests {
             };\n\
             void init(struct inet_frags *f)\n{\n\
             \tf->qsize = sizeof(struct foo);\n\
-            \tif (n == sizeof(struct foo))\n\t\treturn;\n}\n";
+            \tif (n == sizeof(struct foo))\n\t\treturn;\n}\n\
+            void ip4_init(void)\n{\n\tip4_frags.qsize = sizeof(struct foo);\n}\n";
+        // The file's object, declared further up than a window reaches.
+        let text = format!(
+            "static struct inet_frags ip4_frags;\n{}{text}",
+            "\n".repeat(DECLARATION_WINDOW)
+        );
+        let text = text.as_str();
+        let first = DECLARATION_WINDOW + 1;
         let stored = |container: &str, member: &str| {
             Said::Size(SizeLink::StoredIn {
                 container: container.into(),
@@ -1196,9 +1206,10 @@ mod tests {
         assert_eq!(
             said(text, "a.c", Wanted::Only(&types)),
             [
-                ("foo".into(), 4, stored("proto", "obj_size")),
-                ("foo".into(), 7, stored("cache_info", "size")),
-                ("foo".into(), 12, stored("inet_frags", "qsize")),
+                ("foo".into(), first + 4, stored("proto", "obj_size")),
+                ("foo".into(), first + 7, stored("cache_info", "size")),
+                ("foo".into(), first + 12, stored("inet_frags", "qsize")),
+                ("foo".into(), first + 18, stored("inet_frags", "qsize")),
             ]
         );
     }
