@@ -561,19 +561,26 @@ fn mentions(finder: &memchr::memmem::Finder<'_>, text: &[u8]) -> bool {
 
 /// The declarations about the members of `types` in the C files `texts`
 /// (each a path in the tree and its text): the headers' lock wrappers
-/// first, then every file with them known, then the locks callers hold.
+/// first, then every file with them known, then the locks callers hold,
+/// and the sizes passed through members joined, as [`declarations`] reads
+/// a tree.
 #[cfg(any(test, feature = "exercise"))]
 pub(crate) fn read_all(
     texts: &[(&Path, &str)],
     types: &[String],
     build: &dyn Types,
 ) -> Vec<Declaration> {
-    read_all_with(
+    let found = read_all_with(
         texts,
         Wanted::Only(types),
         build,
         &mut progress::Progress::hidden(),
-    )
+    );
+    let links: Vec<Declaration> = texts
+        .iter()
+        .flat_map(|(rel, text)| placement::size_links(text, rel))
+        .collect();
+    placement::join_sizes(found, &links)
 }
 
 /// [`read_all`], saying its phases through `progress`.
