@@ -385,7 +385,6 @@ pub fn declarations(
         .iter()
         .map(|t| memchr::memmem::Finder::new(t.as_bytes()))
         .collect();
-    let sizes = memchr::memmem::Finder::new("sizeof");
     // The files that mention a struct, read once, and in every file the
     // sizes passed through members (`proto_register()`'s cache of
     // `prot->obj_size`, `.obj_size = sizeof(struct tcp_sock)`).
@@ -398,7 +397,7 @@ pub fn declarations(
             let bytes = crate::input::read_limited(&path, 64 << 20, "a C file")?;
             progress.step();
             let named = finders.iter().any(|f| mentions(f, &bytes));
-            let sized = sizes.find(&bytes).is_some();
+            let sized = placement::may_link_sizes(&bytes);
             if !named && !sized {
                 return Ok((None, Vec::new()));
             }

@@ -135,6 +135,7 @@ pub(super) fn sites(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declarati
             lines.line(at),
         ));
     };
+    let caches = text.contains("kmem_cache_create");
     for (at, name, args) in calls(text) {
         let args = split_args(args);
         match name {
@@ -147,26 +148,11 @@ pub(super) fn sites(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declarati
             }
             "kmem_cache_create" | "kmem_cache_create_usercopy" => {
                 let Some(size) = args.get(1) else { continue };
-                // Before 6.12: (name, size, align, flags, [useroffset,
-                // usersize,] ctor); since: (name, size, &args, flags).
-                let flags = args
-                    .iter()
-                    .skip(2)
-                    .find(|a| a.contains("SLAB_"))
-                    .copied()
-                    .unwrap_or("");
-                let ctor = match args.len() {
-                    5 => args[4],
-                    7 => args[6],
-                    _ => "NULL",
-                };
-                let align = args.get(2).and_then(|a| alignment(a));
-                let site = slab(name, flags, align, !is_null(ctor));
                 if let Some(ty) = sizeof_type(size, types) {
-                    push(ty, at, Said::Placed(site));
-                } else if let Some((ty, member)) = member_size(size, window_before(text, at), types)
+                    push(ty, at, Said::Placed(cache_site(name, &args)));
+                } else if let Some((ty, said)) = made_by_size(text, at, name, &args, caches, types)
                 {
-                    push(&ty, at, Said::Size(SizeLink::Makes { member, site }));
+                    push(&ty, at, said);
                 }
             }
             "DEFINE_PER_CPU"
@@ -201,21 +187,8 @@ pub(super) fn sites(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declarati
                 let assigned = assigned_variable(&text[..at]);
                 let window = window_before(text, at);
                 let Some((ty, exact)) = sized(size, assigned, window, types) else {
-                    // The allocator of a file that makes caches by a
-                    // member's size, when it has no cache:
-                    // `sk_prot_alloc()`'s `kmalloc(prot->obj_size, ..)`.
-                    let by_member = kind == Allocator::Kmalloc
-                        && !name.starts_with("devm_")
-                        && text.contains("kmem_cache_create");
-                    if let Some((ty, member)) =
-                        member_size(size, window, types).filter(|_| by_member)
-                    {
-                        let site = Site::Kmalloc {
-                            call: name.to_owned(),
-                            exact: true,
-                            array: false,
-                        };
-                        push(&ty, at, Said::Size(SizeLink::Makes { member, site }));
+                    if let Some((ty, said)) = made_by_size(text, at, name, &args, caches, types) {
+                        push(&ty, at, said);
                     }
                     continue;
                 };
@@ -285,19 +258,36 @@ fn said_of(ty: String, said: Said, file: PathBuf, line: usize) -> Declaration {
 /// the structs a reading is not about. Only the sizes stored, unless the
 /// file makes a cache (the allocations then too).
 pub(super) fn size_links(text: &str, file: &Path) -> Vec<Declaration> {
+    let mut found: Vec<(usize, String, Said)> = Vec::new();
     if text.contains("kmem_cache_create") {
-        let mut out = sites(text, file, Wanted::All);
-        out.retain(|d| matches!(d.said, Said::Size(_)));
-        return out;
+        for (at, name, args) in calls(text) {
+            let args = split_args(args);
+            if let Some((ty, said)) = made_by_size(text, at, name, &args, true, Wanted::All) {
+                found.push((at, ty, said));
+            }
+        }
+    }
+    for (at, ty, container, member) in stored_sizes(text, Wanted::All) {
+        found.push((at, ty, Said::Size(SizeLink::StoredIn { container, member })));
+    }
+    if found.is_empty() {
+        return Vec::new();
     }
     let lines = LineIndex::new(text);
-    stored_sizes(text, Wanted::All)
+    found
         .into_iter()
-        .map(|(at, ty, container, member)| {
-            let said = Said::Size(SizeLink::StoredIn { container, member });
-            said_of(ty, said, file.to_owned(), lines.line(at))
-        })
+        .map(|(at, ty, said)| said_of(ty, said, file.to_owned(), lines.line(at)))
         .collect()
+}
+
+/// Whether the bytes of a C file may hold a half of a size passed through
+/// a member ([`size_links`]): a cache made, or a `sizeof` stored by `=`. A
+/// test on bytes, so that the files of a tree that cannot are never
+/// decoded as text.
+pub(super) fn may_link_sizes(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, b"kmem_cache_create").is_some()
+        || memchr::memmem::find_iter(bytes, b"sizeof")
+            .any(|i| bytes[..i].trim_ascii_end().ends_with(b"="))
 }
 
 /// The structs whose sizes `found` needs to place its structs: those
@@ -473,6 +463,10 @@ fn stored_sizes(text: &str, types: Wanted<'_>) -> Vec<(usize, String, String, St
         let Some(close) = inner.find(')') else {
             continue;
         };
+        // `struct T` only: `.maxlen = sizeof(int)` fills every sysctl table.
+        if !inner.trim_start().starts_with("struct ") {
+            continue;
+        }
         let Some(ty) = type_named(&inner[..close], types) else {
             continue;
         };
@@ -563,6 +557,59 @@ fn enclosing_brace(text: &str) -> Option<usize> {
         }
     }
     None
+}
+
+/// The cache or allocation a call `name(args)` at byte `at` of `text`
+/// makes by the size a member holds: `kmem_cache_create(.., prot->obj_size,
+/// ..)` and, in a file that makes caches (`caches`), `kmalloc(prot->obj_size,
+/// ..)` (`sk_prot_alloc()`'s, for protocols without a cache). The struct of
+/// `types` holding the member, and what that says.
+fn made_by_size(
+    text: &str,
+    at: usize,
+    name: &str,
+    args: &[&str],
+    caches: bool,
+    types: Wanted<'_>,
+) -> Option<(String, Said)> {
+    let (size, site) = match name {
+        "kmem_cache_create" | "kmem_cache_create_usercopy" => {
+            (args.get(1)?, cache_site(name, args))
+        }
+        _ if caches
+            && allocator(name) == Some(Allocator::Kmalloc)
+            && !name.starts_with("devm_") =>
+        {
+            let site = Site::Kmalloc {
+                call: name.to_owned(),
+                exact: true,
+                array: false,
+            };
+            (args.first()?, site)
+        }
+        _ => return None,
+    };
+    let (ty, member) = member_size(size, window_before(text, at), types)?;
+    Some((ty, Said::Size(SizeLink::Makes { member, site })))
+}
+
+/// The slab cache a `kmem_cache_create(args)` makes: before 6.12 (name,
+/// size, align, flags, [useroffset, usersize,] ctor); since (name, size,
+/// &args, flags).
+fn cache_site(name: &str, args: &[&str]) -> Site {
+    let flags = args
+        .iter()
+        .skip(2)
+        .find(|a| a.contains("SLAB_"))
+        .copied()
+        .unwrap_or("");
+    let ctor = match args.len() {
+        5 => args[4],
+        7 => args[6],
+        _ => "NULL",
+    };
+    let align = args.get(2).and_then(|a| alignment(a));
+    slab(name, flags, align, !is_null(ctor))
 }
 
 /// A slab cache site from its flags' text.
@@ -1172,6 +1219,13 @@ mod tests {
         // no allocator of the sizes stored there.
         let alone = "void f(struct proto *prot)\n{\n\tsk = kmalloc(prot->obj_size, GFP);\n}\n";
         assert!(said(alone, "a.c", Wanted::All).is_empty());
+        // The halves of every struct, for a tree's join; a size of no
+        // struct (a sysctl table's `.maxlen`) is none.
+        let table = "static struct ctl_table t[] = {\n\t{ .maxlen = sizeof(int), },\n};\n";
+        assert!(size_links(table, Path::new("a.c")).is_empty());
+        assert!(may_link_sizes(table.as_bytes()) && !may_link_sizes(b"n = f(sizeof(x));"));
+        let links = size_links(REGISTER, Path::new("net/core/sock.c"));
+        assert_eq!(links.len(), 2, "{links:?}");
     }
 
     #[test]
