@@ -339,45 +339,34 @@ pub(crate) fn tag(table: &TypeTable, id: TypeId) -> Option<String> {
 /// The structs of `table` that hold struct `id` by value, however deep
 /// (`lruvec`, then `pglist_data` and `mem_cgroup_per_node`).
 pub(crate) fn enclosing(table: &TypeTable, holders: &Holders, id: TypeId) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut frontier = vec![table.strip(id)];
-    for _ in 0..MAX_ENCLOSING_DEPTH {
-        let mut next = Vec::new();
-        for id in frontier {
-            for (outer, name) in holders_of(table, holders, id) {
-                if !out.contains(&name) {
-                    out.push(name);
-                    next.push(outer);
-                }
-            }
-        }
-        if next.is_empty() {
-            break;
-        }
-        frontier = next;
-    }
-    out
+    holders_up(table, holders, id)
+        .into_iter()
+        .map(|(_, name)| name)
+        .collect()
 }
 
 /// The outermost of the structs that hold struct `id` by value, through
 /// others or not (those no struct holds): the roots `check` counts its
 /// lines from.
 fn outermost(table: &TypeTable, holders: &Holders, id: TypeId) -> Vec<(TypeId, String)> {
+    let mut out = holders_up(table, holders, id);
+    out.retain(|(outer, _)| holders_of(table, holders, *outer).is_empty());
+    out
+}
+
+/// The structs that hold struct `id` by value, however deep, each with
+/// its name, nearest first (one of each name).
+fn holders_up(table: &TypeTable, holders: &Holders, id: TypeId) -> Vec<(TypeId, String)> {
     let mut out: Vec<(TypeId, String)> = Vec::new();
-    let mut seen: Vec<TypeId> = Vec::new();
     let mut frontier = vec![table.strip(id)];
     for _ in 0..MAX_ENCLOSING_DEPTH {
         let mut next = Vec::new();
         for id in frontier {
             for (outer, name) in holders_of(table, holders, id) {
-                if seen.contains(&outer) {
-                    continue;
-                }
-                seen.push(outer);
-                if holders_of(table, holders, outer).is_empty() {
+                if !out.iter().any(|(_, n)| *n == name) {
                     out.push((outer, name));
+                    next.push(outer);
                 }
-                next.push(outer);
             }
         }
         if next.is_empty() {
