@@ -354,25 +354,23 @@ pub(super) fn join_sizes(mut found: Vec<Declaration>, links: &[Declaration]) -> 
     let mut joined: BTreeMap<(String, PathBuf, usize), Sized<'_>> = BTreeMap::new();
     let mut replaced = vec![false; found.len()];
     for (i, d) in found.iter().enumerate() {
-        let holder = match &d.said {
+        // Its own size, stored here; or the sizes of a holder it is first in.
+        let (holder, sizes) = match &d.said {
+            Said::Size(SizeLink::StoredIn { container, member }) => {
+                let here = format!("{}:{}", d.file.display(), d.line);
+                (None, vec![(container.as_str(), member.as_str(), here)])
+            }
             Said::Placed(Site::Embedded {
                 container,
                 first: true,
-            }) => Some(container.as_str()),
-            _ => None,
+            }) => (
+                Some(container.as_str()),
+                stored.get(container.as_str()).cloned().unwrap_or_default(),
+            ),
+            _ => continue,
         };
-        let of = holder.unwrap_or(d.ty.as_str());
-        let own = matches!(d.said, Said::Size(SizeLink::StoredIn { .. }));
-        if !own && holder.is_none() {
-            continue;
-        }
-        let here = format!("{}:{}", d.file.display(), d.line);
-        for (container, member, at) in stored.get(of).into_iter().flatten() {
-            // A struct's own size: the one said at this declaration.
-            if own && *at != here {
-                continue;
-            }
-            for (site, file, line) in makes.get(&(*container, *member)).into_iter().flatten() {
+        for (container, member, at) in sizes {
+            for (site, file, line) in makes.get(&(container, member)).into_iter().flatten() {
                 let key = (d.ty.clone(), file.to_path_buf(), *line);
                 let entry = joined.entry(key).or_insert_with(|| {
                     (
