@@ -19,7 +19,7 @@ use super::positional::{After, parse_builds};
 /// cold. Kernel net_cachelines tables (.rst) are read too. Lines are
 /// counted from the outermost structs that embed an annotated struct
 /// (found in the binary, or a file's `roots = [...]`, which restricts
-/// only that file's types). Each finding is printed
+/// only that file's types) and from the structs `[placement]` places. Each finding is printed
 /// as FILE:LINE: SEVERITY: [CONFIG] message, at the declaration of the
 /// field.
 #[derive(clap::Args)]

@@ -227,11 +227,12 @@ fn run_build(
         }
     }
     let slices: Vec<&[ReportFinding]> = per_root.iter().map(Vec::as_slice).collect();
-    let by = stands_for::stood_for(&slices, analyzed.cacheline);
+    let told = stands_for::told(&slices, analyzed.cacheline);
+    let name = |r: usize| format!("'{}'", analyzed.roots[r].analysis.root);
     for (q, root) in analyzed.roots.iter().enumerate() {
-        let others: Vec<String> = (0..by.len())
-            .filter(|&r| by[r] == Some(q))
-            .map(|r| format!("'{}'", analyzed.roots[r].analysis.root))
+        let others: Vec<String> = (0..told.by.len())
+            .filter(|&r| told.stood_for(r) == Some(q))
+            .map(name)
             .collect();
         if !others.is_empty() {
             notes.push(format!(
@@ -241,10 +242,23 @@ fn run_build(
                 others.join(", ")
             ));
         }
+        if let Some((tellers, n)) = told.partly(q) {
+            let tellers: Vec<String> = tellers.into_iter().map(name).collect();
+            notes.push(format!(
+                "[{}] root '{}': {n} of its findings are those of {} too (the same fields at the same places in a line), told for them",
+                build.config,
+                root.analysis.root,
+                tellers.join(", ")
+            ));
+        }
     }
-    for (root, (found, by)) in analyzed.roots.iter().zip(per_root.into_iter().zip(&by)) {
+    for (q, (root, found)) in analyzed.roots.iter().zip(per_root).enumerate() {
         let a = &root.analysis;
-        for r in found.into_iter().filter(|_| by.is_none()) {
+        for (r, _) in found
+            .into_iter()
+            .zip(&told.by[q])
+            .filter(|(_, teller)| **teller == q)
+        {
             if r.allowed.is_some() {
                 allowed.push(r);
             } else {

@@ -410,20 +410,23 @@ fn member_renames(
     out
 }
 
-/// The roots the rules give in a build: their `roots` it has, then the
-/// outermost structs embedding their types (discovered; each added to
-/// `present`), in that order.
+/// The roots the rules give in a build: their `roots` it has, the
+/// structs they place (a `[placement]` row says where objects of it
+/// start, so there are objects of it: `file` in its own slab cache, not
+/// only inside `backing_file`), then the outermost structs embedding
+/// their types (discovered; each added to `present`), in that order.
 fn rule_roots(
     loaded: &mut Loaded<'_, '_>,
     present: &mut Present,
     rules: &Rules,
 ) -> Result<Vec<String>> {
-    let mut roots: Vec<String> = rules
-        .roots
-        .iter()
-        .map(|(n, _)| n.clone())
-        .filter(|n| present.types.contains_key(n))
-        .collect();
+    let mut roots: Vec<String> = Vec::new();
+    let given = rules.roots.iter().map(|(n, _)| n);
+    for name in given.chain(rules.placement.iter().map(|p| &p.ty)) {
+        if present.types.contains_key(name) && !roots.contains(name) {
+            roots.push(name.clone());
+        }
+    }
     let discover: Vec<&str> = rules
         .discovered_types()
         .into_iter()

@@ -1423,6 +1423,38 @@ fn a_finding_in_each_element_of_an_array_of_structs_is_told_once_with_the_range(
 }
 
 #[test]
+fn a_struct_the_rules_place_is_a_root_and_tells_the_findings_its_holders_share() {
+    // lruvec is embedded in mem_cgroup_per_node, so discovery alone never
+    // counts lines from lruvec itself. A [placement] row says its objects
+    // exist (where they start): it is a root then, before the discovered
+    // ones, and the holder's findings at the same places are told for it.
+    let text = std::fs::read_to_string(rules("lru.toml")).unwrap();
+    for compiler in COMPILERS {
+        let build = format!("{compiler}-after");
+        let discovered = check_text(&text, &build);
+        assert!(!discovered.findings.is_empty(), "{build}");
+        assert!(
+            discovered.findings.iter().all(|f| f.root != "lruvec"),
+            "{build}"
+        );
+        let placed = check_text(&format!("{text}\n[placement]\nlruvec = \"line\"\n"), &build);
+        assert!(
+            placed.findings.iter().any(|f| f.root == "lruvec"),
+            "{build}: {:?}",
+            placed.notes
+        );
+        // Each pair once: as many findings as the holder alone gave.
+        assert_eq!(placed.findings.len(), discovered.findings.len(), "{build}");
+        let note = format!("[{build}] root 'lruvec' stands for 'mem_cgroup_per_node'");
+        assert!(
+            placed.notes.iter().any(|n| n.starts_with(&note)),
+            "{:?}",
+            placed.notes
+        );
+    }
+}
+
+#[test]
 fn a_root_holding_another_at_the_same_place_in_a_line_is_reported_through_it() {
     // In the after builds lruvec is 64-byte aligned (its stats group) and
     // mem_cgroup_per_node holds it at a multiple of 64 (the compiler's
