@@ -57,6 +57,7 @@ pub(crate) fn add_placement(
                 (Some(a), Some(b)) => Some(a.min(b)),
                 _ => None,
             };
+            p.alone |= placed.alone;
             add_evidence_lines(&mut p.evidence, evidence);
         }
         None => to.push(DraftPlacement {
@@ -65,6 +66,7 @@ pub(crate) fn add_placement(
             cacheline: line,
             alignment,
             evidence,
+            alone: placed.alone,
         }),
     }
 }
@@ -132,6 +134,7 @@ impl<'a> Placer<'a> {
             return Placed {
                 start: None,
                 evidence: Vec::new(),
+                alone: false,
             };
         }
         let object = Object {

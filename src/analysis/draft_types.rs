@@ -137,6 +137,10 @@ pub struct DraftPlacement {
     pub alignment: u64,
     /// Each site and embedding, `file:line: what it gives`.
     pub evidence: Vec<String>,
+    /// Some site makes objects of it on their own, not only inside a
+    /// struct the build holds: it gets a rule even at its alignment, so
+    /// that `check` counts lines from it as a root.
+    pub alone: bool,
 }
 
 /// `cachelint draft`: a rules file with its evidence.

@@ -50,6 +50,10 @@ pub(crate) struct Placed {
     pub start: Option<u64>,
     /// Each site and embedding with what it gives, in words.
     pub evidence: Vec<String>,
+    /// Some site makes objects of the struct on their own (not inside a
+    /// struct the build holds): `check` counts lines from the struct
+    /// itself too, not only from the structs holding it.
+    pub alone: bool,
 }
 
 /// The alignment, up to `line`, of `x`: its lowest set bit.
@@ -282,7 +286,11 @@ pub(crate) fn placed(
             e.container.min(line)
         ));
     }
-    Placed { start, evidence }
+    Placed {
+        start,
+        evidence,
+        alone: !sites.is_empty(),
+    }
 }
 
 #[cfg(test)]
@@ -424,6 +432,13 @@ mod tests {
         let o = obj(232, 8);
         assert_eq!(placed(o, 64, &[], &[at(0)]).start, Some(64));
         assert_eq!(placed(o, 64, &[], &[at(0), at(232)]).start, Some(8));
+        // Only inside its holders: no object of its own, so no root.
+        assert!(!placed(o, 64, &[], &[at(0)]).alone);
+        // A cache of its own besides (skbuff_head_cache): objects alone.
+        let s = slab(true, false);
+        let both = placed(o, 64, &[(&s, "a.c:1".into())], &[at(0)]);
+        assert!(both.alone);
+        assert_eq!(both.start, Some(64));
         // An array of them: elements 232 bytes apart.
         let array = Embedding {
             stride: Some(232),

@@ -67,10 +67,12 @@ fn toml(r: &DraftReport) -> String {
     out
 }
 
-/// `[placement]`, each rule with its sites above it; a struct whose sites
-/// give no more than its alignment as comments only.
+/// `[placement]`, each rule with its sites above it. A struct whose
+/// sites give no more than its alignment gets a rule at its alignment when
+/// some site makes it on its own (so that `check` counts lines from it),
+/// else comments only.
 fn placements(out: &mut String, r: &DraftReport) {
-    let ruled = r.placements.iter().any(|p| p.start.is_some());
+    let ruled = r.placements.iter().any(|p| p.start.is_some() || p.alone);
     let _ = match ruled {
         true => writeln!(out, "\n[placement]"),
         false => writeln!(
@@ -82,21 +84,29 @@ fn placements(out: &mut String, r: &DraftReport) {
         for e in &p.evidence {
             let _ = writeln!(out, "# {}: {e}", p.ty);
         }
-        match p.start {
-            Some(s) if s >= p.cacheline => {
-                let _ = writeln!(out, "{} = \"line\"", key(&p.ty));
+        let start = match (p.start, p.alone) {
+            (Some(s), _) => s,
+            (None, true) => {
+                let _ = writeln!(
+                    out,
+                    "# {}: placed as its {}-byte alignment allows; made on its own, so a root of check",
+                    p.ty, p.alignment
+                );
+                p.alignment
             }
-            Some(s) => {
-                let _ = writeln!(out, "{} = {s}", key(&p.ty));
-            }
-            None => {
+            (None, false) => {
                 let _ = writeln!(
                     out,
                     "# {}: placed as its {}-byte alignment allows",
                     p.ty, p.alignment
                 );
+                continue;
             }
-        }
+        };
+        let _ = match start >= p.cacheline {
+            true => writeln!(out, "{} = \"line\"", key(&p.ty)),
+            false => writeln!(out, "{} = {start}", key(&p.ty)),
+        };
     }
 }
 

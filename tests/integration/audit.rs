@@ -216,10 +216,20 @@ fn the_layout_half_drafts_the_structs_many_cpus_write_and_its_rules_reproduce_in
     let rules_file = out_dir.join("netq.toml");
     assert_eq!(netq["rules_file"], rules_file.display().to_string());
     // The drafted rules file says the same to `check`, which checks netq
-    // where the build holds it: in netdev, its outermost holder.
+    // where the build holds it (in netdev, its outermost holder) and, as
+    // netq_alloc() makes queues of their own, netq itself: the draft
+    // places it (kmalloc-32, and at byte 8 of netdev: 8-byte starts).
     let rules = rules_file.display().to_string();
+    let drafted = std::fs::read_to_string(&rules_file).unwrap();
+    assert!(drafted.contains("\nnetq = 8\n"), "{drafted}");
     let (code, text, err) = crate::common::cachelint(&["check", "--rules", &rules, &build]);
     assert_eq!(code, 1, "{err}");
+    assert!(
+        text.contains(
+            "lockless-write 'refcnt' shares cacheline 0 of netq with hot-read 'limit', 'weight'"
+        ),
+        "{text}"
+    );
     assert!(
         text.contains(
             "lockless-write 'refcnt' shares cacheline 0 of netdev with hot-read 'limit', 'weight'"
