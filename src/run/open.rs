@@ -295,7 +295,10 @@ fn contended(
         crate::evidence::source::contended(tree, &resolver, arch, &at)?
     };
     let names: HashSet<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
-    let more = loaded.find_present(&names, false)?;
+    // Every unit defining each: a holder is defined beside the one it
+    // holds (backing_file in fs/file_table.c), and the name index gives
+    // only a type's first unit.
+    let more = loaded.find_present(&names, true)?;
     found.retain(|(n, _)| more.types.contains_key(n));
     for (name, f) in more.types {
         present.types.entry(name).or_insert(f);
