@@ -15,6 +15,7 @@ mod member_heat;
 mod perf_verdict;
 mod source_verdict;
 mod type_verdict;
+pub(crate) use type_verdict::is_primitive;
 mod write_verdict;
 
 use std::collections::{BTreeMap, BTreeSet};

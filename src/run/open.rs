@@ -294,6 +294,8 @@ fn contended(
         };
         crate::evidence::source::contended(tree, &resolver, arch, &at)?
     };
+    // An atomic's own counter is written by the atomic's implementation.
+    found.retain(|(n, _)| !crate::analysis::draft::is_primitive(n));
     let names: HashSet<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
     // Every unit defining each: a holder is defined beside the one it
     // holds (backing_file in fs/file_table.c), and the name index gives

@@ -11,6 +11,18 @@ use crate::analysis::draft_types::{Evidence, Mark};
 /// helpers take the count's address and are not followed into).
 const REFCOUNTS: &[&str] = &["lockref", "kref", "file_ref_t", "rcuref_t"];
 
+/// Is struct or typedef `name` one of the kernel's primitives, a lock, an
+/// atomic, a reference count: its own members (`atomic64_t.counter`) are
+/// written by the primitive's implementation (`arch_atomic64_set()`), and
+/// a struct holding one is judged by the primitive's type, so it is never
+/// drafted as a struct of its own.
+pub(crate) fn is_primitive(name: &str) -> bool {
+    [LOCK_TYPES, ATOMIC_TYPES, REFCOUNTS]
+        .iter()
+        .any(|set| set.contains(&name))
+        || name == "refcount_struct"
+}
+
 /// The type's verdict on member `m`.
 pub(super) fn inferred(m: &MemberFacts, evidence: &mut Vec<Evidence>) -> Option<Verdict> {
     let named = |set: &[&str]| {
