@@ -36,20 +36,31 @@ pub(crate) fn add_placement(
         return;
     }
     let alignment = table.alignment_of(id);
-    // A rule only for more than the struct's own alignment gives.
-    let start = placed.start.filter(|&s| s > alignment);
+    // A rule is of the struct as a root: for the objects of its own, when
+    // there are some (the copies inside its holders are counted from the
+    // holders), and only for more than its own alignment gives.
+    let start = placed.own.filter(|&s| placed.alone && s > alignment);
     let mut evidence = placed.evidence;
     let sites = evidence
         .iter()
         .filter(|e| !e.starts_with("embedded "))
         .count();
     let embedded = evidence.len() - sites;
+    let rest = match placed.alone {
+        true => {
+            "objects of its own: the rule is theirs; the copies embedded are counted from their holders"
+        }
+        false => "only embedded: no rule, its holders are the roots check counts from",
+    };
     if embedded > MAX_EMBEDDINGS_SHOWN {
         evidence.truncate(sites + MAX_EMBEDDINGS_SHOWN);
         evidence.push(format!(
             "and embedded in {} more places",
             embedded - MAX_EMBEDDINGS_SHOWN
         ));
+    }
+    if embedded > 0 {
+        evidence.push(rest.to_owned());
     }
     match to.iter_mut().find(|p| p.ty == name) {
         Some(p) => {
@@ -135,6 +146,7 @@ impl<'a> Placer<'a> {
                 start: None,
                 evidence: Vec::new(),
                 alone: false,
+                own: None,
             };
         }
         let object = Object {

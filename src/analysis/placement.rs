@@ -54,6 +54,10 @@ pub(crate) struct Placed {
     /// struct the build holds): `check` counts lines from the struct
     /// itself too, not only from the structs holding it.
     pub alone: bool,
+    /// Where those objects of its own start, from the sites alone (the
+    /// copies inside holders are counted from the holders); `None` when
+    /// no site decides.
+    pub own: Option<u64>,
 }
 
 /// The alignment, up to `line`, of `x`: its lowest set bit.
@@ -268,6 +272,7 @@ pub(crate) fn placed(
         }
         evidence.push(format!("{at}: {}", describe(site, s, object, line)));
     }
+    let own = start;
     for e in embeddings {
         let mut s = e.container.min(align_of(e.offset, line));
         if let Some(stride) = e.stride {
@@ -290,6 +295,7 @@ pub(crate) fn placed(
         start,
         evidence,
         alone: !sites.is_empty(),
+        own,
     }
 }
 
@@ -436,9 +442,10 @@ mod tests {
         assert!(!placed(o, 64, &[], &[at(0)]).alone);
         // A cache of its own besides (skbuff_head_cache): objects alone.
         let s = slab(true, false);
-        let both = placed(o, 64, &[(&s, "a.c:1".into())], &[at(0)]);
+        let both = placed(o, 64, &[(&s, "a.c:1".into())], &[at(0), at(232)]);
         assert!(both.alone);
-        assert_eq!(both.start, Some(64));
+        // Wherever it is: 8 (skb2 at 232); its own objects: on a line.
+        assert_eq!((both.start, both.own), (Some(8), Some(64)));
         // An array of them: elements 232 bytes apart.
         let array = Embedding {
             stride: Some(232),

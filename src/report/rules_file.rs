@@ -69,8 +69,8 @@ fn toml(r: &DraftReport) -> String {
 
 /// `[placement]`, each rule with its sites above it. A struct whose
 /// sites give no more than its alignment gets a rule at its alignment when
-/// some site makes it on its own (so that `check` counts lines from it),
-/// else comments only.
+/// some site makes it on its own (so that `check` counts lines from it);
+/// one only embedded, comments only.
 fn placements(out: &mut String, r: &DraftReport) {
     let ruled = r.placements.iter().any(|p| p.start.is_some() || p.alone);
     let _ = match ruled {
@@ -94,14 +94,8 @@ fn placements(out: &mut String, r: &DraftReport) {
                 );
                 p.alignment
             }
-            (None, false) => {
-                let _ = writeln!(
-                    out,
-                    "# {}: placed as its {}-byte alignment allows",
-                    p.ty, p.alignment
-                );
-                continue;
-            }
+            // Only inside its holders (its evidence says so): no rule.
+            (None, false) => continue,
         };
         let _ = match start >= p.cacheline {
             true => writeln!(out, "{} = \"line\"", key(&p.ty)),
