@@ -50,6 +50,21 @@ fn audit_report(
     serde_json::from_str(&out).unwrap()
 }
 
+/// `check --rules RULES --format json KERNEL`: the findings.
+fn checked(rules: &str, kernel: &Path) -> Vec<Value> {
+    let args = [
+        "check",
+        "--rules",
+        rules,
+        "--format",
+        "json",
+        kernel.to_str().unwrap(),
+    ];
+    let (_, text, err) = cachelint_with_env(&[], &args);
+    let report: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{err}"));
+    report["findings"].as_array().unwrap().clone()
+}
+
 /// The 1-based line of `file` (in `tree`) holding `needle`, after the line
 /// holding `after`.
 fn line_of(tree: &Path, file: &str, after: &str, needle: &str) -> usize {
@@ -412,23 +427,12 @@ fn mem_cgroup_per_nodes_pointers_beside_its_lruvec_are_found_by_audit_on_6_1_and
         );
         // Every pair of the drafted rules where one member is a read-only
         // pointer and the other inside the lruvec, as check reports it.
-        let args = [
-            "check",
-            "--rules",
-            rules,
-            "--format",
-            "json",
-            kernel.to_str().unwrap(),
-        ];
-        let (_, text, err) = cachelint_with_env(&[], &args);
-        let checked: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{err}"));
+        let checked = checked(rules, &kernel);
         let top = |f: &Value, side: &str| {
             let path = f[side]["path"].as_str().unwrap().to_owned();
             path.split(['.', '[']).next().unwrap().to_owned()
         };
-        let pairs: Vec<String> = checked["findings"]
-            .as_array()
-            .unwrap()
+        let pairs: Vec<String> = checked
             .iter()
             .filter(|f| {
                 let (a, b) = (top(f, "a"), top(f, "b"));
@@ -486,23 +490,12 @@ fn struct_files_count_beside_what_every_read_reads_is_found_by_audit_on_6_12_and
             .cloned()
             .unwrap_or_else(|| panic!("{release}: no pair of struct file reported"));
         let rules = entry["rules_file"].as_str().unwrap().to_owned();
-        let args = [
-            "check",
-            "--rules",
-            &rules,
-            "--format",
-            "json",
-            kernel.to_str().unwrap(),
-        ];
-        let (_, text, err) = cachelint_with_env(&[], &args);
-        let checked: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{err}"));
+        let checked = checked(&rules, &kernel);
         let member = |f: &Value, side: &str| {
             let path = f[side]["path"].as_str().unwrap().to_owned();
             path.rsplit('.').next().unwrap().to_owned()
         };
-        let pairs: Vec<String> = checked["findings"]
-            .as_array()
-            .unwrap()
+        let pairs: Vec<String> = checked
             .iter()
             .filter(|f| {
                 let (a, b) = (member(f, "a"), member(f, "b"));
