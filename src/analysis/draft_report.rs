@@ -39,7 +39,7 @@ pub(crate) fn add_placement(
     // A rule is of the struct as a root: for the objects of its own, when
     // there are some (the copies inside its holders are counted from the
     // holders), and only for more than its own alignment gives.
-    let start = placed.own.filter(|&s| placed.alone && s > alignment);
+    let start = placed.own.filter(|&s| s > alignment);
     let mut evidence = placed.evidence;
     let sites = evidence
         .iter()
