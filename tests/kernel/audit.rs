@@ -65,6 +65,37 @@ fn checked(rules: &str, kernel: &Path) -> Vec<Value> {
     report["findings"].as_array().unwrap().clone()
 }
 
+/// The layout half's entry of `root` in an audit `report` of `release`.
+fn layout_entry(report: &Value, root: &str, release: &str) -> Value {
+    report["layout"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["root"] == root)
+        .cloned()
+        .unwrap_or_else(|| panic!("{release}: no pair of {root} reported"))
+}
+
+/// The findings of `root` with one side `one` and the other `other`, each
+/// side named from its path by `name`: as lines a failure can print.
+fn pairs_between(
+    findings: &[Value],
+    root: &str,
+    name: impl Fn(&str) -> String,
+    one: impl Fn(&str) -> bool,
+    other: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    findings
+        .iter()
+        .filter(|f| {
+            let side = |s: &str| name(f[s]["path"].as_str().unwrap());
+            let (a, b) = (side("a"), side("b"));
+            f["root"] == root && (one(&a) && other(&b) || one(&b) && other(&a))
+        })
+        .map(|f| format!("{} {} ~ {}", f["kind"], f["a"]["path"], f["b"]["path"]))
+        .collect()
+}
+
 /// The 1-based line of `file` (in `tree`) holding `needle`, after the line
 /// holding `after`.
 fn line_of(tree: &Path, file: &str, after: &str, needle: &str) -> usize {
@@ -412,13 +443,7 @@ fn mem_cgroup_per_nodes_pointers_beside_its_lruvec_are_found_by_audit_on_6_1_and
         );
         // Reported on both: drafted with lruvec's table and checked (it has
         // pairs of its own), so "not flagged after" is a check that ran.
-        let holder = report["layout"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["root"] == "mem_cgroup_per_node")
-            .cloned()
-            .unwrap_or_else(|| panic!("{release}: no pair of mem_cgroup_per_node reported"));
+        let holder = layout_entry(&report, "mem_cgroup_per_node", release);
         let rules = holder["rules_file"].as_str().unwrap();
         let text = std::fs::read_to_string(rules).unwrap();
         assert!(
@@ -427,21 +452,15 @@ fn mem_cgroup_per_nodes_pointers_beside_its_lruvec_are_found_by_audit_on_6_1_and
         );
         // Every pair of the drafted rules where one member is a read-only
         // pointer and the other inside the lruvec, as check reports it.
-        let checked = checked(rules, &kernel);
-        let top = |f: &Value, side: &str| {
-            let path = f[side]["path"].as_str().unwrap().to_owned();
-            path.split(['.', '[']).next().unwrap().to_owned()
-        };
-        let pairs: Vec<String> = checked
-            .iter()
-            .filter(|f| {
-                let (a, b) = (top(f, "a"), top(f, "b"));
-                f["root"] == "mem_cgroup_per_node"
-                    && (read_mostly.contains(&a.as_str()) && b == "lruvec"
-                        || read_mostly.contains(&b.as_str()) && a == "lruvec")
-            })
-            .map(|f| format!("{} {} ~ {}", f["kind"], f["a"]["path"], f["b"]["path"]))
-            .collect();
+        // A side by its member of the root (`lruvec` of `lruvec.lru_lock`).
+        let top = |path: &str| path.split(['.', '[']).next().unwrap().to_owned();
+        let pairs = pairs_between(
+            &checked(rules, &kernel),
+            "mem_cgroup_per_node",
+            top,
+            |m| read_mostly.contains(&m),
+            |m| m == "lruvec",
+        );
         let _ = std::fs::remove_dir_all(&dir);
         eprintln!("{release}: {holder:#?}\n{pairs:#?}");
         flagged.push(pairs);
@@ -482,29 +501,17 @@ fn struct_files_count_beside_what_every_read_reads_is_found_by_audit_on_6_12_and
         let report = audit_report(&tree, &kernel, &[], &["--rules-out", &out], None);
         // Drafted and checked on both, so "not flagged after" is a check
         // that ran.
-        let entry = report["layout"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["root"] == "file")
-            .cloned()
-            .unwrap_or_else(|| panic!("{release}: no pair of struct file reported"));
+        let entry = layout_entry(&report, "file", release);
         let rules = entry["rules_file"].as_str().unwrap().to_owned();
-        let checked = checked(&rules, &kernel);
-        let member = |f: &Value, side: &str| {
-            let path = f[side]["path"].as_str().unwrap().to_owned();
-            path.rsplit('.').next().unwrap().to_owned()
-        };
-        let pairs: Vec<String> = checked
-            .iter()
-            .filter(|f| {
-                let (a, b) = (member(f, "a"), member(f, "b"));
-                f["root"] == "file"
-                    && (a == count && read.contains(&b.as_str())
-                        || b == count && read.contains(&a.as_str()))
-            })
-            .map(|f| format!("{} {} ~ {}", f["kind"], f["a"]["path"], f["b"]["path"]))
-            .collect();
+        // A side by its innermost member (`f_count` of `file.f_count`).
+        let member = |path: &str| path.rsplit('.').next().unwrap().to_owned();
+        let pairs = pairs_between(
+            &checked(&rules, &kernel),
+            "file",
+            member,
+            |m| m == count,
+            |m| read.contains(&m),
+        );
         let _ = std::fs::remove_dir_all(&dir);
         eprintln!("{release}: {entry:#?}\n{pairs:#?}");
         if release == "6.12" {
