@@ -411,6 +411,7 @@ mod tests {
             param: None,
             entry: None,
             callers: 0,
+            paths: Vec::new(),
         }
     }
 

@@ -230,6 +230,7 @@ mod tests {
             param: None,
             entry: None,
             callers: 0,
+            paths: Vec::new(),
         }];
         add_callers_locks(&mut ds, &held_by_callers(&calls, &defined));
         let Said::Written(_, held) = &ds[0].said else {

@@ -112,6 +112,7 @@ mod tests {
             param,
             entry: None,
             callers: 0,
+            paths: Vec::new(),
         };
         let mut ds = [
             decl("sizes", Some(0)),

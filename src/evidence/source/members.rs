@@ -40,6 +40,7 @@ pub(super) fn members(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declara
                             param: None,
                             entry: None,
                             callers: 0,
+                            paths: Vec::new(),
                         });
                     }
                     j = end;
@@ -65,6 +66,7 @@ pub(super) fn members(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declara
                             param: None,
                             entry: None,
                             callers: 0,
+                            paths: Vec::new(),
                         });
                     }
                 } else if brackets == 0

@@ -45,6 +45,7 @@ use crate::error::{Error, Result};
 pub use index::IndexAt;
 
 pub use placement::{Site, SizeLink};
+pub use reach::NetPath;
 use wrappers::Wrappers;
 
 /// Files read at most: a kernel tree has about 60,000 C files and headers.
@@ -291,6 +292,10 @@ pub struct Declaration {
     pub entry: Option<String>,
     /// How many functions call its function, in the calls seen.
     pub callers: usize,
+    /// The network paths that reach its function through the calls seen
+    /// (see [`reach::net_paths`]); none off them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<NetPath>,
 }
 
 /// The structs a reading records accesses to: some, by name, or every

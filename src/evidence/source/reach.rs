@@ -5,7 +5,7 @@
 //! one none reaches may still (a call through a pointer, a file not read),
 //! so reach ranks, it does not rule.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::callers::Call;
 
@@ -101,6 +101,106 @@ pub(crate) fn entry_kind(name: &str) -> Option<&'static str> {
     })
 }
 
+/// A network path of execution, as the kernel's `net_cachelines` tables
+/// name them: the object's owner on that path at that moment writes, one
+/// CPU at a time (the transmit queue's lock, the socket's, the NAPI
+/// instance), and the other path's CPU reads beside it.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub enum NetPath {
+    /// Receive: the NAPI poll and the protocols' receive handlers up to
+    /// `recvmsg()`.
+    Receive,
+    /// Transmit: `sendmsg()` down to the queue discipline and the driver.
+    Transmit,
+}
+
+impl NetPath {
+    /// The context a rules file names it by (`rx`, `tx`).
+    pub fn context(self) -> &'static str {
+        match self {
+            NetPath::Receive => "rx",
+            NetPath::Transmit => "tx",
+        }
+    }
+
+    /// In words, for evidence.
+    pub fn words(self) -> &'static str {
+        match self {
+            NetPath::Receive => "the receive path",
+            NetPath::Transmit => "the transmit path",
+        }
+    }
+
+    /// The network path a function starts, by its name.
+    fn of_entry(name: &str) -> Option<NetPath> {
+        const RECEIVE: [&str; 19] = [
+            "net_rx_action",
+            "__napi_poll",
+            "napi_poll",
+            "__netif_receive_skb_core",
+            "netif_receive_skb",
+            "netif_rx",
+            "napi_gro_receive",
+            "ip_rcv",
+            "ipv6_rcv",
+            "ip_local_deliver",
+            "tcp_v4_rcv",
+            "tcp_v6_rcv",
+            "udp_rcv",
+            "udpv6_rcv",
+            "sock_recvmsg",
+            "inet_recvmsg",
+            "tcp_recvmsg",
+            "udp_recvmsg",
+            "udpv6_recvmsg",
+        ];
+        const TRANSMIT: [&str; 11] = [
+            "net_tx_action",
+            "__netdev_start_xmit",
+            "__dev_queue_xmit",
+            "dev_queue_xmit",
+            "__qdisc_run",
+            "sock_sendmsg",
+            "__sock_sendmsg",
+            "inet_sendmsg",
+            "tcp_sendmsg",
+            "udp_sendmsg",
+            "udpv6_sendmsg",
+        ];
+        if RECEIVE.contains(&name) {
+            Some(NetPath::Receive)
+        } else if TRANSMIT.contains(&name) {
+            Some(NetPath::Transmit)
+        } else {
+            None
+        }
+    }
+}
+
+/// The kernel function that calls, through a pointer, the function a
+/// file-scope initializer puts in member `field` of an ops table
+/// (`.ndo_start_xmit = e1000_xmit_frame` is called by
+/// `__netdev_start_xmit()`), on a network path.
+pub(super) fn dispatcher_of_member(field: &str) -> Option<&'static str> {
+    Some(match field {
+        "ndo_start_xmit" => "__netdev_start_xmit",
+        // A `proto_ops`' or a `proto`'s: `sock_sendmsg()` reaches both.
+        "sendmsg" => "sock_sendmsg",
+        "recvmsg" => "sock_recvmsg",
+        _ => return None,
+    })
+}
+
+/// The kernel function that calls, through a pointer, the function passed
+/// as argument `index` of a call to `callee` (a NAPI instance's poll,
+/// `netif_napi_add_weight(dev, napi, poll, weight)`, called by
+/// `__napi_poll()`).
+pub(super) fn dispatcher_of_argument(callee: &str, index: usize) -> Option<&'static str> {
+    (callee.starts_with("netif_napi_add") && index == 2).then_some("__napi_poll")
+}
+
 /// How a fast entry point reaches a function.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Reached {
@@ -127,16 +227,57 @@ pub(super) fn path(reached: &HashMap<String, Reached>, function: &str) -> Vec<St
     out
 }
 
+/// Per caller, the functions it calls in `calls`, the control path's
+/// left out: an ioctl or a netlink handler is no fast path, whoever calls
+/// it.
+fn callees(calls: &[Call]) -> HashMap<&str, Vec<&str>> {
+    let mut callees: HashMap<&str, Vec<&str>> = HashMap::new();
+    for c in calls.iter().filter(|c| !c.control) {
+        callees.entry(&c.caller).or_default().push(&c.callee);
+    }
+    callees
+}
+
+/// Per function on a network path through `calls` (at most [`MAX_DEPTH`]
+/// calls down from one of its entry points, and not through the other
+/// path's), the paths that reach it, in order: a function both reach
+/// (`tcp_ack()` sends from the receive path) is on both.
+pub(super) fn net_paths(calls: &[Call]) -> HashMap<String, Vec<NetPath>> {
+    let callees = callees(calls);
+    let mut out: HashMap<String, Vec<NetPath>> = HashMap::new();
+    for path in [NetPath::Receive, NetPath::Transmit] {
+        let mut seen: HashSet<&str> = calls
+            .iter()
+            .flat_map(|c| [c.caller.as_str(), c.callee.as_str()])
+            .filter(|n| NetPath::of_entry(n) == Some(path))
+            .collect();
+        let mut queue: VecDeque<(&str, usize)> = seen.iter().map(|&n| (n, 0)).collect();
+        while let Some((f, depth)) = queue.pop_front() {
+            if depth >= MAX_DEPTH {
+                continue;
+            }
+            // The other path's entry starts that path (a forwarded
+            // packet is transmitted from the receive softirq, under the
+            // queue's lock as any transmit): not followed.
+            for &callee in callees.get(f).into_iter().flatten() {
+                let other = NetPath::of_entry(callee).is_some_and(|p| p != path);
+                if !other && seen.insert(callee) {
+                    queue.push_back((callee, depth + 1));
+                }
+            }
+        }
+        for f in seen {
+            out.entry(f.to_owned()).or_default().push(path);
+        }
+    }
+    out
+}
+
 /// Per function reached from a fast entry point through `calls` (at most
 /// [`MAX_DEPTH`] calls down), the nearest such entry point and the caller
 /// on the way; an entry point reaches itself.
 pub(super) fn reached(calls: &[Call]) -> HashMap<String, Reached> {
-    let mut callees: HashMap<&str, Vec<&str>> = HashMap::new();
-    // The control path (an ioctl, a netlink handler) is no fast path,
-    // whoever calls it.
-    for c in calls.iter().filter(|c| !c.control) {
-        callees.entry(&c.caller).or_default().push(&c.callee);
-    }
+    let callees = callees(calls);
     let mut out: HashMap<String, Reached> = HashMap::new();
     let mut queue: VecDeque<(&str, usize)> = VecDeque::new();
     let mut names: Vec<&str> = calls
@@ -210,6 +351,40 @@ mod tests {
             control: false,
             pointer: false,
         }
+    }
+
+    #[test]
+    fn the_network_paths_reach_their_callees_and_a_function_both_reach_is_on_both() {
+        let calls = [
+            call("__dev_queue_xmit", "dev_hard_start_xmit"),
+            call("dev_hard_start_xmit", "txq_trans_update"),
+            call("tcp_v4_rcv", "tcp_ack"),
+            call("tcp_ack", "tcp_snd_una_update"),
+            call("tcp_sendmsg", "tcp_push"),
+            call("tcp_push", "tcp_snd_una_update"),
+            call("dev_watchdog", "netif_trans_update"),
+            // Forwarding: the receive path hands the packet to transmit.
+            call("ip_rcv", "ip_forward"),
+            call("ip_forward", "dev_queue_xmit"),
+            call("dev_queue_xmit", "__dev_queue_xmit"),
+            Call {
+                control: true,
+                ..call("dev_ioctl", "txq_trans_update")
+            },
+        ];
+        let p = net_paths(&calls);
+        assert_eq!(p["txq_trans_update"], [NetPath::Transmit]);
+        assert_eq!(p["tcp_ack"], [NetPath::Receive]);
+        assert_eq!(
+            p["tcp_snd_una_update"],
+            [NetPath::Receive, NetPath::Transmit]
+        );
+        assert_eq!(p["tcp_v4_rcv"], [NetPath::Receive]);
+        assert_eq!(p["ip_forward"], [NetPath::Receive]);
+        assert_eq!(p["dev_queue_xmit"], [NetPath::Transmit]);
+        assert!(!p.contains_key("netif_trans_update"));
+        assert!(!p.contains_key("dev_ioctl"));
+        assert_eq!(NetPath::Transmit.context(), "tx");
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub(super) struct Summary {
     under: HashMap<String, Under>,
     built: HashSet<(String, usize)>,
     reached: HashMap<String, reach::Reached>,
+    paths: HashMap<String, Vec<reach::NetPath>>,
     callers: HashMap<String, usize>,
 }
 
@@ -27,6 +28,7 @@ impl Summary {
             under: callers::held_by_callers(calls, defined),
             built: construction::built_parameters(calls, defined),
             reached: reach::reached(calls),
+            paths: reach::net_paths(calls),
             callers: reach::callers(calls)
                 .into_iter()
                 .map(|(f, n)| (f.to_owned(), n))
@@ -43,6 +45,7 @@ impl Summary {
         for d in declarations {
             if let Some(f) = &d.function {
                 d.entry = self.reached.get(f).map(|r| r.entry.clone());
+                d.paths = self.paths.get(f).cloned().unwrap_or_default();
                 if let Said::Needless(n) = &mut d.said {
                     n.path = reach::path(&self.reached, f);
                 }

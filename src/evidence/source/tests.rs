@@ -739,3 +739,27 @@ fn a_compare_and_exchange_from_null_is_a_lazy_initialisation() {
         ]
     );
 }
+
+#[test]
+fn a_drivers_ops_and_its_napi_poll_are_on_the_transmit_and_receive_paths() {
+    let code = "static netdev_tx_t e1000_xmit_frame(struct sk_buff *skb, struct net_device *d)\n{\n\te1000_tx_queue(d);\n\treturn 0;\n}\n\
+static int e1000_clean(struct napi_struct *napi, int budget)\n{\n\te1000_clean_rx_irq(napi);\n\treturn 0;\n}\n\
+static int e1000_probe(struct net_device *d, struct e1000_adapter *a)\n{\n\tnetif_napi_add(d, &a->napi, e1000_clean);\n\treturn 0;\n}\n\
+static const struct net_device_ops e1000_netdev_ops = {\n\t.ndo_open = e1000_open,\n\t.ndo_start_xmit = e1000_xmit_frame,\n};\n";
+    let got = functions(
+        code,
+        Path::new("e1000_main.c"),
+        Wanted::Only(&[]),
+        &NoTypes,
+        &Wrappers::default(),
+    );
+    let paths = reach::net_paths(&got.calls);
+    assert_eq!(paths.get("e1000_tx_queue"), Some(&vec![NetPath::Transmit]));
+    assert_eq!(
+        paths.get("e1000_clean_rx_irq"),
+        Some(&vec![NetPath::Receive])
+    );
+    // Opening the device is no path; probing is none either.
+    assert!(!paths.contains_key("e1000_open"), "{paths:?}");
+    assert!(!paths.contains_key("e1000_probe"), "{paths:?}");
+}

@@ -74,6 +74,9 @@ fn walk_tree(root: Node<'_>, read: &Reading<'_>) -> Bodies {
             ("function_definition", _) => Function::read(node, read, &mut bodies),
             (_, Some(name)) => Function::read_parts(name, None, node, "", read, &mut bodies),
             _ => {
+                if node.kind() == "initializer_pair" {
+                    bodies.calls.extend(dispatched(node, read.text));
+                }
                 let mut cursor = node.walk();
                 stack.extend(node.children(&mut cursor));
                 continue;
@@ -89,6 +92,26 @@ fn walk_tree(root: Node<'_>, read: &Reading<'_>) -> Bodies {
         }
     }
     bodies
+}
+
+/// An ops table's member initialized at file scope with a function the
+/// kernel calls through it on a network path (`.ndo_start_xmit =
+/// e1000_xmit_frame`): a call from the function that calls through the
+/// pointer, for reach.
+fn dispatched(pair: Node<'_>, text: &str) -> Option<Call> {
+    let field = pair.child_by_field_name("designator")?;
+    let value = pair
+        .child_by_field_name("value")
+        .filter(|v| v.kind() == "identifier")?;
+    let name = text.get(field.byte_range())?.trim_start_matches('.').trim();
+    Some(Call {
+        callee: text.get(value.byte_range())?.to_owned(),
+        caller: super::reach::dispatcher_of_member(name)?.to_owned(),
+        held: Vec::new(),
+        passed: Vec::new(),
+        control: false,
+        pointer: true,
+    })
 }
 
 /// The mutexes and rw_semaphores `text` defines at file scope with the
@@ -538,6 +561,7 @@ impl<'a> Function<'a> {
             param,
             entry: None,
             callers: 0,
+            paths: Vec::new(),
         }
     }
 

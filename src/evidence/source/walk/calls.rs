@@ -8,6 +8,7 @@ use tree_sitter::Node;
 
 use super::{Function, leaves_after, strip_address};
 use crate::evidence::source::callers::Call;
+use crate::evidence::source::reach::dispatcher_of_argument;
 use crate::evidence::source::vocabulary::{
     is_assertion, is_atomic_read, is_atomic_write, is_bitop, is_lock, is_unlock, run_queue_lock,
     socket_lock,
@@ -49,6 +50,22 @@ impl Function<'_> {
                 control: self.control,
                 pointer: false,
             });
+        }
+        // `netif_napi_add_weight(dev, napi, poll, 64)`: `poll` is called
+        // by the kernel's NAPI loop, on the receive path.
+        for (i, arg) in args.iter().enumerate() {
+            if arg.kind() == "identifier"
+                && let Some(dispatcher) = dispatcher_of_argument(name, i)
+            {
+                self.calls.push(Call {
+                    callee: self.of(*arg).to_owned(),
+                    caller: dispatcher.to_owned(),
+                    held: Vec::new(),
+                    passed: Vec::new(),
+                    control: false,
+                    pointer: true,
+                });
+            }
         }
         // `INDIRECT_CALL_INET(pt_prev->func, ipv6_rcv, ip_rcv, skb, ...)`:
         // the functions the pointer usually is, named for the fast path.
