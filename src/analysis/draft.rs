@@ -451,7 +451,7 @@ fn listed(names: &[String], n: usize) -> String {
 mod tests {
     use super::source_verdict::{REMOTE, group_verdict};
     use super::*;
-    use crate::evidence::source::{Held, Said, Write};
+    use crate::evidence::source::{Held, NetPath, Said, Write};
 
     #[test]
     fn plain_writes_and_reads_conflict_as_they_should() {
@@ -513,6 +513,7 @@ mod tests {
             param: None,
             entry: None,
             callers: 0,
+            paths: Vec::new(),
         };
         // a: under l1 in two functions, under l2 three times in one.
         let ds = [
@@ -591,6 +592,7 @@ mod tests {
             param: None,
             entry: None,
             callers: 0,
+            paths: Vec::new(),
         }
     }
 
@@ -856,6 +858,82 @@ mod tests {
             ),
             "{:?}",
             texts("copied_seq")
+        );
+    }
+
+    #[test]
+    fn marked_stores_on_a_network_path_are_that_paths_not_each_functions() {
+        use NetPath::{Receive, Transmit};
+        let store = |path: &str, f: &str, paths: &[NetPath]| Declaration {
+            paths: paths.to_vec(),
+            ..decl(path, f, Said::Written(Write::Once, vec![]), Role::Fast)
+        };
+        let ds = [
+            // netdev_queue.trans_start: WRITE_ONCE in the transmit path's
+            // helpers, under the queue's lock HARD_TX_LOCK() takes three
+            // calls up; and in a watchdog no path reaches.
+            store("trans_start", "txq_trans_update", &[Transmit]),
+            store("trans_start", "txq_trans_cond_update", &[Transmit]),
+            store("trans_start", "netif_trans_update", &[Transmit]),
+            store("trans_start", "dev_watchdog", &[]),
+            // A helper both paths reach (tcp_ack() sends from the receive
+            // path): both.
+            store("snd_una", "tcp_snd_una_update", &[Receive, Transmit]),
+        ];
+        let d = draft_of(&["trans_start", "snd_una"], &ds);
+        assert_eq!(
+            rule(&d, "trans_start"),
+            Some(DraftRule::Contexts {
+                read: vec![],
+                write: vec!["dev_watchdog".into(), "tx".into()],
+            })
+        );
+        assert_eq!(
+            rule(&d, "snd_una"),
+            Some(DraftRule::Contexts {
+                read: vec![],
+                write: vec!["rx".into(), "tx".into()],
+            })
+        );
+        let names: Vec<&str> = d.contexts.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["dev_watchdog", "rx", "tx"]);
+        // Read only on the transmit path (the queue's qdisc), or by one
+        // reader off every path too (a hot read of its own).
+        let read = |path: &str, f: &str, paths: &[NetPath]| Declaration {
+            paths: paths.to_vec(),
+            ..read_decl(path, f, false, false)
+        };
+        let reads = [
+            read("qdisc", "__dev_xmit_skb", &[Transmit]),
+            read("qdisc", "sch_direct_xmit", &[Transmit]),
+            read("dev", "__dev_xmit_skb", &[Transmit]),
+            read("dev", "dev_watchdog", &[]),
+        ];
+        let r = draft_of(&["qdisc", "dev"], &reads);
+        assert_eq!(
+            rule(&r, "qdisc"),
+            Some(DraftRule::Contexts {
+                read: vec!["tx".into()],
+                write: vec![],
+            })
+        );
+        assert_eq!(
+            rule(&r, "dev"),
+            Some(DraftRule::Class {
+                class: "hot-read".into()
+            })
+        );
+        let f =
+            d.ty.fields
+                .iter()
+                .find(|f| f.path == "trans_start")
+                .unwrap();
+        assert!(
+            f.evidence.iter().any(|e| e.text
+                == "marked for lockless readers on the transmit path in netif_trans_update, \
+                    txq_trans_cond_update, txq_trans_update: that path's, one CPU at a time"),
+            "{:?}",
+            f.evidence
         );
     }
 

@@ -1001,3 +1001,63 @@ fn a_variable_declared_by_a_typedef_of_the_struct_is_read_as_the_struct() {
         "{draft}"
     );
 }
+
+/// The functions of `file` (in `tree`) whose bodies hold `needle`: the
+/// name before `(` on the nearest line above that opens a definition.
+fn functions_holding(tree: &Path, file: &str, needle: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(tree.join(file)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle))
+        .filter_map(|(i, _)| {
+            let head = lines[..i]
+                .iter()
+                .rev()
+                .find(|l| l.starts_with("static inline ") || l.starts_with("void "))?;
+            let name = head.split('(').next()?.split_whitespace().last()?;
+            Some(name.trim_start_matches('*').to_owned())
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn the_transmit_paths_stores_to_a_queues_trans_start_are_one_context_not_one_per_helper() {
+    let tree = kernel_source();
+    // The helpers storing trans_start with WRITE_ONCE and no lock of
+    // their own: the queue's lock is taken by HARD_TX_LOCK() three calls
+    // up, and drivers call them from their ndo_start_xmit.
+    let helpers = functions_holding(
+        &tree,
+        "include/linux/netdevice.h",
+        "WRITE_ONCE(txq->trans_start",
+    );
+    assert!(
+        helpers.iter().any(|h| h == "txq_trans_update"),
+        "{helpers:?}"
+    );
+    // netdev_start_xmit() calls it, on the way from __dev_queue_xmit().
+    line_of(&tree, "include/linux/netdevice.h", "txq_trans_update(txq);");
+    let draft = draft_612(&[], "netdev_queue");
+    let contexts = contexts_of(&draft);
+    for h in &helpers {
+        assert!(
+            !contexts.iter().any(|c| c.starts_with(&format!("{h} "))),
+            "{h} is a context: {contexts:?}"
+        );
+    }
+    let trans_start = rule(&draft, "netdev_queue", "trans_start").unwrap();
+    assert!(trans_start.contains("\"tx\""), "{trans_start}");
+    assert!(
+        draft.lines().any(|l| l.starts_with(
+            "# trans_start: declared: marked for lockless readers on the transmit path in "
+        ) && l.contains("txq_trans_update")),
+        "{draft}"
+    );
+    assert!(contexts.contains(&"tx = \"serialized\""), "{contexts:?}");
+}

@@ -13,7 +13,7 @@ use super::{
     holders, listed, not_counted, sorted,
 };
 use crate::analysis::draft_types::Evidence;
-use crate::evidence::source::{Declaration, Said};
+use crate::evidence::source::{Declaration, NetPath, Said};
 
 /// Fast-path readers that make a member never written there read-mostly.
 const MIN_READERS: usize = 2;
@@ -161,9 +161,18 @@ fn guarded_by(
     verdict
 }
 
+/// The functions reading a member on the fast path.
+struct Readers {
+    /// How many.
+    count: usize,
+    /// The network paths reaching them, when every one is on one (see
+    /// [`NetPath`]); else none.
+    paths: Vec<NetPath>,
+}
+
 /// The functions reading the member on the fast path, told (how many,
-/// whether a marked read is among them, the first few): their number.
-fn fast_readers(ds: &[&Declaration], evidence: &mut Vec<Evidence>) -> usize {
+/// whether a marked read is among them, the first few).
+fn fast_readers(ds: &[&Declaration], evidence: &mut Vec<Evidence>) -> Readers {
     let mut readers: BTreeMap<&str, &Declaration> = BTreeMap::new();
     let mut marked_read = false;
     for d in ds {
@@ -197,24 +206,63 @@ fn fast_readers(ds: &[&Declaration], evidence: &mut Vec<Evidence>) -> usize {
             }
         )));
     }
-    readers.len()
+    let paths = match readers.values().all(|d| !d.paths.is_empty()) {
+        true => readers
+            .values()
+            .flat_map(|d| d.paths.iter().copied())
+            .collect::<BTreeSet<_>>(),
+        false => BTreeSet::new(),
+    };
+    Readers {
+        count: readers.len(),
+        paths: paths.into_iter().collect(),
+    }
 }
 
 /// The verdict on member `m`, which the fast path never writes: its
 /// cacheline group's; else, read on fast paths by several functions
 /// (`readers`) and written only while built or on the control path,
-/// read-mostly.
+/// read-mostly: by the network paths that read it when only they do
+/// (a field the transmit path alone reads beside one it alone writes is
+/// true sharing, as the kernel's tables and groups mean it).
 fn unwritten(
     m: &MemberFacts,
-    readers: usize,
+    readers: Readers,
     evidence: &mut Vec<Evidence>,
     contexts: &mut BTreeMap<String, String>,
 ) -> Option<Verdict> {
     let group = group_verdict(m, evidence, contexts);
-    if group.is_none() && readers >= MIN_READERS {
-        return Some(Verdict::Read(Vec::new()));
+    if group.is_some() || readers.count < MIN_READERS {
+        return group;
     }
-    group
+    if !readers.paths.is_empty() {
+        let words: Vec<&str> = readers.paths.iter().map(|p| p.words()).collect();
+        evidence.push(declared_evidence(format!(
+            "every reader is on {}: read there",
+            words.join(" or ")
+        )));
+        for p in &readers.paths {
+            contexts
+                .entry(p.context().to_owned())
+                .or_insert_with(|| path_context(*p));
+        }
+    }
+    Some(Verdict::Read(
+        readers
+            .paths
+            .iter()
+            .map(|p| p.context().to_owned())
+            .collect(),
+    ))
+}
+
+/// A network path's context, in words: its owner at that moment writes,
+/// one CPU at a time, as the kernel's net_cachelines tables take it.
+pub(super) fn path_context(p: NetPath) -> String {
+    format!(
+        "{}: the object's owner on it at that moment, one CPU at a time",
+        p.words()
+    )
 }
 
 /// What a kernel cacheline group's name declares of its members

@@ -8,12 +8,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::source_verdict::path_context;
 use super::{
     Facts, MAX_FUNCTIONS_LISTED, MemberFacts, OWNER, Verdict, Whole, at, context_name,
     declared_evidence, holders, listed, not_counted, sorted,
 };
 use crate::analysis::draft_types::{Evidence, Mark};
-use crate::evidence::source::{Declaration, Held, Said, Write};
+use crate::evidence::source::{Declaration, Held, NetPath, Said, Write};
 
 /// Writes listed one by one per member; the rest are counted.
 const MAX_WRITES_SHOWN: usize = 8;
@@ -39,10 +40,10 @@ pub(super) struct Writes {
     /// The functions writing it with no lock.
     unlocked: Vec<String>,
     /// Functions storing it with WRITE_ONCE or a release store and no
-    /// lock: the owner's when they or the owner store to the object
-    /// plainly too, else each a path of its own, which others read
-    /// locklessly.
-    marked: Vec<String>,
+    /// lock, with the network paths that reach them: the owner's when
+    /// they or the owner store to the object plainly too, else the
+    /// paths', or each a path of its own, which others read locklessly.
+    marked: BTreeMap<String, Vec<NetPath>>,
     /// Writes under a lock of another object or a global: the context
     /// and the lock.
     other_locks: Vec<(String, String)>,
@@ -219,7 +220,9 @@ impl Writes {
             (true, None, true) => {
                 self.atomic.insert(function.to_owned());
             }
-            (false, None, true) if write.marked() => self.marked.push(function.to_owned()),
+            (false, None, true) if write.marked() => {
+                self.marked.insert(function.to_owned(), d.paths.clone());
+            }
             (false, None, true) => self.owner = true,
             _ => {}
         }
@@ -235,10 +238,11 @@ impl Writes {
         whole: &Whole<'_>,
         evidence: &mut Vec<Evidence>,
     ) {
-        let (owning, marked): (Vec<String>, Vec<String>) = sorted(std::mem::take(&mut self.marked))
+        let (owning, marked): (BTreeMap<_, _>, BTreeMap<_, _>) = std::mem::take(&mut self.marked)
             .into_iter()
-            .partition(|f| whole.plain_writers.contains(f.as_str()));
+            .partition(|(f, _)| whole.plain_writers.contains(f.as_str()));
         self.marked = marked;
+        let owning: Vec<String> = owning.into_keys().collect();
         if !owning.is_empty() {
             self.owner = true;
             evidence.push(declared_evidence(format!(
@@ -427,21 +431,42 @@ impl Writes {
         // serialized with the owner's (or those would race): the owner's
         // too, marked for lockless readers.
         if self.owner && !self.marked.is_empty() {
-            let functions = std::mem::take(&mut self.marked);
+            let functions: Vec<String> = std::mem::take(&mut self.marked).into_keys().collect();
             evidence.push(declared_evidence(format!(
                 "marked for lockless readers in {}, beside the owner's stores to it: the owner's too",
                 listed(&functions, MAX_FUNCTIONS_LISTED)
             )));
         }
-        for f in self.marked {
-            let c = context_name(&f);
-            contexts.entry(c.clone()).or_insert_with(|| {
-                format!(
-                    "{f}, storing {} with WRITE_ONCE or a release store: others read it locklessly",
-                    m.path
-                )
-            });
-            write.push(c);
+        // On a network path, the path's: its owner at that moment stores
+        // (the queue's or the socket's lock a caller takes, the NAPI
+        // instance), as the kernel's net_cachelines tables mean tx and rx.
+        let mut on_paths: BTreeMap<NetPath, Vec<String>> = BTreeMap::new();
+        for (f, paths) in self.marked {
+            for p in &paths {
+                on_paths.entry(*p).or_default().push(f.clone());
+            }
+            if paths.is_empty() {
+                let c = context_name(&f);
+                contexts.entry(c.clone()).or_insert_with(|| {
+                    format!(
+                        "{f}, storing {} with WRITE_ONCE or a release store: others read it \
+                         locklessly",
+                        m.path
+                    )
+                });
+                write.push(c);
+            }
+        }
+        for (p, functions) in on_paths {
+            evidence.push(declared_evidence(format!(
+                "marked for lockless readers on {} in {}: that path's, one CPU at a time",
+                p.words(),
+                listed(&functions, MAX_FUNCTIONS_LISTED)
+            )));
+            contexts
+                .entry(p.context().to_owned())
+                .or_insert_with(|| path_context(p));
+            write.push(p.context().to_owned());
         }
         // Plain stores with no lock: the object's owner's, one at a time.
         if self.owner {
