@@ -49,9 +49,10 @@ pub(crate) struct Args {
     /// (default: the build's machine).
     #[arg(long, value_name = "ARCH")]
     arch: Option<String>,
-    /// Report only stores in files under PATH (relative to the tree;
-    /// repeatable). The whole tree is still read: who calls a
-    /// function and who shares a member are everywhere.
+    /// Audit only the code in files under PATH (relative to the tree;
+    /// repeatable): the stores it makes, and the structs it writes from
+    /// many CPUs. The whole tree is still read: who calls a function,
+    /// who shares a member and who reads it are everywhere.
     #[arg(long, value_name = "PATH")]
     under: Vec<PathBuf>,
     /// Report at most N pairs and N stores, the most worth a patch

@@ -287,12 +287,23 @@ pub struct Want {
     pub member_types: bool,
     /// The source files and functions the build has (DWARF only).
     pub built: bool,
-    /// A kernel tree, and the machine whose `arch/` to read (else the
-    /// build's): the structs its code writes from many CPUs at once are
-    /// read too, while the build is open: those with a lockless or marked
-    /// store on a fast path, from the tree's evidence index (built then
-    /// when missing). Needs `member_types`.
-    pub contended_in: Option<(PathBuf, Option<String>)>,
+    /// A kernel tree: the structs its code writes from many CPUs at once
+    /// are read too, while the build is open: those with a lockless or
+    /// marked store on a fast path, from the tree's evidence index (built
+    /// then when missing). Needs `member_types`.
+    pub contended_in: Option<ContendedIn>,
+}
+
+/// Where [`Want::contended_in`] looks for the structs many CPUs write.
+#[derive(Clone, Debug, Default)]
+pub struct ContendedIn {
+    /// The kernel tree.
+    pub tree: PathBuf,
+    /// The machine whose `arch/` to read (else the build's).
+    pub arch: Option<String>,
+    /// Only the stores made in files under these paths of the tree count
+    /// (every file when empty).
+    pub under: Vec<PathBuf>,
 }
 
 /// One build as read: owned data, usable after its file is closed.

@@ -238,14 +238,7 @@ fn decode(
         false => None,
     };
     let contended = match &want.contended_in {
-        Some((tree, arch)) => contended(
-            loaded,
-            &mut present,
-            member_types.as_ref(),
-            tree,
-            arch,
-            reading,
-        )?,
+        Some(within) => contended(loaded, &mut present, member_types.as_ref(), within, reading)?,
         None => Vec::new(),
     };
     let sizes = match want.sizes {
@@ -275,24 +268,23 @@ fn decode(
     })
 }
 
-/// The structs `tree` writes from many CPUs at once that the build has,
-/// most written first, each read into `present`.
+/// The structs the code of `within` writes from many CPUs at once that
+/// the build has, most written first, each read into `present`.
 fn contended(
     loaded: &mut Loaded<'_, '_>,
     present: &mut Present,
     member_types: Option<&crate::member_types::MemberTypes>,
-    tree: &std::path::Path,
-    arch: &Option<String>,
+    within: &super::ContendedIn,
     reading: &Reading,
 ) -> Result<Vec<(String, usize)>> {
     let at = super::evidence::index_at(reading, &loaded.build.path)?;
-    let arch = arch.as_deref().or(loaded.abi().arch);
+    let arch = within.arch.as_deref().or(loaded.abi().arch);
     let mut found = {
         let resolver = crate::evidence::Resolver {
             names: crate::evidence::Names::of(loaded.table()),
             members: member_types,
         };
-        crate::evidence::source::contended(tree, &resolver, arch, &at)?
+        crate::evidence::source::contended(&within.tree, &resolver, arch, &within.under, &at)?
     };
     // An atomic's own counter is written by the atomic's implementation.
     found.retain(|(n, _)| !crate::analysis::draft::is_primitive(n));

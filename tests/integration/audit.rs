@@ -127,6 +127,52 @@ fn under_keeps_the_stores_of_some_files_and_names_a_missing_path() {
 }
 
 #[test]
+fn under_keeps_the_structs_the_code_under_it_writes_from_many_cpus() {
+    // netq's count is taken in net/, mm_struct's bitmap stored in kernel/:
+    // each audit drafts the structs its own code writes, with the whole
+    // tree's evidence.
+    let roots = |report: &Value| -> Vec<String> {
+        report["layout"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["root"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let all_dir = std::env::temp_dir().join(format!("cachelint-under-all-{}", std::process::id()));
+    let (_, all, _) = audit_layout(&[], &all_dir);
+    let net_dir = std::env::temp_dir().join(format!("cachelint-under-net-{}", std::process::id()));
+    let (_, net, netq) = audit_layout(&["--under", "net"], &net_dir);
+    for dir in [&all_dir, &net_dir] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    assert!(roots(&all).contains(&"mm_struct".to_owned()), "{all}");
+    assert!(!roots(&net).contains(&"mm_struct".to_owned()), "{net}");
+    assert_eq!(net["structs"], 1, "{net}");
+    // The draft of the queue is the whole tree's: its count's writer is
+    // in net/, its readers everywhere.
+    let mut netq = netq;
+    let mut whole = all["layout"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["root"] == "netq")
+        .unwrap()
+        .clone();
+    for f in [&mut netq, &mut whole] {
+        f["rules_file"] = Value::Null;
+    }
+    assert_eq!(netq, whole);
+    assert!(
+        net["read"].as_array().unwrap().iter().any(|l| l
+            .as_str()
+            .unwrap()
+            .starts_with("layout: 1 structs the code under net writes")),
+        "{net}"
+    );
+}
+
+#[test]
 fn audit_needs_the_cache_for_its_index_and_a_tree() {
     let (tree, build) = (tree(), build());
     let (code, _, err) =

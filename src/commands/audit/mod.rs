@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::evidence::source::Said;
 use crate::report::audit::{AuditReport, StoreFinding};
 use crate::rules::Rules;
-use crate::run::{Run, Want};
+use crate::run::{ContendedIn, Run, Want};
 
 /// Everything `audit` needs besides the run (its builds).
 #[derive(Clone, Debug, Default)]
@@ -23,8 +23,9 @@ pub struct AuditOptions {
     /// `--arch`: the machine whose `arch/` code to read (default: the
     /// first build's).
     pub arch: Option<String>,
-    /// `--under`: report only stores in files under these paths of the
-    /// tree (the whole tree is still read: who calls and who shares).
+    /// `--under`: audit only the code in files under these paths of the
+    /// tree: the stores it makes, the structs it writes from many CPUs
+    /// (the whole tree is still read: who calls, who shares, who reads).
     pub under: Vec<PathBuf>,
     /// `--top`: at most this many findings of each half (0: all).
     pub top: usize,
@@ -41,7 +42,11 @@ impl AuditOptions {
             names: vec!["task_struct".to_owned()],
             member_types: true,
             built: true,
-            contended_in: Some((self.source_tree.clone(), self.arch.clone())),
+            contended_in: Some(ContendedIn {
+                tree: self.source_tree.clone(),
+                arch: self.arch.clone(),
+                under: self.under.clone(),
+            }),
             ..Want::default()
         })
     }
@@ -105,22 +110,22 @@ pub fn audit(run: &Run, opts: &AuditOptions) -> Result<AuditReport> {
         .filter(|d| matches!(&d.said, Said::Needless(n) if !n.tested))
         .count();
     let found = needless_stores(&declarations, &opts.under);
+    let under = match opts.under.is_empty() {
+        true => String::new(),
+        false => format!(
+            " under {}",
+            opts.under
+                .iter()
+                .map(|u| u.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     report.read.push(format!(
-        "source {}: {} needless-store candidates, {} on a hot path and a shared member{}",
+        "source {}: {} needless-store candidates, {} on a hot path and a shared member{under}",
         tree.display(),
         report.candidates,
         found.len(),
-        match opts.under.is_empty() {
-            true => String::new(),
-            false => format!(
-                " under {}",
-                opts.under
-                    .iter()
-                    .map(|u| u.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
     ));
     report.total = found.len();
     // perf's samples on the members stored to rank first, the score after
@@ -161,9 +166,13 @@ pub fn audit(run: &Run, opts: &AuditOptions) -> Result<AuditReport> {
     report.holders = pairs.holders;
     report.layout_total = pairs.total;
     report.read.push(format!(
-        "layout: {} structs the tree writes from many CPUs and {} holding one drafted and \
+        "layout: {} structs the code{} writes from many CPUs and {} holding one drafted and \
          checked, {} pairs sharing a line in {} of them",
         pairs.structs,
+        match under.is_empty() {
+            true => " of the tree".to_owned(),
+            false => under,
+        },
         pairs.holders,
         pairs.total,
         pairs.rules.len()

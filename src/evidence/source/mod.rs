@@ -512,14 +512,16 @@ pub fn needless_stores(
     Ok(found)
 }
 
-/// The structs of the whole of `tree` that many CPUs write at once: each
-/// with how many lockless or marked stores (an atomic or bit operation,
-/// `data_race()`, `WRITE_ONCE`, a release store) fast paths make to it,
-/// most first. From the tree's evidence index, built first when missing.
+/// The structs of `tree` that many CPUs write at once: each with how many
+/// lockless or marked stores (an atomic or bit operation, `data_race()`,
+/// `WRITE_ONCE`, a release store) fast paths make to it in the files
+/// under `under` (relative to the tree; every file when empty), most
+/// first. From the tree's evidence index, built first when missing.
 pub fn contended(
     tree: &Path,
     build: &dyn Types,
     arch: Option<&str>,
+    under: &[PathBuf],
     index_at: &IndexAt,
 ) -> Result<Vec<(String, usize)>> {
     let files = tree_files(tree, arch)?;
@@ -539,6 +541,7 @@ pub fn contended(
         if let Said::Written(w, _) = &d.said
             && d.role == Role::Fast
             && (w.lockless() || w.marked())
+            && (under.is_empty() || under.iter().any(|u| d.file.starts_with(u)))
         {
             *stores.entry(d.ty).or_default() += 1;
         }
