@@ -33,6 +33,12 @@ pub(crate) struct Call {
     /// = folio_referenced_one`), to be called through the pointer later,
     /// with locks and arguments nobody sees here. For reach only.
     pub(crate) pointer: bool,
+    /// Not a call seen: the kernel calls the function through an ops
+    /// table on a network path (a driver's `.ndo_start_xmit`, a NAPI
+    /// poll), from the function named as the caller. For the network
+    /// paths only: heat and the hot paths of needless stores do not
+    /// follow it (a poll function's error branch would rank as hot).
+    pub(crate) dispatched: bool,
 }
 
 /// What an argument of a call passes.
@@ -183,6 +189,7 @@ mod tests {
             passed: Vec::new(),
             control: false,
             pointer: false,
+            dispatched: false,
         }
     }
 

@@ -74,6 +74,7 @@ mod tests {
             passed: passed.to_vec(),
             control: false,
             pointer: false,
+            dispatched: false,
         }
     }
 

@@ -228,11 +228,14 @@ pub(super) fn path(reached: &HashMap<String, Reached>, function: &str) -> Vec<St
 }
 
 /// Per caller, the functions it calls in `calls`, the control path's
-/// left out: an ioctl or a netlink handler is no fast path, whoever calls
-/// it.
-fn callees(calls: &[Call]) -> HashMap<&str, Vec<&str>> {
+/// left out (an ioctl or a netlink handler is no fast path, whoever calls
+/// it), and the ops tables' dispatches unless `dispatched`.
+fn callees(calls: &[Call], dispatched: bool) -> HashMap<&str, Vec<&str>> {
     let mut callees: HashMap<&str, Vec<&str>> = HashMap::new();
-    for c in calls.iter().filter(|c| !c.control) {
+    for c in calls
+        .iter()
+        .filter(|c| !c.control && (dispatched || !c.dispatched))
+    {
         callees.entry(&c.caller).or_default().push(&c.callee);
     }
     callees
@@ -243,7 +246,7 @@ fn callees(calls: &[Call]) -> HashMap<&str, Vec<&str>> {
 /// path's), the paths that reach it, in order: a function both reach
 /// (`tcp_ack()` sends from the receive path) is on both.
 pub(super) fn net_paths(calls: &[Call]) -> HashMap<String, Vec<NetPath>> {
-    let callees = callees(calls);
+    let callees = callees(calls, true);
     let mut out: HashMap<String, Vec<NetPath>> = HashMap::new();
     for path in [NetPath::Receive, NetPath::Transmit] {
         let mut seen: HashSet<&str> = calls
@@ -277,7 +280,7 @@ pub(super) fn net_paths(calls: &[Call]) -> HashMap<String, Vec<NetPath>> {
 /// [`MAX_DEPTH`] calls down), the nearest such entry point and the caller
 /// on the way; an entry point reaches itself.
 pub(super) fn reached(calls: &[Call]) -> HashMap<String, Reached> {
-    let callees = callees(calls);
+    let callees = callees(calls, false);
     let mut out: HashMap<String, Reached> = HashMap::new();
     let mut queue: VecDeque<(&str, usize)> = VecDeque::new();
     let mut names: Vec<&str> = calls
@@ -322,7 +325,7 @@ pub(super) fn reached(calls: &[Call]) -> HashMap<String, Reached> {
 }
 
 /// Per function called in `calls`, how many distinct functions call it,
-/// the control path's left out.
+/// the control path's and pointers' left out.
 pub(super) fn callers(calls: &[Call]) -> HashMap<&str, usize> {
     let mut pairs: Vec<(&str, &str)> = calls
         .iter()
@@ -350,6 +353,7 @@ mod tests {
             passed: Vec::new(),
             control: false,
             pointer: false,
+            dispatched: false,
         }
     }
 

@@ -111,6 +111,7 @@ fn dispatched(pair: Node<'_>, text: &str) -> Option<Call> {
         passed: Vec::new(),
         control: false,
         pointer: true,
+        dispatched: true,
     })
 }
 
@@ -434,6 +435,7 @@ impl<'a> Function<'a> {
                         passed: Vec::new(),
                         control: self.control,
                         pointer: true,
+                        dispatched: false,
                     });
                 }
             }

@@ -49,6 +49,7 @@ impl Function<'_> {
                 passed,
                 control: self.control,
                 pointer: false,
+                dispatched: false,
             });
         }
         // `netif_napi_add_weight(dev, napi, poll, 64)`: `poll` is called
@@ -64,6 +65,7 @@ impl Function<'_> {
                     passed: Vec::new(),
                     control: false,
                     pointer: true,
+                    dispatched: true,
                 });
             }
         }
@@ -78,6 +80,7 @@ impl Function<'_> {
                     passed: Vec::new(),
                     control: self.control,
                     pointer: true,
+                    dispatched: false,
                 });
             }
         }
