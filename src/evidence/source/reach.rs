@@ -12,6 +12,25 @@ use super::callers::Call;
 /// Levels of calls followed down from an entry point.
 const MAX_DEPTH: usize = 6;
 
+/// The packet path's transmit entry points.
+const PACKET_TRANSMIT: [&str; 2] = ["__dev_queue_xmit", "dev_queue_xmit"];
+
+/// The packet path's receive entry points, with the protocols' receive
+/// handlers, which it calls through pointers (a packet_type's func, a
+/// net_protocol's handler).
+const PACKET_RECEIVE: [&str; 10] = [
+    "__netif_receive_skb_core",
+    "netif_receive_skb",
+    "napi_gro_receive",
+    "ip_rcv",
+    "ipv6_rcv",
+    "ip_local_deliver",
+    "tcp_v4_rcv",
+    "tcp_v6_rcv",
+    "udp_rcv",
+    "udpv6_rcv",
+];
+
 /// The kind of fast entry point a function is, by its name.
 pub(crate) fn entry_kind(name: &str) -> Option<&'static str> {
     const SOFTIRQ: [&str; 9] = [
@@ -45,22 +64,7 @@ pub(crate) fn entry_kind(name: &str) -> Option<&'static str> {
         "do_page_fault",
         "handle_pte_fault",
     ];
-    // With the protocols' receive handlers, which the packet path calls
-    // through pointers (a packet_type's func, a net_protocol's handler).
-    const NETWORK: [&str; 12] = [
-        "__dev_queue_xmit",
-        "dev_queue_xmit",
-        "__netif_receive_skb_core",
-        "netif_receive_skb",
-        "napi_gro_receive",
-        "ip_rcv",
-        "ipv6_rcv",
-        "ip_local_deliver",
-        "tcp_v4_rcv",
-        "tcp_v6_rcv",
-        "udp_rcv",
-        "udpv6_rcv",
-    ];
+    let network = PACKET_TRANSMIT.contains(&name) || PACKET_RECEIVE.contains(&name);
     const BLOCK: [&str; 3] = ["blk_mq_submit_bio", "submit_bio", "blk_mq_complete_request"];
     // Page reclaim's loops over folios and page tables: kswapd and direct
     // reclaim, eviction, and the multi-gen LRU's aging walk.
@@ -90,7 +94,7 @@ pub(crate) fn entry_kind(name: &str) -> Option<&'static str> {
         "the scheduler"
     } else if FAULT.contains(&name) {
         "the page fault"
-    } else if NETWORK.contains(&name) {
+    } else if network {
         "packet transmit and receive"
     } else if BLOCK.contains(&name) {
         "block I/O"
@@ -135,32 +139,23 @@ impl NetPath {
 
     /// The network path a function starts, by its name.
     fn of_entry(name: &str) -> Option<NetPath> {
-        const RECEIVE: [&str; 19] = [
+        // The NAPI poll, and recvmsg() down to the protocols'.
+        const RECEIVE: [&str; 9] = [
             "net_rx_action",
             "__napi_poll",
             "napi_poll",
-            "__netif_receive_skb_core",
-            "netif_receive_skb",
             "netif_rx",
-            "napi_gro_receive",
-            "ip_rcv",
-            "ipv6_rcv",
-            "ip_local_deliver",
-            "tcp_v4_rcv",
-            "tcp_v6_rcv",
-            "udp_rcv",
-            "udpv6_rcv",
             "sock_recvmsg",
             "inet_recvmsg",
             "tcp_recvmsg",
             "udp_recvmsg",
             "udpv6_recvmsg",
         ];
-        const TRANSMIT: [&str; 11] = [
+        // sendmsg() down to the protocols', the queue discipline and the
+        // driver.
+        const TRANSMIT: [&str; 9] = [
             "net_tx_action",
             "__netdev_start_xmit",
-            "__dev_queue_xmit",
-            "dev_queue_xmit",
             "__qdisc_run",
             "sock_sendmsg",
             "__sock_sendmsg",
@@ -169,9 +164,9 @@ impl NetPath {
             "udp_sendmsg",
             "udpv6_sendmsg",
         ];
-        if RECEIVE.contains(&name) {
+        if RECEIVE.contains(&name) || PACKET_RECEIVE.contains(&name) {
             Some(NetPath::Receive)
-        } else if TRANSMIT.contains(&name) {
+        } else if TRANSMIT.contains(&name) || PACKET_TRANSMIT.contains(&name) {
             Some(NetPath::Transmit)
         } else {
             None
