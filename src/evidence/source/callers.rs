@@ -41,6 +41,22 @@ pub(crate) struct Call {
     pub(crate) dispatched: bool,
 }
 
+impl Call {
+    /// The kernel's call of `callee` through an ops table, from
+    /// `dispatcher` (see [`Call::dispatched`]).
+    pub(crate) fn dispatch(dispatcher: &str, callee: &str) -> Call {
+        Call {
+            callee: callee.to_owned(),
+            caller: dispatcher.to_owned(),
+            held: Vec::new(),
+            passed: Vec::new(),
+            control: false,
+            pointer: true,
+            dispatched: true,
+        }
+    }
+}
+
 /// What an argument of a call passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Passed {

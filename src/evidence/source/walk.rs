@@ -104,15 +104,10 @@ fn dispatched(pair: Node<'_>, text: &str) -> Option<Call> {
         .child_by_field_name("value")
         .filter(|v| v.kind() == "identifier")?;
     let name = text.get(field.byte_range())?.trim_start_matches('.').trim();
-    Some(Call {
-        callee: text.get(value.byte_range())?.to_owned(),
-        caller: super::reach::dispatcher_of_member(name)?.to_owned(),
-        held: Vec::new(),
-        passed: Vec::new(),
-        control: false,
-        pointer: true,
-        dispatched: true,
-    })
+    Some(Call::dispatch(
+        super::reach::dispatcher_of_member(name)?,
+        text.get(value.byte_range())?,
+    ))
 }
 
 /// The mutexes and rw_semaphores `text` defines at file scope with the

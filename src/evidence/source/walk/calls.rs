@@ -58,15 +58,7 @@ impl Function<'_> {
             if arg.kind() == "identifier"
                 && let Some(dispatcher) = dispatcher_of_argument(name, i)
             {
-                self.calls.push(Call {
-                    callee: self.of(*arg).to_owned(),
-                    caller: dispatcher.to_owned(),
-                    held: Vec::new(),
-                    passed: Vec::new(),
-                    control: false,
-                    pointer: true,
-                    dispatched: true,
-                });
+                self.calls.push(Call::dispatch(dispatcher, self.of(*arg)));
             }
         }
         // `INDIRECT_CALL_INET(pt_prev->func, ipv6_rcv, ip_rcv, skb, ...)`:
