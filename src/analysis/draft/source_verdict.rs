@@ -241,28 +241,27 @@ fn unwritten(
             "every reader is on {}: read there",
             words.join(" or ")
         )));
-        for p in &readers.paths {
-            contexts
-                .entry(p.context().to_owned())
-                .or_insert_with(|| path_context(*p));
-        }
     }
     Some(Verdict::Read(
         readers
             .paths
             .iter()
-            .map(|p| p.context().to_owned())
+            .map(|p| path_context(*p, contexts))
             .collect(),
     ))
 }
 
-/// A network path's context, in words: its owner at that moment writes,
-/// one CPU at a time, as the kernel's net_cachelines tables take it.
-pub(super) fn path_context(p: NetPath) -> String {
-    format!(
-        "{}: the object's owner on it at that moment, one CPU at a time",
-        p.words()
-    )
+/// Network path `p`'s context, declared in `contexts` (its owner at that
+/// moment writes, one CPU at a time, as the kernel's net_cachelines
+/// tables take it): its name.
+pub(super) fn path_context(p: NetPath, contexts: &mut BTreeMap<String, String>) -> String {
+    contexts.entry(p.context().to_owned()).or_insert_with(|| {
+        format!(
+            "{}: the object's owner on it at that moment, one CPU at a time",
+            p.words()
+        )
+    });
+    p.context().to_owned()
 }
 
 /// What a kernel cacheline group's name declares of its members

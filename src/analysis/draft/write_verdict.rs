@@ -463,10 +463,7 @@ impl Writes {
                 p.words(),
                 listed(&functions, MAX_FUNCTIONS_LISTED)
             )));
-            contexts
-                .entry(p.context().to_owned())
-                .or_insert_with(|| path_context(p));
-            write.push(p.context().to_owned());
+            write.push(path_context(p, contexts));
         }
         // Plain stores with no lock: the object's owner's, one at a time.
         if self.owner {
