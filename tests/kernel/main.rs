@@ -45,8 +45,11 @@ fn vmlinux() -> PathBuf {
 /// `what` it must name, for the message when it is not.
 fn env_path(name: &str, what: &str) -> PathBuf {
     std::env::var_os(name)
+        .filter(|value| !value.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("{name} must name {what} (see .ci/run)"))
+        .unwrap_or_else(|| {
+            panic!("{name} must name {what} (see .ci/run; a failed fetch leaves it empty)")
+        })
 }
 
 /// `examples/mm-lru.toml`: the mm thread's rules as a kernel user writes
