@@ -351,7 +351,7 @@ fn walk_and_write(
         })
         .collect::<Result<_>>()?;
     progress.start("index: walking every file", files.len());
-    let read: Vec<(Vec<super::callers::Call>, Vec<String>)> = files
+    let read: Vec<(Vec<super::callers::Call>, Vec<String>, Vec<String>)> = files
         .par_iter()
         .map(|rel| -> Result<_> {
             let text = text_of(tree, rel)?;
@@ -371,7 +371,7 @@ fn walk_and_write(
                 shard.write_all(buf).map_err(io(&shard_path(i)))?;
             }
             progress.step();
-            Ok((bodies.calls, bodies.defined))
+            Ok((bodies.calls, bodies.defined, bodies.named))
         })
         .collect::<Result<_>>()?;
     for (i, shard) in shards.into_iter().enumerate() {
@@ -385,13 +385,15 @@ fn walk_and_write(
     progress.start("index: callers, construction, reach", 1);
     let mut calls = Vec::new();
     let mut defined = std::collections::HashMap::new();
-    for (c, d) in read {
+    let mut named = std::collections::HashSet::new();
+    for (c, d, n) in read {
         calls.extend(c);
         for name in d {
             *defined.entry(name).or_insert(0usize) += 1;
         }
+        named.extend(n);
     }
-    let summary = Summary::of(&calls, &defined);
+    let summary = Summary::of(&calls, &defined, &named);
     drop(calls);
     progress.done("index: read the calls for callers' locks, construction and reach");
     progress.start("index: writing each struct's part", SHARDS);

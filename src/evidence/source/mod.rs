@@ -26,6 +26,7 @@
 
 mod callers;
 mod construction;
+mod control;
 mod index;
 mod members;
 mod placement;
@@ -36,7 +37,7 @@ mod vocabulary;
 mod walk;
 mod wrappers;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -262,7 +263,8 @@ pub enum Role {
     Construction,
     /// On the control path: a netlink, sysctl, ioctl, ethtool or socket
     /// option handler, a sysfs store, a `*_change` or `*change_mtu`
-    /// function, a function that holds or asserts the RTNL.
+    /// function, a function that holds or asserts the RTNL; or a function
+    /// every seen call of which is made from one of these.
     Control,
 }
 
@@ -628,16 +630,18 @@ fn read_all_with(
     let mut out = Vec::new();
     let mut calls = Vec::new();
     let mut defined: HashMap<String, usize> = HashMap::new();
+    let mut named = HashSet::new();
     for b in read {
         out.extend(b.declarations);
         calls.extend(b.calls);
         for name in b.defined {
             *defined.entry(name).or_default() += 1;
         }
+        named.extend(b.named);
     }
     // A write in a function is under the locks its callers hold, and made
     // while the object is built when its callers build it.
-    summary::Summary::of(&calls, &defined).apply(&mut out);
+    summary::Summary::of(&calls, &defined, &named).apply(&mut out);
     out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     out
 }
@@ -650,6 +654,10 @@ struct Bodies {
     wrappers: Wrappers,
     calls: Vec<callers::Call>,
     defined: Vec<String>,
+    /// Functions named as a value: in an initializer at file scope
+    /// (`.ndo_open = e1000_open`), or in a body passed as an argument
+    /// (`INIT_WORK(&w, f)`) or assigned, when this file defines them.
+    named: Vec<String>,
 }
 
 /// [`Bodies`] of C text `text` (the file `file`) about the members of

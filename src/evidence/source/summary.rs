@@ -1,7 +1,8 @@
 //! What the calls seen say of each function, applied to the declarations
 //! made in it: the locks every caller holds ([`super::callers`]), the
 //! parameters every caller passes while building the object
-//! ([`super::construction`]), the fast entry point that reaches it and
+//! ([`super::construction`]), the functions only the control path calls
+//! ([`super::control`]), the fast entry point that reaches it and
 //! how many functions call it ([`super::reach`]). Computed once from the
 //! calls, it serves every struct: the evidence index applies it to each
 //! struct's part.
@@ -9,24 +10,30 @@
 use std::collections::{HashMap, HashSet};
 
 use super::callers::{self, Call, Under};
-use super::{Declaration, Said, construction, reach};
+use super::{Declaration, Said, construction, control, reach};
 
 /// Per function, what its callers say of it.
 pub(super) struct Summary {
     under: HashMap<String, Under>,
     built: HashSet<(String, usize)>,
+    control: HashSet<String>,
     reached: HashMap<String, reach::Reached>,
     paths: HashMap<String, Vec<reach::NetPath>>,
     callers: HashMap<String, usize>,
 }
 
 impl Summary {
-    /// From the calls seen and the functions defined (by name, how many
-    /// times).
-    pub(super) fn of(calls: &[Call], defined: &HashMap<String, usize>) -> Summary {
+    /// From the calls seen, the functions defined (by name, how many
+    /// times) and those named as a value.
+    pub(super) fn of(
+        calls: &[Call],
+        defined: &HashMap<String, usize>,
+        named: &HashSet<String>,
+    ) -> Summary {
         Summary {
             under: callers::held_by_callers(calls, defined),
             built: construction::built_parameters(calls, defined),
+            control: control::control_by_callers(calls, defined, named),
             reached: reach::reached(calls),
             paths: reach::net_paths(calls),
             callers: reach::callers(calls)
@@ -37,11 +44,13 @@ impl Summary {
     }
 
     /// Applies it to declarations: the callers' locks on writes,
-    /// construction on accesses through a built parameter, the entry point
+    /// construction on accesses through a built parameter, the control
+    /// path on accesses in a function only it calls, the entry point
     /// and callers of each function, and the path to a needless store.
     pub(super) fn apply(&self, declarations: &mut [Declaration]) {
         callers::add_callers_locks(declarations, &self.under);
         construction::mark_built_by_callers(declarations, &self.built);
+        control::mark_control_by_callers(declarations, &self.control);
         for d in declarations {
             if let Some(f) = &d.function {
                 d.entry = self.reached.get(f).map(|r| r.entry.clone());

@@ -242,6 +242,45 @@ fn a_system_calls_body_is_read_as_a_function() {
 }
 
 #[test]
+fn functions_named_as_values_are_the_files_callbacks_and_its_ops_tables() {
+    let text = "static void reset_task(struct work_struct *w) { }
+static void each_queue(struct net_device *dev, struct netdev_queue *q, void *arg) { }
+static int open(struct net_device *dev) { return 0; }
+static int helper(int len) { return len; }
+static void setup(struct net_device *dev, struct work_struct *w, int len)
+{
+	INIT_WORK(w, reset_task);
+	netdev_for_each_tx_queue(dev, each_queue, NULL);
+	dev->destructor = teardown;
+	helper(len);
+	open(dev);
+}
+static const struct net_device_ops ops = {
+	.ndo_open = open,
+	.ndo_stop = stop_elsewhere,
+};
+";
+    let got = walk::functions(
+        text,
+        Path::new("drv.c"),
+        Wanted::Only(&[]),
+        &NoTypes,
+        &Wrappers::default(),
+    );
+    // `teardown` is not this file's (a variable, for all it knows);
+    // `stop_elsewhere` is named at file scope, where only functions are.
+    assert_eq!(got.named, ["open", "reset_task", "stop_elsewhere"]);
+    // An iterator calls its callback there and then.
+    assert!(
+        got.calls
+            .iter()
+            .any(|c| c.caller == "setup" && c.callee == "each_queue" && !c.pointer),
+        "{:?}",
+        got.calls
+    );
+}
+
+#[test]
 fn a_members_line_is_its_names_not_a_bound_or_an_attribute() {
     let text = "struct a {\n\tlong ev[N][M];\n\tspinlock_t lock ____cacheline_aligned_in_smp;\n\tint b : 3;\n};\n";
     let got = members(text, Path::new("a.h"), Wanted::Only(&["a".to_owned()]));

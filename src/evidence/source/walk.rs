@@ -62,6 +62,8 @@ pub(super) fn functions(
 /// Every function body under `root`, read with `read`.
 fn walk_tree(root: Node<'_>, read: &Reading<'_>) -> Bodies {
     let mut bodies = Bodies::default();
+    // Named as a value at file scope: kept whoever defines them.
+    let mut file_scope = Vec::new();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         // A system call's body (`SYSCALL_DEFINE1(brk, ...) { ... }`) the
@@ -76,6 +78,12 @@ fn walk_tree(root: Node<'_>, read: &Reading<'_>) -> Bodies {
             _ => {
                 if node.kind() == "initializer_pair" {
                     bodies.calls.extend(dispatched(node, read.text));
+                    file_scope.extend(
+                        node.child_by_field_name("value")
+                            .filter(|v| v.kind() == "identifier")
+                            .and_then(|v| read.text.get(v.byte_range()))
+                            .map(str::to_owned),
+                    );
                 }
                 let mut cursor = node.walk();
                 stack.extend(node.children(&mut cursor));
@@ -91,6 +99,12 @@ fn walk_tree(root: Node<'_>, read: &Reading<'_>) -> Bodies {
             bodies.wrappers.add(name, effects);
         }
     }
+    // The bodies' identifiers, kept when they are this file's functions.
+    let defined: HashSet<&str> = bodies.defined.iter().map(String::as_str).collect();
+    bodies.named.retain(|n| defined.contains(n.as_str()));
+    bodies.named.append(&mut file_scope);
+    bodies.named.sort_unstable();
+    bodies.named.dedup();
     bodies
 }
 
@@ -189,6 +203,9 @@ struct Function<'a> {
     /// Variables that point at another CPU's per-CPU object (`rq =
     /// cpu_rq(cpu)`, `sd = &per_cpu(softnet_data, cpu)`).
     remote: Vec<String>,
+    /// Identifiers passed as arguments or assigned, no parameter: the
+    /// functions among them are named as a value ([`Bodies::named`]).
+    named: Vec<String>,
 }
 
 impl<'a> Function<'a> {
@@ -242,6 +259,7 @@ impl<'a> Function<'a> {
             aliases: Vec::new(),
             reads: BTreeMap::new(),
             remote: Vec::new(),
+            named: Vec::new(),
         };
         if let Some(declarator) = declarator {
             f.declare(declarator);
@@ -296,6 +314,7 @@ impl<'a> Function<'a> {
             bodies.defined.push(f.name.clone());
         }
         bodies.calls.append(&mut f.calls);
+        bodies.named.append(&mut f.named);
         (!effects.is_empty() && !f.name.is_empty()).then(|| (f.name.clone(), effects))
     }
 
@@ -405,6 +424,12 @@ impl<'a> Function<'a> {
                         && let Some(right) = node.child_by_field_name("right")
                     {
                         self.alias(left, right);
+                    }
+                    if let Some(right) = node
+                        .child_by_field_name("right")
+                        .filter(|r| r.kind() == "identifier")
+                    {
+                        self.named.push(self.of(right).to_owned());
                     }
                 }
             }
