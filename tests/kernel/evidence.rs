@@ -1064,3 +1064,81 @@ fn the_transmit_paths_stores_to_a_queues_trans_start_are_one_context_not_one_per
     );
     assert!(contexts.contains(&"tx = \"serialized\""), "{contexts:?}");
 }
+
+/// The head of the function enclosing each line of the tree that calls
+/// `callee(`: from the last line that starts a definition (no indent, a
+/// parenthesis) up to its body's brace, and the file, by `grep -rn`.
+fn callers_heads(tree: &Path, callee: &str) -> Vec<(String, String)> {
+    let out = std::process::Command::new("grep")
+        .args([
+            "-rn",
+            "--include=*.c",
+            "--include=*.h",
+            &format!("{callee}("),
+        ])
+        .arg(tree)
+        .output()
+        .unwrap();
+    let mut heads = Vec::new();
+    for hit in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut parts = hit.splitn(3, ':');
+        let (file, line) = (parts.next().unwrap(), parts.next().unwrap());
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let at: usize = line.parse::<usize>().unwrap() - 1;
+        // A definition of the callee itself is no call.
+        if lines[at].contains(&format!(" {callee}(")) && !lines[at].starts_with([' ', '\t']) {
+            continue;
+        }
+        let start = (0..at)
+            .rev()
+            .find(|&i| {
+                lines[i].contains('(') && !lines[i].starts_with([' ', '\t', '#', '/', '*', '}'])
+            })
+            .unwrap_or_else(|| panic!("{file}:{line}: no enclosing function"));
+        let head: Vec<&str> = lines[start..at]
+            .iter()
+            .take_while(|l| !l.starts_with('{'))
+            .copied()
+            .collect();
+        let file = Path::new(file)
+            .strip_prefix(tree)
+            .unwrap()
+            .display()
+            .to_string();
+        heads.push((file, head.join(" ")));
+    }
+    heads
+}
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn a_helper_only_netlink_handlers_call_is_the_control_paths_not_a_context() {
+    let tree = kernel_source();
+    // netif_set_gro_max_size() stores gro_max_size with WRITE_ONCE and no
+    // lock; nothing in its name says control path. Every call of it in
+    // the tree is made by a function taking a netlink_ext_ack.
+    let heads = callers_heads(&tree, "netif_set_gro_max_size");
+    assert!(heads.len() >= 2, "{heads:?}");
+    for (file, head) in &heads {
+        assert!(head.contains("struct netlink_ext_ack"), "{file}: {head}");
+    }
+    line_of(&tree, "net/core/dev.h", "WRITE_ONCE(dev->gro_max_size");
+    let draft = draft_612(&[], "net_device");
+    let contexts = contexts_of(&draft);
+    assert!(
+        !contexts
+            .iter()
+            .any(|c| c.starts_with("netif_set_gro_max_size ")),
+        "{contexts:?}"
+    );
+    assert!(
+        draft.lines().any(|l| l.starts_with(
+            "# gro_max_size: declared: written on the control path in netif_set_gro_max_size"
+        )),
+        "{draft}"
+    );
+    // What is left is the kernel's own word: its group reads it on rx.
+    let rule = rule(&draft, "net_device", "gro_max_size").unwrap();
+    assert!(!rule.contains("write"), "{rule}");
+}
