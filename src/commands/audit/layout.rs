@@ -397,22 +397,7 @@ mod tests {
     use super::*;
 
     fn read(ty: &str, path: &str, function: &str) -> Declaration {
-        Declaration {
-            ty: ty.into(),
-            path: path.into(),
-            said: Said::Read {
-                once: false,
-                remote: false,
-            },
-            function: Some(function.into()),
-            file: "a.c".into(),
-            line: 1,
-            role: Role::Fast,
-            param: None,
-            entry: None,
-            callers: 0,
-            paths: Vec::new(),
-        }
+        Declaration::read_in(ty, path, function, Role::Fast, None)
     }
 
     #[test]

@@ -99,22 +99,8 @@ mod tests {
         let mut got: Vec<(String, usize)> = built.into_iter().collect();
         got.sort();
         assert_eq!(got, [("do_create".into(), 0), ("sizes".into(), 0)]);
-        let decl = |f: &str, param| Declaration {
-            ty: "kmem_cache".into(),
-            path: "size".into(),
-            said: super::super::Said::Read {
-                once: false,
-                remote: false,
-            },
-            function: Some(f.into()),
-            file: "slub.c".into(),
-            line: 1,
-            role: Role::Fast,
-            param,
-            entry: None,
-            callers: 0,
-            paths: Vec::new(),
-        };
+        let decl =
+            |f: &str, param| Declaration::read_in("kmem_cache", "size", f, Role::Fast, param);
         let mut ds = [
             decl("sizes", Some(0)),
             decl("open", Some(0)),

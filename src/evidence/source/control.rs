@@ -121,22 +121,7 @@ mod tests {
         got.sort_unstable();
         assert_eq!(got, ["__dev_set_mtu", "__dev_set_mtu_ext"]);
 
-        let decl = |f: &str, role| Declaration {
-            ty: "net_device".into(),
-            path: "mtu".into(),
-            said: super::super::Said::Read {
-                once: false,
-                remote: false,
-            },
-            function: Some(f.into()),
-            file: "dev.c".into(),
-            line: 1,
-            role,
-            param: None,
-            entry: None,
-            callers: 0,
-            paths: Vec::new(),
-        };
+        let decl = |f: &str, role| Declaration::read_in("net_device", "mtu", f, role, None);
         let mut ds = [
             decl("__dev_set_mtu", Role::Fast),
             decl("__dev_set_mtu", Role::Construction),

@@ -300,6 +300,36 @@ pub struct Declaration {
     pub paths: Vec<NetPath>,
 }
 
+#[cfg(test)]
+impl Declaration {
+    /// A plain read of `ty.path` in `function`, made as `role` through
+    /// parameter `param`: for tests.
+    pub(crate) fn read_in(
+        ty: &str,
+        path: &str,
+        function: &str,
+        role: Role,
+        param: Option<usize>,
+    ) -> Declaration {
+        Declaration {
+            ty: ty.into(),
+            path: path.into(),
+            said: Said::Read {
+                once: false,
+                remote: false,
+            },
+            function: Some(function.into()),
+            file: "test.c".into(),
+            line: 1,
+            role,
+            param,
+            entry: None,
+            callers: 0,
+            paths: Vec::new(),
+        }
+    }
+}
+
 /// The structs a reading records accesses to: some, by name, or every
 /// one (a whole tree's evidence index).
 #[derive(Clone, Copy, Debug)]
