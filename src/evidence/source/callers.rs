@@ -87,12 +87,13 @@ fn same(a: &Held, b: &Held) -> bool {
     }
 }
 
-/// The calls of each function defined once (`defined` counts the
-/// definitions by name), a function's calls of itself left out.
-pub(super) fn sites<'c>(
-    calls: &'c [Call],
-    defined: &HashMap<String, usize>,
-) -> HashMap<&'c str, Vec<&'c Call>> {
+/// The calls of each function defined once, a function's calls of itself
+/// and pointers left out: what the callers' locks, construction and the
+/// control path are computed from.
+pub(super) type Sites<'c> = HashMap<&'c str, Vec<&'c Call>>;
+
+/// The [`Sites`] of `calls` (`defined` counts the definitions by name).
+pub(super) fn sites<'c>(calls: &'c [Call], defined: &HashMap<String, usize>) -> Sites<'c> {
     let mut sites: HashMap<&str, Vec<&Call>> = HashMap::new();
     for c in calls {
         if defined.get(&c.callee) == Some(&1) && c.callee != c.caller && !c.pointer {
@@ -102,17 +103,13 @@ pub(super) fn sites<'c>(
     sites
 }
 
-/// Per function defined once (`defined` counts the definitions by name),
-/// the locks every call of it holds, directly or through its caller.
-pub(super) fn held_by_callers(
-    calls: &[Call],
-    defined: &HashMap<String, usize>,
-) -> HashMap<String, Under> {
-    let sites = sites(calls, defined);
+/// Per function of `sites`, the locks every call of it holds, directly
+/// or through its caller.
+pub(super) fn held_by_callers(sites: &Sites<'_>) -> HashMap<String, Under> {
     let mut under: HashMap<String, Under> = HashMap::new();
     for _ in 0..MAX_ROUNDS {
         let mut next: HashMap<String, Under> = HashMap::new();
-        for (callee, calls) in &sites {
+        for (callee, calls) in sites {
             // By reference: a whole tree has millions of calls, and most
             // hold nothing.
             let mut common: Option<Vec<&Held>> = None;
@@ -229,7 +226,7 @@ mod tests {
                 .into_iter()
                 .map(|(n, k)| (n.to_owned(), k))
                 .collect();
-        let under = held_by_callers(&calls, &defined);
+        let under = held_by_callers(&sites(&calls, &defined));
         let locks = |f: &str| {
             under
                 .get(f)
@@ -255,7 +252,7 @@ mod tests {
             callers: 0,
             paths: Vec::new(),
         }];
-        add_callers_locks(&mut ds, &held_by_callers(&calls, &defined));
+        add_callers_locks(&mut ds, &held_by_callers(&sites(&calls, &defined)));
         let Said::Written(_, held) = &ds[0].said else {
             unreachable!()
         };

@@ -7,25 +7,21 @@
 //! nothing, rounds until nothing changes. The callee's accesses through
 //! it are then [`Role::Construction`].
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use super::callers::{Call, Passed};
+use super::callers::{Passed, Sites};
 use super::{Declaration, Role};
 
 /// Rounds of the fixpoint, at most: a chain of callees this deep.
 const MAX_ROUNDS: usize = 16;
 
-/// The (function, parameter) pairs every seen call of which passes an
-/// object being built, for functions defined once.
-pub(super) fn built_parameters(
-    calls: &[Call],
-    defined: &HashMap<String, usize>,
-) -> HashSet<(String, usize)> {
-    let sites = super::callers::sites(calls, defined);
+/// The (function, parameter) pairs of `sites` every seen call of which
+/// passes an object being built.
+pub(super) fn built_parameters(sites: &Sites<'_>) -> HashSet<(String, usize)> {
     let mut built: HashSet<(String, usize)> = HashSet::new();
     for _ in 0..MAX_ROUNDS {
         let mut next = HashSet::new();
-        for (callee, calls) in &sites {
+        for (callee, calls) in sites {
             let arity = calls.iter().map(|c| c.passed.len()).min().unwrap_or(0);
             for i in 0..arity {
                 let all = calls.iter().all(|c| match c.passed[i] {
@@ -65,6 +61,8 @@ pub(super) fn mark_built_by_callers(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evidence::source::callers::{Call, sites};
+    use std::collections::HashMap;
 
     fn call(caller: &str, callee: &str, passed: &[Passed]) -> Call {
         Call {
@@ -95,7 +93,7 @@ mod tests {
                 .iter()
                 .map(|f| (f.to_string(), 1))
                 .collect();
-        let built = built_parameters(&calls, &defined);
+        let built = built_parameters(&sites(&calls, &defined));
         let mut got: Vec<(String, usize)> = built.into_iter().collect();
         got.sort();
         assert_eq!(got, [("do_create".into(), 0), ("sizes".into(), 0)]);
@@ -106,7 +104,7 @@ mod tests {
             decl("open", Some(0)),
             decl("sizes", None),
         ];
-        mark_built_by_callers(&mut ds, &built_parameters(&calls, &defined));
+        mark_built_by_callers(&mut ds, &built_parameters(&sites(&calls, &defined)));
         let roles: Vec<Role> = ds.iter().map(|d| d.role).collect();
         assert_eq!(roles, [Role::Construction, Role::Fast, Role::Fast]);
     }

@@ -13,20 +13,20 @@
 //! file that defines it. An iterator's callback
 //! (`netdev_for_each_tx_queue(dev, f, arg)`) is a call (see the walker).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use super::callers::Call;
+use super::callers::{Call, Sites};
 use super::{Declaration, Role};
 
 /// Rounds of the fixpoint, at most: a chain of callees this deep.
 const MAX_ROUNDS: usize = 16;
 
-/// The functions, defined once and never named as a value (`named`, and
-/// the pointer calls' callees), every seen call of which is made on the
-/// control path.
+/// The functions of `sites` never named as a value (`named`, and the
+/// callees of the pointer calls in `calls`) every seen call of which is
+/// made on the control path.
 pub(super) fn control_by_callers(
+    sites: &Sites<'_>,
     calls: &[Call],
-    defined: &HashMap<String, usize>,
     named: &HashSet<String>,
 ) -> HashSet<String> {
     let pointed: HashSet<&str> = calls
@@ -35,7 +35,6 @@ pub(super) fn control_by_callers(
         .map(|c| c.callee.as_str())
         .chain(named.iter().map(String::as_str))
         .collect();
-    let sites = super::callers::sites(calls, defined);
     let mut control: HashSet<String> = HashSet::new();
     for _ in 0..MAX_ROUNDS {
         let next: HashSet<String> = sites
@@ -69,6 +68,7 @@ pub(super) fn mark_control_by_callers(declarations: &mut [Declaration], control:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     fn call(caller: &str, callee: &str, control: bool, pointer: bool) -> Call {
         Call {
@@ -116,7 +116,8 @@ mod tests {
         .map(|f| (f.to_string(), 1))
         .collect();
         let named = HashSet::from(["reset_task".to_owned()]);
-        let control = control_by_callers(&calls, &defined, &named);
+        let sites = super::super::callers::sites(&calls, &defined);
+        let control = control_by_callers(&sites, &calls, &named);
         let mut got: Vec<&str> = control.iter().map(String::as_str).collect();
         got.sort_unstable();
         assert_eq!(got, ["__dev_set_mtu", "__dev_set_mtu_ext"]);

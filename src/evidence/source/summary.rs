@@ -30,10 +30,11 @@ impl Summary {
         defined: &HashMap<String, usize>,
         named: &HashSet<String>,
     ) -> Summary {
+        let sites = callers::sites(calls, defined);
         Summary {
-            under: callers::held_by_callers(calls, defined),
-            built: construction::built_parameters(calls, defined),
-            control: control::control_by_callers(calls, defined, named),
+            under: callers::held_by_callers(&sites),
+            built: construction::built_parameters(&sites),
+            control: control::control_by_callers(&sites, calls, named),
             reached: reach::reached(calls),
             paths: reach::net_paths(calls),
             callers: reach::callers(calls)

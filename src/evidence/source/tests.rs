@@ -251,6 +251,9 @@ static void setup(struct net_device *dev, struct work_struct *w, int len)
 {
 	INIT_WORK(w, reset_task);
 	netdev_for_each_tx_queue(dev, each_queue, NULL);
+	netdev_for_each_tx_queue(dev, each_elsewhere, NULL);
+	list_for_each_entry(q, &dev->queues, node)
+		helper(len);
 	dev->destructor = teardown;
 	helper(len);
 	open(dev);
@@ -270,13 +273,27 @@ static const struct net_device_ops ops = {
     // `teardown` is not this file's (a variable, for all it knows);
     // `stop_elsewhere` is named at file scope, where only functions are.
     assert_eq!(got.named, ["open", "reset_task", "stop_elsewhere"]);
-    // An iterator calls its callback there and then.
-    assert!(
-        got.calls
-            .iter()
-            .any(|c| c.caller == "setup" && c.callee == "each_queue" && !c.pointer),
-        "{:?}",
-        got.calls
+    // An iterator calls its callback there and then; a list iterator's
+    // cursor and member, and a callback this file does not define, are
+    // no calls.
+    let iterated: Vec<&str> = got
+        .calls
+        .iter()
+        .filter(|c| c.caller == "setup" && !c.pointer)
+        .map(|c| c.callee.as_str())
+        .collect();
+    assert_eq!(
+        iterated,
+        [
+            "INIT_WORK",
+            "netdev_for_each_tx_queue",
+            "netdev_for_each_tx_queue",
+            "list_for_each_entry",
+            "helper",
+            "helper",
+            "open",
+            "each_queue"
+        ]
     );
 }
 

@@ -59,9 +59,24 @@ pub(super) fn functions(
     walk_tree(tree.root_node(), &read)
 }
 
+/// What a file's bodies name as values, kept at the file's end for the
+/// names it defines: a function is named in the file that defines it
+/// (a static callback), and every local variable passed to a call would
+/// be kept otherwise.
+#[derive(Default)]
+struct Values<'a> {
+    /// Identifiers passed as arguments or assigned (see
+    /// [`Bodies::named`]).
+    named: Vec<&'a str>,
+    /// An iterator's callbacks (`netdev_for_each_tx_queue(dev, f, arg)`):
+    /// calls of them, there and then.
+    iterated: Vec<Call>,
+}
+
 /// Every function body under `root`, read with `read`.
-fn walk_tree(root: Node<'_>, read: &Reading<'_>) -> Bodies {
+fn walk_tree<'a>(root: Node<'_>, read: &Reading<'a>) -> Bodies {
     let mut bodies = Bodies::default();
+    let mut values = Values::default();
     // Named as a value at file scope: kept whoever defines them.
     let mut file_scope = Vec::new();
     let mut stack = vec![root];
@@ -73,8 +88,10 @@ fn walk_tree(root: Node<'_>, read: &Reading<'_>) -> Bodies {
             _ => None,
         };
         let wrapper = match (node.kind(), syscall) {
-            ("function_definition", _) => Function::read(node, read, &mut bodies),
-            (_, Some(name)) => Function::read_parts(name, None, node, "", read, &mut bodies),
+            ("function_definition", _) => Function::read(node, read, &mut bodies, &mut values),
+            (_, Some(name)) => {
+                Function::read_parts(name, None, node, "", read, &mut bodies, &mut values)
+            }
             _ => {
                 if node.kind() == "initializer_pair" {
                     bodies.calls.extend(dispatched(node, read.text));
@@ -99,12 +116,22 @@ fn walk_tree(root: Node<'_>, read: &Reading<'_>) -> Bodies {
             bodies.wrappers.add(name, effects);
         }
     }
-    // The bodies' identifiers, kept when they are this file's functions.
     let defined: HashSet<&str> = bodies.defined.iter().map(String::as_str).collect();
-    bodies.named.retain(|n| defined.contains(n.as_str()));
-    bodies.named.append(&mut file_scope);
-    bodies.named.sort_unstable();
-    bodies.named.dedup();
+    let mut named: Vec<String> = values
+        .named
+        .into_iter()
+        .filter(|n| defined.contains(n))
+        .map(str::to_owned)
+        .chain(file_scope)
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    let iterated = values
+        .iterated
+        .into_iter()
+        .filter(|c| defined.contains(c.callee.as_str()));
+    bodies.calls.extend(iterated);
+    bodies.named = named;
     bodies
 }
 
@@ -203,9 +230,9 @@ struct Function<'a> {
     /// Variables that point at another CPU's per-CPU object (`rq =
     /// cpu_rq(cpu)`, `sd = &per_cpu(softnet_data, cpu)`).
     remote: Vec<String>,
-    /// Identifiers passed as arguments or assigned, no parameter: the
-    /// functions among them are named as a value ([`Bodies::named`]).
-    named: Vec<String>,
+    /// Identifiers passed as arguments or assigned, and iterators'
+    /// callbacks, for the file's [`Values`].
+    values: Values<'a>,
 }
 
 impl<'a> Function<'a> {
@@ -216,13 +243,14 @@ impl<'a> Function<'a> {
         node: Node<'_>,
         read: &Reading<'a>,
         bodies: &mut Bodies,
+        values: &mut Values<'a>,
     ) -> Option<(String, Vec<Effect>)> {
         let declarator = node.child_by_field_name("declarator")?;
         let name = declared_name(declarator, read.text).unwrap_or_default();
         let body = node.child_by_field_name("body")?;
         // `__must_hold(&x->lock)` after the parameters: held throughout.
         let between = &read.text[node.start_byte()..body.start_byte()];
-        Function::read_parts(name, Some(declarator), body, between, read, bodies)
+        Function::read_parts(name, Some(declarator), body, between, read, bodies, values)
     }
 
     /// Reads function `name`: its parameters from `declarator`, its
@@ -235,6 +263,7 @@ impl<'a> Function<'a> {
         between: &str,
         read: &Reading<'a>,
         bodies: &mut Bodies,
+        values: &mut Values<'a>,
     ) -> Option<(String, Vec<Effect>)> {
         let out = &mut bodies.declarations;
         let text = read.text;
@@ -259,7 +288,7 @@ impl<'a> Function<'a> {
             aliases: Vec::new(),
             reads: BTreeMap::new(),
             remote: Vec::new(),
-            named: Vec::new(),
+            values: Values::default(),
         };
         if let Some(declarator) = declarator {
             f.declare(declarator);
@@ -314,7 +343,8 @@ impl<'a> Function<'a> {
             bodies.defined.push(f.name.clone());
         }
         bodies.calls.append(&mut f.calls);
-        bodies.named.append(&mut f.named);
+        values.named.append(&mut f.values.named);
+        values.iterated.append(&mut f.values.iterated);
         (!effects.is_empty() && !f.name.is_empty()).then(|| (f.name.clone(), effects))
     }
 
@@ -429,7 +459,7 @@ impl<'a> Function<'a> {
                         .child_by_field_name("right")
                         .filter(|r| r.kind() == "identifier")
                     {
-                        self.named.push(self.of(right).to_owned());
+                        self.values.named.push(self.of(right));
                     }
                 }
             }

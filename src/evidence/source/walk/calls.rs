@@ -54,23 +54,27 @@ impl Function<'_> {
         }
         // `INIT_WORK(&w, f)`: `f` may be a function, called through the
         // pointer later. An iterator's (`netdev_for_each_tx_queue(dev, f,
-        // arg)`) calls it here, with this function's locks and path.
+        // arg)`) calls it here, with this function's locks and path; a
+        // list iterator's cursor is a variable.
         for arg in args.iter().filter(|a| a.kind() == "identifier") {
             let arg = self.of(*arg);
             if self.params.iter().any(|p| p == arg) {
                 continue;
             }
             match name.contains("for_each") {
-                true => self.calls.push(Call {
-                    callee: arg.to_owned(),
-                    caller: self.name.clone(),
-                    held: self.held.iter().filter(|h| !h.shared).cloned().collect(),
-                    passed: Vec::new(),
-                    control: self.control,
-                    pointer: false,
-                    dispatched: false,
-                }),
-                false => self.named.push(arg.to_owned()),
+                true if !self.variables.iter().any(|(v, _)| v == arg) => {
+                    self.values.iterated.push(Call {
+                        callee: arg.to_owned(),
+                        caller: self.name.clone(),
+                        held: self.held.iter().filter(|h| !h.shared).cloned().collect(),
+                        passed: Vec::new(),
+                        control: self.control,
+                        pointer: false,
+                        dispatched: false,
+                    })
+                }
+                true => {}
+                false => self.values.named.push(arg),
             }
         }
         // `netif_napi_add_weight(dev, napi, poll, 64)`: `poll` is called
