@@ -1138,7 +1138,21 @@ fn a_helper_only_netlink_handlers_call_is_the_control_paths_not_a_context() {
         )),
         "{draft}"
     );
-    // What is left is the kernel's own word: its group reads it on rx.
+    // What is left is the kernel's own word: its net_device_read_rx
+    // group, which holds the member in the tree, reads it on rx.
+    let group_begin = line_of(
+        &tree,
+        "include/linux/netdevice.h",
+        "__cacheline_group_begin(net_device_read_rx)",
+    );
+    let group_end = line_of(
+        &tree,
+        "include/linux/netdevice.h",
+        "__cacheline_group_end(net_device_read_rx)",
+    );
+    let member = line_of(&tree, "include/linux/netdevice.h", "\tgro_max_size;");
+    assert!(group_begin < member && member < group_end);
     let rule = rule(&draft, "net_device", "gro_max_size").unwrap();
     assert!(!rule.contains("write"), "{rule}");
+    assert!(rule.contains("read = [\"rx\"]"), "{rule}");
 }
