@@ -7,8 +7,8 @@
 //! a time), a lock's holders are one context named by the lock's struct
 //! and member, a `WRITE_ONCE` store's function is a path of its own
 //! unless it stores plainly to the object too (then it is the owner);
-//! writes made while the object is built or on the control path are not
-//! counted, and a member read by several fast paths and written on none
+//! writes made while the object is built or torn down, or on the control
+//! path, are not counted, and a member read by several fast paths and written on none
 //! is read-mostly.
 
 mod member_heat;
@@ -82,8 +82,6 @@ fn is_init(function: &str) -> bool {
     function.contains("init") || function.contains("setup")
 }
 
-/// Why an access of `d` is not the fast path's: made while the object is
-/// built, on the control path, or in a function named as an initialiser;
 /// What the draft of one member needs to know of the whole struct.
 struct Whole<'a> {
     /// Its direct members' names.
@@ -120,11 +118,14 @@ fn plain_writers<'a>(facts: &Facts<'a>) -> BTreeSet<&'a str> {
         .collect()
 }
 
-/// `None` for a fast-path access, which counts.
+/// Why an access of `d` is not the fast path's: made while the object is
+/// built or torn down, on the control path, or in a function named as an
+/// initialiser. `None` for a fast-path access, which counts.
 fn not_counted(d: &Declaration) -> Option<&'static str> {
     match d.role {
         Role::Construction => Some("while the object is built"),
         Role::Control => Some("on the control path"),
+        Role::Teardown => Some("while the object is torn down"),
         Role::Fast if is_init(d.function.as_deref().unwrap_or("")) => {
             Some("in initialisation, by name")
         }

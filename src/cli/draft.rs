@@ -21,7 +21,8 @@ use super::positional::{Rest, builds_then};
 /// loads only are hot-read), then inferred from its type (kernel
 /// locks, atomics). Plain stores with no lock are the object's owner's
 /// (one context); a member written only while the object is built or
-/// on the control path (netlink, sysctl, ioctl, *_change) and read by
+/// torn down (*_destroy*, *_destruct*) or on the control path (netlink,
+/// sysctl, ioctl, *_change) and read by
 /// several functions is hot-read. Every rule has its evidence above it
 /// as comments and its kind after it; evidence that disagrees is
 /// listed, not resolved. The output loads in check unchanged. See

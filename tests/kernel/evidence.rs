@@ -1156,3 +1156,73 @@ fn a_helper_only_netlink_handlers_call_is_the_control_paths_not_a_context() {
     assert!(!rule.contains("write"), "{rule}");
     assert!(rule.contains("read = [\"rx\"]"), "{rule}");
 }
+
+/// The definition in `file` of `tree` that starts with `head`, up to the
+/// first line that is a lone `}`.
+fn definition(tree: &Path, file: &str, head: &str) -> String {
+    let text = std::fs::read_to_string(tree.join(file)).unwrap();
+    let start = text
+        .find(head)
+        .unwrap_or_else(|| panic!("{file} has no '{head}'"));
+    let end = text[start..].find("\n}\n").unwrap() + start;
+    text[start..end].to_owned()
+}
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn a_destroy_functions_stores_are_the_teardowns_but_not_those_to_the_parent_it_points_to() {
+    let tree = kernel_source();
+    // tcp_v4_destroy_sock() is TCP's `.destroy`, which
+    // inet_csk_destroy_sock() calls once no process holds the socket; it
+    // clears md5sig_info with no lock of its own.
+    let destroy = definition(
+        &tree,
+        "net/ipv4/tcp_ipv4.c",
+        "void tcp_v4_destroy_sock(struct sock *sk)\n",
+    );
+    assert!(destroy.contains("rcu_assign_pointer(tp->md5sig_info, NULL)"));
+    line_of(&tree, "net/ipv4/tcp_ipv4.c", "= tcp_v4_destroy_sock,");
+    let csk = definition(
+        &tree,
+        "net/ipv4/inet_connection_sock.c",
+        "void inet_csk_destroy_sock(struct sock *sk)\n",
+    );
+    assert!(csk.contains("sk->sk_prot->destroy(sk);"));
+    let draft = draft_612(&[], "tcp_sock");
+    let contexts = contexts_of(&draft);
+    assert!(
+        !contexts
+            .iter()
+            .any(|c| c.starts_with("tcp_v4_destroy_sock ")),
+        "{contexts:?}"
+    );
+    assert!(
+        draft.lines().any(|l| l.starts_with(
+            "# md5sig_info: declared: written while the object is torn down in tcp_v4_destroy_sock"
+        )),
+        "{draft}"
+    );
+    let rule = rule(&draft, "tcp_sock", "md5sig_info").unwrap();
+    assert!(!rule.contains("tcp_v4_destroy_sock"), "{rule}");
+    // An inode's teardown decrements its super block's s_remove_count:
+    // the super block lives on, and that atomic counts.
+    let inode = definition(
+        &tree,
+        "fs/inode.c",
+        "void __destroy_inode(struct inode *inode)\n",
+    );
+    assert!(inode.contains("atomic_long_dec(&inode->i_sb->s_remove_count)"));
+    let draft = draft_612(&[], "super_block");
+    assert!(
+        draft.lines().any(|l| l.starts_with(
+            "# s_remove_count: declared: atomic_long_dec() in __destroy_inode (fs/inode.c:"
+        )),
+        "{draft}"
+    );
+    assert!(
+        !draft
+            .lines()
+            .any(|l| l.starts_with("# s_remove_count:") && l.contains("torn down")),
+        "{draft}"
+    );
+}

@@ -1,10 +1,10 @@
 //! A drafted struct's member by its writes on the fast path: each write
 //! tallied by the locks it holds (the struct's, an enclosing struct's,
 //! another object's or a global, none), atomic or marked, or not counted
-//! (made while the object is built, on the control path, once from NULL,
-//! under a mutex of the whole system); then weighed, in order: atomics
-//! with no lock, the lock most writers hold, the owners and holders the
-//! rest name.
+//! (made while the object is built or torn down, on the control path,
+//! once from NULL, under a mutex of the whole system); then weighed, in
+//! order: atomics with no lock, the lock most writers hold, the owners
+//! and holders the rest name.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -87,8 +87,8 @@ fn lock_name<'h>(
 }
 
 /// Why write `d` (a `write` with `held` held) is not counted, if it is
-/// not: made while the object is built, on the control path or in an
-/// initialiser ([`not_counted`]), once from NULL, or under a mutex of the
+/// not: made while the object is built or torn down, on the control path
+/// or in an initialiser ([`not_counted`]), once from NULL, or under a mutex of the
 /// whole system.
 fn uncounted(d: &Declaration, write: &Write, held: &[Held]) -> Option<&'static str> {
     if let Some(why) = not_counted(d) {

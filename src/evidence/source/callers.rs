@@ -9,7 +9,7 @@
 //! seen, so "every caller" means every call seen; the evidence says how
 //! many.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::{Declaration, Held, Said};
 
@@ -63,6 +63,8 @@ pub(crate) enum Passed {
     /// A variable whose object the caller builds (see
     /// [`super::Role::Construction`]).
     Built,
+    /// An object the caller tears down (see [`super::Role::Teardown`]).
+    Dying,
     /// The caller's own parameter, by index.
     Param(usize),
     /// Anything else.
@@ -101,6 +103,18 @@ pub(super) fn sites<'c>(calls: &'c [Call], defined: &HashMap<String, usize>) -> 
         }
     }
     sites
+}
+
+/// The functions named as a value (`named`, and the callees of the
+/// pointer calls in `calls`): called through a pointer too, from places
+/// and with arguments nobody sees here.
+pub(super) fn pointed<'c>(calls: &'c [Call], named: &'c HashSet<String>) -> HashSet<&'c str> {
+    calls
+        .iter()
+        .filter(|c| c.pointer)
+        .map(|c| c.callee.as_str())
+        .chain(named.iter().map(String::as_str))
+        .collect()
 }
 
 /// Per function of `sites`, the locks every call of it holds, directly

@@ -15,26 +15,16 @@
 
 use std::collections::HashSet;
 
-use super::callers::{Call, Sites};
+use super::callers::Sites;
 use super::{Declaration, Role};
 
 /// Rounds of the fixpoint, at most: a chain of callees this deep.
 const MAX_ROUNDS: usize = 16;
 
-/// The functions of `sites` never named as a value (`named`, and the
-/// callees of the pointer calls in `calls`) every seen call of which is
-/// made on the control path.
-pub(super) fn control_by_callers(
-    sites: &Sites<'_>,
-    calls: &[Call],
-    named: &HashSet<String>,
-) -> HashSet<String> {
-    let pointed: HashSet<&str> = calls
-        .iter()
-        .filter(|c| c.pointer)
-        .map(|c| c.callee.as_str())
-        .chain(named.iter().map(String::as_str))
-        .collect();
+/// The functions of `sites` never named as a value (not in `pointed`,
+/// see [`super::callers::pointed`]) every seen call of which is made on
+/// the control path.
+pub(super) fn control_by_callers(sites: &Sites<'_>, pointed: &HashSet<&str>) -> HashSet<String> {
     let mut control: HashSet<String> = HashSet::new();
     for _ in 0..MAX_ROUNDS {
         let next: HashSet<String> = sites
@@ -68,6 +58,7 @@ pub(super) fn mark_control_by_callers(declarations: &mut [Declaration], control:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evidence::source::callers::{Call, pointed, sites};
     use std::collections::HashMap;
 
     fn call(caller: &str, callee: &str, control: bool, pointer: bool) -> Call {
@@ -116,8 +107,7 @@ mod tests {
         .map(|f| (f.to_string(), 1))
         .collect();
         let named = HashSet::from(["reset_task".to_owned()]);
-        let sites = super::super::callers::sites(&calls, &defined);
-        let control = control_by_callers(&sites, &calls, &named);
+        let control = control_by_callers(&sites(&calls, &defined), &pointed(&calls, &named));
         let mut got: Vec<&str> = control.iter().map(String::as_str).collect();
         got.sort_unstable();
         assert_eq!(got, ["__dev_set_mtu", "__dev_set_mtu_ext"]);

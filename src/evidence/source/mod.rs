@@ -266,6 +266,11 @@ pub enum Role {
     /// function, a function that holds or asserts the RTNL; or a function
     /// every seen call of which is made from one of these.
     Control,
+    /// While the object is torn down, after its last user is gone: in a
+    /// `*_destroy*` or `*_destruct*` function (`inet_csk_destroy_sock`,
+    /// `sk->sk_destruct`), an `__exit` function, or through a parameter
+    /// every seen call passes an object being torn down.
+    Teardown,
 }
 
 /// A declaration in the source about member `path` of struct `ty`.

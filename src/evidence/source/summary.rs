@@ -1,7 +1,7 @@
 //! What the calls seen say of each function, applied to the declarations
 //! made in it: the locks every caller holds ([`super::callers`]), the
-//! parameters every caller passes while building the object
-//! ([`super::construction`]), the functions only the control path calls
+//! parameters every caller passes while building or tearing down the
+//! object ([`super::construction`]), the functions only the control path calls
 //! ([`super::control`]), the fast entry point that reaches it and
 //! how many functions call it ([`super::reach`]). Computed once from the
 //! calls, it serves every struct: the evidence index applies it to each
@@ -9,13 +9,14 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::callers::{self, Call, Under};
-use super::{Declaration, Said, construction, control, reach};
+use super::callers::{self, Call, Passed, Under};
+use super::{Declaration, Role, Said, construction, control, reach};
 
 /// Per function, what its callers say of it.
 pub(super) struct Summary {
     under: HashMap<String, Under>,
     built: HashSet<(String, usize)>,
+    dying: HashSet<(String, usize)>,
     control: HashSet<String>,
     reached: HashMap<String, reach::Reached>,
     paths: HashMap<String, Vec<reach::NetPath>>,
@@ -31,10 +32,12 @@ impl Summary {
         named: &HashSet<String>,
     ) -> Summary {
         let sites = callers::sites(calls, defined);
+        let pointed = callers::pointed(calls, named);
         Summary {
             under: callers::held_by_callers(&sites),
-            built: construction::built_parameters(&sites),
-            control: control::control_by_callers(&sites, calls, named),
+            built: construction::passed_parameters(&sites, &pointed, Passed::Built),
+            dying: construction::passed_parameters(&sites, &pointed, Passed::Dying),
+            control: control::control_by_callers(&sites, &pointed),
             reached: reach::reached(calls),
             paths: reach::net_paths(calls),
             callers: reach::callers(calls)
@@ -45,12 +48,14 @@ impl Summary {
     }
 
     /// Applies it to declarations: the callers' locks on writes,
-    /// construction on accesses through a built parameter, the control
+    /// construction (teardown) on accesses through a built (dying)
+    /// parameter, the control
     /// path on accesses in a function only it calls, the entry point
     /// and callers of each function, and the path to a needless store.
     pub(super) fn apply(&self, declarations: &mut [Declaration]) {
         callers::add_callers_locks(declarations, &self.under);
-        construction::mark_built_by_callers(declarations, &self.built);
+        construction::mark_passed_by_callers(declarations, &self.built, Role::Construction);
+        construction::mark_passed_by_callers(declarations, &self.dying, Role::Teardown);
         control::mark_control_by_callers(declarations, &self.control);
         for d in declarations {
             if let Some(f) = &d.function {

@@ -396,6 +396,53 @@ fn construction_and_the_control_path_are_told_from_fast_path_writes() {
 }
 
 #[test]
+fn teardown_is_told_from_use_by_name_exit_and_callers() {
+    let code = "void inet_csk_destroy_sock(struct sock *sk)\n{\n\tsk->sk_state = 7;\n\
+        \tsk_stream_kill_queues(sk);\n\tsock_put(sk);\n}\n\
+        void sk_stream_kill_queues(struct sock *sk)\n{\n\tsk->sk_reserved_mem = 0;\n}\n\
+        void sock_put(struct sock *sk)\n{\n\tsk->sk_mark = 0;\n}\n\
+        void tcp_close(struct sock *sk)\n{\n\tsock_put(sk);\n\tsk->sk_state = 8;\n}\n\
+        static void __exit caif_exit(struct sock *sk)\n{\n\tsk->sk_state = 9;\n}\n\
+        static void caif_sock_destructor(struct sock *sk, struct genl_info *info)\n{\n\tsk->sk_mark = 1;\n}\n\
+        static void sk_free(struct sock *sk)\n{\n\tsk->sk_mark = 2;\n}\n\
+        void napi_destroy(struct napi_struct *napi)\n{\n\tnapi->weight = 1;\n\tnapi->skb->len = 0;\n}\n";
+    let ds = read_net(code, "sock.c");
+    let roles = |path: &str| -> Vec<(Role, String)> {
+        said(&ds, "sock", path)
+            .into_iter()
+            .map(|(_, r, f)| (r, f))
+            .collect()
+    };
+    assert_eq!(
+        roles("sk_state"),
+        [
+            (Role::Teardown, "inet_csk_destroy_sock".into()),
+            (Role::Fast, "tcp_close".into()),
+            (Role::Teardown, "caif_exit".into()),
+        ]
+    );
+    // Only the destroy function calls the helper: its parameter is torn
+    // down. `sock_put()` is called on sockets in use too. A destructor
+    // that is also a netlink handler is the control path's; `sk_free()`
+    // is no teardown by its name.
+    // The skb a napi points to lives on.
+    assert_eq!(said(&ds, "napi_struct", "weight")[0].1, Role::Teardown);
+    assert_eq!(said(&ds, "sk_buff", "len")[0].1, Role::Fast);
+    assert_eq!(
+        roles("sk_reserved_mem"),
+        [(Role::Teardown, "sk_stream_kill_queues".into())]
+    );
+    assert_eq!(
+        roles("sk_mark"),
+        [
+            (Role::Fast, "sock_put".into()),
+            (Role::Control, "caif_sock_destructor".into()),
+            (Role::Fast, "sk_free".into()),
+        ]
+    );
+}
+
+#[test]
 fn reads_non_atomic_bit_ops_and_members_reached_through_pointers() {
     let code = "void ____napi_schedule(struct napi_struct *napi)\n{\n\
         \tif (READ_ONCE(napi->poll))\n\t\tnapi->weight++;\n\

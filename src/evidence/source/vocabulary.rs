@@ -134,6 +134,16 @@ pub(super) fn is_member_init(name: &str) -> bool {
         )
 }
 
+/// A function that tears an object down, by its name: a word of it is
+/// `destroy`, `destruct` or `destructor` (`inet_csk_destroy_sock`,
+/// `__sk_destruct`, `caif_sock_destructor`). Not `free` or `release`:
+/// `kmem_cache_free(s, x)` frees `x`, not the cache it writes, and
+/// `sk_free()` and `release_sock()` run on objects in use.
+pub(super) fn is_teardown(name: &str) -> bool {
+    name.split('_')
+        .any(|w| matches!(w, "destroy" | "destruct" | "destructor"))
+}
+
 /// A control-path function by its name or its parameters' types: a
 /// netlink, sysctl, ioctl, ethtool or socket option handler, a sysfs
 /// `*_store`, a `*_change` (a qdisc's, a class's). `declarator` is the

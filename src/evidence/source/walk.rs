@@ -218,6 +218,8 @@ struct Function<'a> {
     built: Vec<String>,
     /// A control-path function (see [`Role::Control`]).
     control: bool,
+    /// A function that tears its objects down (see [`Role::Teardown`]).
+    teardown: bool,
     /// An `__init` function: all it writes is construction.
     boot: bool,
     /// The expressions written (their nodes' ids): not also reads.
@@ -267,6 +269,7 @@ impl<'a> Function<'a> {
     ) -> Option<(String, Vec<Effect>)> {
         let out = &mut bodies.declarations;
         let text = read.text;
+        let teardown = is_teardown(&name);
         let mut f = Function {
             text,
             file: read.file,
@@ -283,6 +286,7 @@ impl<'a> Function<'a> {
             calls: Vec::new(),
             built: Vec::new(),
             control: false,
+            teardown,
             boot: false,
             targets: HashSet::new(),
             aliases: Vec::new(),
@@ -294,10 +298,11 @@ impl<'a> Function<'a> {
             f.declare(declarator);
             f.control = is_control(&f.name, f.of(declarator));
         }
-        // `__init` code runs once, at boot, before anyone shares a thing.
-        f.boot = crate::csource::tokens(between)
-            .iter()
-            .any(|t| t == "__init" || t == "__meminit");
+        // `__init` code runs once, at boot, before anyone shares a thing;
+        // `__exit` code once, when the module goes.
+        let tokens = crate::csource::tokens(between);
+        f.boot = tokens.iter().any(|t| t == "__init" || t == "__meminit");
+        f.teardown |= tokens.iter().any(|t| t == "__exit");
         if !f.types.is_empty() {
             let (built, control) = built(body, text);
             f.built = built;
@@ -617,8 +622,9 @@ impl<'a> Function<'a> {
         }
     }
 
-    /// What argument `arg` passes: an object this function builds, one of
-    /// its parameters, or something else.
+    /// What argument `arg` passes: an object this function builds, one it
+    /// tears down (any object a teardown function passes), one of its
+    /// parameters, or something else.
     fn passed(&self, arg: Node<'_>) -> Passed {
         if arg.kind() != "identifier" {
             return Passed::Other;
@@ -627,22 +633,32 @@ impl<'a> Function<'a> {
         if self.boot || self.built.iter().any(|b| b == name) {
             return Passed::Built;
         }
+        if self.teardown && !self.control {
+            return Passed::Dying;
+        }
         match self.params.iter().position(|p| p == name) {
             Some(i) => Passed::Param(i),
             None => Passed::Other,
         }
     }
 
-    /// Where access `at` is made (while its object is built, on the
-    /// control path, or on a fast path) and the parameter it starts from.
+    /// Where access `at` is made (while its object is built or torn down,
+    /// on the control path, or on a fast path) and the parameter it starts
+    /// from. A member reached through a pointer member (`inode->i_sb->
+    /// s_remove_count`) is another object's, which lives on: neither built
+    /// nor torn down with the variable's, nor passed with it.
     fn placed(&self, at: Node<'_>) -> Placed {
-        let base = base_variable(at, self.text);
+        let own = access(at, self.text)
+            .is_none_or(|(_, fields)| fields.iter().skip(1).all(|(_, arrow)| !arrow));
+        let base = base_variable(at, self.text).filter(|_| own);
         let built = self.boot || base.is_some_and(|v| self.built.iter().any(|b| b == v));
+        let teardown = self.teardown && own;
         Placed {
-            role: match (built, self.control) {
-                (true, _) => Role::Construction,
-                (false, true) => Role::Control,
-                (false, false) => Role::Fast,
+            role: match (built, self.control, teardown) {
+                (true, _, _) => Role::Construction,
+                (false, true, _) => Role::Control,
+                (false, false, true) => Role::Teardown,
+                (false, false, false) => Role::Fast,
             },
             param: base.and_then(|v| self.params.iter().position(|p| p == v)),
         }
