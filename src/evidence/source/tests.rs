@@ -868,3 +868,17 @@ static const struct net_device_ops e1000_netdev_ops = {\n\t.ndo_open = e1000_ope
     // Heat does not follow them: a poll's error branch is no hot path.
     assert!(!reach::reached(&got.calls).contains_key("e1000_clean_rx_irq"));
 }
+
+#[test]
+fn a_function_a_macro_defines_is_named_by_the_macros_text() {
+    let code = "META_COLLECTOR(int_sk_omem_alloc)\n{\n\tconst struct sock *sk = skb_to_full_sk(skb);\n\
+        \tdst->value = sk->sk_mark;\n}\n";
+    let ds = read_net(code, "em_meta.c");
+    assert_eq!(
+        said(&ds, "sock", "sk_mark")
+            .into_iter()
+            .map(|(_, _, f)| f)
+            .collect::<Vec<_>>(),
+        ["META_COLLECTOR(int_sk_omem_alloc)"]
+    );
+}

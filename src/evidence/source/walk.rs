@@ -248,7 +248,9 @@ impl<'a> Function<'a> {
         values: &mut Values<'a>,
     ) -> Option<(String, Vec<Effect>)> {
         let declarator = node.child_by_field_name("declarator")?;
-        let name = declared_name(declarator, read.text).unwrap_or_default();
+        let name = declared_name(declarator, read.text)
+            .or_else(|| macro_defined(node, declarator, read.text))
+            .unwrap_or_default();
         let body = node.child_by_field_name("body")?;
         // `__must_hold(&x->lock)` after the parameters: held throughout.
         let between = &read.text[node.start_byte()..body.start_byte()];
@@ -891,6 +893,18 @@ fn declared_name(node: Node<'_>, text: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// A function a macro defines, by the macro's text: the grammar reads
+/// `META_COLLECTOR(int_sk_omem_alloc) { ... }` as type `META_COLLECTOR`
+/// and declarator `(int_sk_omem_alloc)`.
+fn macro_defined(function: Node<'_>, declarator: Node<'_>, text: &str) -> Option<String> {
+    let ty = function.child_by_field_name("type")?;
+    let inner = declarator.named_child(0)?;
+    (ty.kind() == "type_identifier"
+        && declarator.kind() == "parenthesized_declarator"
+        && inner.kind() == "identifier")
+        .then(|| format!("{}({})", &text[ty.byte_range()], &text[inner.byte_range()]))
 }
 
 /// The function a block is the body of when it is a system call's
