@@ -773,8 +773,9 @@ fn check_arch(tree: &Path, arch: &str) -> Result<()> {
 }
 
 /// Every `.c` and `.h` file of `tree` outside the directories that hold
-/// no kernel code and hidden ones (and of `arch/`, only `arch/ARCH` when
-/// `arch` is given), relative to `tree`, in name order.
+/// no kernel code, hidden ones and test code (see [`is_test_code`]) (and
+/// of `arch/`, only `arch/ARCH` when `arch` is given), relative to
+/// `tree`, in name order.
 fn c_files(tree: &Path, arch: Option<&str>) -> Result<Vec<PathBuf>> {
     let arches = tree.join("arch");
     let enter = |d: &Path| {
@@ -785,9 +786,15 @@ fn c_files(tree: &Path, arch: Option<&str>) -> Result<Vec<PathBuf>> {
         let other_machine = d.parent() == Some(arches.as_path()) && arch.is_some_and(|a| a != name);
         !name.starts_with('.')
             && !other_machine
+            && !matches!(&*name, "tests" | "kunit")
             && !(top && (crate::csource::NO_KERNEL_CODE.contains(&&*name) || name == "debian"))
     };
-    let is_c = |p: &Path| p.extension().is_some_and(|e| e == "c" || e == "h");
+    let is_c = |p: &Path| {
+        p.extension().is_some_and(|e| e == "c" || e == "h")
+            && !p
+                .file_stem()
+                .is_some_and(|s| is_test_code(&s.to_string_lossy()))
+    };
     let mut files = crate::csource::files_under(tree, &enter, &is_c, MAX_FILES);
     if files.len() > MAX_FILES {
         return Err(Error::Usage(format!(
@@ -800,6 +807,17 @@ fn c_files(tree: &Path, arch: Option<&str>) -> Result<Vec<PathBuf>> {
     }
     files.sort();
     Ok(files)
+}
+
+/// A test module by the kernel's naming (`lib/test_bpf.c`,
+/// `net/core/dev_addr_lists_test.c`, `sound_kunit.c`), file stem
+/// `stem`: what it does to a struct (`populate_skb()` stores a static
+/// fake device's `ifindex`) says nothing of the kernel's paths. The
+/// directories `tests/` and `kunit/` are left out too.
+fn is_test_code(stem: &str) -> bool {
+    let words: Vec<&str> = stem.split(['_', '-']).collect();
+    let (first, last) = (words[0], words[words.len() - 1]);
+    words.len() > 1 && (first == "test" || matches!(last, "test" | "tests" | "kunit"))
 }
 
 #[cfg(test)]

@@ -882,3 +882,49 @@ fn a_function_a_macro_defines_is_named_by_the_macros_text() {
         ["META_COLLECTOR(int_sk_omem_alloc)"]
     );
 }
+
+#[test]
+fn test_modules_are_told_by_the_kernels_naming() {
+    for stem in [
+        "test_bpf",
+        "test-kstrtox",
+        "dev_addr_lists_test",
+        "handshake-test",
+        "sound_kunit",
+        "policy_unpack_test",
+    ] {
+        assert!(is_test_code(stem), "{stem}");
+    }
+    for stem in [
+        "dev",
+        "selftests",
+        "test",
+        "latest",
+        "attest_key",
+        "contest",
+    ] {
+        assert!(!is_test_code(stem), "{stem}");
+    }
+    let tree = std::env::temp_dir().join(format!("cachelint-testcode-{}", std::process::id()));
+    for f in [
+        "net/core/dev.c",
+        "net/core/net_test.c",
+        "lib/test_bpf.c",
+        "net/wireless/tests/scan.c",
+        "lib/kunit/test.c",
+        "net/core/selftests.c",
+    ] {
+        let path = tree.join(f);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "").unwrap();
+    }
+    let files = c_files(&tree, None).unwrap();
+    std::fs::remove_dir_all(&tree).unwrap();
+    assert_eq!(
+        files,
+        [
+            PathBuf::from("net/core/dev.c"),
+            PathBuf::from("net/core/selftests.c")
+        ]
+    );
+}
