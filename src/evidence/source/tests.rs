@@ -396,6 +396,37 @@ fn construction_and_the_control_path_are_told_from_fast_path_writes() {
 }
 
 #[test]
+fn an_object_reached_through_a_built_one_is_built_only_when_allocated_here() {
+    // copy_thread() builds the new task p; p->skb is a shared object it
+    // points to. srcu-like: the object at n->skb is allocated here.
+    let code = "int copy_thread(struct napi_struct *p)\n{\n\tmemset(p, 0, 8);\n\
+        \tp->weight = 1;\n\tp->skb->len = 2;\n}\n\
+        int init_fields(struct napi_struct *n)\n{\n\tn->skb = kzalloc(64, GFP_KERNEL);\n\
+        \tn->skb->len = 3;\n\tn->weight = 4;\n}\n";
+    let ds = read_net(code, "fork.c");
+    let roles = |ty: &str, path: &str| -> Vec<(Role, String)> {
+        said(&ds, ty, path)
+            .into_iter()
+            .map(|(_, r, f)| (r, f))
+            .collect()
+    };
+    assert_eq!(
+        roles("napi_struct", "weight"),
+        [
+            (Role::Construction, "copy_thread".into()),
+            (Role::Fast, "init_fields".into())
+        ]
+    );
+    assert_eq!(
+        roles("sk_buff", "len"),
+        [
+            (Role::Fast, "copy_thread".into()),
+            (Role::Construction, "init_fields".into())
+        ]
+    );
+}
+
+#[test]
 fn teardown_is_told_from_use_by_name_exit_and_callers() {
     let code = "void inet_csk_destroy_sock(struct sock *sk)\n{\n\tsk->sk_state = 7;\n\
         \tsk_stream_kill_queues(sk);\n\tsock_put(sk);\n}\n\

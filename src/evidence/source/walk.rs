@@ -648,12 +648,16 @@ impl<'a> Function<'a> {
     /// on the control path, or on a fast path) and the parameter it starts
     /// from. A member reached through a pointer member (`inode->i_sb->
     /// s_remove_count`) is another object's, which lives on: neither built
-    /// nor torn down with the variable's, nor passed with it.
+    /// nor torn down with the variable's, nor passed with it; it is built
+    /// when this function allocates it (`ssp->srcu_sup = kzalloc(...)`).
     fn placed(&self, at: Node<'_>) -> Placed {
-        let own = access(at, self.text)
-            .is_none_or(|(_, fields)| fields.iter().skip(1).all(|(_, arrow)| !arrow));
+        let object = object_of(at, self.text);
+        let own = object.as_ref().is_none_or(|(_, own)| *own);
         let base = base_variable(at, self.text).filter(|_| own);
-        let built = self.boot || base.is_some_and(|v| self.built.iter().any(|b| b == v));
+        let built = self.boot
+            || object
+                .as_ref()
+                .is_some_and(|(o, _)| self.built.iter().any(|b| b == o));
         let teardown = self.teardown && own;
         Placed {
             role: match (built, self.control, teardown) {
@@ -1005,6 +1009,28 @@ fn access<'t>(node: Node<'_>, text: &'t str) -> Option<(&'t str, Vec<(String, bo
     Some((base, fields))
 }
 
+/// The object whose member access `node` names, spelled without
+/// subscripts, casts or parentheses, and whether it is a variable's own
+/// (reached from the variable with no `->` but the first): `lruvec` of
+/// `lruvec->lrugen.max_seq` (own), `inode->i_sb` of `inode->i_sb->
+/// s_remove_count` (not).
+fn object_of(node: Node<'_>, text: &str) -> Option<(String, bool)> {
+    let (base, fields) = access(node, text)?;
+    let last_arrow = fields.iter().rposition(|(_, arrow)| *arrow).unwrap_or(0);
+    Some((spelled(base, &fields[..last_arrow]), last_arrow == 0))
+}
+
+/// `base` then `fields` (each with whether `->` reaches it) as C spells
+/// them: `ssp->srcu_sup`.
+fn spelled(base: &str, fields: &[(String, bool)]) -> String {
+    let mut out = base.to_owned();
+    for (field, arrow) in fields {
+        out.push_str(if *arrow { "->" } else { "." });
+        out.push_str(field);
+    }
+    out
+}
+
 /// Is `value` another CPU's per-CPU object: `cpu_rq(cpu)`, `per_cpu(x,
 /// cpu)`, `per_cpu_ptr(x, cpu)`, with a CPU that is not this one's
 /// (`smp_processor_id()`)?
@@ -1041,9 +1067,11 @@ fn base_variable<'t>(node: Node<'_>, text: &'t str) -> Option<&'t str> {
     }
 }
 
-/// The variables whose object function body `body` builds, and whether
-/// it runs on the control path (see [`is_control_call`]): assigned an
-/// allocation (`napi = kzalloc(...)`, `struct foo *f = foo_alloc()`),
+/// The variables (or pointer members, `ssp->srcu_sup`) whose object
+/// function body `body` builds, and whether it runs on the control path
+/// (see [`is_control_call`]): assigned an allocation (`napi =
+/// kzalloc(...)`, `struct foo *f = foo_alloc()`, `ssp->srcu_sup =
+/// kzalloc(...)`),
 /// cleared whole (`memset(f, 0, ...)`), or one of whose members it
 /// initialises (`INIT_LIST_HEAD(&napi->poll_list)`, `spin_lock_init(&q->
 /// lock)`, `refcount_set(&p->ref, 1)`, `timer_setup(&t->timer, ...)`).
@@ -1080,9 +1108,12 @@ fn built(body: Node<'_>, text: &str) -> (Vec<String>, bool) {
                     && v.kind() == "call_expression"
                     && callee(v).is_some_and(is_allocation)
                 {
-                    // `v = kzalloc(...)`; not `v->buf = kzalloc(...)`.
+                    // `v = kzalloc(...)`; `v->buf = kzalloc(...)` builds
+                    // the object at `v->buf`, not `v`.
                     if matches!(t.kind(), "identifier" | "pointer_declarator") {
                         add(declared_name(t, text).as_deref());
+                    } else if let Some((base, fields)) = access(t, text) {
+                        add(Some(&spelled(base, &fields)));
                     }
                 }
             }
@@ -1098,7 +1129,12 @@ fn built(body: Node<'_>, text: &str) -> (Vec<String>, bool) {
                     } else if is_member_init(name)
                         && strip_address(first).kind() == "field_expression"
                     {
+                        // `mutex_init(&ssp->srcu_sup->srcu_cb_mutex)`: the
+                        // object at `ssp->srcu_sup`, and (as ever) `ssp`.
                         add(base_variable(first, text));
+                        if let Some((object, false)) = object_of(strip_address(first), text) {
+                            add(Some(&object));
+                        }
                     }
                 }
             }
