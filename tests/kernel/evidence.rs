@@ -224,9 +224,13 @@ fn every_guarded_by_member_of_7_3_is_lock_protected_by_its_lock() {
 /// The body of the first definition of function `name` in header `text`
 /// (from its name to the first line that is a lone `}`).
 fn body_of<'t>(text: &'t str, name: &str) -> &'t str {
-    let start = text
-        .find(&format!(" {name}(struct mm_struct *mm)"))
-        .unwrap_or_else(|| panic!("no {name}"));
+    definition_in(text, &format!(" {name}(struct mm_struct *mm)"))
+}
+
+/// The first definition in `text` that starts with `head`, up to the
+/// first line that is a lone `}`.
+fn definition_in<'t>(text: &'t str, head: &str) -> &'t str {
+    let start = text.find(head).unwrap_or_else(|| panic!("no '{head}'"));
     let end = text[start..].find("\n}\n").unwrap() + start;
     &text[start..end]
 }
@@ -1166,11 +1170,7 @@ fn a_helper_only_netlink_handlers_call_is_the_control_paths_not_a_context() {
 /// first line that is a lone `}`.
 fn definition(tree: &Path, file: &str, head: &str) -> String {
     let text = std::fs::read_to_string(tree.join(file)).unwrap();
-    let start = text
-        .find(head)
-        .unwrap_or_else(|| panic!("{file} has no '{head}'"));
-    let end = text[start..].find("\n}\n").unwrap() + start;
-    text[start..end].to_owned()
+    definition_in(&text, head).to_owned()
 }
 
 #[test]

@@ -268,8 +268,9 @@ pub enum Role {
     Control,
     /// While the object is torn down, after its last user is gone: in a
     /// `*_destroy*` or `*_destruct*` function (`inet_csk_destroy_sock`,
-    /// `sk->sk_destruct`), an `__exit` function, or through a parameter
-    /// every seen call passes an object being torn down.
+    /// `inet_sock_destruct`) that holds no lock of the object, an `__exit`
+    /// function, or through a parameter every seen call passes an object
+    /// being torn down.
     Teardown,
 }
 

@@ -436,7 +436,9 @@ fn teardown_is_told_from_use_by_name_exit_and_callers() {
         static void __exit caif_exit(struct sock *sk)\n{\n\tsk->sk_state = 9;\n}\n\
         static void caif_sock_destructor(struct sock *sk, struct genl_info *info)\n{\n\tsk->sk_mark = 1;\n}\n\
         static void sk_free(struct sock *sk)\n{\n\tsk->sk_mark = 2;\n}\n\
-        void napi_destroy(struct napi_struct *napi)\n{\n\tnapi->weight = 1;\n\tnapi->skb->len = 0;\n}\n";
+        void napi_destroy(struct napi_struct *napi)\n{\n\tnapi->weight = 1;\n\tnapi->skb->len = 0;\n}\n\
+        void xprt_destroy_bc(struct sock *sk)\n{\n\tspin_lock_bh(&sk->sk_lock.slock);\n\
+        \tsk->sk_reserved_mem = 5;\n\tspin_unlock_bh(&sk->sk_lock.slock);\n}\n";
     let ds = read_net(code, "sock.c");
     let roles = |path: &str| -> Vec<(Role, String)> {
         said(&ds, "sock", path)
@@ -459,9 +461,14 @@ fn teardown_is_told_from_use_by_name_exit_and_callers() {
     // The skb a napi points to lives on.
     assert_eq!(said(&ds, "napi_struct", "weight")[0].1, Role::Teardown);
     assert_eq!(said(&ds, "sk_buff", "len")[0].1, Role::Fast);
+    // A destroy function that takes the object's lock tears down a part
+    // of an object that lives on.
     assert_eq!(
         roles("sk_reserved_mem"),
-        [(Role::Teardown, "sk_stream_kill_queues".into())]
+        [
+            (Role::Teardown, "sk_stream_kill_queues".into()),
+            (Role::Fast, "xprt_destroy_bc".into())
+        ]
     );
     assert_eq!(
         roles("sk_mark"),

@@ -652,13 +652,16 @@ impl<'a> Function<'a> {
     /// when this function allocates it (`ssp->srcu_sup = kzalloc(...)`).
     fn placed(&self, at: Node<'_>) -> Placed {
         let object = object_of(at, self.text);
-        let own = object.as_ref().is_none_or(|(_, own)| *own);
-        let base = base_variable(at, self.text).filter(|_| own);
+        let own = object.as_ref().is_none_or(|o| o.own);
+        let base = object.as_ref().filter(|o| o.own).map(|o| o.base);
         let built = self.boot
             || object
                 .as_ref()
-                .is_some_and(|(o, _)| self.built.iter().any(|b| b == o));
-        let teardown = self.teardown && own;
+                .is_some_and(|o| self.built.contains(&o.spelled));
+        // A lock of the object held says it is still shared: a teardown
+        // function that takes one (`xprt_destroy_bc()` under `&xprt->
+        // bc_pa_lock`) tears down a part of an object that lives on.
+        let teardown = self.teardown && own && !base.is_some_and(|b| self.holds_lock_of(b));
         Placed {
             role: match (built, self.control, teardown) {
                 (true, _, _) => Role::Construction,
@@ -668,6 +671,16 @@ impl<'a> Function<'a> {
             },
             param: base.and_then(|v| self.params.iter().position(|p| p == v)),
         }
+    }
+
+    /// Is a lock reached from `variable` held here (`&xprt->bc_pa_lock`,
+    /// `&sk->sk_lock.slock`)?
+    fn holds_lock_of(&self, variable: &str) -> bool {
+        self.held.iter().any(|h| {
+            let lock = h.text.trim().trim_start_matches('&').trim_start();
+            lock.strip_prefix(variable)
+                .is_some_and(|rest| rest.starts_with("->") || rest.starts_with('.'))
+        })
     }
 
     /// Is member access `node` a load: not written, and not only the
@@ -1009,15 +1022,27 @@ fn access<'t>(node: Node<'_>, text: &'t str) -> Option<(&'t str, Vec<(String, bo
     Some((base, fields))
 }
 
-/// The object whose member access `node` names, spelled without
-/// subscripts, casts or parentheses, and whether it is a variable's own
-/// (reached from the variable with no `->` but the first): `lruvec` of
-/// `lruvec->lrugen.max_seq` (own), `inode->i_sb` of `inode->i_sb->
-/// s_remove_count` (not).
-fn object_of(node: Node<'_>, text: &str) -> Option<(String, bool)> {
+/// The object a member access names (see [`object_of`]).
+struct Object<'t> {
+    /// The variable the access starts from.
+    base: &'t str,
+    /// The object spelled without subscripts, casts or parentheses:
+    /// `lruvec` of `lruvec->lrugen.max_seq`, `inode->i_sb` of
+    /// `inode->i_sb->s_remove_count`.
+    spelled: String,
+    /// The variable's own (reached from it with no `->` but the first).
+    own: bool,
+}
+
+/// The object whose member access `node` names.
+fn object_of<'t>(node: Node<'_>, text: &'t str) -> Option<Object<'t>> {
     let (base, fields) = access(node, text)?;
     let last_arrow = fields.iter().rposition(|(_, arrow)| *arrow).unwrap_or(0);
-    Some((spelled(base, &fields[..last_arrow]), last_arrow == 0))
+    Some(Object {
+        base,
+        spelled: spelled(base, &fields[..last_arrow]),
+        own: last_arrow == 0,
+    })
 }
 
 /// `base` then `fields` (each with whether `->` reaches it) as C spells
@@ -1132,8 +1157,8 @@ fn built(body: Node<'_>, text: &str) -> (Vec<String>, bool) {
                         // `mutex_init(&ssp->srcu_sup->srcu_cb_mutex)`: the
                         // object at `ssp->srcu_sup`, and (as ever) `ssp`.
                         add(base_variable(first, text));
-                        if let Some((object, false)) = object_of(strip_address(first), text) {
-                            add(Some(&object));
+                        if let Some(o) = object_of(strip_address(first), text).filter(|o| !o.own) {
+                            add(Some(&o.spelled));
                         }
                     }
                 }
