@@ -46,8 +46,30 @@ fn rebase(text: &str, array: &str, from: &str, to: &str) -> String {
     }
 }
 
+/// `text` with every `array[from]` that starts a path (not the end of a
+/// longer name: `node[1]` in `the holders of node[1].lock`, not in
+/// `xnode[1]` or `a.node[1]`) replaced by `to`.
+fn rebase_within(text: &str, array: &str, from: &str, to: &str) -> String {
+    let old = format!("{array}[{from}]");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(&old) {
+        let starts = rest[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.'));
+        out.push_str(&rest[..at]);
+        out.push_str(if starts { to } else { &old });
+        rest = &rest[at + old.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `f` in element `index` of `array` rewritten to element `to` (a number,
-/// `*` or a range): paths, the parts shown and the lock.
+/// `*` or a range): paths, the parts shown, the lock, and the contexts
+/// named after a member of the element (`the holders of node[1].lock`)
+/// wherever the finding names them.
 fn moved(f: &ReportFinding, array: &str, index: u64, to: &str) -> ReportFinding {
     let mut g = f.clone();
     let from = index.to_string();
@@ -56,6 +78,12 @@ fn moved(f: &ReportFinding, array: &str, index: u64, to: &str) -> ReportFinding 
         side.path = rebase(&side.path, array, &from, &to);
         side.part = rebase(&side.part, array, &from, &to);
         side.lock = side.lock.as_deref().map(|l| rebase(l, array, &from, &to));
+    }
+    g.description = rebase_within(&g.description, array, &from, &to);
+    if let Some(m) = &mut g.meeting {
+        for name in m.writes_in.iter_mut().chain(m.others.iter_mut()) {
+            *name = rebase_within(name, array, &from, &to);
+        }
     }
     g
 }

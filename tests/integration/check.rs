@@ -1353,6 +1353,35 @@ fn a_finding_in_each_element_of_an_array_of_structs_is_told_once_with_the_range(
             ("pairs", *first, *last)
         );
     }
+    // With the misses written by an owner, each element's pair names the
+    // readers of its own element (`the users of pairs[1].hits`): the
+    // same runs, the context named for the range.
+    let owned = check_one("counters-owner.toml", build);
+    let got: Vec<(String, String, Vec<String>)> = owned
+        .findings
+        .iter()
+        .filter(|f| f.a.path.split('.').next() == f.b.path.split('.').next())
+        .map(|f| {
+            let others = f.meeting.as_ref().map(|m| m.others.clone());
+            (
+                f.a.path.clone(),
+                f.b.path.clone(),
+                others.unwrap_or_default(),
+            )
+        })
+        .collect();
+    let wanted: Vec<(String, String, Vec<String>)> = wanted
+        .into_iter()
+        .zip(&want)
+        .map(|((a, b), (first, last))| {
+            (
+                a,
+                b,
+                vec![format!("the users of pairs[{first}..{last}].hits")],
+            )
+        })
+        .collect();
+    assert_eq!(got, wanted);
     // The text names the range once, in the headline; SARIF has it in the
     // message; the report matches itself as a baseline.
     let file = fixture(build).display().to_string();
