@@ -1223,3 +1223,100 @@ fn a_destroy_functions_stores_are_the_teardowns_but_not_those_to_the_parent_it_p
         "{draft}"
     );
 }
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn rcu_nodes_lock_is_taken_through_rcus_own_macros_and_its_findings_told_once_for_all_nodes() {
+    let tree = kernel_source();
+    let kernel = vmlinux();
+    // RCU takes a node's lock with macros of kernel/rcu/rcu.h, never with
+    // spin_lock() on the node in the function that writes.
+    let rcu_h = std::fs::read_to_string(tree.join("kernel/rcu/rcu.h")).unwrap();
+    let lock_macro = definition_in(&rcu_h, "#define raw_spin_lock_irq_rcu_node(p)");
+    assert!(
+        lock_macro.contains("raw_spin_lock_irq(&ACCESS_PRIVATE(p, lock));"),
+        "{lock_macro}"
+    );
+    let cleanup = definition(
+        &tree,
+        "kernel/rcu/tree.c",
+        "static noinline void rcu_gp_cleanup(void)\n",
+    );
+    let (locked, written) = (
+        cleanup.find("raw_spin_lock_irq_rcu_node(rnp);").unwrap(),
+        cleanup
+            .find("WRITE_ONCE(rnp->gp_seq, new_gp_seq);")
+            .unwrap(),
+    );
+    assert!(locked < written);
+    let line = line_of(
+        &tree,
+        "kernel/rcu/tree.c",
+        "WRITE_ONCE(rnp->gp_seq, new_gp_seq);",
+    );
+    let draft = draft_612(&[], "rcu_node");
+    assert!(
+        draft.contains(&format!(
+            "# gp_seq: declared: WRITE_ONCE in rcu_gp_cleanup (kernel/rcu/tree.c:{line}) with &rnp->lock held ("
+        )),
+        "{draft}"
+    );
+    for member in ["gp_seq", "qsmask", "qsmaskinit"] {
+        assert_eq!(
+            rule(&draft, "rcu_node", member),
+            Some(
+                format!("{member} = {{ class = \"lock-protected\", lock = \"lock\" }}  # declared")
+                    .as_str()
+            ),
+            "{draft}"
+        );
+    }
+    // The variable the caller names the node by is no context.
+    assert!(
+        contexts_of(&draft).iter().all(|c| !c.starts_with("rnp =")),
+        "{draft}"
+    );
+    // rcu_node lives in rcu_state.node[], one element per node of the
+    // build's tree (pahole's count): each finding in an element is told
+    // once, for the range of all of them.
+    let state = pahole(&["-C", "rcu_state", kernel.to_str().unwrap()]);
+    let nodes: u64 = state
+        .lines()
+        .find_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("struct rcu_node")?
+                .trim()
+                .strip_prefix("node[")?
+                .split(']')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("{state}"));
+    assert!(nodes > 1, "{nodes}");
+    let rules =
+        std::env::temp_dir().join(format!("cachelint-rcu-node-{}.toml", std::process::id()));
+    std::fs::write(&rules, &draft).unwrap();
+    let (code, out, err) = cachelint(&[
+        "check",
+        "--rules",
+        rules.to_str().unwrap(),
+        kernel.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let _ = std::fs::remove_file(&rules);
+    assert!(code == 0 || code == 1, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+    let range = format!("node[0..{}]", nodes - 1);
+    for f in findings {
+        let (a, b) = (
+            f["a"]["path"].as_str().unwrap(),
+            f["b"]["path"].as_str().unwrap(),
+        );
+        assert!(a.starts_with(&range) && b.starts_with(&range), "{f}");
+        assert_eq!(f["elements"]["last"], nodes - 1, "{f}");
+    }
+}

@@ -727,6 +727,9 @@ fn wrappers_in(text: &str, build: &dyn Types, known: &Wrappers) -> Wrappers {
     let locking = ["lock", "down_", "up_", "up("]
         .iter()
         .any(|w| text.contains(w));
+    // In a function's body, or a macro of a header that has some (one of
+    // macros only is a machine's registers, hundreds of megabytes of
+    // them, not worth parsing).
     if !locking || !text.contains('{') {
         return Wrappers::default();
     }

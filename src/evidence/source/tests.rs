@@ -194,6 +194,116 @@ fn a_headers_lock_wrappers_take_and_release_their_arguments_lock() {
 }
 
 #[test]
+fn a_headers_lock_macros_are_wrappers_too() {
+    // xarray.h's, RCU's (rcu.h: `ACCESS_PRIVATE()` in a `do { } while
+    // (0)`), a macro of a macro (`xas_lock()`), and spinlock.h's own
+    // macro, which stays the vocabulary.
+    let header = "#define xa_lock_irq(xa)\t\tspin_lock_irq(&(xa)->xa_lock)\n\
+        #define xa_unlock_irq(xa)\tspin_unlock_irq(&(xa)->xa_lock)\n\
+        #define xas_lock_irq(xas)\txa_lock_irq((xas)->xa)\n\
+        #define raw_spin_lock_irqsave_rcu_node(p, flags)\t\t\t\\\n\
+        do {\t\t\t\t\t\t\t\t\t\\\n\
+        \traw_spin_lock_irqsave(&ACCESS_PRIVATE(p, lock), flags);\t\\\n\
+        \tsmp_mb__after_unlock_lock();\t\t\t\t\t\\\n\
+        } while (0)\n\
+        #define raw_spin_unlock_irqrestore_rcu_node(p, flags)\t\t\t\\\n\
+        do {\t\t\t\t\t\t\t\t\t\\\n\
+        \tlockdep_assert_irqs_disabled();\t\t\t\t\t\\\n\
+        \traw_spin_unlock_irqrestore(&ACCESS_PRIVATE(p, lock), flags);\t\\\n\
+        } while (0)\n\
+        #define spin_lock_irqsave(lock, flags)\t\t\t\t\\\n\
+        do {\t\t\t\t\t\t\t\\\n\
+        \traw_spin_lock_irqsave(&(lock)->rlock, flags);\t\\\n\
+        } while (0)\n\
+        #define SQUARE(x) ((x) * (x))\n\
+        static inline int unrelated(void) { return 0; }\n";
+    let mut wrappers = Wrappers::default();
+    for _ in 0..WRAPPER_ROUNDS {
+        wrappers = wrappers_in(header, &NoTypes, &wrappers);
+    }
+    let effect = |name: &str| wrappers.get(name).cloned().unwrap_or_default();
+    let take = |member: &str, release| Effect {
+        param: 0,
+        member: member.to_owned(),
+        release,
+        shared: false,
+    };
+    assert_eq!(effect("xa_lock_irq"), [take("xa_lock", false)]);
+    assert_eq!(effect("xa_unlock_irq"), [take("xa_lock", true)]);
+    assert_eq!(effect("xas_lock_irq"), [take("xa->xa_lock", false)]);
+    assert_eq!(
+        effect("raw_spin_lock_irqsave_rcu_node"),
+        [take("lock", false)]
+    );
+    assert_eq!(
+        effect("raw_spin_unlock_irqrestore_rcu_node"),
+        [take("lock", true)]
+    );
+    assert!(wrappers.get("spin_lock_irqsave").is_none());
+    assert!(wrappers.get("SQUARE").is_none());
+
+    // A caller's write between them is under the node's lock, whatever
+    // the variable is called; the one after it is not.
+    let code = "static void report(struct rcu_node *rnp_root, unsigned long flags)\n{\n\
+        \traw_spin_lock_irqsave_rcu_node(rnp_root, flags);\n\
+        \trnp_root->qsmask = 0;\n\
+        \traw_spin_unlock_irqrestore_rcu_node(rnp_root, flags);\n\
+        \trnp_root->gp_seq = 1;\n}\n";
+    // Each write of `ty` in `code`: its path, and each lock held there
+    // with the member it is.
+    let written = |code: &str, ty: &str, wrappers: &Wrappers| -> Vec<String> {
+        let types = [ty.to_owned()];
+        functions(
+            code,
+            Path::new("f.c"),
+            Wanted::Only(&types),
+            &NoTypes,
+            wrappers,
+        )
+        .declarations
+        .iter()
+        .filter_map(|d| match &d.said {
+            Said::Written(_, held) => Some(format!(
+                "{} {:?}",
+                d.path,
+                held.iter()
+                    .map(|h| (&h.text, &h.member))
+                    .collect::<Vec<_>>()
+            )),
+            _ => None,
+        })
+        .collect()
+    };
+    assert_eq!(
+        written(code, "rcu_node", &wrappers),
+        [
+            "qsmask [(\"&rnp_root->lock\", Some((\"rcu_node\", \"lock\")))]",
+            "gp_seq []"
+        ]
+    );
+    // The page cache's: the lock an iteration state's wrapper takes is
+    // the lock of the object the state was declared on.
+    let code = "static void add(struct address_space *mapping, long nr)\n{\n\
+        \tXA_STATE(xas, &mapping->i_pages, 0);\n\
+        \txas_lock_irq(&xas);\n\
+        \tmapping->nrpages += nr;\n\
+        \txas_unlock_irq(&xas);\n\
+        \tmapping->nrpages = 0;\n}\n";
+    let wrappers = wrappers.clone().merge(wrappers_in(
+        "#define xas_unlock_irq(xas)\txa_unlock_irq((xas)->xa)\nstatic inline int f(void) { return 0; }\n",
+        &NoTypes,
+        &wrappers,
+    ));
+    assert_eq!(
+        written(code, "address_space", &wrappers),
+        [
+            "nrpages [(\"&mapping->i_pages.xa_lock\", Some((\"address_space\", \"i_pages.xa_lock\")))]",
+            "nrpages []"
+        ]
+    );
+}
+
+#[test]
 fn an_unlock_then_leaving_keeps_the_lock_only_inside_the_function() {
     let code = "int f(struct lruvec *s, int x)\n{\n\tspin_lock(&s->l);\n\tif (x) {\n\t\tspin_unlock(&s->l);\n\t\tgoto out;\n\t}\n\
         \ts->c = 3;\n\tspin_unlock(&s->l);\n\ts->b = 2;\n\treturn 0;\nout:\n\treturn 1;\n}\n";

@@ -41,12 +41,61 @@ pub(super) fn is_lock(name: &str) -> bool {
 /// One of the kernel's own locking words, read as the vocabulary says
 /// wherever it is defined (`spin_lock()` is itself a function of
 /// spinlock.h): a lock, an assertion, or the release of one of them
-/// (`spin_unlock`, `up_write`), not a wrapper's name (`mmap_write_unlock`).
+/// (`spin_unlock`, `up_write`), not a wrapper's name (`mmap_write_unlock`),
+/// even one that starts as the kernel's do (RCU's
+/// `raw_spin_lock_irq_rcu_node`): every word of it is a locking word.
 pub(super) fn is_vocabulary(name: &str) -> bool {
-    is_lock(name)
-        || is_assertion(name)
-        || matches!(name, "up_read" | "up_write" | "up")
-        || (is_unlock(name) && is_lock(&name.replacen("unlock", "lock", 1)))
+    const WORDS: [&str; 31] = [
+        "spin",
+        "raw",
+        "read",
+        "write",
+        "mutex",
+        "down",
+        "up",
+        "lock",
+        "unlock",
+        "trylock",
+        "irq",
+        "irqsave",
+        "irqrestore",
+        "bh",
+        "nested",
+        "nest",
+        "interruptible",
+        "killable",
+        "io",
+        "local",
+        "lockdep",
+        "assert",
+        "held",
+        "rwsem",
+        "once",
+        "nolockdep",
+        "non",
+        "owner",
+        "pthread",
+        "state",
+        "",
+    ];
+    let primitive = name.split('_').all(|w| WORDS.contains(&w));
+    primitive
+        && (is_lock(name)
+            || is_assertion(name)
+            || matches!(name, "up_read" | "up_write" | "up")
+            || (is_unlock(name) && is_lock(&name.replacen("unlock", "lock", 1))))
+}
+
+/// A macro declaring an iteration state on an object (`XA_STATE(xas,
+/// &mapping->i_pages, index)`, `MA_STATE(mas, &mm->mm_mt, 0, 0)`): the
+/// state's member that points at the object, through which its lock
+/// wrappers (`xas_lock_irq(&xas)`) take the object's lock.
+pub(super) fn iteration_state(name: &str) -> Option<&'static str> {
+    match name {
+        "XA_STATE" | "XA_STATE_ORDER" => Some("xa"),
+        "MA_STATE" => Some("tree"),
+        _ => None,
+    }
 }
 
 /// Releases one.

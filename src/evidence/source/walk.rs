@@ -15,6 +15,7 @@ use super::wrappers::{Effect, Wrappers};
 use super::{Bodies, Declaration, Held, Role, Said, Types, Wanted, Write};
 
 mod calls;
+mod macros;
 mod needless;
 
 /// The writes and lock uses in the function bodies of `text` about the
@@ -89,6 +90,8 @@ fn walk_tree<'a>(root: Node<'_>, read: &Reading<'a>) -> Bodies {
         };
         let wrapper = match (node.kind(), syscall) {
             ("function_definition", _) => Function::read(node, read, &mut bodies, &mut values),
+            // Wrappers are read only while no struct is wanted.
+            ("preproc_function_def", _) if read.types.is_empty() => macros::wrapper(node, read),
             (_, Some(name)) => {
                 Function::read_parts(name, None, node, "", read, &mut bodies, &mut values)
             }
@@ -232,6 +235,10 @@ struct Function<'a> {
     /// Variables that point at another CPU's per-CPU object (`rq =
     /// cpu_rq(cpu)`, `sd = &per_cpu(softnet_data, cpu)`).
     remote: Vec<String>,
+    /// Iteration states a macro declares on an object (`XA_STATE(xas,
+    /// &mapping->i_pages, index)`): the variable, its member pointing at
+    /// the object, and the object (`xas`, `xa`, `mapping->i_pages`).
+    states: Vec<(String, &'static str, String)>,
     /// Identifiers passed as arguments or assigned, and iterators'
     /// callbacks, for the file's [`Values`].
     values: Values<'a>,
@@ -294,6 +301,7 @@ impl<'a> Function<'a> {
             aliases: Vec::new(),
             reads: BTreeMap::new(),
             remote: Vec::new(),
+            states: Vec::new(),
             values: Values::default(),
         };
         if let Some(declarator) = declarator {

@@ -10,8 +10,8 @@ use super::{Function, leaves_after, strip_address};
 use crate::evidence::source::callers::Call;
 use crate::evidence::source::reach::dispatcher_of_argument;
 use crate::evidence::source::vocabulary::{
-    is_assertion, is_atomic_read, is_atomic_write, is_bitop, is_lock, is_unlock, run_queue_lock,
-    socket_lock,
+    is_assertion, is_atomic_read, is_atomic_write, is_bitop, is_lock, is_unlock, iteration_state,
+    run_queue_lock, socket_lock,
 };
 use crate::evidence::source::{Declaration, Said, Write};
 
@@ -40,6 +40,16 @@ impl Function<'_> {
             return true;
         }
         let name = self.of(function);
+        if let Some(member) = iteration_state(name)
+            && let [var, object, ..] = args[..]
+            && var.kind() == "identifier"
+            && let Some(object) = self.of(object).strip_prefix('&')
+        {
+            let var = self.of(var).to_owned();
+            self.states.retain(|(v, _, _)| *v != var);
+            self.states.push((var, member, object.trim().to_owned()));
+            return true;
+        }
         if function.kind() == "identifier" {
             let passed = args.iter().map(|a| self.passed(*a)).collect();
             self.calls.push(Call {
@@ -116,7 +126,7 @@ impl Function<'_> {
                 let Some(arg) = args.get(e.param) else {
                     continue;
                 };
-                let text = self.through(*arg, &e.member);
+                let text = self.on_state_object(self.through(*arg, &e.member));
                 match e.release {
                     true if leaves_after(node) => {}
                     true => self.release(text),
@@ -227,6 +237,18 @@ impl Function<'_> {
             self.written(*arg, write, out);
         }
         false
+    }
+
+    /// Lock expression `text` through an iteration state's pointer
+    /// (`&xas.xa->xa_lock` of `XA_STATE(xas, &mapping->i_pages, i)`) as
+    /// the object's own (`&mapping->i_pages.xa_lock`).
+    fn on_state_object(&self, text: String) -> String {
+        for (var, member, object) in self.states.iter().rev() {
+            if let Some(rest) = text.strip_prefix(&format!("&{var}.{member}->")) {
+                return format!("&{object}.{rest}");
+            }
+        }
+        text
     }
 
     /// The arguments of a call that are addresses (`&x->m`): those an
