@@ -838,11 +838,11 @@ fn a_member_absent_in_one_config_is_a_note_there_and_an_error_nowhere_else() {
 
 /// Runs `check` with rules given as text, on one build.
 fn check_text(text: &str, build: &str) -> Report {
-    let dir = std::env::temp_dir().join(format!(
-        "cachelint-text-{}-{}",
-        std::process::id(),
-        text.len()
-    ));
+    // One directory per call: two tests' rules of one length once took
+    // each other's.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("cachelint-text-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("r.toml");
     std::fs::write(&path, text).unwrap();
