@@ -1257,7 +1257,7 @@ fn rcu_nodes_lock_is_taken_through_rcus_own_macros_and_its_findings_told_once_fo
     let draft = draft_612(&[], "rcu_node");
     assert!(
         draft.contains(&format!(
-            "# gp_seq: declared: WRITE_ONCE in rcu_gp_cleanup (kernel/rcu/tree.c:{line}) with &rnp->lock held ("
+            "# gp_seq: declared: WRITE_ONCE in rcu_gp_cleanup (kernel/rcu/tree.c:{line}) with &rnp->lock held (raw_spin_lock_irq_rcu_node())"
         )),
         "{draft}"
     );

@@ -304,6 +304,49 @@ fn a_headers_lock_macros_are_wrappers_too() {
 }
 
 #[test]
+fn a_lock_held_again_is_held_once_by_its_taker() {
+    // RCU's shape: the holder calls a header's helper that asserts the
+    // lock (tree_plugin.h's dump_blkd_tasks()); and a trylock with the
+    // lock as its fallback. One unlock releases each.
+    let header = "static inline void dump(struct lruvec *s)\n{\n\tlockdep_assert_held(&s->l);\n}\n";
+    let wrappers = wrappers_in(header, &NoTypes, &Wrappers::default());
+    let code = "void f(struct lruvec *s)\n{\n\tspin_lock(&s->l);\n\tdump(s);\n\ts->c = 1;\n\
+        \tspin_unlock(&s->l);\n\ts->b = 2;\n}\n\
+        void g(struct lruvec *s)\n{\n\tif (!spin_trylock(&s->l))\n\t\tspin_lock(&s->l);\n\
+        \ts->c = 3;\n\tspin_unlock(&s->l);\n\ts->b = 4;\n}\n";
+    let types = ["lruvec".to_owned()];
+    let mut said: Vec<String> = functions(
+        code,
+        Path::new("f.c"),
+        Wanted::Only(&types),
+        &NoTypes,
+        &wrappers,
+    )
+    .declarations
+    .iter()
+    .filter_map(|d| match &d.said {
+        Said::Written(_, held) => Some(format!(
+            "{}:{} {:?}",
+            d.line,
+            d.path,
+            held.iter().map(|h| h.how.as_str()).collect::<Vec<_>>()
+        )),
+        _ => None,
+    })
+    .collect();
+    said.sort_by_key(|s| s.split(':').next().and_then(|l| l.parse::<usize>().ok()));
+    assert_eq!(
+        said,
+        [
+            "5:c [\"spin_lock\"]",
+            "7:b []",
+            "13:c [\"spin_trylock\"]",
+            "15:b []"
+        ]
+    );
+}
+
+#[test]
 fn an_unlock_then_leaving_keeps_the_lock_only_inside_the_function() {
     let code = "int f(struct lruvec *s, int x)\n{\n\tspin_lock(&s->l);\n\tif (x) {\n\t\tspin_unlock(&s->l);\n\t\tgoto out;\n\t}\n\
         \ts->c = 3;\n\tspin_unlock(&s->l);\n\ts->b = 2;\n\treturn 0;\nout:\n\treturn 1;\n}\n";

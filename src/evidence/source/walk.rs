@@ -542,6 +542,19 @@ impl<'a> Function<'a> {
         for (ty, path) in chain.iter().filter(|(ty, _)| self.types.contains(ty)) {
             out.push(self.declaration(ty, path, Said::Locked(how.to_owned()), at));
         }
+        // Held already (asserted by a helper the holder calls, taken in
+        // both arms of `if (!spin_trylock(l)) spin_lock(l)`): held once,
+        // by its taker, one release lets it go; the latest taken still
+        // comes last.
+        if let Some(k) = self
+            .held
+            .iter()
+            .position(|h| h.text == text && h.shared == shared)
+        {
+            let again = self.held.remove(k);
+            self.held.push(again);
+            return;
+        }
         self.held.push(Held {
             member: self.lock_member(&chain),
             chain,
