@@ -37,19 +37,11 @@ fn element_of(f: &ReportFinding) -> Option<(String, u64)> {
         .then(|| (path[..open].to_owned(), index))
 }
 
-/// `text` with the prefix `array[from]` replaced by `to`, when it has it.
+/// `text` with every `array[from]` that starts a path replaced by `to`:
+/// a path's own start (`node[1].lock`), and one named in words (`the
+/// holders of node[1].lock`), not the end of a longer name (`xnode[1]`,
+/// `a.node[1]`).
 fn rebase(text: &str, array: &str, from: &str, to: &str) -> String {
-    let old = format!("{array}[{from}]");
-    match text.strip_prefix(&old) {
-        Some(rest) => format!("{to}{rest}"),
-        None => text.to_owned(),
-    }
-}
-
-/// `text` with every `array[from]` that starts a path (not the end of a
-/// longer name: `node[1]` in `the holders of node[1].lock`, not in
-/// `xnode[1]` or `a.node[1]`) replaced by `to`.
-fn rebase_within(text: &str, array: &str, from: &str, to: &str) -> String {
     let old = format!("{array}[{from}]");
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -79,10 +71,10 @@ fn moved(f: &ReportFinding, array: &str, index: u64, to: &str) -> ReportFinding 
         side.part = rebase(&side.part, array, &from, &to);
         side.lock = side.lock.as_deref().map(|l| rebase(l, array, &from, &to));
     }
-    g.description = rebase_within(&g.description, array, &from, &to);
+    g.description = rebase(&g.description, array, &from, &to);
     if let Some(m) = &mut g.meeting {
         for name in m.writes_in.iter_mut().chain(m.others.iter_mut()) {
-            *name = rebase_within(name, array, &from, &to);
+            *name = rebase(name, array, &from, &to);
         }
     }
     g
@@ -181,4 +173,32 @@ pub(crate) fn identities(f: &ReportFinding) -> Vec<Identity> {
             one.identity()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rebase;
+
+    #[test]
+    fn an_element_is_rebased_where_a_path_starts_and_nowhere_else() {
+        let to = "node[0..520]";
+        assert_eq!(rebase("node[1].lock", "node", "1", to), "node[0..520].lock");
+        assert_eq!(
+            rebase(
+                "the holders of node[1].lock, node[1].gp_seq",
+                "node",
+                "1",
+                to
+            ),
+            "the holders of node[0..520].lock, node[0..520].gp_seq"
+        );
+        for other in [
+            "xnode[1].lock",
+            "a.node[1].lock",
+            "node[10].lock",
+            "node[2].lock",
+        ] {
+            assert_eq!(rebase(other, "node", "1", to), other);
+        }
+    }
 }
