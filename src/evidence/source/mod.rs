@@ -723,14 +723,11 @@ fn read_file(
 
 /// The lock wrappers defined in C text `text`, with `known` known.
 fn wrappers_in(text: &str, build: &dyn Types, known: &Wrappers) -> Wrappers {
-    // A wrapper takes, asserts or releases a lock by the kernel's words.
-    let locking = ["lock", "down_", "up_", "up("]
-        .iter()
-        .any(|w| text.contains(w));
-    // In a function's body, or a macro of a header that has some (one of
-    // macros only is a machine's registers, hundreds of megabytes of
+    // A wrapper takes, asserts or releases a lock by the kernel's words,
+    // in a function's body, or in a macro of a header that has some (one
+    // of macros only is a machine's registers, hundreds of megabytes of
     // them, not worth parsing).
-    if !locking || !text.contains('{') {
+    if !vocabulary::may_lock(text) || !text.contains('{') {
         return Wrappers::default();
     }
     walk::functions(text, Path::new(""), Wanted::Only(&[]), build, known).wrappers

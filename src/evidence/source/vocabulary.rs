@@ -45,7 +45,7 @@ pub(super) fn is_lock(name: &str) -> bool {
 /// even one that starts as the kernel's do (RCU's
 /// `raw_spin_lock_irq_rcu_node`): every word of it is a locking word.
 pub(super) fn is_vocabulary(name: &str) -> bool {
-    const WORDS: [&str; 31] = [
+    const WORDS: [&str; 30] = [
         "spin",
         "raw",
         "read",
@@ -75,7 +75,6 @@ pub(super) fn is_vocabulary(name: &str) -> bool {
         "non",
         "owner",
         "pthread",
-        "state",
         "",
     ];
     let primitive = name.split('_').all(|w| WORDS.contains(&w));
@@ -84,6 +83,14 @@ pub(super) fn is_vocabulary(name: &str) -> bool {
             || is_assertion(name)
             || matches!(name, "up_read" | "up_write" | "up")
             || (is_unlock(name) && is_lock(&name.replacen("unlock", "lock", 1))))
+}
+
+/// May C text `text` take, assert or release a lock by the kernel's
+/// words? A test of its text only, before any reading.
+pub(super) fn may_lock(text: &str) -> bool {
+    ["lock", "down_", "up_", "up("]
+        .iter()
+        .any(|w| text.contains(w))
 }
 
 /// A macro declaring an iteration state on an object (`XA_STATE(xas,

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser};
 
-use super::{Bodies, Effect, Function, Reading, Values, is_vocabulary};
+use super::{Bodies, Effect, Function, Reading, Values, is_vocabulary, may_lock};
 
 thread_local! {
     /// A parser of C for the macros read on this thread.
@@ -27,10 +27,7 @@ pub(super) fn wrapper(node: Node<'_>, read: &Reading<'_>) -> Option<(String, Vec
     let value = &text[node.child_by_field_name("value")?.byte_range()];
     // A word of the vocabulary or a wrapper known, called: first by
     // its text, as most macros of a header are no such thing.
-    if !["lock", "down_", "up_", "up("]
-        .iter()
-        .any(|w| value.contains(w))
-    {
+    if !may_lock(value) {
         return None;
     }
     let tokens = crate::csource::tokens(value);
@@ -59,13 +56,7 @@ pub(super) fn wrapper(node: Node<'_>, read: &Reading<'_>) -> Option<(String, Vec
     }
     let reading = Reading {
         text: &source,
-        file: read.file,
-        global_mutexes: read.global_mutexes,
-        types: super::Wanted::Only(&[]),
-        build: read.build,
-        wrappers: read.wrappers,
-        local: read.local,
-        taking_only: read.taking_only,
+        ..*read
     };
     let mut bodies = Bodies::default();
     let mut values = Values::default();
