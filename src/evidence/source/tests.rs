@@ -37,6 +37,28 @@ fn stores(code: &str, file: &str, types: &[String]) -> Vec<Declaration> {
     .declarations
 }
 
+/// The writes of `ty` in `code` (a `.c` file), with `wrappers` known, in
+/// line order: each one's line, path and the locks held there.
+fn writes_under(code: &str, ty: &str, wrappers: &Wrappers) -> Vec<(usize, String, Vec<Held>)> {
+    let types = [ty.to_owned()];
+    let mut out: Vec<(usize, String, Vec<Held>)> = functions(
+        code,
+        Path::new("f.c"),
+        Wanted::Only(&types),
+        &NoTypes,
+        wrappers,
+    )
+    .declarations
+    .into_iter()
+    .filter_map(|d| match d.said {
+        Said::Written(_, held) => Some((d.line, d.path, held)),
+        _ => None,
+    })
+    .collect();
+    out.sort_by_key(|(line, _, _)| *line);
+    out
+}
+
 #[test]
 fn writes_locks_and_annotations_are_read() {
     let text = "struct kcov {\n\tspinlock_t lock;\n\tunsigned int size __guarded_by(&lock);\n\tvoid *l2\n\t\t__guarded_by(&a, &b->c);\n};\n\
@@ -252,27 +274,13 @@ fn a_headers_lock_macros_are_wrappers_too() {
     // Each write of `ty` in `code`: its path, and each lock held there
     // with the member it is.
     let written = |code: &str, ty: &str, wrappers: &Wrappers| -> Vec<String> {
-        let types = [ty.to_owned()];
-        functions(
-            code,
-            Path::new("f.c"),
-            Wanted::Only(&types),
-            &NoTypes,
-            wrappers,
-        )
-        .declarations
-        .iter()
-        .filter_map(|d| match &d.said {
-            Said::Written(_, held) => Some(format!(
-                "{} {:?}",
-                d.path,
-                held.iter()
-                    .map(|h| (&h.text, &h.member))
-                    .collect::<Vec<_>>()
-            )),
-            _ => None,
-        })
-        .collect()
+        writes_under(code, ty, wrappers)
+            .iter()
+            .map(|(_, path, held)| {
+                let locks: Vec<_> = held.iter().map(|h| (&h.text, &h.member)).collect();
+                format!("{path} {locks:?}")
+            })
+            .collect()
     };
     assert_eq!(
         written(code, "rcu_node", &wrappers),
@@ -308,40 +316,33 @@ fn a_lock_held_again_is_held_once_by_its_taker() {
     // RCU's shape: the holder calls a header's helper that asserts the
     // lock (tree_plugin.h's dump_blkd_tasks()); and a trylock with the
     // lock as its fallback. One unlock releases each.
-    let header = "static inline void dump(struct lruvec *s)\n{\n\tlockdep_assert_held(&s->l);\n}\n";
+    // And a helper that drops its caller's lock and takes it again
+    // (mptcp's path manager's): the lock is still held after it.
+    let header = "static inline void dump(struct lruvec *s)\n{\n\tlockdep_assert_held(&s->l);\n}\n\
+        static inline void relock(struct lruvec *s)\n{\n\tspin_unlock(&s->l);\n\tcond_resched();\n\tspin_lock(&s->l);\n}\n";
     let wrappers = wrappers_in(header, &NoTypes, &Wrappers::default());
     let code = "void f(struct lruvec *s)\n{\n\tspin_lock(&s->l);\n\tdump(s);\n\ts->c = 1;\n\
         \tspin_unlock(&s->l);\n\ts->b = 2;\n}\n\
         void g(struct lruvec *s)\n{\n\tif (!spin_trylock(&s->l))\n\t\tspin_lock(&s->l);\n\
-        \ts->c = 3;\n\tspin_unlock(&s->l);\n\ts->b = 4;\n}\n";
-    let types = ["lruvec".to_owned()];
-    let mut said: Vec<String> = functions(
-        code,
-        Path::new("f.c"),
-        Wanted::Only(&types),
-        &NoTypes,
-        &wrappers,
-    )
-    .declarations
-    .iter()
-    .filter_map(|d| match &d.said {
-        Said::Written(_, held) => Some(format!(
-            "{}:{} {:?}",
-            d.line,
-            d.path,
-            held.iter().map(|h| h.how.as_str()).collect::<Vec<_>>()
-        )),
-        _ => None,
-    })
-    .collect();
-    said.sort_by_key(|s| s.split(':').next().and_then(|l| l.parse::<usize>().ok()));
+        \ts->c = 3;\n\tspin_unlock(&s->l);\n\ts->b = 4;\n}\n\
+        void h(struct lruvec *s)\n{\n\tspin_lock(&s->l);\n\trelock(s);\n\ts->c = 5;\n\
+        \tspin_unlock(&s->l);\n\ts->b = 6;\n}\n";
+    let said: Vec<String> = writes_under(code, "lruvec", &wrappers)
+        .iter()
+        .map(|(line, path, held)| {
+            let how: Vec<&str> = held.iter().map(|h| h.how.as_str()).collect();
+            format!("{line}:{path} {how:?}")
+        })
+        .collect();
     assert_eq!(
         said,
         [
             "5:c [\"spin_lock\"]",
             "7:b []",
             "13:c [\"spin_trylock\"]",
-            "15:b []"
+            "15:b []",
+            "21:c [\"relock\"]",
+            "23:b []"
         ]
     );
 }

@@ -332,27 +332,34 @@ impl<'a> Function<'a> {
         let must = f.held.len();
         f.visit(body, out);
         out.extend(std::mem::take(&mut f.reads).into_values());
-        // Held at its end (taken or asserted here), or released: the
-        // locks a wrapper takes or releases for its caller.
-        let mut effects: Vec<Effect> = f.held[must.min(f.held.len())..]
+        // Released, then held at its end (taken or asserted here): the
+        // locks a wrapper releases or takes for its caller, in the order
+        // its caller applies them (a wrapper that drops its caller's lock
+        // and takes it again leaves it held).
+        let mut effects: Vec<Effect> = f
+            .released
             .iter()
-            .filter(|h| !read.taking_only || is_lock(&h.how))
-            .filter_map(|h| {
-                let (param, member) = f.param_member(&h.text)?;
-                Some(Effect {
-                    param,
-                    member,
-                    release: false,
-                    shared: h.shared,
-                })
+            .map(|(param, member)| Effect {
+                param: *param,
+                member: member.clone(),
+                release: true,
+                shared: false,
             })
             .collect();
-        effects.extend(f.released.iter().map(|(param, member)| Effect {
-            param: *param,
-            member: member.clone(),
-            release: true,
-            shared: false,
-        }));
+        effects.extend(
+            f.held[must.min(f.held.len())..]
+                .iter()
+                .filter(|h| !read.taking_only || is_lock(&h.how))
+                .filter_map(|h| {
+                    let (param, member) = f.param_member(&h.text)?;
+                    Some(Effect {
+                        param,
+                        member,
+                        release: false,
+                        shared: h.shared,
+                    })
+                }),
+        );
         effects.dedup();
         if !f.name.is_empty() {
             bodies.defined.push(f.name.clone());
