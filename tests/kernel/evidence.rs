@@ -141,7 +141,7 @@ fn the_draft_of_lru_gen_folio_from_the_6_12_tree_has_its_atomics_and_its_lock() 
         "inc_min_seq's caller takes lru_lock first"
     );
     // The draft loads in check unchanged.
-    let (code, out, err) = check_draft(&draft, &kernel, "lru");
+    let (code, out, err) = check_draft(&draft, &kernel, "lru", &[]);
     assert!(code == 0 || code == 1, "{out}{err}");
     assert!(out.contains("in 1 build"), "{out}");
 }
@@ -258,7 +258,7 @@ fn the_draft_of_mm_struct_sees_mmap_lock_through_its_wrappers() {
 fn a_draft_from_the_trees_evidence_index_says_what_the_direct_one_says() {
     let draft = draft_612(&["--index"], "mm_struct");
     mm_struct_evidence_holds(&kernel_source(), &draft);
-    let (code, out, err) = check_draft(&draft, &vmlinux(), "mm_struct-index");
+    let (code, out, err) = check_draft(&draft, &vmlinux(), "mm_struct-index", &[]);
     assert!(code == 0 || code == 1, "{out}{err}");
 }
 
@@ -520,20 +520,25 @@ pub(crate) fn draft_of(tree: &Path, kernel: &Path, types: &[&str]) -> String {
     draft
 }
 
-/// `check --rules DRAFT KERNEL` of a draft written to a temporary file
-/// named after `what`: its exit code, output and errors.
-fn check_draft(draft: &str, kernel: &Path, what: &str) -> (i32, String, String) {
+/// `check --rules DRAFT KERNEL EXTRA...` of a draft written to a
+/// temporary file named after `what`: its exit code, output and errors.
+fn check_draft(draft: &str, kernel: &Path, what: &str, extra: &[&str]) -> (i32, String, String) {
     let rules = std::env::temp_dir().join(format!(
         "cachelint-draft-{what}-{}.toml",
         std::process::id()
     ));
     std::fs::write(&rules, draft).unwrap();
-    let got = cachelint(&[
-        "check",
-        "--rules",
-        rules.to_str().unwrap(),
-        kernel.to_str().unwrap(),
-    ]);
+    let got = cachelint(
+        &[
+            "check",
+            "--rules",
+            rules.to_str().unwrap(),
+            kernel.to_str().unwrap(),
+        ]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect::<Vec<_>>(),
+    );
     let _ = std::fs::remove_file(&rules);
     got
 }
@@ -663,7 +668,7 @@ fn every_struct_of_thirteen_headers_drafts_and_the_draft_loads_in_check() {
         contexts.len(),
         plain_writers.len()
     );
-    let (code, out, err) = check_draft(&draft, &kernel, "all");
+    let (code, out, err) = check_draft(&draft, &kernel, "all", &[]);
     assert!(code == 0 || code == 1, "{err}");
     assert!(out.contains(" in 1 build ("), "{out}");
 }
@@ -779,7 +784,7 @@ fn a_struct_only_in_its_own_line_aligned_slab_starts_a_line_and_one_embedded_mid
     let (_, fclones) = placement_of(&draft, "sk_buff_fclones");
     assert_eq!(fclones, Some("sk_buff_fclones = \"line\""), "{draft}");
     // The draft loads, and check tries signal_struct at byte 0 only.
-    let (code, out, err) = check_draft(&draft, &kernel, "placement");
+    let (code, out, err) = check_draft(&draft, &kernel, "placement", &[]);
     assert!(code < 2, "{err}");
     assert!(
         !out.contains("struct signal_struct is not cacheline-aligned")
@@ -787,7 +792,7 @@ fn a_struct_only_in_its_own_line_aligned_slab_starts_a_line_and_one_embedded_mid
         "{out}"
     );
     let unplaced = draft.replace("signal_struct = \"line\"", "");
-    let (_, out, err) = check_draft(&unplaced, &kernel, "unplaced");
+    let (_, out, err) = check_draft(&unplaced, &kernel, "unplaced", &[]);
     assert!(
         format!("{out}{err}").contains("struct signal_struct is not cacheline-aligned"),
         "without the rule, 8 placements are tried"
@@ -864,11 +869,11 @@ fn every_socket_starts_a_line_by_its_protocols_cache_and_a_drafts_roots_say_so()
         );
     }
     // check tries the one placement; without the root's rule, eight.
-    let (code, out, err) = check_draft(&direct, &kernel, "sock-placed");
+    let (code, out, err) = check_draft(&direct, &kernel, "sock-placed", &[]);
     assert!(code < 2, "{err}");
     assert!(!out.contains("is not cacheline-aligned"), "{out}");
     let unplaced = direct.replace("mptcp_sock = \"line\"", "");
-    let (_, out, _) = check_draft(&unplaced, &kernel, "sock-unplaced");
+    let (_, out, _) = check_draft(&unplaced, &kernel, "sock-unplaced", &[]);
     assert!(
         out.contains("struct mptcp_sock is not cacheline-aligned"),
         "without the rule, 8 placements are tried"
@@ -1294,18 +1299,7 @@ fn rcu_nodes_lock_is_taken_through_rcus_own_macros_and_its_findings_told_once_fo
         })
         .unwrap_or_else(|| panic!("{state}"));
     assert!(nodes > 1, "{nodes}");
-    let rules =
-        std::env::temp_dir().join(format!("cachelint-rcu-node-{}.toml", std::process::id()));
-    std::fs::write(&rules, &draft).unwrap();
-    let (code, out, err) = cachelint(&[
-        "check",
-        "--rules",
-        rules.to_str().unwrap(),
-        kernel.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
-    let _ = std::fs::remove_file(&rules);
+    let (code, out, err) = check_draft(&draft, &kernel, "rcu-node", &["--format", "json"]);
     assert!(code == 0 || code == 1, "{err}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     let findings = report["findings"].as_array().unwrap();
