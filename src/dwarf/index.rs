@@ -38,6 +38,9 @@ pub struct Definition<'a> {
 pub enum Filter<'n> {
     /// Only those with one of these names.
     Names(&'n HashSet<&'n str>),
+    /// Every typedef: what a filter of every name would keep of them,
+    /// without looking each name up in `.debug_str`.
+    Typedefs,
     /// Every struct and union (for the fuzz drivers and the tests).
     #[cfg(any(test, feature = "exercise"))]
     Composites,
@@ -57,6 +60,7 @@ enum Matcher<'n> {
         /// a DIE, the file does not define it.
         absent: bool,
     },
+    Typedefs,
     #[cfg(any(test, feature = "exercise"))]
     Composites,
 }
@@ -78,24 +82,22 @@ impl<'n> Matcher<'n> {
                     absent,
                 }
             }
+            Filter::Typedefs => Matcher::Typedefs,
             #[cfg(any(test, feature = "exercise"))]
             Filter::Composites => Matcher::Composites,
         }
     }
 
     /// The name of a definition the filter keeps.
-    fn keep<'a>(
-        &self,
-        file: &DwarfFile<'a>,
-        name: NameRef<'a>,
-        // Only the drivers' every-composite filter looks at the kind.
-        #[cfg_attr(not(any(test, feature = "exercise")), allow(unused_variables))] kind: DefKind,
-    ) -> Option<&'a str> {
+    fn keep<'a>(&self, file: &DwarfFile<'a>, name: NameRef<'a>, kind: DefKind) -> Option<&'a str> {
         match self {
             Matcher::Names { names, offsets, .. } => match name {
                 NameRef::Str(o) if !offsets.contains(&o) => None,
                 _ => file.name_str(name).filter(|n| names.contains(n)),
             },
+            Matcher::Typedefs => (kind == DefKind::Typedef)
+                .then(|| file.name_str(name))
+                .flatten(),
             #[cfg(any(test, feature = "exercise"))]
             Matcher::Composites => kind.is_composite().then(|| file.name_str(name)).flatten(),
         }
@@ -355,6 +357,14 @@ mod tests {
                 .cloned()
                 .collect();
             assert_eq!(rows(&composites), expected_composites, "{name}: composites");
+            let typedefs = scan(&file, &Filter::Typedefs).unwrap();
+            let expected_typedefs: Vec<Row> = expected
+                .iter()
+                .filter(|r| r.1 == DefKind::Typedef)
+                .cloned()
+                .collect();
+            assert!(!expected_typedefs.is_empty(), "{name}: typedefs");
+            assert_eq!(rows(&typedefs), expected_typedefs, "{name}: typedefs");
 
             // One name at a time, as a lookup asks, and the early exit.
             for one in ["lruvec", "list_head", "atomic_t"] {

@@ -46,13 +46,11 @@ pub(crate) fn scan(file: &DwarfFile<'_>) -> Result<Vec<StructPart>> {
 /// union (through qualifiers and other typedefs: `pg_data_t` is
 /// `pglist_data`), its first definition of each name, in file order.
 pub(crate) fn typedefs(file: &DwarfFile<'_>) -> Result<Vec<(String, String)>> {
-    use crate::dwarf::index::{self, DefKind, Filter};
-    let names = index::all_names(file)?;
-    let wanted: std::collections::HashSet<&str> = names.iter().copied().collect();
+    use crate::dwarf::index::{self, Filter};
     let mut seen = std::collections::HashSet::new();
-    let firsts: Vec<index::Definition<'_>> = index::scan(file, &Filter::Names(&wanted))?
+    let firsts: Vec<index::Definition<'_>> = index::scan(file, &Filter::Typedefs)?
         .into_iter()
-        .filter(|d| d.kind == DefKind::Typedef && seen.insert(d.name))
+        .filter(|d| seen.insert(d.name))
         .collect();
     let per_chunk: Vec<Vec<(String, String)>> = firsts
         .par_chunks(256)
