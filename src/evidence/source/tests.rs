@@ -3,7 +3,7 @@
 use super::members::members;
 use super::vocabulary::{is_lock, is_shared};
 use super::walk::functions;
-use super::wrappers::Effect;
+use super::wrappers::{Act, Effect};
 use super::*;
 
 struct NoTypes;
@@ -149,8 +149,7 @@ fn a_headers_lock_wrappers_take_and_release_their_arguments_lock() {
     let take = |param, member: &str| Effect {
         param,
         member: member.to_owned(),
-        release: false,
-        shared: false,
+        act: Act::Take { shared: false },
     };
     assert_eq!(effect("mmap_write_lock"), [take(0, "mmap_lock")]);
     assert_eq!(effect("mmap_write_lock_killable"), [take(0, "mmap_lock")]);
@@ -158,7 +157,7 @@ fn a_headers_lock_wrappers_take_and_release_their_arguments_lock() {
     assert_eq!(
         effect("mmap_write_unlock"),
         [Effect {
-            release: true,
+            act: Act::Release,
             ..take(0, "mmap_lock")
         }]
     );
@@ -177,7 +176,7 @@ fn a_headers_lock_wrappers_take_and_release_their_arguments_lock() {
     assert_eq!(
         effect("mmap_read_trylock"),
         [Effect {
-            shared: true,
+            act: Act::Take { shared: true },
             ..take(0, "mmap_lock")
         }]
     );
@@ -247,8 +246,10 @@ fn a_headers_lock_macros_are_wrappers_too() {
     let take = |member: &str, release| Effect {
         param: 0,
         member: member.to_owned(),
-        release,
-        shared: false,
+        act: match release {
+            true => Act::Release,
+            false => Act::Take { shared: false },
+        },
     };
     assert_eq!(effect("xa_lock_irq"), [take("xa_lock", false)]);
     assert_eq!(effect("xa_unlock_irq"), [take("xa_lock", true)]);
@@ -1117,6 +1118,70 @@ fn test_modules_are_told_by_the_kernels_naming() {
         [
             PathBuf::from("net/core/dev.c"),
             PathBuf::from("net/core/selftests.c")
+        ]
+    );
+}
+
+#[test]
+fn a_lock_reached_through_an_accessor_or_a_local_pointer_is_the_members() {
+    // sch_generic.h's and inet_hashtables.h's accessors; mm.h's
+    // `pmd_lockptr()` returns `&mm->page_table_lock` only without split
+    // page-table locks: its other definition makes it no accessor.
+    let header = "static inline spinlock_t *qdisc_lock(struct Qdisc *qdisc)\n{\n\treturn &qdisc->q.lock;\n}\n\
+        static inline spinlock_t *inet_ehash_lockp(struct Qdisc *h, unsigned int hash)\n{\n\
+        \treturn &h->locks[hash & h->locks_mask];\n}\n\
+        #if USE_SPLIT_PMD_PTLOCKS\n\
+        static inline spinlock_t *pmd_lockptr(struct Qdisc *mm, pmd_t *pmd)\n{\n\treturn ptlock_ptr(pmd_ptdesc(pmd));\n}\n\
+        #else\n\
+        static inline spinlock_t *pmd_lockptr(struct Qdisc *mm, pmd_t *pmd)\n{\n\treturn &mm->page_table_lock;\n}\n\
+        #endif\n\
+        static inline spinlock_t *qdisc_lock_of(struct Qdisc *q)\n{\n\treturn &q->a[1].lock;\n}\n\
+        static inline spinlock_t *pud_lockptr(struct Qdisc *mm, pud_t *pud)\n{\n\treturn &mm->page_table_lock;\n}\n\
+        static inline spinlock_t *pud_lock(struct Qdisc *mm, pud_t *pud)\n{\n\tspinlock_t *ptl = pud_lockptr(mm, pud);\n\
+        \tspin_lock(ptl);\n\treturn ptl;\n}\n";
+    let mut wrappers = Wrappers::default();
+    for _ in 0..WRAPPER_ROUNDS {
+        wrappers = wrappers_in(header, &NoTypes, &wrappers);
+    }
+    // __dev_xmit_skb()'s and net_tx_action()'s shapes, an unlock through
+    // the local, and the accessor passed straight to the lock.
+    let code = "void a(struct Qdisc *q)\n{\n\tspinlock_t *root_lock = qdisc_lock(q);\n\
+        \tspin_lock(root_lock);\n\tq->owner = 1;\n\tspin_unlock(root_lock);\n\tq->flags = 2;\n}\n\
+        void b(struct Qdisc *q)\n{\n\tspinlock_t *root_lock = NULL;\n\tif (q) {\n\t\troot_lock = qdisc_lock(q);\n\
+        \t\tspin_lock(root_lock);\n\t}\n\tq->state = 3;\n\tif (root_lock)\n\t\tspin_unlock(root_lock);\n}\n\
+        void c(struct Qdisc *q)\n{\n\tspin_lock_bh(qdisc_lock(q));\n\tq->limit = 4;\n\tspin_unlock_bh(qdisc_lock(q));\n\tq->flags = 5;\n}\n\
+        void d(struct Qdisc *q, unsigned int hash)\n{\n\tspinlock_t *l = &q->busylock;\n\tspin_lock(l);\n\tq->gso = 6;\n\
+        \tspin_unlock(l);\n\tspin_lock(inet_ehash_lockp(q, hash));\n\tq->hash = 7;\n}\n\
+        void e(struct Qdisc *q, pmd_t *pmd)\n{\n\tspin_lock(pmd_lockptr(q, pmd));\n\tq->pmd = 8;\n\tspin_lock(qdisc_lock_of(q));\n\tq->bad = 9;\n}\n\
+        void f(struct Qdisc *q, pud_t *pud)\n{\n\tspinlock_t *ptl = pud_lock(q, pud);\n\tq->pud = 10;\n\
+        \tspin_unlock(ptl);\n\tq->after = 11;\n}\n";
+    let said: Vec<String> = writes_under(code, "Qdisc", &wrappers)
+        .iter()
+        .map(|(line, path, held)| {
+            let locks: Vec<String> = held
+                .iter()
+                .map(|h| match &h.member {
+                    Some((ty, member)) => format!("{ty}.{member}"),
+                    None => h.text.clone(),
+                })
+                .collect();
+            format!("{line}:{path} {locks:?}")
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "5:owner [\"Qdisc.q.lock\"]",
+            "7:flags []",
+            "16:state [\"Qdisc.q.lock\"]",
+            "23:limit [\"Qdisc.q.lock\"]",
+            "25:flags []",
+            "31:gso [\"Qdisc.busylock\"]",
+            "34:hash [\"Qdisc.locks\"]",
+            "39:pmd [\"pmd_lockptr(q, pmd)\"]",
+            "41:bad [\"pmd_lockptr(q, pmd)\", \"qdisc_lock_of(q)\"]",
+            "46:pud [\"Qdisc.page_table_lock\"]",
+            "48:after []",
         ]
     );
 }

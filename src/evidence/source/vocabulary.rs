@@ -2,7 +2,7 @@
 //! them in calls: locks taken, asserted and released, shared holds,
 //! atomics and bit operations.
 
-use super::wrappers::Effect;
+use super::wrappers::{Act, Effect};
 
 /// Asserts a lock held: `lockdep_assert_held`, `rwsem_assert_held_write`.
 pub(super) fn is_assertion(name: &str) -> bool {
@@ -234,22 +234,21 @@ pub(super) fn is_control(name: &str, declarator: &str) -> bool {
 /// releases `&sk->sk_lock`. `lock_sock()` is defined in a `.c` file and
 /// `bh_lock_sock()` is a macro, so no wrapper is found for them.
 pub(super) fn socket_lock(name: &str) -> Option<Vec<Effect>> {
-    let release = match name {
+    let act = match name {
         "lock_sock"
         | "lock_sock_nested"
         | "lock_sock_fast"
         | "lock_sock_fast_nested"
         | "bh_lock_sock"
         | "bh_lock_sock_nested"
-        | "sock_owned_by_me" => false,
-        "release_sock" | "unlock_sock_fast" | "bh_unlock_sock" => true,
+        | "sock_owned_by_me" => Act::Take { shared: false },
+        "release_sock" | "unlock_sock_fast" | "bh_unlock_sock" => Act::Release,
         _ => return None,
     };
     Some(vec![Effect {
         param: 0,
         member: "sk_lock".into(),
-        release,
-        shared: false,
+        act,
     }])
 }
 
@@ -262,21 +261,22 @@ pub(super) fn socket_lock(name: &str) -> Option<Vec<Effect>> {
 /// found for them. With core scheduling a run queue may share its core's
 /// lock; the evidence names the run queue's own.
 pub(super) fn run_queue_lock(name: &str) -> Option<Vec<Effect>> {
-    let (release, params): (bool, &[usize]) = match name {
+    let take = Act::Take { shared: false };
+    let (act, params): (Act, &[usize]) = match name {
         "raw_spin_rq_lock_nested"
         | "raw_spin_rq_lock"
         | "raw_spin_rq_lock_irq"
         | "rq_lock"
         | "rq_lock_irq"
         | "rq_lock_irqsave"
-        | "lockdep_assert_rq_held" => (false, &[0]),
-        "double_rq_lock" | "_double_lock_balance" | "double_lock_balance" => (false, &[0, 1]),
+        | "lockdep_assert_rq_held" => (take, &[0]),
+        "double_rq_lock" | "_double_lock_balance" | "double_lock_balance" => (take, &[0, 1]),
         "raw_spin_rq_unlock"
         | "raw_spin_rq_unlock_irq"
         | "rq_unlock"
         | "rq_unlock_irq"
-        | "rq_unlock_irqrestore" => (true, &[0]),
-        "double_rq_unlock" => (true, &[0, 1]),
+        | "rq_unlock_irqrestore" => (Act::Release, &[0]),
+        "double_rq_unlock" => (Act::Release, &[0, 1]),
         _ => return None,
     };
     Some(
@@ -285,8 +285,7 @@ pub(super) fn run_queue_lock(name: &str) -> Option<Vec<Effect>> {
             .map(|&param| Effect {
                 param,
                 member: "__lock".into(),
-                release,
-                shared: false,
+                act,
             })
             .collect(),
     )

@@ -11,7 +11,7 @@ use tree_sitter::{Node, Parser};
 use super::callers::{Call, Passed};
 use super::members::{arguments, is_identifier};
 use super::vocabulary::*;
-use super::wrappers::{Effect, Wrappers};
+use super::wrappers::{Act, Effect, Wrappers};
 use super::{Bodies, Declaration, Held, Role, Said, Types, Wanted, Write};
 
 mod calls;
@@ -113,10 +113,11 @@ fn walk_tree<'a>(root: Node<'_>, read: &Reading<'a>) -> Bodies {
         // The kernel's own words (`spin_lock()`, itself a function of
         // spinlock.h taking `&lock->rlock`) are read as the vocabulary
         // says, never as a wrapper of what they call.
-        if let Some((name, effects)) = wrapper
-            && !is_vocabulary(&name)
-        {
-            bodies.wrappers.add(name, effects);
+        match wrapper {
+            Some((name, _)) if is_vocabulary(&name) => {}
+            Some((name, effects)) if effects.is_empty() => bodies.wrappers.add_plain(name),
+            Some((name, effects)) => bodies.wrappers.add(name, effects),
+            None => {}
         }
     }
     let defined: HashSet<&str> = bodies.defined.iter().map(String::as_str).collect();
@@ -230,6 +231,10 @@ struct Function<'a> {
     /// Local pointers to members (`lru_size = &mz->lru_zone_size[z][l]`):
     /// the variable and the members it points into.
     aliases: Vec<(String, Vec<(String, String)>)>,
+    /// Local pointers to locks (`root_lock = qdisc_lock(q)`, `l =
+    /// &x->lock`): the variable, the lock's expression and its members
+    /// (see [`Function::lock_alias`]).
+    lock_aliases: Vec<LockAlias>,
     /// The members read, each once: the first read, marked when any is.
     reads: BTreeMap<(String, String), Declaration>,
     /// Variables that point at another CPU's per-CPU object (`rq =
@@ -242,6 +247,15 @@ struct Function<'a> {
     /// Identifiers passed as arguments or assigned, and iterators'
     /// callbacks, for the file's [`Values`].
     values: Values<'a>,
+}
+
+/// A local pointer to a lock (`root_lock = qdisc_lock(q)`).
+struct LockAlias {
+    variable: String,
+    /// The lock's expression (`&q->q.lock`).
+    text: String,
+    /// The members it names (see [`Function::resolve`]).
+    chain: Vec<(String, String)>,
 }
 
 impl<'a> Function<'a> {
@@ -299,6 +313,7 @@ impl<'a> Function<'a> {
             boot: false,
             targets: HashSet::new(),
             aliases: Vec::new(),
+            lock_aliases: Vec::new(),
             reads: BTreeMap::new(),
             remote: Vec::new(),
             states: Vec::new(),
@@ -342,8 +357,7 @@ impl<'a> Function<'a> {
             .map(|(param, member)| Effect {
                 param: *param,
                 member: member.clone(),
-                release: true,
-                shared: false,
+                act: Act::Release,
             })
             .collect();
         effects.extend(
@@ -355,19 +369,61 @@ impl<'a> Function<'a> {
                     Some(Effect {
                         param,
                         member,
-                        release: false,
-                        shared: h.shared,
+                        act: Act::Take { shared: h.shared },
                     })
                 }),
         );
         effects.dedup();
+        if effects.is_empty()
+            && let Some((param, member)) = f.returned_address(body)
+        {
+            effects.push(Effect {
+                param,
+                member,
+                act: Act::Address,
+            });
+        }
         if !f.name.is_empty() {
             bodies.defined.push(f.name.clone());
         }
         bodies.calls.append(&mut f.calls);
         values.named.append(&mut f.values.named);
         values.iterated.append(&mut f.values.iterated);
-        (!effects.is_empty() && !f.name.is_empty()).then(|| (f.name.clone(), effects))
+        // A function named for a lock that does nothing to one is told
+        // too (see [`Wrappers::add_plain`]).
+        (!f.name.is_empty() && (!effects.is_empty() || may_lock(&f.name)))
+            .then(|| (f.name.clone(), effects))
+    }
+
+    /// The lock whose address a function named for a lock returns, as
+    /// its whole body (`return &qdisc->q.lock;`, `return &h->locks[i &
+    /// mask];`): the parameter and the member (an array's element is its
+    /// array's).
+    fn returned_address(&self, body: Node<'_>) -> Option<(usize, String)> {
+        if !may_lock(&self.name) || body.kind() != "compound_statement" {
+            return None;
+        }
+        let mut cursor = body.walk();
+        let statements: Vec<Node<'_>> = body
+            .named_children(&mut cursor)
+            .filter(|n| n.kind() != "comment")
+            .collect();
+        let [statement] = statements[..] else {
+            return None;
+        };
+        let value = strip_parentheses(
+            statement
+                .named_child(0)
+                .filter(|_| statement.kind() == "return_statement")?,
+        );
+        let text = self.of(value).trim().strip_prefix('&')?.trim();
+        // `&h->locks[i & mask]`: the subscript ends the expression.
+        let text = match text.split_once('[') {
+            Some((array, index)) if index.ends_with(']') && balanced(index) => array,
+            Some(_) => return None,
+            None => text,
+        };
+        self.param_member(&format!("&{text}"))
     }
 
     /// Lock expression `text` as a member of a parameter (`&mm->mmap_lock`
@@ -522,8 +578,9 @@ impl<'a> Function<'a> {
 
     /// A lock taken (or asserted held) through expression `lock`.
     fn take(&mut self, lock: Node<'_>, how: &str, out: &mut Vec<Declaration>) {
-        let text = self.of(lock).to_owned();
-        let chain = self.resolve(lock);
+        let (text, chain) = self
+            .lock_alias(lock)
+            .unwrap_or_else(|| (self.of(lock).to_owned(), self.resolve(lock)));
         self.hold(text, chain, how, is_shared(how), lock, out);
     }
 
@@ -744,6 +801,20 @@ impl<'a> Function<'a> {
         };
         self.aliases.retain(|(v, _)| *v != name);
         self.remote.retain(|v| *v != name);
+        let lock = match strip_parentheses(value) {
+            v if v.kind() == "pointer_expression" && self.of(v).starts_with('&') => {
+                Some((self.of(v).to_owned(), self.resolve(strip_address(v))))
+            }
+            v => self.lock_alias(v),
+        };
+        self.lock_aliases.retain(|a| a.variable != name);
+        if let Some((text, chain)) = lock {
+            self.lock_aliases.push(LockAlias {
+                variable: name.clone(),
+                text,
+                chain,
+            });
+        }
         if another_cpus(strip_address(value), self.text) {
             self.remote.push(name.clone());
         }
@@ -998,6 +1069,37 @@ fn parameters(node: Node<'_>, text: &str) -> Vec<String> {
         }
     }
     Vec::new()
+}
+
+/// `(e)` → `e`, however deep.
+fn strip_parentheses(node: Node<'_>) -> Node<'_> {
+    let mut n = node;
+    while n.kind() == "parenthesized_expression" {
+        match n.named_child(0) {
+            Some(inner) => n = inner,
+            None => break,
+        }
+    }
+    n
+}
+
+/// Is `index` (what follows an array's `[`) one subscript that closes at
+/// its end (`i & mask]`, not `i].lock` or `i][j]`)?
+fn balanced(index: &str) -> bool {
+    let mut depth = 1usize;
+    for (at, c) in index.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return at + 1 == index.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// `&x->f` → `x->f`; anything else as it is.

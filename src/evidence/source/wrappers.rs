@@ -1,29 +1,47 @@
 //! Lock wrappers: functions of the headers whose body takes (and does
 //! not release), asserts or releases a lock that is a member of one of
-//! their parameters (`mmap_write_lock(mm)` takes `&mm->mmap_lock`).
+//! their parameters (`mmap_write_lock(mm)` takes `&mm->mmap_lock`), or
+//! returns its address (`qdisc_lock(q)` is `&q->q.lock`).
 
 use std::collections::{HashMap, HashSet};
 
-/// What a call of a lock wrapper does: takes or releases the lock that
-/// is member `member` of its argument `param` (`mmap_write_lock(mm)`
-/// takes `&mm->mmap_lock`).
+/// What a call of a lock wrapper does to the lock that is member
+/// `member` of its argument `param` (`mmap_write_lock(mm)` takes
+/// `&mm->mmap_lock`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Effect {
     pub(super) param: usize,
     pub(super) member: String,
-    pub(super) release: bool,
-    /// Taken shared (see [`Held::shared`]).
-    pub(super) shared: bool,
+    pub(super) act: Act,
+}
+
+/// What a wrapper does to its lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Act {
+    /// Takes (or asserts) it, shared or not (see [`Held::shared`]).
+    ///
+    /// [`Held::shared`]: super::Held::shared
+    Take { shared: bool },
+    /// Releases it.
+    Release,
+    /// Returns its address and does nothing else (`qdisc_lock(q)`): a
+    /// lock expression of its own, taken where it is passed to a lock.
+    Address,
 }
 
 /// The lock wrappers of a tree's headers, by name: functions whose body
 /// takes (and does not release), asserts or releases a lock that is a
-/// member of one of their parameters. A name defined twice with different
-/// effects is no wrapper.
+/// member of one of their parameters, or only returns its address. A
+/// name defined twice with different effects is no wrapper.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Wrappers {
     known: HashMap<String, Vec<Effect>>,
     ambiguous: HashSet<String>,
+    /// Functions named for a lock that do nothing to one: beside an
+    /// accessor of the same name (`pmd_lockptr()` returns `&mm->
+    /// page_table_lock` only when page tables have no locks of their
+    /// own), neither is known.
+    plain: HashSet<String>,
 }
 
 impl Wrappers {
@@ -31,6 +49,10 @@ impl Wrappers {
     /// effects is no wrapper.
     pub(super) fn add(&mut self, name: String, effects: Vec<Effect>) {
         if self.ambiguous.contains(&name) {
+            return;
+        }
+        if self.plain.contains(&name) && is_address(&effects) {
+            self.ambiguous.insert(name);
             return;
         }
         match self.known.get(&name) {
@@ -45,11 +67,23 @@ impl Wrappers {
         }
     }
 
+    /// Adds function `name`, named for a lock, that does nothing to one.
+    pub(super) fn add_plain(&mut self, name: String) {
+        if self.known.get(&name).is_some_and(|e| is_address(e)) {
+            self.known.remove(&name);
+            self.ambiguous.insert(name.clone());
+        }
+        self.plain.insert(name);
+    }
+
     /// Adds the wrappers `other` found.
     pub(super) fn merge(mut self, other: Wrappers) -> Wrappers {
         for name in other.ambiguous {
             self.known.remove(&name);
             self.ambiguous.insert(name);
+        }
+        for name in other.plain {
+            self.add_plain(name);
         }
         for (name, effects) in other.known {
             self.add(name, effects);
@@ -60,4 +94,9 @@ impl Wrappers {
     pub(super) fn get(&self, name: &str) -> Option<&Vec<Effect>> {
         self.known.get(name)
     }
+}
+
+/// Effects that only return a lock's address.
+fn is_address(effects: &[Effect]) -> bool {
+    effects.iter().any(|e| e.act == Act::Address)
 }

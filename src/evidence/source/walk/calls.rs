@@ -6,13 +6,14 @@
 
 use tree_sitter::Node;
 
-use super::{Function, leaves_after, strip_address};
+use super::{Function, leaves_after, strip_address, strip_parentheses};
 use crate::evidence::source::callers::Call;
 use crate::evidence::source::reach::dispatcher_of_argument;
 use crate::evidence::source::vocabulary::{
     is_assertion, is_atomic_read, is_atomic_write, is_bitop, is_lock, is_unlock, iteration_state,
     run_queue_lock, socket_lock,
 };
+use crate::evidence::source::wrappers::{Act, Effect};
 use crate::evidence::source::{Declaration, Said, Write};
 
 impl Function<'_> {
@@ -117,23 +118,26 @@ impl Function<'_> {
             }
             return false;
         }
+        // An accessor (`qdisc_lock(q)`) does nothing here: the lock whose
+        // address it returns is taken where that is passed.
         let effects = socket_lock(name)
             .or_else(|| run_queue_lock(name))
-            .or_else(|| self.local.and_then(|l| l.get(name)).cloned())
-            .or_else(|| self.wrappers.get(name).cloned());
+            .or_else(|| self.wrapper(name).cloned())
+            .filter(|e| e.iter().any(|e| e.act != Act::Address));
         if let Some(effects) = effects {
             for e in &effects {
                 let Some(arg) = args.get(e.param) else {
                     continue;
                 };
                 let text = self.on_state_object(self.through(*arg, &e.member));
-                match e.release {
-                    true if leaves_after(node) => {}
-                    true => self.release(text),
-                    false => {
+                match e.act {
+                    Act::Release if leaves_after(node) => {}
+                    Act::Release => self.release(text),
+                    Act::Take { shared } => {
                         let chain = self.resolve_text(&text);
-                        self.hold(text, chain, name, e.shared, node, out);
+                        self.hold(text, chain, name, shared, node, out);
                     }
+                    Act::Address => {}
                 }
             }
             return true;
@@ -151,7 +155,10 @@ impl Function<'_> {
                 return true;
             }
             if let Some(lock) = args.first() {
-                let text = self.of(*lock).to_owned();
+                let text = match self.lock_alias(*lock) {
+                    Some((text, _)) => text,
+                    None => self.of(*lock).to_owned(),
+                };
                 self.release(text);
             }
             return true;
@@ -237,6 +244,57 @@ impl Function<'_> {
             self.written(*arg, write, out);
         }
         false
+    }
+
+    /// A wrapper's effects by its name: the file's own, else the
+    /// headers'.
+    fn wrapper(&self, name: &str) -> Option<&Vec<Effect>> {
+        self.local
+            .and_then(|l| l.get(name))
+            .or_else(|| self.wrappers.get(name))
+    }
+
+    /// Lock expression `lock` as the lock it stands for, with the
+    /// members it names (see [`Function::resolve`]), when it is a call of
+    /// an accessor (`qdisc_lock(q)`: `&q->q.lock`) or a local pointer to a
+    /// lock (`root_lock` after `root_lock = qdisc_lock(q)` or `root_lock =
+    /// &q->q.lock`; `ptl` after `ptl = pud_lock(mm, pud)`, a wrapper that
+    /// takes one lock and returns it, which `spin_unlock(ptl)` releases).
+    pub(super) fn lock_alias(&self, lock: Node<'_>) -> Option<(String, Vec<(String, String)>)> {
+        let lock = strip_parentheses(lock);
+        match lock.kind() {
+            "identifier" => {
+                let name = self.of(lock);
+                self.lock_aliases
+                    .iter()
+                    .rev()
+                    .find(|a| a.variable == name)
+                    .map(|a| (a.text.clone(), a.chain.clone()))
+            }
+            "call_expression" => {
+                let function = lock.child_by_field_name("function")?;
+                let [
+                    Effect {
+                        param,
+                        member,
+                        act: Act::Address | Act::Take { .. },
+                    },
+                ] = &self.wrapper(self.of(function))?[..]
+                else {
+                    return None;
+                };
+                let mut cursor = lock.walk();
+                let arg = lock
+                    .child_by_field_name("arguments")?
+                    .named_children(&mut cursor)
+                    .filter(|a| a.kind() != "comment")
+                    .nth(*param)?;
+                let text = self.on_state_object(self.through(arg, member));
+                let chain = self.resolve_text(&text);
+                Some((text, chain))
+            }
+            _ => None,
+        }
     }
 
     /// Lock expression `text` through an iteration state's pointer
