@@ -1314,3 +1314,42 @@ fn rcu_nodes_lock_is_taken_through_rcus_own_macros_and_its_findings_told_once_fo
         assert_eq!(f["elements"]["last"], nodes - 1, "{f}");
     }
 }
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn qdiscs_owner_is_written_under_q_lock_taken_through_qdisc_lock() {
+    let tree = kernel_source();
+    // sch_generic.h's accessor, and __dev_xmit_skb() taking the lock
+    // through a local it returns before it writes owner.
+    let header = definition(
+        &tree,
+        "include/net/sch_generic.h",
+        "static inline spinlock_t *qdisc_lock(struct Qdisc *qdisc)\n",
+    );
+    assert!(header.contains("return &qdisc->q.lock;"), "{header}");
+    let xmit = definition(
+        &tree,
+        "net/core/dev.c",
+        "static inline int __dev_xmit_skb(struct sk_buff *skb, struct Qdisc *q,\n",
+    );
+    let (local, locked, written) = (
+        xmit.find("spinlock_t *root_lock = qdisc_lock(q);").unwrap(),
+        xmit.find("spin_lock(root_lock);").unwrap(),
+        xmit.find("WRITE_ONCE(q->owner, smp_processor_id());")
+            .unwrap(),
+    );
+    assert!(local < locked && locked < written);
+    let draft = draft_612(&[], "Qdisc");
+    assert_eq!(
+        rule(&draft, "Qdisc", "owner"),
+        Some("owner = { class = \"lock-protected\", lock = \"q.lock\" }  # declared"),
+        "{draft}"
+    );
+    // The variable the lock is reached by is no context.
+    assert!(
+        contexts_of(&draft)
+            .iter()
+            .all(|c| !c.starts_with("root_lock =")),
+        "{draft}"
+    );
+}
