@@ -42,6 +42,15 @@ pub(crate) struct MemberFacts {
     pub group: Option<String>,
 }
 
+impl MemberFacts {
+    /// Is it a pointer (through typedefs and qualifiers)?
+    pub(crate) fn is_pointer(&self) -> bool {
+        self.type_names
+            .last()
+            .is_some_and(|n| n == crate::analysis::validate::POINTER)
+    }
+}
+
 /// Everything known about one struct of one build.
 pub(crate) struct Facts<'a> {
     /// The struct.
@@ -84,7 +93,9 @@ fn is_init(function: &str) -> bool {
 
 /// What the draft of one member needs to know of the whole struct.
 struct Whole<'a> {
-    /// Its direct members' names.
+    /// Its direct members' names, but for pointers: those that can be a
+    /// lock or hold one (`&h->ehash_locks[i]` is a lock of the array
+    /// `ehash_locks` points to, not of `h`).
     member_names: Vec<&'a str>,
     /// The functions that store to its members on the fast path with plain
     /// stores and no lock held.
@@ -95,7 +106,12 @@ impl<'a> Whole<'a> {
     /// What the draft of each member of `facts`' struct needs of the rest.
     fn of(facts: &'a Facts<'a>) -> Self {
         Whole {
-            member_names: facts.members.iter().map(|m| m.path.as_str()).collect(),
+            member_names: facts
+                .members
+                .iter()
+                .filter(|m| !m.is_pointer())
+                .map(|m| m.path.as_str())
+                .collect(),
             plain_writers: plain_writers(facts),
         }
     }
@@ -630,6 +646,69 @@ mod tests {
 
     fn rule(d: &Drafted, path: &str) -> Option<DraftRule> {
         d.ty.fields.iter().find(|f| f.path == path)?.rule.clone()
+    }
+
+    #[test]
+    fn a_pointer_to_locks_is_no_lock_of_the_struct() {
+        // inet_hashinfo: `spinlock_t *ehash_locks`, taken as
+        // `&h->ehash_locks[i]`; `ring` an array of locks in the struct.
+        let held = |path: &str| Held {
+            member: Some(("s".into(), path.into())),
+            chain: vec![("s".into(), path.into())],
+            text: format!("&h->{path}[i]"),
+            how: "spin_lock".into(),
+            shared: false,
+            global_mutex: false,
+        };
+        let locked = |path: &str| decl(path, "f", Said::Locked("spin_lock".into()), Role::Fast);
+        let under = |path: &str, f: &str, lock: &str| {
+            decl(
+                path,
+                f,
+                Said::Written(Write::Assign, vec![held(lock)]),
+                Role::Fast,
+            )
+        };
+        let ds = [
+            locked("locks"),
+            locked("ring"),
+            under("n", "f", "locks"),
+            under("n", "g", "locks"),
+            under("m", "f", "ring"),
+            under("m", "g", "ring"),
+        ];
+        let d = draft_typed(
+            &[
+                ("locks", "a pointer"),
+                ("ring", "spinlock_t"),
+                ("n", ""),
+                ("m", ""),
+            ],
+            &ds,
+        );
+        assert_ne!(
+            rule(&d, "locks"),
+            Some(DraftRule::Class {
+                class: "lock".into()
+            })
+        );
+        assert_eq!(
+            rule(&d, "ring"),
+            Some(DraftRule::Class {
+                class: "lock".into()
+            })
+        );
+        assert!(
+            !matches!(rule(&d, "n"), Some(DraftRule::LockProtected { .. })),
+            "{:?}",
+            rule(&d, "n")
+        );
+        assert_eq!(
+            rule(&d, "m"),
+            Some(DraftRule::LockProtected {
+                lock: "ring".into()
+            })
+        );
     }
 
     #[test]

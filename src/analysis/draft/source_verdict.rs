@@ -67,7 +67,8 @@ pub(super) fn declared(
 
 /// Taken as a lock: the member itself, a lock; or a lock inside it
 /// (`ring.producer_lock`), which makes the member no lock, told with how
-/// often it is taken.
+/// often it is taken. A pointer is never the lock: what is taken is what
+/// it points to (`&h->ehash_locks[i]`).
 fn taken_as_lock(
     ds: &[&Declaration],
     m: &MemberFacts,
@@ -78,6 +79,10 @@ fn taken_as_lock(
     for d in ds {
         if let Said::Locked(how) = &d.said {
             match d.path == m.path {
+                true if m.is_pointer() => evidence.push(declared_evidence(format!(
+                    "what it points to is taken with {how}() {}: a lock of its own, not this member",
+                    at(d)
+                ))),
                 true => {
                     evidence.push(declared_evidence(format!("taken with {how}() {}", at(d))));
                     verdict = Some(Verdict::Lock);

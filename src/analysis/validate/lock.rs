@@ -141,6 +141,9 @@ fn dotted(steps: &[Step]) -> Option<String> {
     Some(names?.join("."))
 }
 
+/// How [`names`] names a pointer.
+pub(crate) const POINTER: &str = "a pointer";
+
 /// The names a type goes by, outermost first: typedefs, then the struct,
 /// union, enum or base type (arrays and qualifiers looked through).
 pub(crate) fn names(table: &TypeTable, mut id: TypeId) -> Vec<String> {
@@ -166,7 +169,7 @@ pub(crate) fn names(table: &TypeTable, mut id: TypeId) -> Vec<String> {
                 break;
             }
             Type::Pointer { .. } => {
-                names.push("a pointer".to_owned());
+                names.push(POINTER.to_owned());
                 break;
             }
             Type::Void | Type::Function { .. } => break,

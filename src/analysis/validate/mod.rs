@@ -3,7 +3,7 @@
 //! is an error (it fits no build) and what is a note (absent in one config).
 
 mod lock;
-pub(crate) use lock::names as type_names;
+pub(crate) use lock::{POINTER, names as type_names};
 mod table;
 
 pub(crate) use table::lint as lint_tables;
