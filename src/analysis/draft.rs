@@ -648,34 +648,41 @@ mod tests {
         d.ty.fields.iter().find(|f| f.path == path)?.rule.clone()
     }
 
+    /// Lock `text`, member `path` of `ty`, taken with `spin_lock()`.
+    fn spin_held(ty: &str, path: &str, text: &str) -> Held {
+        Held {
+            member: Some((ty.into(), path.into())),
+            chain: vec![(ty.into(), path.into())],
+            text: text.into(),
+            how: "spin_lock".into(),
+            shared: false,
+            global_mutex: false,
+        }
+    }
+
+    /// A fast-path function's plain store to `path` with `h` held.
+    fn under(path: &str, function: &str, h: Held) -> Declaration {
+        decl(
+            path,
+            function,
+            Said::Written(Write::Assign, vec![h]),
+            Role::Fast,
+        )
+    }
+
     #[test]
     fn a_pointer_to_locks_is_no_lock_of_the_struct() {
         // inet_hashinfo: `spinlock_t *ehash_locks`, taken as
         // `&h->ehash_locks[i]`; `ring` an array of locks in the struct.
-        let held = |path: &str| Held {
-            member: Some(("s".into(), path.into())),
-            chain: vec![("s".into(), path.into())],
-            text: format!("&h->{path}[i]"),
-            how: "spin_lock".into(),
-            shared: false,
-            global_mutex: false,
-        };
+        let held = |path: &str| spin_held("s", path, &format!("&h->{path}[i]"));
         let locked = |path: &str| decl(path, "f", Said::Locked("spin_lock".into()), Role::Fast);
-        let under = |path: &str, f: &str, lock: &str| {
-            decl(
-                path,
-                f,
-                Said::Written(Write::Assign, vec![held(lock)]),
-                Role::Fast,
-            )
-        };
         let ds = [
             locked("locks"),
             locked("ring"),
-            under("n", "f", "locks"),
-            under("n", "g", "locks"),
-            under("m", "f", "ring"),
-            under("m", "g", "ring"),
+            under("n", "f", held("locks")),
+            under("n", "g", held("locks")),
+            under("m", "f", held("ring")),
+            under("m", "g", held("ring")),
         ];
         let d = draft_typed(
             &[
@@ -713,14 +720,7 @@ mod tests {
 
     #[test]
     fn a_lock_few_writers_hold_is_no_members_lock() {
-        let held = Held {
-            member: Some(("s".into(), "l".into())),
-            chain: vec![("s".into(), "l".into())],
-            text: "&s->l".into(),
-            how: "spin_lock".into(),
-            shared: false,
-            global_mutex: false,
-        };
+        let held = spin_held("s", "l", "&s->l");
         let plain = |f: &str| decl("q", f, Said::Written(Write::Assign, vec![]), Role::Fast);
         let locked = |p: &str, f: &str| {
             decl(
@@ -1196,18 +1196,7 @@ mod tests {
 
     #[test]
     fn locks_of_other_objects_a_lock_inside_a_member_and_no_table_named_after_a_member() {
-        let held = |ty: &str, path: &str, text: &str| Held {
-            member: Some((ty.into(), path.into())),
-            chain: vec![(ty.into(), path.into())],
-            text: text.into(),
-            how: "spin_lock".into(),
-            shared: false,
-            global_mutex: false,
-        };
-        let under = |path: &str, f: &str, h: Held| {
-            decl(path, f, Said::Written(Write::Assign, vec![h]), Role::Fast)
-        };
-        let q = || held("sk_buff_head", "lock", "&q->lock");
+        let q = || spin_held("sk_buff_head", "lock", "&q->lock");
         let ds = [
             // Every write of a under one other object's lock: its holders.
             under("a", "f", q()),
@@ -1219,14 +1208,14 @@ mod tests {
             under(
                 "removed",
                 "f",
-                held("s", "removed.lock", "&s->removed.lock"),
+                spin_held("s", "removed.lock", "&s->removed.lock"),
             ),
             decl("removed", "f", Said::Locked("spin_lock".into()), Role::Fast),
             // alloc under ring.producer_lock, a lock inside another member.
             under(
                 "alloc",
                 "f",
-                held("s", "ring.producer_lock", "&s->ring.producer_lock"),
+                spin_held("s", "ring.producer_lock", "&s->ring.producer_lock"),
             ),
             decl("ring", "f", Said::Locked("spin_lock".into()), Role::Fast),
         ];

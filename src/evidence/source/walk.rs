@@ -228,13 +228,8 @@ struct Function<'a> {
     boot: bool,
     /// The expressions written (their nodes' ids): not also reads.
     targets: HashSet<usize>,
-    /// Local pointers to members (`lru_size = &mz->lru_zone_size[z][l]`):
-    /// the variable and the members it points into.
-    aliases: Vec<(String, Vec<(String, String)>)>,
-    /// Local pointers to locks (`root_lock = qdisc_lock(q)`, `l =
-    /// &x->lock`): the variable, the lock's expression and its members
-    /// (see [`Function::lock_alias`]).
-    lock_aliases: Vec<LockAlias>,
+    /// Local pointers to members (see [`Alias`]).
+    aliases: Vec<Alias>,
     /// The members read, each once: the first read, marked when any is.
     reads: BTreeMap<(String, String), Declaration>,
     /// Variables that point at another CPU's per-CPU object (`rq =
@@ -249,10 +244,13 @@ struct Function<'a> {
     values: Values<'a>,
 }
 
-/// A local pointer to a lock (`root_lock = qdisc_lock(q)`).
-struct LockAlias {
+/// A local pointer to a member: `lru_size = &mz->lru_zone_size[z][l]`,
+/// whose `*p` and `p[j]` are writes of the member, or a lock reached
+/// through an accessor (`root_lock = qdisc_lock(q)`, see
+/// [`Function::lock_alias`]).
+struct Alias {
     variable: String,
-    /// The lock's expression (`&q->q.lock`).
+    /// The member's expression (`&q->q.lock`).
     text: String,
     /// The members it names (see [`Function::resolve`]).
     chain: Vec<(String, String)>,
@@ -313,7 +311,6 @@ impl<'a> Function<'a> {
             boot: false,
             targets: HashSet::new(),
             aliases: Vec::new(),
-            lock_aliases: Vec::new(),
             reads: BTreeMap::new(),
             remote: Vec::new(),
             states: Vec::new(),
@@ -665,8 +662,8 @@ impl<'a> Function<'a> {
         };
         if let Some(pointer) = through.filter(|p| p.kind() == "identifier") {
             let name = self.of(pointer);
-            if let Some((_, found)) = self.aliases.iter().rev().find(|(v, _)| v == name) {
-                for (ty, path) in found.clone() {
+            if let Some(alias) = self.aliases.iter().rev().find(|a| a.variable == name) {
+                for (ty, path) in alias.chain.clone() {
                     if self.types.contains(&ty) {
                         let said = Said::Written(write.clone(), self.held.clone());
                         out.push(self.declaration(&ty, &path, said, target));
@@ -794,35 +791,29 @@ impl<'a> Function<'a> {
     }
 
     /// `p = &x->m[i]` (or `T *p = &x->m`): writes through `*p` and `p[j]`
-    /// are writes of `x->m`.
+    /// are writes of `x->m`, and `spin_lock(p)` takes it; `p =
+    /// qdisc_lock(q)` points to the lock the accessor returns.
     fn alias(&mut self, variable: Node<'_>, value: Node<'_>) {
         let Some(name) = declared_name(variable, self.text) else {
             return;
         };
-        self.aliases.retain(|(v, _)| *v != name);
+        self.aliases.retain(|a| a.variable != name);
         self.remote.retain(|v| *v != name);
-        let lock = match strip_parentheses(value) {
+        if another_cpus(strip_address(value), self.text) {
+            self.remote.push(name.clone());
+        }
+        let pointed = match strip_parentheses(value) {
             v if v.kind() == "pointer_expression" && self.of(v).starts_with('&') => {
                 Some((self.of(v).to_owned(), self.resolve(strip_address(v))))
             }
             v => self.lock_alias(v),
         };
-        self.lock_aliases.retain(|a| a.variable != name);
-        if let Some((text, chain)) = lock {
-            self.lock_aliases.push(LockAlias {
-                variable: name.clone(),
+        if let Some((text, chain)) = pointed {
+            self.aliases.push(Alias {
+                variable: name,
                 text,
                 chain,
             });
-        }
-        if another_cpus(strip_address(value), self.text) {
-            self.remote.push(name.clone());
-        }
-        if value.kind() == "pointer_expression" && self.of(value).starts_with('&') {
-            let found = self.resolve(strip_address(value));
-            if !found.is_empty() {
-                self.aliases.push((name, found));
-            }
         }
     }
 

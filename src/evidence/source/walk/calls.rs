@@ -265,7 +265,7 @@ impl Function<'_> {
         match lock.kind() {
             "identifier" => {
                 let name = self.of(lock);
-                self.lock_aliases
+                self.aliases
                     .iter()
                     .rev()
                     .find(|a| a.variable == name)
