@@ -40,8 +40,16 @@ impl Setup {
         path
     }
 
+    /// Runs cachelint with the variants and the indexes in the test's
+    /// cache (`review` indexes the tree's copies: the user's cache
+    /// would keep one index per test run).
     fn run(&self, args: &[&str]) -> (i32, String, String) {
-        cachelint_with_env(&[("CACHELINT_VARIANT_DIR", self.cache.as_os_str())], args)
+        let index = self.cache.join("index");
+        let env = [
+            ("CACHELINT_VARIANT_DIR", self.cache.as_os_str()),
+            ("CACHELINT_CACHE_DIR", index.as_os_str()),
+        ];
+        cachelint_with_env(&env, args)
     }
 
     /// Makes the tree a git repository with one commit, "base".
@@ -159,6 +167,7 @@ fn file_hash_name_is_a_build_to_every_command_that_takes_builds_first() {
             .args(args)
             .current_dir(&s.dir)
             .env("CACHELINT_VARIANT_DIR", &s.cache)
+            .env("CACHELINT_CACHE_DIR", s.cache.join("index"))
             .output()
             .unwrap();
         (
@@ -483,9 +492,11 @@ fn suggests_header_patch_is_compiled_on_every_variant_and_held_to_the_plan() {
     // the stand-in widens when it compiles a patched copy) is an error. A
     // cache of its own: the stand-in's variable is no part of a probe's key.
     let other = s.dir.join("other-cache");
+    let index = other.join("index");
     let (code, _, err) = cachelint_with_env(
         &[
             ("CACHELINT_VARIANT_DIR", other.as_os_str()),
+            ("CACHELINT_CACHE_DIR", index.as_os_str()),
             ("STANDIN_PATCHED_CFLAGS", OsStr::new("-DSTANDIN_SKEW")),
         ],
         &args,
@@ -616,6 +627,7 @@ fn review_lays_out_the_touched_structs_on_each_variant_and_evaluates_the_kernels
             .current_dir(&s.tree)
             .env("CACHELINT", env!("CARGO_BIN_EXE_cachelint"))
             .env("CACHELINT_VARIANT_DIR", &s.cache)
+            .env("CACHELINT_CACHE_DIR", s.cache.join("index"))
             .env("CACHELINT_REVIEW_VARIANTS", &matrix)
             .env("RESULTS_DIR", &results)
             .env("DESC_FD", "3")

@@ -14,12 +14,15 @@
 //! path, size and modification time), the machine, the build the accesses
 //! were resolved through and cachelint's own binary. A stale, truncated
 //! or corrupt index is rebuilt; two runs building the same index take
-//! turns (a lock file beside it).
+//! turns (a lock file beside it). A run that builds an index first sweeps
+//! the directory (see [`sweep`]): what stopped runs left behind, and the
+//! indexes of trees that are gone.
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write as _};
+use std::os::unix::ffi::OsStringExt as _;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -36,8 +39,13 @@ use crate::error::{Error, Result};
 /// walked: one at a time is read back.
 const SHARDS: usize = 64;
 
-/// The first bytes of an index; the digit is the format's version.
-const MAGIC: &[u8; 21] = b"cachelint-evidence-2\n";
+/// The first bytes of an index; the digit is the format's version. The
+/// key follows (8 bytes), then the tree's path (its length in 4 bytes,
+/// then the path).
+const MAGIC: &[u8; 21] = b"cachelint-evidence-3\n";
+
+/// The longest tree path an index's header holds.
+const MAX_TREE_PATH: u32 = 4096;
 
 /// The largest table read (the 6.12 tree's is about 1 MB).
 const MAX_TABLE_BYTES: u64 = 64 << 20;
@@ -152,11 +160,37 @@ pub(super) fn open(at: &Path, key: u64) -> Option<Index> {
     Some(Index { file, parts })
 }
 
+/// The header of an index of `tree` that carries `key`.
+fn header(key: u64, tree: &Path) -> Vec<u8> {
+    let tree = tree.as_os_str().as_encoded_bytes();
+    let mut head = MAGIC.to_vec();
+    head.extend(key.to_le_bytes());
+    head.extend((tree.len() as u32).to_le_bytes());
+    head.extend(tree);
+    head
+}
+
+/// The key and tree path in the header of the index `file`, when it is
+/// an index of this format.
+fn read_header(file: &File) -> Option<(u64, PathBuf)> {
+    let mut head = [0u8; MAGIC.len() + 12];
+    file.read_exact_at(&mut head, 0).ok()?;
+    if &head[..MAGIC.len()] != MAGIC {
+        return None;
+    }
+    let key = u64::from_le_bytes(head[MAGIC.len()..MAGIC.len() + 8].try_into().ok()?);
+    let n = u32::from_le_bytes(head[MAGIC.len() + 8..].try_into().ok()?);
+    if n > MAX_TREE_PATH {
+        return None;
+    }
+    let mut tree = vec![0u8; n as usize];
+    file.read_exact_at(&mut tree, head.len() as u64).ok()?;
+    Some((key, PathBuf::from(std::ffi::OsString::from_vec(tree))))
+}
+
 /// The table of the index `file`, when it carries `key`.
 fn table(file: &File, key: u64) -> Option<Vec<PartAt>> {
-    let mut head = [0u8; MAGIC.len() + 8];
-    file.read_exact_at(&mut head, 0).ok()?;
-    if &head[..MAGIC.len()] != MAGIC || head[MAGIC.len()..] != key.to_le_bytes() {
+    if read_header(file)?.0 != key {
         return None;
     }
     let len = file.metadata().ok()?.len();
@@ -277,14 +311,69 @@ pub(super) fn build(
     if let Some(index) = open(at, key) {
         return Ok(Some(index));
     }
+    sweep(dir, at);
     let wrappers = wrappers(tree, files, build, progress)?;
     let scratch = at.with_extension(format!("shards{}", std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(io(&scratch))?;
-    let result = walk_and_write(tree, files, build, &wrappers, at, key, &scratch, progress);
+    let full = std::fs::canonicalize(tree).unwrap_or_else(|_| tree.to_owned());
+    let head = header(key, &full);
+    let result = walk_and_write(tree, files, build, &wrappers, at, &head, &scratch, progress);
     let _ = std::fs::remove_dir_all(&scratch);
     // Opened while the lock is held: a run waiting to build another key's
     // index replaces the file only after this one has it open.
     result.map(|()| open(at, key))
+}
+
+/// Removes from `dir` what runs that were stopped while building an
+/// index left (its shards and its unfinished file: hundreds of MB for a
+/// kernel tree) and the indexes of trees that are no longer there (a
+/// temporary checkout, a removed worktree). `own` is the index this run
+/// builds, whose lock it holds; another index is touched only while this
+/// run holds its lock, so none that a run is building is (a run reading
+/// a removed index reads on through its open handle).
+fn sweep(dir: &Path, own: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    for stem in names
+        .iter()
+        .filter(|n| n.starts_with("evidence-"))
+        .filter_map(|n| n.strip_suffix(".lock"))
+    {
+        let index = dir.join(format!("{stem}.idx"));
+        let mut _held = None;
+        if index != own {
+            let Ok(lock) = File::open(dir.join(format!("{stem}.lock"))) else {
+                continue;
+            };
+            if lock.try_lock().is_err() {
+                continue;
+            }
+            _held = Some(lock);
+            let tree = File::open(&index).ok().and_then(|f| read_header(&f));
+            if tree.is_some_and(|(_, tree)| !tree.is_dir()) {
+                let _ = std::fs::remove_file(&index);
+            }
+        }
+        for name in &names {
+            let Some(rest) = name.strip_prefix(stem) else {
+                continue;
+            };
+            let pid = |kind: &str| {
+                rest.strip_prefix(kind)
+                    .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            };
+            if pid(".shards") {
+                let _ = std::fs::remove_dir_all(dir.join(name));
+            } else if pid(".tmp") {
+                let _ = std::fs::remove_file(dir.join(name));
+            }
+        }
+    }
 }
 
 /// The lock wrappers of the tree's headers.
@@ -337,7 +426,7 @@ fn walk_and_write(
     build: &dyn Types,
     wrappers: &Wrappers,
     at: &Path,
-    key: u64,
+    head: &[u8],
     scratch: &Path,
     progress: &mut Progress,
 ) -> Result<()> {
@@ -398,7 +487,7 @@ fn walk_and_write(
     progress.done("index: read the calls for callers' locks, construction and reach");
     progress.start("index: writing each struct's part", SHARDS);
     let tmp = at.with_extension(format!("tmp{}", std::process::id()));
-    let written = write_parts(&tmp, key, SHARDS, &shard_path, &summary, progress);
+    let written = write_parts(&tmp, head, SHARDS, &shard_path, &summary, progress);
     let written = written.and_then(|structs| {
         std::fs::rename(&tmp, at).map_err(io(at))?;
         Ok(structs)
@@ -419,7 +508,7 @@ fn walk_and_write(
 /// tree), then the table. Returns how many structs it holds.
 fn write_parts(
     tmp: &Path,
-    key: u64,
+    head: &[u8],
     shards: usize,
     shard_path: &(dyn Fn(usize) -> PathBuf + Sync),
     summary: &Summary,
@@ -434,9 +523,8 @@ fn write_parts(
         })
         .collect::<Result<_>>()?;
     let mut out = BufWriter::new(File::create(tmp).map_err(io(tmp))?);
-    out.write_all(MAGIC).map_err(io(tmp))?;
-    out.write_all(&key.to_le_bytes()).map_err(io(tmp))?;
-    let mut offset = (MAGIC.len() + 8) as u64;
+    out.write_all(head).map_err(io(tmp))?;
+    let mut offset = head.len() as u64;
     let mut table = String::new();
     let mut structs = 0;
     for (ty, part) in parts.into_iter().flatten() {
@@ -552,6 +640,50 @@ mod tests {
     }
 
     #[test]
+    fn a_build_sweeps_what_stopped_runs_left_and_the_indexes_of_trees_gone() {
+        let dir = tree("sweep");
+        let cache = dir.join("cache");
+        std::fs::create_dir_all(&cache).unwrap();
+        let at =
+            |stem: &str, ext: &str| cache.join(format!("evidence-{stem}-x86-00000000000000{ext}"));
+        // Each stem with its lock, an index of a tree and a stopped run's
+        // shards and unfinished index.
+        let live_tree = dir.join("tree");
+        for (stem, tree) in [
+            ("own", &live_tree),
+            ("gone", &dir.join("no-such-tree")),
+            ("busy", &dir.join("no-such-tree")),
+            ("kept", &live_tree),
+        ] {
+            std::fs::write(at(stem, "01.lock"), b"").unwrap();
+            std::fs::write(at(stem, "01.idx"), super::header(7, tree)).unwrap();
+            std::fs::create_dir_all(at(stem, "01.shards4242")).unwrap();
+            std::fs::write(at(stem, "01.shards4242").join("0.jsonl"), b"{}").unwrap();
+            std::fs::write(at(stem, "01.tmp4242"), b"part").unwrap();
+        }
+        // Not a stopped run's: no pid.
+        std::fs::write(at("kept", "01.tmpfile"), b"mine").unwrap();
+        // Another run holds the lock of `busy`: it may be building it.
+        let busy = std::fs::File::open(at("busy", "01.lock")).unwrap();
+        busy.lock().unwrap();
+        super::sweep(&cache, &at("own", "01.idx"));
+        let there = |stem: &str, ext: &str| at(stem, ext).exists();
+        for stem in ["own", "gone", "kept"] {
+            assert!(!there(stem, "01.shards4242"), "{stem}");
+            assert!(!there(stem, "01.tmp4242"), "{stem}");
+        }
+        assert!(there("busy", "01.shards4242") && there("busy", "01.tmp4242"));
+        // Only the index of a tree gone whose lock was free is removed;
+        // this run's own index is its own business.
+        assert!(!there("gone", "01.idx"));
+        assert!(there("busy", "01.idx") && there("kept", "01.idx") && there("own", "01.idx"));
+        assert!(there("kept", "01.tmpfile"));
+        assert!(there("gone", "01.lock"));
+        drop(busy);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn a_draft_from_the_index_reads_what_a_reading_of_the_struct_reads() {
         let dir = tree("same");
         let at = IndexAt {
@@ -559,6 +691,9 @@ mod tests {
             build: "vmlinux 1 2".into(),
         };
         let src = dir.join("tree");
+        // A run stopped while building this index left its shards.
+        let stopped = super::path(&at.dir, &src, None).with_extension("shards999999");
+        std::fs::create_dir_all(&stopped).unwrap();
         for types in [
             &["lruvec"][..],
             &["pglist_data"],
@@ -583,6 +718,7 @@ mod tests {
         }
         let file = super::path(&at.dir, &src, None);
         assert!(file.is_file());
+        assert!(!stopped.exists(), "a build sweeps what stopped runs left");
         // A corrupt index is rebuilt, a changed file makes it stale.
         let bytes = std::fs::read(&file).unwrap();
         std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
@@ -612,7 +748,7 @@ mod tests {
         // the handle, not the path.
         let open = super::open(&file, key).unwrap();
         let other = file.with_extension("other");
-        std::fs::write(&other, b"cachelint-evidence-2\nanother key").unwrap();
+        std::fs::write(&other, b"cachelint-evidence-3\nanother key").unwrap();
         std::fs::rename(&other, &file).unwrap();
         assert!(super::open(&file, key).is_none());
         let types = ["lruvec".to_owned()];
