@@ -31,19 +31,50 @@ impl Summary {
         defined: &HashMap<String, usize>,
         named: &HashSet<String>,
     ) -> Summary {
-        let sites = callers::sites(calls, defined);
-        let pointed = callers::pointed(calls, named);
+        // Each reading of the calls is independent of the others: they
+        // run side by side.
+        let (sites, pointed) = rayon::join(
+            || callers::sites(calls, defined),
+            || callers::pointed(calls, named),
+        );
+        let parameters = |passed| construction::passed_parameters(&sites, &pointed, passed);
+        let ((under, (built, dying)), (control, (reached, (paths, callers)))) = rayon::join(
+            || {
+                rayon::join(
+                    || callers::held_by_callers(&sites),
+                    || rayon::join(|| parameters(Passed::Built), || parameters(Passed::Dying)),
+                )
+            },
+            || {
+                rayon::join(
+                    || control::control_by_callers(&sites, &pointed),
+                    || {
+                        rayon::join(
+                            || reach::reached(calls),
+                            || {
+                                rayon::join(
+                                    || reach::net_paths(calls),
+                                    || {
+                                        reach::callers(calls)
+                                            .into_iter()
+                                            .map(|(f, n)| (f.to_owned(), n))
+                                            .collect()
+                                    },
+                                )
+                            },
+                        )
+                    },
+                )
+            },
+        );
         Summary {
-            under: callers::held_by_callers(&sites),
-            built: construction::passed_parameters(&sites, &pointed, Passed::Built),
-            dying: construction::passed_parameters(&sites, &pointed, Passed::Dying),
-            control: control::control_by_callers(&sites, &pointed),
-            reached: reach::reached(calls),
-            paths: reach::net_paths(calls),
-            callers: reach::callers(calls)
-                .into_iter()
-                .map(|(f, n)| (f.to_owned(), n))
-                .collect(),
+            under,
+            built,
+            dying,
+            control,
+            reached,
+            paths,
+            callers,
         }
     }
 

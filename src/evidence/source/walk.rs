@@ -89,6 +89,10 @@ fn walk_tree<'a>(root: Node<'_>, read: &Reading<'a>) -> Bodies {
             _ => None,
         };
         let wrapper = match (node.kind(), syscall) {
+            // Only wrappers are wanted: a function that cannot be one is
+            // not read (a third of the walk of a tree's `.c` files).
+            ("function_definition", None) if read.cannot_wrap(node, None) => None,
+            (_, Some(name)) if read.cannot_wrap(node, Some(&name)) => None,
             ("function_definition", _) => Function::read(node, read, &mut bodies, &mut values),
             // Wrappers are read only while no struct is wanted.
             ("preproc_function_def", _) if read.types.is_empty() => macros::wrapper(node, read),
@@ -187,6 +191,17 @@ struct Reading<'a> {
     /// call another wrapper (a `.c` file's helpers with
     /// `lockdep_assert_held()`, whose callers' own locks say more).
     taking_only: bool,
+}
+
+impl Reading<'_> {
+    /// Is function `node` (a definition, or the body of system call
+    /// `syscall`) read for wrappers only, and unable to be one (see
+    /// [`Wrappers::may_lock_in`])?
+    fn cannot_wrap(&self, node: Node<'_>, syscall: Option<&str>) -> bool {
+        self.taking_only
+            && !syscall.is_some_and(may_lock)
+            && !self.wrappers.may_lock_in(&self.text[node.byte_range()])
+    }
 }
 
 /// Where an access is made: its role, and the parameter it starts from.

@@ -4,6 +4,9 @@
 //! returns its address (`qdisc_lock(q)` is `&q->q.lock`).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
+use super::vocabulary::may_lock;
 
 /// What a call of a lock wrapper does to the lock that is member
 /// `member` of its argument `param` (`mmap_write_lock(mm)` takes
@@ -42,12 +45,17 @@ pub(crate) struct Wrappers {
     /// page_table_lock` only when page tables have no locks of their
     /// own), neither is known.
     plain: HashSet<String>,
+    /// The wrappers that release a lock under a name without the
+    /// kernel's locking words (see [`Wrappers::may_lock_in`]), listed
+    /// once all are known.
+    unworded: OnceLock<Vec<String>>,
 }
 
 impl Wrappers {
     /// Adds wrapper `name` with `effects`: a name seen before with other
     /// effects is no wrapper.
     pub(super) fn add(&mut self, name: String, effects: Vec<Effect>) {
+        self.unworded = OnceLock::new();
         if self.ambiguous.contains(&name) {
             return;
         }
@@ -69,6 +77,7 @@ impl Wrappers {
 
     /// Adds function `name`, named for a lock, that does nothing to one.
     pub(super) fn add_plain(&mut self, name: String) {
+        self.unworded = OnceLock::new();
         if self.known.get(&name).is_some_and(|e| is_address(e)) {
             self.known.remove(&name);
             self.ambiguous.insert(name.clone());
@@ -93,6 +102,28 @@ impl Wrappers {
 
     pub(super) fn get(&self, name: &str) -> Option<&Vec<Effect>> {
         self.known.get(name)
+    }
+
+    /// May C text `text` (a function) take or release a lock, with these
+    /// wrappers known? A test of its text only: the kernel's locking
+    /// words, the socket lock's `release_sock()`, or the name of a
+    /// wrapper that releases a lock without them.
+    pub(super) fn may_lock_in(&self, text: &str) -> bool {
+        let unworded = self.unworded.get_or_init(|| {
+            let mut names: Vec<String> = self
+                .known
+                .iter()
+                .filter(|(name, effects)| {
+                    !may_lock(name) && effects.iter().any(|e| e.act == Act::Release)
+                })
+                .map(|(name, _)| name.clone())
+                .collect();
+            names.sort_unstable();
+            names
+        });
+        may_lock(text)
+            || text.contains("release_sock")
+            || unworded.iter().any(|n| text.contains(n.as_str()))
     }
 }
 

@@ -163,14 +163,13 @@ impl Function<'_> {
         value: &str,
         out: &mut Vec<Declaration>,
     ) {
-        let tested = kind != Store::Exchange && self.tested(target);
-        if tested && kind == Store::Bit {
-            return;
-        }
         let value: String = crate::csource::squash(value)
             .chars()
             .take(MAX_VALUE)
             .collect();
+        // Whether a condition tests it first is asked only of a store on
+        // a fast path of a wanted struct, and once.
+        let mut tested = None;
         for (ty, path) in self.resolve(target) {
             if !self.types.contains(&ty) {
                 continue;
@@ -179,13 +178,22 @@ impl Function<'_> {
                 kind,
                 how: how.to_owned(),
                 value: value.clone(),
-                tested,
+                tested: false,
                 path: Vec::new(),
             });
-            let d = self.declaration(&ty, &path, said, target);
-            if d.role == Role::Fast {
-                out.push(d);
+            let mut d = self.declaration(&ty, &path, said, target);
+            if d.role != Role::Fast {
+                continue;
             }
+            let tested =
+                *tested.get_or_insert_with(|| kind != Store::Exchange && self.tested(target));
+            if tested && kind == Store::Bit {
+                return;
+            }
+            if let Said::Needless(n) = &mut d.said {
+                n.tested = tested;
+            }
+            out.push(d);
         }
     }
 
@@ -205,8 +213,18 @@ impl Function<'_> {
         // The object holding the member: `folio` of `folio->flags.f`.
         let object = want.rsplit_once("->").map(|(o, _)| o.to_owned());
         let copies = copies_of(body, at, &want, self.text);
+        // Each way to mention the member names one of these words: a
+        // test of the text before any is squeezed or tokenized.
+        let words: Vec<&str> = [Some(last_word(&want)), object.as_deref().map(last_word)]
+            .into_iter()
+            .flatten()
+            .chain(copies.iter().map(String::as_str))
+            .collect();
         let mentions = |cond: Node<'_>| {
             let text = &self.text[cond.byte_range()];
+            if !words.iter().any(|w| text.contains(w)) {
+                return false;
+            }
             squeeze(text).contains(&want)
                 || (!copies.is_empty()
                     && crate::csource::tokens(text)
@@ -220,9 +238,10 @@ impl Function<'_> {
         while let Some(n) = stack.pop() {
             if n.end_byte() <= at.start_byte()
                 && n.kind() == "call_expression"
-                && object
-                    .as_deref()
-                    .is_some_and(|o| calls_on(n, o, self.text, takes_the_line))
+                && object.as_deref().is_some_and(|o| {
+                    self.text[n.byte_range()].contains(last_word(o))
+                        && calls_on(n, o, self.text, takes_the_line)
+                })
             {
                 return true;
             }
@@ -504,6 +523,35 @@ fn contains(outer: Node<'_>, inner: Node<'_>) -> bool {
 }
 
 /// `text` without white space: `sk -> sk_napi_id` is `sk->sk_napi_id`.
+/// The last word of expression `text` (`f` of `folio->flags.f`, `i` of
+/// `x->a[i]`, empty when it has none): whatever text names the
+/// expression, whitespace and all, has it.
+fn last_word(text: &str) -> &str {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    text.trim_end_matches(|c: char| !word(c))
+        .rsplit(|c: char| !word(c))
+        .next()
+        .unwrap_or("")
+}
+
 fn squeeze(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_word;
+
+    #[test]
+    fn the_last_word_of_an_expression_is_in_any_spelling_of_it() {
+        assert_eq!(last_word("folio->flags.f"), "f");
+        assert_eq!(last_word("x->a[i]"), "i");
+        assert_eq!(last_word("sk->sk_napi_id"), "sk_napi_id");
+        assert_eq!(last_word("*(p)"), "p");
+        assert_eq!(last_word("&"), "");
+        for spelled in ["folio ->flags. f", "x->a[ i ]", "(*( p ))"] {
+            let squeezed: String = spelled.split_whitespace().collect();
+            assert!(spelled.contains(last_word(&squeezed)), "{spelled}");
+        }
+    }
 }
