@@ -1353,3 +1353,41 @@ fn qdiscs_owner_is_written_under_q_lock_taken_through_qdisc_lock() {
         "{draft}"
     );
 }
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn qdiscs_state2_is_set_by_a_locked_qdisc_not_under_the_lockless_ones_seqlock() {
+    let tree = kernel_source();
+    // qdisc_run_begin(): a lockless qdisc trylocks its seqlock in a
+    // branch that always returns; only a locked qdisc goes on to set
+    // state2, under the root lock its callers hold, not the seqlock.
+    let begin = definition(
+        &tree,
+        "include/net/sch_generic.h",
+        "static inline bool qdisc_run_begin(struct Qdisc *qdisc)\n",
+    );
+    let (branch, trylock, back, set) = (
+        begin.find("if (qdisc->flags & TCQ_F_NOLOCK) {").unwrap(),
+        begin
+            .find("return spin_trylock(&qdisc->seqlock);\n\t}")
+            .unwrap(),
+        begin.find("\t}\n").unwrap(),
+        begin
+            .find("__test_and_set_bit(__QDISC_STATE2_RUNNING, &qdisc->state2)")
+            .unwrap(),
+    );
+    assert!(branch < trylock && trylock < back && back < set, "{begin}");
+    let draft = draft_612(&[], "Qdisc");
+    let state2 = rule(&draft, "Qdisc", "state2").expect("a rule for state2");
+    assert!(!state2.contains("seqlock"), "{state2}\n{draft}");
+    assert!(
+        draft.contains("# state2: declared: __test_and_set_bit() (non-atomic) in qdisc_run_begin"),
+        "{draft}"
+    );
+    assert!(
+        !draft.lines().any(|l| l.starts_with("# state2:")
+            && l.contains("qdisc_run_begin")
+            && l.contains("seqlock held")),
+        "{draft}"
+    );
+}

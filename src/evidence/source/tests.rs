@@ -1218,3 +1218,35 @@ fn a_function_defined_under_ifdef_and_else_is_one_function_to_its_callers() {
     assert_eq!(held, ["spin_lock() in every caller of upd, 1 call seen"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_lock_taken_in_a_branch_that_leaves_is_not_held_after_it() {
+    // qdisc_run_begin(): a lockless qdisc trylocks its seqlock and
+    // returns; a locked one sets state2 with no lock of its own (its
+    // callers hold the root lock).
+    let header = "static inline bool run_begin(struct lruvec *q)\n{\n\tif (q->flags & 1) {\n\
+        \t\tif (spin_trylock(&q->seqlock))\n\t\t\treturn true;\n\t\treturn spin_trylock(&q->seqlock);\n\t}\n\
+        \treturn !__test_and_set_bit(0, &q->state2);\n}\n\
+        static inline bool plain_trylock(struct lruvec *q)\n{\n\treturn spin_trylock(&q->seqlock);\n}\n";
+    let wrappers = wrappers_in(header, &NoTypes, &Wrappers::default());
+    assert!(wrappers.get("run_begin").is_none());
+    assert!(wrappers.get("plain_trylock").is_some());
+    let code = "void f(struct lruvec *q, int x)\n{\n\tif (x) {\n\t\tspin_lock(&q->l);\n\t\tq->a = 1;\n\t\treturn;\n\t}\n\
+        \tq->b = 2;\n\tif (x > 1) {\n\t\tspin_lock(&q->l);\n\t\tq->c = 3;\n\t}\n\tq->d = 4;\n}\n";
+    let said: Vec<String> = writes_under(code, "lruvec", &wrappers)
+        .iter()
+        .map(|(line, path, held)| format!("{line}:{path} {}", held.len()))
+        .collect();
+    assert_eq!(said, ["5:a 1", "8:b 0", "11:c 1", "13:d 1"]);
+    // A trylock as the condition of a branch that leaves: held after the
+    // `if` only when the branch is taken on failure.
+    // A killable lock is 0 when it takes the lock: held after the `if`.
+    let code = "void g(struct lruvec *q)\n{\n\tif (spin_trylock(&q->l))\n\t\treturn;\n\tq->e = 5;\n\
+        \tif (!spin_trylock(&q->l))\n\t\treturn;\n\tq->f = 6;\n}\n\
+        void h(struct lruvec *q)\n{\n\tif (mutex_lock_killable(&q->m))\n\t\treturn;\n\tq->g = 7;\n}\n";
+    let said: Vec<String> = writes_under(code, "lruvec", &wrappers)
+        .iter()
+        .map(|(line, path, held)| format!("{line}:{path} {}", held.len()))
+        .collect();
+    assert_eq!(said, ["5:e 0", "8:f 1", "14:g 1"]);
+}

@@ -560,6 +560,32 @@ impl<'a> Function<'a> {
                     self.written(arg, Write::Assign, out);
                 }
             }
+            // A branch that always leaves (`if (nolock) { if
+            // (spin_trylock(l)) return true; ...; return
+            // spin_trylock(l); }`): the code after the `if` runs only when
+            // it was not taken, so what it took or released stays in it.
+            // `if (spin_trylock(l)) return true;`: the code after the
+            // `if` runs only when the call did not take the lock.
+            "if_statement" if taken_only_inside(node, self.text) => {
+                let held = self.held.clone();
+                let mut cursor = node.walk();
+                let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+                for child in children {
+                    self.visit(child, out);
+                }
+                self.held = held;
+                return;
+            }
+            "compound_statement" if leaving_branch(node) => {
+                let held = self.held.clone();
+                let mut cursor = node.walk();
+                let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+                for child in children {
+                    self.visit(child, out);
+                }
+                self.held = held;
+                return;
+            }
             "field_expression" if !self.types.is_empty() && self.is_read(node) => {
                 self.loaded(node, false);
             }
@@ -965,6 +991,54 @@ impl<'a> Function<'a> {
         }
         out
     }
+}
+
+/// Is `block` an `if`'s branch whose last statement leaves (see
+/// [`leaves`])?
+fn leaving_branch(block: Node<'_>) -> bool {
+    block
+        .parent()
+        .is_some_and(|p| matches!(p.kind(), "if_statement" | "else_clause"))
+        && leaves(block)
+}
+
+/// Is `statement` an `if` with no `else` whose condition is a call that
+/// is true when it takes its lock (`spin_trylock()`,
+/// `atomic_dec_and_lock()`; not its negation, nor
+/// `mmap_write_lock_killable()`, which is 0 when it takes it) and whose
+/// branch always leaves: what the call takes is held in the branch only.
+fn taken_only_inside(statement: Node<'_>, text: &str) -> bool {
+    statement.child_by_field_name("alternative").is_none()
+        && statement
+            .child_by_field_name("condition")
+            .map(strip_parentheses)
+            .filter(|c| c.kind() == "call_expression")
+            .and_then(|c| c.child_by_field_name("function"))
+            .and_then(|f| text.get(f.byte_range()))
+            .is_some_and(|name| name.contains("trylock") || name.contains("_and_lock"))
+        && statement
+            .child_by_field_name("consequence")
+            .is_some_and(leaves)
+}
+
+/// Does `statement` always leave: a `return`, `goto`, `break` or
+/// `continue`, or a block whose last statement is one?
+fn leaves(statement: Node<'_>) -> bool {
+    let jump = |n: Node<'_>| {
+        matches!(
+            n.kind(),
+            "goto_statement" | "return_statement" | "break_statement" | "continue_statement"
+        )
+    };
+    if statement.kind() != "compound_statement" {
+        return jump(statement);
+    }
+    let mut cursor = statement.walk();
+    let last = statement
+        .named_children(&mut cursor)
+        .filter(|n| n.kind() != "comment")
+        .last();
+    last.is_some_and(jump)
 }
 
 /// Is statement-level call `node` followed in its block (a block inside
