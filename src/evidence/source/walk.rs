@@ -560,23 +560,15 @@ impl<'a> Function<'a> {
                     self.written(arg, Write::Assign, out);
                 }
             }
-            // A branch that always leaves (`if (nolock) { if
-            // (spin_trylock(l)) return true; ...; return
-            // spin_trylock(l); }`): the code after the `if` runs only when
-            // it was not taken, so what it took or released stays in it.
-            // `if (spin_trylock(l)) return true;`: the code after the
-            // `if` runs only when the call did not take the lock.
-            "if_statement" if taken_only_inside(node, self.text) => {
-                let held = self.held.clone();
-                let mut cursor = node.walk();
-                let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
-                for child in children {
-                    self.visit(child, out);
-                }
-                self.held = held;
-                return;
-            }
-            "compound_statement" if leaving_branch(node) => {
+            // What a branch that always leaves takes or releases stays in
+            // it (`if (nolock) { if (spin_trylock(l)) return true; ...;
+            // return spin_trylock(l); }`): the code after the `if` runs
+            // only when the branch was not taken. So does what a trylock
+            // in the condition of such a branch takes (`if
+            // (spin_trylock(l)) return true;`).
+            "if_statement" | "compound_statement"
+                if taken_only_inside(node, self.text) || leaving_branch(node) =>
+            {
                 let held = self.held.clone();
                 let mut cursor = node.walk();
                 let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
