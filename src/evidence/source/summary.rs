@@ -13,6 +13,7 @@ use super::callers::{self, Call, Passed, Under};
 use super::{Declaration, Role, Said, construction, control, reach};
 
 /// Per function, what its callers say of it.
+#[derive(Default)]
 pub(super) struct Summary {
     under: HashMap<String, Under>,
     built: HashSet<(String, usize)>,
@@ -31,43 +32,14 @@ impl Summary {
         defined: &HashMap<String, usize>,
         named: &HashSet<String>,
     ) -> Summary {
-        // Each reading of the calls is independent of the others: they
-        // run side by side.
         let (sites, pointed) = rayon::join(
             || callers::sites(calls, defined),
             || callers::pointed(calls, named),
         );
-        let parameters = |passed| construction::passed_parameters(&sites, &pointed, passed);
-        let ((under, (built, dying)), (control, (reached, (paths, callers)))) = rayon::join(
-            || {
-                rayon::join(
-                    || callers::held_by_callers(&sites),
-                    || rayon::join(|| parameters(Passed::Built), || parameters(Passed::Dying)),
-                )
-            },
-            || {
-                rayon::join(
-                    || control::control_by_callers(&sites, &pointed),
-                    || {
-                        rayon::join(
-                            || reach::reached(calls),
-                            || {
-                                rayon::join(
-                                    || reach::net_paths(calls),
-                                    || {
-                                        reach::callers(calls)
-                                            .into_iter()
-                                            .map(|(f, n)| (f.to_owned(), n))
-                                            .collect()
-                                    },
-                                )
-                            },
-                        )
-                    },
-                )
-            },
-        );
-        Summary {
+        // Each reading of the calls is independent of the others: they
+        // run side by side.
+        let mut summary = Summary::default();
+        let Summary {
             under,
             built,
             dying,
@@ -75,7 +47,23 @@ impl Summary {
             reached,
             paths,
             callers,
-        }
+        } = &mut summary;
+        let (sites, pointed) = (&sites, &pointed);
+        rayon::scope(|s| {
+            s.spawn(|_| *under = callers::held_by_callers(sites));
+            s.spawn(|_| *built = construction::passed_parameters(sites, pointed, Passed::Built));
+            s.spawn(|_| *dying = construction::passed_parameters(sites, pointed, Passed::Dying));
+            s.spawn(|_| *control = control::control_by_callers(sites, pointed));
+            s.spawn(|_| *reached = reach::reached(calls));
+            s.spawn(|_| *paths = reach::net_paths(calls));
+            s.spawn(|_| {
+                *callers = reach::callers(calls)
+                    .into_iter()
+                    .map(|(f, n)| (f.to_owned(), n))
+                    .collect()
+            });
+        });
+        summary
     }
 
     /// Applies it to declarations: the callers' locks on writes,
