@@ -1380,14 +1380,15 @@ fn qdiscs_state2_is_set_by_a_locked_qdisc_not_under_the_lockless_ones_seqlock() 
     let draft = draft_612(&[], "Qdisc");
     let state2 = rule(&draft, "Qdisc", "state2").expect("a rule for state2");
     assert!(!state2.contains("seqlock"), "{state2}\n{draft}");
-    assert!(
-        draft.contains("# state2: declared: __test_and_set_bit() (non-atomic) in qdisc_run_begin"),
-        "{draft}"
+    // Its store, at the line the tree has it, holds no lock of its own.
+    let line = line_of(
+        &tree,
+        "include/net/sch_generic.h",
+        "__test_and_set_bit(__QDISC_STATE2_RUNNING, &qdisc->state2)",
     );
-    assert!(
-        !draft.lines().any(|l| l.starts_with("# state2:")
-            && l.contains("qdisc_run_begin")
-            && l.contains("seqlock held")),
-        "{draft}"
+    let evidence = format!(
+        "# state2: declared: __test_and_set_bit() (non-atomic) in qdisc_run_begin \
+         (include/net/sch_generic.h:{line}), no lock held"
     );
+    assert!(draft.lines().any(|l| l == evidence), "{evidence}\n{draft}");
 }
