@@ -1392,3 +1392,39 @@ fn qdiscs_state2_is_set_by_a_locked_qdisc_not_under_the_lockless_ones_seqlock() 
     );
     assert!(draft.lines().any(|l| l == evidence), "{evidence}\n{draft}");
 }
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn super_blocks_s_writers_is_under_s_umount_taken_by_a_wrapper_of_wrappers_in_super_c() {
+    let tree = kernel_source();
+    // fs/super.c: super_lock_excl() calls super_lock(), which calls
+    // __super_lock(), which takes s_umount; freeze_super() calls the
+    // first, then sets s_writers.frozen.
+    let file = "fs/super.c";
+    let inner = definition(&tree, file, "static inline void __super_lock(");
+    assert!(inner.contains("down_write(&sb->s_umount);"), "{inner}");
+    let outer = definition(&tree, file, "static __must_check bool super_lock(");
+    assert!(outer.contains("__super_lock(sb, excl);"), "{outer}");
+    let excl = definition(&tree, file, "static inline bool super_lock_excl(");
+    assert!(excl.contains("return super_lock(sb, true);"), "{excl}");
+    let freeze = definition(&tree, file, "int freeze_super(");
+    let (taken, set) = (
+        freeze.find("if (!super_lock_excl(sb)) {").unwrap(),
+        freeze
+            .find("sb->s_writers.frozen = SB_FREEZE_WRITE;")
+            .unwrap(),
+    );
+    assert!(taken < set, "{freeze}");
+    let draft = draft_612(&[], "super_block");
+    let rule = rule(&draft, "super_block", "s_writers").expect("a rule for s_writers");
+    assert!(
+        rule.starts_with("s_writers = { class = \"lock-protected\", lock = \"s_umount\" }"),
+        "{rule}\n{draft}"
+    );
+    let line = line_of(&tree, file, "sb->s_writers.frozen = SB_FREEZE_WRITE;");
+    let evidence = format!(
+        "# s_writers: declared: assigned in freeze_super ({file}:{line}) with &sb->s_umount \
+         held (super_lock_excl())"
+    );
+    assert!(draft.lines().any(|l| l == evidence), "{evidence}\n{draft}");
+}

@@ -780,6 +780,42 @@ fn the_socket_lock_and_a_c_files_own_wrappers_are_held() {
 }
 
 #[test]
+fn a_c_files_wrappers_of_its_own_wrappers_are_followed() {
+    // fs/super.c: super_lock_excl() calls super_lock(), which calls
+    // __super_lock(), which takes &sb->s_umount; a function that takes
+    // the lock and then calls the file's own unlock helper holds none.
+    let code = "static inline void __super_lock(struct super_block *sb, bool excl)\n{\n\
+        \tif (excl)\n\t\tdown_write(&sb->s_umount);\n\telse\n\t\tdown_read(&sb->s_umount);\n}\n\
+        static void super_unlock(struct super_block *sb, bool excl)\n{\n\
+        \tif (excl)\n\t\tup_write(&sb->s_umount);\n\telse\n\t\tup_read(&sb->s_umount);\n}\n\
+        static bool super_lock(struct super_block *sb, bool excl)\n{\n\
+        \tlockdep_assert_not_held(&sb->s_umount);\n\t__super_lock(sb, excl);\n\
+        \tif (sb->s_flags & SB_DYING) {\n\t\tsuper_unlock(sb, excl);\n\t\treturn false;\n\t}\n\
+        \treturn true;\n}\n\
+        static inline bool super_lock_excl(struct super_block *sb)\n{\n\treturn super_lock(sb, true);\n}\n\
+        static void peek(struct super_block *sb)\n{\n\tdown_read(&sb->s_umount);\n\
+        \tsb->s_count = 0;\n\tsuper_unlock(sb, false);\n}\n\
+        static void freeze(struct super_block *sb)\n{\n\tif (!super_lock_excl(sb))\n\t\treturn;\n\
+        \tsb->s_writers.frozen = 1;\n\tsuper_unlock(sb, true);\n}\n\
+        static void thaw(struct super_block *sb)\n{\n\tpeek(sb);\n\tsb->s_flags = 0;\n}\n";
+    let writes = writes_under(code, "super_block", &Wrappers::default());
+    let held = |member: &str| -> Vec<String> {
+        let (_, _, held) = writes.iter().find(|(_, p, _)| p == member).unwrap();
+        held.iter()
+            .map(|h| format!("{} {}", h.text, h.taken()))
+            .collect()
+    };
+    // Taken one way or the other, as __super_lock()'s caller says.
+    assert_eq!(
+        held("s_writers.frozen"),
+        ["&sb->s_umount super_lock_excl()"; 2],
+        "{writes:?}"
+    );
+    // Taken and released again in peek(): its caller holds nothing.
+    assert!(held("s_flags").is_empty(), "{writes:?}");
+}
+
+#[test]
 fn the_run_queue_lock_is_held_through_the_schedulers_own_calls() {
     // kernel/sched: rq_lock() and lockdep_assert_rq_held() reach
     // &rq->__lock through raw_spin_rq_lock_nested() and __rq_lockp(),

@@ -48,16 +48,49 @@ pub(super) fn functions(
         wrappers,
         local: None,
         taking_only: true,
+        takers: &[],
     };
     // A `.c` file's own wrappers, read first from the same tree.
     let local = match !types.is_empty() && file.extension().is_some_and(|e| e == "c") {
-        true => Some(walk_tree(tree.root_node(), &read).wrappers),
+        true => Some(local_wrappers(tree.root_node(), &read)),
         false => None,
     };
     read.types = types;
     read.local = local.as_ref();
     read.taking_only = false;
     walk_tree(tree.root_node(), &read)
+}
+
+/// How many times a `.c` file is read for its own wrappers: those that
+/// take a lock with the kernel's own call, then those that call one of
+/// them, and so on (`super_lock_excl()` calls `super_lock()`, which
+/// calls `__super_lock()`, which calls `down_write(&sb->s_umount)`).
+const WRAPPER_ROUNDS: usize = 4;
+
+/// The wrappers a `.c` file defines, read from `root` with `read` (for
+/// wrappers only) until a round finds what the one before it did. Each
+/// round reads with the last one's wrappers known: a function that calls
+/// one that takes a lock takes it too, and one that takes a lock and
+/// calls the file's own unlock function takes none.
+fn local_wrappers(root: Node<'_>, read: &Reading<'_>) -> Wrappers {
+    let mut found = walk_tree(root, read).wrappers;
+    for _ in 1..WRAPPER_ROUNDS {
+        let takers = found.takers();
+        if takers.is_empty() {
+            break;
+        }
+        let round = Reading {
+            local: Some(&found),
+            takers: &takers,
+            ..*read
+        };
+        let next = walk_tree(root, &round).wrappers;
+        if next.same_as(&found) {
+            break;
+        }
+        found = next;
+    }
+    found
 }
 
 /// What a file's bodies name as values, kept at the file's end for the
@@ -191,6 +224,9 @@ struct Reading<'a> {
     /// call another wrapper (a `.c` file's helpers with
     /// `lockdep_assert_held()`, whose callers' own locks say more).
     taking_only: bool,
+    /// The file's own wrappers that take a lock (see [`local_wrappers`]):
+    /// a call of one takes it as the kernel's own call does.
+    takers: &'a [String],
 }
 
 impl Reading<'_> {
@@ -198,9 +234,11 @@ impl Reading<'_> {
     /// `syscall`) read for wrappers only, and unable to be one (see
     /// [`Wrappers::may_lock_in`])?
     fn cannot_wrap(&self, node: Node<'_>, syscall: Option<&str>) -> bool {
+        let text = &self.text[node.byte_range()];
         self.taking_only
             && !syscall.is_some_and(may_lock)
-            && !self.wrappers.may_lock_in(&self.text[node.byte_range()])
+            && !self.wrappers.may_lock_in(text)
+            && !self.takers.iter().any(|n| text.contains(n.as_str()))
     }
 }
 
@@ -375,7 +413,7 @@ impl<'a> Function<'a> {
         effects.extend(
             f.held[must.min(f.held.len())..]
                 .iter()
-                .filter(|h| !read.taking_only || is_lock(&h.how))
+                .filter(|h| !read.taking_only || is_lock(&h.how) || read.takers.contains(&h.how))
                 .filter_map(|h| {
                     let (param, member) = f.param_member(&h.text)?;
                     Some(Effect {

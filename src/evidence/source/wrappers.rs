@@ -100,6 +100,23 @@ impl Wrappers {
         self
     }
 
+    /// The names of the wrappers that take a lock, sorted.
+    pub(super) fn takers(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .known
+            .iter()
+            .filter(|(_, effects)| effects.iter().any(|e| matches!(e.act, Act::Take { .. })))
+            .map(|(name, _)| name.clone())
+            .collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Do these wrappers say what `other` says of every name?
+    pub(super) fn same_as(&self, other: &Wrappers) -> bool {
+        self.known == other.known && self.ambiguous == other.ambiguous && self.plain == other.plain
+    }
+
     pub(super) fn get(&self, name: &str) -> Option<&Vec<Effect>> {
         self.known.get(name)
     }
