@@ -1195,6 +1195,34 @@ mod tests {
     }
 
     #[test]
+    fn an_atomic_under_another_objects_lock_is_lockless_to_this_struct() {
+        // lru_gen_eviction() adds to evicted under its caller's
+        // mapping->host->i_lock; two functions store to it under the
+        // struct's own lock.
+        let i_lock = spin_held("inode", "i_lock", "&mapping->host->i_lock");
+        let lock = || spin_held("s", "lock", "&s->lock");
+        let store = |f: &str| under("evicted", f, lock());
+        let ds = [
+            decl(
+                "evicted",
+                "lru_gen_eviction",
+                Said::Written(Write::Atomic("atomic_long_add".into()), vec![i_lock]),
+                Role::Fast,
+            ),
+            store("inc_max_seq"),
+            store("reset_batch_size"),
+            decl("lock", "f", Said::Locked("spin_lock".into()), Role::Fast),
+        ];
+        let d = draft_of(&["evicted", "lock"], &ds);
+        assert_eq!(
+            rule(&d, "evicted"),
+            Some(DraftRule::Class {
+                class: "lockless-write".into()
+            })
+        );
+    }
+
+    #[test]
     fn locks_of_other_objects_a_lock_inside_a_member_and_no_table_named_after_a_member() {
         let q = || spin_held("sk_buff_head", "lock", "&q->lock");
         let ds = [

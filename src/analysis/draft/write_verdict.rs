@@ -216,8 +216,11 @@ impl Writes {
         if self.count <= MAX_WRITES_SHOWN {
             evidence.push(declared_evidence(text));
         }
+        // An atomic under another object's lock only (`lru_gen_folio.
+        // evicted`'s add in lru_gen_eviction(), whose caller holds the
+        // inode's i_lock) is as lockless to this struct as one under none.
         match (write.lockless(), &lock, held.is_empty()) {
-            (true, None, true) => {
+            (true, None, _) => {
                 self.atomic.insert(function.to_owned());
             }
             (false, None, true) if write.marked() => {
