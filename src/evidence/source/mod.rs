@@ -689,6 +689,9 @@ struct Bodies {
     declarations: Vec<Declaration>,
     wrappers: Wrappers,
     calls: Vec<callers::Call>,
+    /// The functions defined, each once: two definitions of a name in one
+    /// file are alternatives of the preprocessor (`#ifdef CONFIG_SMP`
+    /// and its empty stub), one function to its callers.
     defined: Vec<String>,
     /// Functions named as a value: in an initializer at file scope
     /// (`.ndo_open = e1000_open`), or in a body passed as an argument

@@ -1253,3 +1253,36 @@ fn a_lock_taken_in_a_branch_that_leaves_is_not_held_after_it() {
         .collect();
     assert_eq!(said, ["5:e 0", "8:f 1", "14:g 1"]);
 }
+
+#[test]
+fn a_function_defined_under_ifdef_and_else_is_one_function_to_its_callers() {
+    // update_rq_clock_pelt() of kernel/sched/pelt.h: written under the
+    // run queue lock its callers hold, with an empty stub for !SMP.
+    let dir = std::env::temp_dir().join(format!("cachelint-ifdef-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("pelt.h"),
+        "#ifdef CONFIG_SMP\nstatic inline void upd(struct lruvec *l, long d)\n{\n\tl->lru_size += d;\n}\n\
+         #else\nstatic inline void upd(struct lruvec *l, long d) { }\n#endif\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("core.c"),
+        "#include \"pelt.h\"\nvoid outer(struct lruvec *l)\n{\n\tspin_lock(&l->lru_lock);\n\
+         \tupd(l, 1);\n\tspin_unlock(&l->lru_lock);\n}\n",
+    )
+    .unwrap();
+    let found = declarations(&dir, &["lruvec".to_owned()], &NoTypes, None, None).unwrap();
+    let held: Vec<String> = found
+        .iter()
+        .filter_map(|d| match &d.said {
+            Said::Written(_, held) if d.path == "lru_size" => Some(held),
+            _ => None,
+        })
+        .flatten()
+        .map(|h| h.how.clone())
+        .collect();
+    assert_eq!(held, ["spin_lock() in every caller of upd, 1 call seen"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

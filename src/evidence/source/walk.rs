@@ -157,6 +157,8 @@ fn walk_tree<'a>(root: Node<'_>, read: &Reading<'a>) -> Bodies {
             None => {}
         }
     }
+    bodies.defined.sort_unstable();
+    bodies.defined.dedup();
     let defined: HashSet<&str> = bodies.defined.iter().map(String::as_str).collect();
     let mut named: Vec<String> = values
         .named
