@@ -1443,3 +1443,41 @@ fn super_blocks_s_writers_is_under_s_umount_taken_by_a_wrapper_of_wrappers_in_su
     );
     assert!(draft.lines().any(|l| l == evidence), "{evidence}\n{draft}");
 }
+
+#[test]
+#[ignore = "needs a real kernel and its source: .ci/run sets CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn dentrys_d_inode_is_cleared_under_the_d_lock_every_caller_of_its_clearer_holds() {
+    let tree = kernel_source();
+    // fs/dcache.c: __d_clear_type_and_inode() sets d_inode to NULL; its
+    // one caller, dentry_unlink_inode(), is called with d_lock held and
+    // releases it, from `if` branches whose `else` unlocks d_lock
+    // instead. Before an `else` started from its `if`'s locks, the
+    // write read "no lock held".
+    let file = "fs/dcache.c";
+    let text = std::fs::read_to_string(tree.join(file)).unwrap();
+    assert_eq!(text.matches("__d_clear_type_and_inode(dentry);").count(), 1);
+    let unlink = definition(&tree, file, "static void dentry_unlink_inode(");
+    assert!(
+        unlink.contains("__releases(dentry->d_lock)")
+            && unlink.contains("__d_clear_type_and_inode(dentry);"),
+        "{unlink}"
+    );
+    let kill = definition(&tree, file, "static struct dentry *__dentry_kill(");
+    assert!(
+        kill.contains("\tif (dentry->d_inode)\n\t\tdentry_unlink_inode(dentry);\n\telse\n\t\tspin_unlock(&dentry->d_lock);"),
+        "{kill}"
+    );
+    let clear = definition(&tree, file, "static inline void __d_clear_type_and_inode(");
+    assert!(clear.contains("\tdentry->d_inode = NULL;"), "{clear}");
+    let line = line_of(&tree, file, "static inline void __d_clear_type_and_inode(")
+        + clear
+            .lines()
+            .position(|l| l == "\tdentry->d_inode = NULL;")
+            .unwrap();
+    let draft = draft_612(&[], "dentry");
+    let evidence = format!(
+        "# d_inode: declared: assigned in __d_clear_type_and_inode ({file}:{line}) with \
+         &dentry->d_lock held (spin_lock() in every caller of __d_clear_type_and_inode, 1 call seen)"
+    );
+    assert!(draft.lines().any(|l| l == evidence), "{evidence}\n{draft}");
+}

@@ -1255,6 +1255,41 @@ fn a_lock_taken_in_a_branch_that_leaves_is_not_held_after_it() {
 }
 
 #[test]
+fn an_else_starts_with_the_locks_its_if_started_with() {
+    // __remove_mapping(): the page cache's lock released at the end of
+    // each branch; the inode's taken only when not swap cache.
+    let code = "void rm(struct lruvec *q, int swap)\n{\n\tif (!swap)\n\t\tspin_lock(&q->i_lock);\n\
+        \tspin_lock_irq(&q->lru_lock);\n\tif (swap) {\n\t\tq->a = 1;\n\t\tspin_unlock_irq(&q->lru_lock);\n\
+        \t} else {\n\t\tq->b = 2;\n\t\tspin_unlock_irq(&q->lru_lock);\n\t\tspin_unlock(&q->i_lock);\n\t}\n\
+        \tq->c = 3;\n}\n\
+        void mode(struct lruvec *q, int excl)\n{\n\tif (excl)\n\t\tdown_write(&q->sem);\n\telse\n\
+        \t\tdown_read(&q->sem);\n\tq->d = 4;\n\tif (excl)\n\t\tspin_lock(&q->l);\n\telse\n\t\treturn;\n\
+        \tq->e = 5;\n}\n";
+    let said: Vec<String> = writes_under(code, "lruvec", &Wrappers::default())
+        .iter()
+        .map(|(line, path, held)| {
+            let held: Vec<String> = held
+                .iter()
+                .map(|h| format!("{}{}", h.text, if h.shared { " shared" } else { "" }))
+                .collect();
+            format!("{line}:{path} {}", held.join(", "))
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "7:a &q->i_lock, &q->lru_lock",
+            "10:b &q->i_lock, &q->lru_lock",
+            // Held after the `if` by the branch that took it, as after
+            // an `if` with no `else`.
+            "14:c &q->i_lock",
+            "22:d &q->sem, &q->sem shared",
+            "27:e &q->sem, &q->sem shared, &q->l",
+        ]
+    );
+}
+
+#[test]
 fn a_function_defined_under_ifdef_and_else_is_one_function_to_its_callers() {
     // update_rq_clock_pelt() of kernel/sched/pelt.h: written under the
     // run queue lock its callers hold, with an empty stub for !SMP.

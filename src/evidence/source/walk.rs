@@ -616,6 +616,10 @@ impl<'a> Function<'a> {
                 self.held = held;
                 return;
             }
+            "if_statement" if node.child_by_field_name("alternative").is_some() => {
+                self.branches(node, out);
+                return;
+            }
             "field_expression" if !self.types.is_empty() && self.is_read(node) => {
                 self.loaded(node, false);
             }
@@ -643,6 +647,48 @@ impl<'a> Function<'a> {
         let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
         for child in children {
             self.visit(child, out);
+        }
+    }
+
+    /// An `if` with an `else`: the `else` starts from the locks held
+    /// where the `if` did, not from those its first branch left
+    /// (`__remove_mapping()` releases the page cache's lock at the end of
+    /// each branch, and the second branch's stores are under it). After
+    /// it, the locks of the branch that goes on when the other leaves,
+    /// else those either branch holds, as after an `if` with no `else`
+    /// that takes one (`if (IS_ENABLED(CONFIG_RPS)) spin_lock(l); else
+    /// local_irq_disable();` in `backlog_lock_irq_disable()`; `if (excl)
+    /// down_write(l); else down_read(l);` holds `l` in either mode).
+    fn branches(&mut self, node: Node<'_>, out: &mut Vec<Declaration>) {
+        let (Some(consequence), Some(alternative)) = (
+            node.child_by_field_name("consequence"),
+            node.child_by_field_name("alternative"),
+        ) else {
+            return;
+        };
+        if let Some(condition) = node.child_by_field_name("condition") {
+            self.visit(condition, out);
+        }
+        let before = self.held.clone();
+        self.visit(consequence, out);
+        let first = std::mem::replace(&mut self.held, before);
+        self.visit(alternative, out);
+        let second_leaves = alternative.named_child(0).is_some_and(leaves);
+        match (leaves(consequence), second_leaves) {
+            (true, _) => {}
+            (false, true) => self.held = first,
+            (false, false) => {
+                let second = std::mem::replace(&mut self.held, first);
+                for h in second {
+                    if !self
+                        .held
+                        .iter()
+                        .any(|k| k.text == h.text && k.shared == h.shared)
+                    {
+                        self.held.push(h);
+                    }
+                }
+            }
         }
     }
 
