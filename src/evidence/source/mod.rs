@@ -724,16 +724,22 @@ fn read_file(
     read
 }
 
-/// The lock wrappers defined in C text `text`, with `known` known.
+/// The lock wrappers and member aliases (see
+/// [`wrappers::member_aliases`]) defined in C text `text`, with `known`
+/// known.
 fn wrappers_in(text: &str, build: &dyn Types, known: &Wrappers) -> Wrappers {
     // A wrapper takes, asserts or releases a lock by the kernel's words,
     // in a function's body, or in a macro of a header that has some (one
     // of macros only is a machine's registers, hundreds of megabytes of
     // them, not worth parsing).
-    if !vocabulary::may_lock(text) || !text.contains('{') {
-        return Wrappers::default();
+    let mut found = match !vocabulary::may_lock(text) || !text.contains('{') {
+        true => Wrappers::default(),
+        false => walk::functions(text, Path::new(""), Wanted::Only(&[]), build, known).wrappers,
+    };
+    for (name, path) in wrappers::member_aliases(text) {
+        found.add_alias(name, path);
     }
-    walk::functions(text, Path::new(""), Wanted::Only(&[]), build, known).wrappers
+    found
 }
 
 /// The C files of source tree `tree` (see [`c_files`]); an error when it

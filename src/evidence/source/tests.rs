@@ -816,6 +816,65 @@ fn a_c_files_wrappers_of_its_own_wrappers_are_followed() {
 }
 
 #[test]
+fn a_member_named_by_a_macro_is_the_member_it_stands_for() {
+    // include/linux/dcache.h: `#define d_lock d_lockref.lock`; sock.h's
+    // `#define sk_state __sk_common.skc_state`.
+    struct Dentries;
+    impl Types for Dentries {
+        fn member_type(&self, ty: &str, member: &str) -> Option<String> {
+            match (ty, member) {
+                ("dentry", "d_lockref") => Some("lockref".into()),
+                ("lockref", "lock") => Some("spinlock".into()),
+                ("dentry", "d_flags") => Some(String::new()),
+                ("sock", "__sk_common") => Some("sock_common".into()),
+                _ => None,
+            }
+        }
+        fn canonical(&self, ty: &str) -> String {
+            ty.to_owned()
+        }
+    }
+    let header = "#define d_lock\td_lockref.lock\t/* per dentry lock */\n\
+        #define sk_state __sk_common.skc_state\n#define SIZE sizeof.x\n#define seq(x) x.seq\n";
+    let wrappers = wrappers_in(header, &Dentries, &Wrappers::default());
+    assert_eq!(
+        wrappers.alias("d_lock"),
+        Some(&["d_lockref".to_owned(), "lock".to_owned()][..])
+    );
+    assert!(wrappers.alias("seq").is_none());
+    let code = "void f(struct dentry *dentry, struct sock *sk)\n{\n\tspin_lock(&dentry->d_lock);\n\
+        \tdentry->d_flags = 1;\n\tspin_unlock(&dentry->d_lock);\n\tsk->sk_state = 2;\n}\n";
+    let types = ["dentry".to_owned(), "sock_common".to_owned()];
+    let ds = functions(
+        code,
+        Path::new("f.c"),
+        Wanted::Only(&types),
+        &Dentries,
+        &wrappers,
+    )
+    .declarations;
+    let said: Vec<String> = ds
+        .iter()
+        .filter_map(|d| match &d.said {
+            Said::Written(_, held) => Some(format!(
+                "{}.{} {:?}",
+                d.ty,
+                d.path,
+                held.iter().map(|h| h.member.clone()).collect::<Vec<_>>()
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "dentry.d_flags [Some((\"dentry\", \"d_lockref.lock\"))]",
+            "sock_common.skc_state []",
+        ]
+    );
+}
+
+#[test]
 fn the_run_queue_lock_is_held_through_the_schedulers_own_calls() {
     // kernel/sched: rq_lock() and lockdep_assert_rq_held() reach
     // &rq->__lock through raw_spin_rq_lock_nested() and __rq_lockp(),

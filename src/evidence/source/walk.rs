@@ -1048,6 +1048,7 @@ impl<'a> Function<'a> {
         else {
             return Vec::new();
         };
+        let fields = self.unaliased(&ty, fields);
         // The first field from which no `->` follows.
         let own_from = fields
             .iter()
@@ -1063,6 +1064,38 @@ impl<'a> Function<'a> {
             match self.build.member_type(&ty, field) {
                 Some(next) => ty = next,
                 None => break,
+            }
+        }
+        out
+    }
+
+    /// `fields` from struct `ty` on, each member alias (see
+    /// [`super::wrappers::member_aliases`]) that is no member of its
+    /// struct replaced by the members it stands for (`dentry->d_lock`
+    /// is `dentry->d_lockref.lock`), as the preprocessor does.
+    fn unaliased(&self, ty: &str, fields: Vec<(String, bool)>) -> Vec<(String, bool)> {
+        let mut ty = Some(ty.to_owned());
+        let mut out = Vec::with_capacity(fields.len());
+        for (field, arrow) in fields {
+            let alias = ty.as_deref().and_then(|t| {
+                self.build
+                    .member_type(t, &field)
+                    .is_none()
+                    .then(|| self.wrappers.alias(&field))
+                    .flatten()
+                    .filter(|path| self.build.member_type(t, &path[0]).is_some())
+            });
+            match alias {
+                Some(path) => {
+                    for (k, member) in path.iter().enumerate() {
+                        ty = ty.and_then(|t| self.build.member_type(&t, member));
+                        out.push((member.clone(), arrow && k == 0));
+                    }
+                }
+                None => {
+                    ty = ty.and_then(|t| self.build.member_type(&t, &field));
+                    out.push((field, arrow));
+                }
             }
         }
         out

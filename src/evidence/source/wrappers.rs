@@ -49,6 +49,10 @@ pub(crate) struct Wrappers {
     /// kernel's locking words (see [`Wrappers::may_lock_in`]), listed
     /// once all are known.
     unworded: OnceLock<Vec<String>>,
+    /// Members named by a macro (`#define d_lock d_lockref.lock`,
+    /// `#define sk_state __sk_common.skc_state`): the path each stands
+    /// for. A name defined twice as different paths is in `ambiguous`.
+    aliases: HashMap<String, Vec<String>>,
 }
 
 impl Wrappers {
@@ -85,6 +89,29 @@ impl Wrappers {
         self.plain.insert(name);
     }
 
+    /// Adds member alias `name` for `path` (see [`member_aliases`]): a
+    /// name defined before as another path is none.
+    pub(super) fn add_alias(&mut self, name: String, path: Vec<String>) {
+        if self.ambiguous.contains(&name) {
+            return;
+        }
+        match self.aliases.get(&name) {
+            Some(known) if *known != path => {
+                self.aliases.remove(&name);
+                self.ambiguous.insert(name);
+            }
+            Some(_) => {}
+            None => {
+                self.aliases.insert(name, path);
+            }
+        }
+    }
+
+    /// The member path macro `name` stands for, if it is a member alias.
+    pub(super) fn alias(&self, name: &str) -> Option<&[String]> {
+        self.aliases.get(name).map(Vec::as_slice)
+    }
+
     /// Adds the wrappers `other` found.
     pub(super) fn merge(mut self, other: Wrappers) -> Wrappers {
         for name in other.ambiguous {
@@ -96,6 +123,9 @@ impl Wrappers {
         }
         for (name, effects) in other.known {
             self.add(name, effects);
+        }
+        for (name, path) in other.aliases {
+            self.add_alias(name, path);
         }
         self
     }
@@ -142,6 +172,38 @@ impl Wrappers {
             || text.contains("release_sock")
             || unworded.iter().any(|n| text.contains(n.as_str()))
     }
+}
+
+/// The member aliases C text `text` defines: object-like macros whose
+/// whole body is a path of two or more members (`#define d_lock
+/// d_lockref.lock`, `#define inet_daddr sk.__sk_common.skc_daddr`), which
+/// the preprocessor puts wherever the name is a field (`dentry->d_lock`).
+pub(super) fn member_aliases(text: &str) -> Vec<(String, Vec<String>)> {
+    if !text.contains("#define") {
+        return Vec::new();
+    }
+    let ident = |w: &str| {
+        w.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    text.lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix('#')?.trim_start();
+            let rest = rest.strip_prefix("define")?;
+            let rest = rest.strip_prefix([' ', '\t'])?.trim_start();
+            let (name, body) = rest.split_once([' ', '\t'])?;
+            let body = match body.find("/*") {
+                Some(at) => &body[..at],
+                None => body,
+            }
+            .trim();
+            let path: Vec<String> = body.split('.').map(str::to_owned).collect();
+            (ident(name) && path.len() >= 2 && path.iter().all(|p| ident(p)))
+                .then(|| (name.to_owned(), path))
+        })
+        .collect()
 }
 
 /// Effects that only return a lock's address.
