@@ -1195,6 +1195,53 @@ mod tests {
     }
 
     #[test]
+    fn per_cpu_data_through_a_pointer_inside_a_member_leaves_the_member_its_writes() {
+        // sock.__sk_common: `this_cpu_inc(*sk->sk_prot->orphan_count)`
+        // reaches per-CPU data through skc_prot; skc_state is stored.
+        let ds = [
+            decl(
+                "common.prot",
+                "inet_child_forget",
+                Said::PerCpu("this_cpu_inc".into()),
+                Role::Fast,
+            ),
+            decl(
+                "common.state",
+                "tcp_set_state",
+                Said::Written(Write::Assign, vec![]),
+                Role::Fast,
+            ),
+            decl(
+                "stats",
+                "f",
+                Said::PerCpu("this_cpu_inc".into()),
+                Role::Fast,
+            ),
+            decl(
+                "stats",
+                "g",
+                Said::Written(Write::Assign, vec![]),
+                Role::Fast,
+            ),
+        ];
+        let d = draft_of(&["common", "stats"], &ds);
+        assert_eq!(
+            rule(&d, "common"),
+            Some(DraftRule::Contexts {
+                read: vec![],
+                write: vec!["owner".into()],
+            })
+        );
+        // The member itself a per-CPU pointer: only read.
+        assert_eq!(
+            rule(&d, "stats"),
+            Some(DraftRule::Class {
+                class: "hot-read".into()
+            })
+        );
+    }
+
+    #[test]
     fn an_atomic_under_another_objects_lock_is_lockless_to_this_struct() {
         // lru_gen_eviction() adds to evicted under its caller's
         // mapping->host->i_lock; two functions store to it under the

@@ -41,7 +41,7 @@ pub(super) fn declared(
         .filter(|d| about(d, &facts.ty, &m.path))
         .collect();
     let taken = taken_as_lock(&ds, m, evidence);
-    let per_cpu = per_cpu(&ds, evidence);
+    let per_cpu = per_cpu(&ds, m, evidence);
     let decided = taken.is_some() || per_cpu.is_some();
     let guarded = guarded_by(facts, &ds, whole, decided, evidence, contexts);
     let annotated = taken.or(per_cpu).or(guarded);
@@ -102,7 +102,9 @@ fn taken_as_lock(
 }
 
 /// Per-CPU data through the member: the member itself is only read.
-fn per_cpu(ds: &[&Declaration], evidence: &mut Vec<Evidence>) -> Option<Verdict> {
+/// Through a pointer inside it (`sock.__sk_common`'s `skc_prot`, whose
+/// `orphan_count` is per-CPU), that says nothing of the rest of it.
+fn per_cpu(ds: &[&Declaration], m: &MemberFacts, evidence: &mut Vec<Evidence>) -> Option<Verdict> {
     let mut verdict = None;
     for d in ds {
         if let Said::PerCpu(how) = &d.said {
@@ -110,7 +112,9 @@ fn per_cpu(ds: &[&Declaration], evidence: &mut Vec<Evidence>) -> Option<Verdict>
                 "per-CPU data through it: {how}() {}",
                 at(d)
             )));
-            verdict = Some(Verdict::Read(Vec::new()));
+            if d.path == m.path {
+                verdict = Some(Verdict::Read(Vec::new()));
+            }
         }
     }
     verdict
