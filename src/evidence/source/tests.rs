@@ -842,6 +842,20 @@ fn a_member_named_by_a_macro_is_the_member_it_stands_for() {
         Some(&["d_lockref".to_owned(), "lock".to_owned()][..])
     );
     assert!(wrappers.alias("seq").is_none());
+    // Defined as another path elsewhere: no alias, whichever is merged.
+    let other = wrappers_in(
+        "#define d_lock d_other.lock\n",
+        &Dentries,
+        &Wrappers::default(),
+    );
+    assert!(
+        wrappers
+            .clone()
+            .merge(other.clone())
+            .alias("d_lock")
+            .is_none()
+    );
+    assert!(other.merge(wrappers.clone()).alias("d_lock").is_none());
     let code = "void f(struct dentry *dentry, struct sock *sk)\n{\n\tspin_lock(&dentry->d_lock);\n\
         \tdentry->d_flags = 1;\n\tspin_unlock(&dentry->d_lock);\n\tsk->sk_state = 2;\n}\n";
     let types = ["dentry".to_owned(), "sock_common".to_owned()];

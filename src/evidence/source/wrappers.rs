@@ -51,8 +51,10 @@ pub(crate) struct Wrappers {
     unworded: OnceLock<Vec<String>>,
     /// Members named by a macro (`#define d_lock d_lockref.lock`,
     /// `#define sk_state __sk_common.skc_state`): the path each stands
-    /// for. A name defined twice as different paths is in `ambiguous`.
+    /// for.
     aliases: HashMap<String, Vec<String>>,
+    /// Names defined as two different paths: no alias.
+    ambiguous_aliases: HashSet<String>,
 }
 
 impl Wrappers {
@@ -60,23 +62,11 @@ impl Wrappers {
     /// effects is no wrapper.
     pub(super) fn add(&mut self, name: String, effects: Vec<Effect>) {
         self.unworded = OnceLock::new();
-        if self.ambiguous.contains(&name) {
-            return;
-        }
-        if self.plain.contains(&name) && is_address(&effects) {
+        if !self.ambiguous.contains(&name) && self.plain.contains(&name) && is_address(&effects) {
             self.ambiguous.insert(name);
             return;
         }
-        match self.known.get(&name) {
-            Some(known) if *known != effects => {
-                self.known.remove(&name);
-                self.ambiguous.insert(name);
-            }
-            Some(_) => {}
-            None => {
-                self.known.insert(name, effects);
-            }
-        }
+        insert_once(&mut self.known, &mut self.ambiguous, name, effects);
     }
 
     /// Adds function `name`, named for a lock, that does nothing to one.
@@ -92,19 +82,7 @@ impl Wrappers {
     /// Adds member alias `name` for `path` (see [`member_aliases`]): a
     /// name defined before as another path is none.
     pub(super) fn add_alias(&mut self, name: String, path: Vec<String>) {
-        if self.ambiguous.contains(&name) {
-            return;
-        }
-        match self.aliases.get(&name) {
-            Some(known) if *known != path => {
-                self.aliases.remove(&name);
-                self.ambiguous.insert(name);
-            }
-            Some(_) => {}
-            None => {
-                self.aliases.insert(name, path);
-            }
-        }
+        insert_once(&mut self.aliases, &mut self.ambiguous_aliases, name, path);
     }
 
     /// The member path macro `name` stands for, if it is a member alias.
@@ -123,6 +101,10 @@ impl Wrappers {
         }
         for (name, effects) in other.known {
             self.add(name, effects);
+        }
+        for name in other.ambiguous_aliases {
+            self.aliases.remove(&name);
+            self.ambiguous_aliases.insert(name);
         }
         for (name, path) in other.aliases {
             self.add_alias(name, path);
@@ -144,7 +126,10 @@ impl Wrappers {
 
     /// Do these wrappers say what `other` says of every name?
     pub(super) fn same_as(&self, other: &Wrappers) -> bool {
-        self.known == other.known && self.ambiguous == other.ambiguous && self.plain == other.plain
+        self.known == other.known
+            && self.ambiguous == other.ambiguous
+            && self.plain == other.plain
+            && self.aliases == other.aliases
     }
 
     pub(super) fn get(&self, name: &str) -> Option<&Vec<Effect>> {
@@ -171,6 +156,29 @@ impl Wrappers {
         may_lock(text)
             || text.contains("release_sock")
             || unworded.iter().any(|n| text.contains(n.as_str()))
+    }
+}
+
+/// Adds `value` for `name` to `map` unless `name` is in `ambiguous`; a
+/// name seen before with another value moves there.
+fn insert_once<V: PartialEq>(
+    map: &mut HashMap<String, V>,
+    ambiguous: &mut HashSet<String>,
+    name: String,
+    value: V,
+) {
+    if ambiguous.contains(&name) {
+        return;
+    }
+    match map.get(&name) {
+        Some(known) if *known != value => {
+            map.remove(&name);
+            ambiguous.insert(name);
+        }
+        Some(_) => {}
+        None => {
+            map.insert(name, value);
+        }
     }
 }
 
