@@ -65,7 +65,7 @@ pub(super) fn functions(
 /// take a lock with the kernel's own call, then those that call one of
 /// them, and so on (`super_lock_excl()` calls `super_lock()`, which
 /// calls `__super_lock()`, which calls `down_write(&sb->s_umount)`).
-const WRAPPER_ROUNDS: usize = 4;
+const LOCAL_WRAPPER_ROUNDS: usize = 4;
 
 /// The wrappers a `.c` file defines, read from `root` with `read` (for
 /// wrappers only) until a round finds what the one before it did. Each
@@ -74,7 +74,7 @@ const WRAPPER_ROUNDS: usize = 4;
 /// calls the file's own unlock function takes none.
 fn local_wrappers(root: Node<'_>, read: &Reading<'_>) -> Wrappers {
     let mut found = walk_tree(root, read).wrappers;
-    for _ in 1..WRAPPER_ROUNDS {
+    for _ in 1..LOCAL_WRAPPER_ROUNDS {
         let takers = found.takers();
         if takers.is_empty() {
             break;
