@@ -835,13 +835,17 @@ fn a_member_named_by_a_macro_is_the_member_it_stands_for() {
         }
     }
     let header = "#define d_lock\td_lockref.lock\t/* per dentry lock */\n\
-        #define sk_state __sk_common.skc_state\n#define SIZE sizeof.x\n#define seq(x) x.seq\n";
+        #define sk_state __sk_common.skc_state\n#define SIZE sizeof.x\n#define seq(x) x.seq\n\
+        #define sk_call __sk_common.skc_prot(x)\n#define sk_struct struct.x\n";
     let wrappers = wrappers_in(header, &Dentries, &Wrappers::default());
     assert_eq!(
         wrappers.alias("d_lock"),
         Some(&["d_lockref".to_owned(), "lock".to_owned()][..])
     );
     assert!(wrappers.alias("seq").is_none());
+    // A path only if every part is an identifier.
+    assert!(wrappers.alias("sk_call").is_none());
+    assert!(wrappers.alias("sk_struct").is_none());
     // Defined as another path elsewhere: no alias, whichever is merged.
     let other = wrappers_in(
         "#define d_lock d_other.lock\n",

@@ -1074,6 +1074,10 @@ impl<'a> Function<'a> {
     /// struct replaced by the members it stands for (`dentry->d_lock`
     /// is `dentry->d_lockref.lock`), as the preprocessor does.
     fn unaliased(&self, ty: &str, fields: Vec<(String, bool)>) -> Vec<(String, bool)> {
+        // Every member access comes here: most name no alias at all.
+        if !fields.iter().any(|(f, _)| self.wrappers.alias(f).is_some()) {
+            return fields;
+        }
         let mut ty = Some(ty.to_owned());
         let mut out = Vec::with_capacity(fields.len());
         for (field, arrow) in fields {

@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
+use super::members::is_identifier;
 use super::vocabulary::may_lock;
 
 /// What a call of a lock wrapper does to the lock that is member
@@ -130,6 +131,7 @@ impl Wrappers {
             && self.ambiguous == other.ambiguous
             && self.plain == other.plain
             && self.aliases == other.aliases
+            && self.ambiguous_aliases == other.ambiguous_aliases
     }
 
     pub(super) fn get(&self, name: &str) -> Option<&Vec<Effect>> {
@@ -190,12 +192,9 @@ pub(super) fn member_aliases(text: &str) -> Vec<(String, Vec<String>)> {
     if !text.contains("#define") {
         return Vec::new();
     }
-    let ident = |w: &str| {
-        w.chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    };
+    // An identifier, all of it (`is_identifier()` looks at its start).
+    let word =
+        |w: &str| is_identifier(w) && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     text.lines()
         .filter_map(|line| {
             let rest = line.trim_start().strip_prefix('#')?.trim_start();
@@ -208,7 +207,7 @@ pub(super) fn member_aliases(text: &str) -> Vec<(String, Vec<String>)> {
             }
             .trim();
             let path: Vec<String> = body.split('.').map(str::to_owned).collect();
-            (ident(name) && path.len() >= 2 && path.iter().all(|p| ident(p)))
+            (word(name) && path.len() >= 2 && path.iter().all(|p| word(p)))
                 .then(|| (name.to_owned(), path))
         })
         .collect()
