@@ -1398,3 +1398,39 @@ fn a_function_defined_under_ifdef_and_else_is_one_function_to_its_callers() {
     assert_eq!(held, ["spin_lock() in every caller of upd, 1 call seen"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_wrapper_calls_other_arguments_are_still_read() {
+    // `mmap_read_lock(vma->vm_mm)` takes the mm's lock and loads `vm_mm`.
+    struct Vma;
+    impl Types for Vma {
+        fn member_type(&self, ty: &str, member: &str) -> Option<String> {
+            (ty == "vm_area_struct" && member == "vm_mm").then(|| "mm_struct".to_owned())
+        }
+        fn canonical(&self, ty: &str) -> String {
+            ty.to_owned()
+        }
+    }
+    let header = "static inline void mmap_read_lock(struct mm_struct *mm)\n{\n\tdown_read(&mm->mmap_lock);\n}\n";
+    let code = "void vma_stat(struct vm_area_struct *vma)\n{\n\tmmap_read_lock(vma->vm_mm);\n\
+        \tvma->vm_flags = 0;\n}\n";
+    let types = ["vm_area_struct".to_owned(), "mm_struct".to_owned()];
+    let ds = read_all(
+        &[(Path::new("mm.h"), header), (Path::new("mm.c"), code)],
+        &types,
+        &Vma,
+    );
+    let reads: Vec<usize> = ds
+        .iter()
+        .filter(|d| d.ty == "vm_area_struct" && d.path == "vm_mm")
+        .filter(|d| matches!(d.said, Said::Read { .. }))
+        .map(|d| d.line)
+        .collect();
+    assert_eq!(reads, [3], "{ds:#?}");
+    assert!(
+        ds.iter().any(|d| d.ty == "vm_area_struct"
+            && d.path == "vm_flags"
+            && matches!(&d.said, Said::Written(_, held) if held.iter().any(|h| h.text.contains("mmap_lock")))),
+        "{ds:#?}"
+    );
+}

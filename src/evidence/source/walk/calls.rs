@@ -140,7 +140,9 @@ impl Function<'_> {
                     Act::Address => {}
                 }
             }
-            return true;
+            // Its arguments are evaluated all the same:
+            // `mmap_read_lock(vma->vm_mm)` loads `vm_mm`.
+            return false;
         }
         if is_assertion(name) || is_lock(name) {
             if let Some(lock) = args.first() {
