@@ -285,4 +285,16 @@ pub fn c_declarations(data: &[u8]) {
     for file in ["x.h", "x.c"] {
         let _ = crate::evidence::source::read_all(&[(Path::new(file), &text)], &types, &Two);
     }
+    // Two `.c` files and a header, split at `#file` lines: each file's
+    // external wrappers known to the others, read again.
+    let files: Vec<&str> = text.split("\n#file\n").take(3).collect();
+    if files.len() > 1 {
+        let names = ["a.c", "b.c", "c.h"];
+        let texts: Vec<(&Path, &str)> = names
+            .iter()
+            .zip(&files)
+            .map(|(name, text)| (Path::new(*name), *text))
+            .collect();
+        let _ = crate::evidence::source::read_all(&texts, &types, &Two);
+    }
 }

@@ -18,7 +18,7 @@
 //! the directory (see [`sweep`]): what stopped runs left behind, and the
 //! indexes of trees that are gone.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write as _};
@@ -32,7 +32,7 @@ use rayon::prelude::*;
 
 use super::summary::Summary;
 use super::wrappers::Wrappers;
-use super::{Declaration, Said, Types, WRAPPER_ROUNDS, Wanted, progress::Progress};
+use super::{Declaration, Said, Types, WRAPPER_ROUNDS, Wanted, exported, progress::Progress};
 use crate::error::{Error, Result};
 
 /// Temporary files the declarations are spread over while the tree is
@@ -418,6 +418,55 @@ fn shard_of(ty: &str) -> usize {
     (h.finish() % SHARDS as u64) as usize
 }
 
+/// What a walk of one file gives the callers' summary: its calls, the
+/// functions it defines and those it names as values.
+type Walked = (Vec<super::callers::Call>, Vec<String>, Vec<String>);
+
+/// The shard files `path(i)`, created empty.
+fn open_shards(path: &dyn Fn(usize) -> PathBuf) -> Result<Vec<Mutex<BufWriter<File>>>> {
+    (0..SHARDS)
+        .map(|i| {
+            let p = path(i);
+            File::create(&p)
+                .map(|f| Mutex::new(BufWriter::new(f)))
+                .map_err(io(&p))
+        })
+        .collect()
+}
+
+/// Appends `declarations` to `shards` (files `path(i)`) as JSON lines,
+/// each to its struct's shard.
+fn write_declarations(
+    declarations: &[Declaration],
+    shards: &[Mutex<BufWriter<File>>],
+    path: &(dyn Fn(usize) -> PathBuf + Sync),
+) -> Result<()> {
+    let mut per: Vec<Vec<u8>> = vec![Vec::new(); SHARDS];
+    for d in declarations {
+        let buf = &mut per[shard_of(&d.ty)];
+        serde_json::to_writer(&mut *buf, d).map_err(|e| Error::Write {
+            what: "evidence index",
+            path: None,
+            reason: e.to_string(),
+        })?;
+        buf.push(b'\n');
+    }
+    for (i, buf) in per.iter().enumerate().filter(|(_, b)| !b.is_empty()) {
+        let mut shard = shards[i].lock().unwrap_or_else(|p| p.into_inner());
+        shard.write_all(buf).map_err(io(&path(i)))?;
+    }
+    Ok(())
+}
+
+/// Flushes and closes `shards` (files `path(i)`).
+fn flush(shards: Vec<Mutex<BufWriter<File>>>, path: &dyn Fn(usize) -> PathBuf) -> Result<()> {
+    for (i, shard) in shards.into_iter().enumerate() {
+        let mut shard = shard.into_inner().unwrap_or_else(|p| p.into_inner());
+        shard.flush().map_err(io(&path(i)))?;
+    }
+    Ok(())
+}
+
 /// Walks every file into the shards, then writes each struct's part.
 #[allow(clippy::too_many_arguments)]
 fn walk_and_write(
@@ -431,45 +480,70 @@ fn walk_and_write(
     progress: &mut Progress,
 ) -> Result<()> {
     let shard_path = |i: usize| scratch.join(format!("{i}.jsonl"));
-    let shards: Vec<Mutex<BufWriter<File>>> = (0..SHARDS)
-        .map(|i| {
-            let p = shard_path(i);
-            File::create(&p)
-                .map(|f| Mutex::new(BufWriter::new(f)))
-                .map_err(io(&p))
-        })
-        .collect::<Result<_>>()?;
+    let shards = open_shards(&shard_path)?;
     progress.start("index: walking every file", files.len());
-    let read: Vec<(Vec<super::callers::Call>, Vec<String>, Vec<String>)> = files
+    let mut read: Vec<(Walked, Wrappers)> = files
         .par_iter()
         .map(|rel| -> Result<_> {
             let text = text_of(tree, rel)?;
-            let bodies = super::read_file(&text, rel, Wanted::All, build, wrappers);
-            let mut per: Vec<Vec<u8>> = vec![Vec::new(); SHARDS];
-            for d in &bodies.declarations {
-                let buf = &mut per[shard_of(&d.ty)];
-                serde_json::to_writer(&mut *buf, d).map_err(|e| Error::Write {
-                    what: "evidence index",
-                    path: None,
-                    reason: e.to_string(),
-                })?;
-                buf.push(b'\n');
-            }
-            for (i, buf) in per.iter().enumerate().filter(|(_, b)| !b.is_empty()) {
-                let mut shard = shards[i].lock().unwrap_or_else(|p| p.into_inner());
-                shard.write_all(buf).map_err(io(&shard_path(i)))?;
-            }
+            let mut bodies = super::read_file(&text, rel, Wanted::All, build, wrappers);
+            write_declarations(&bodies.declarations, &shards, &shard_path)?;
             progress.step();
-            Ok((bodies.calls, bodies.defined, bodies.named))
+            let exported = std::mem::take(&mut bodies.exported);
+            Ok(((bodies.calls, bodies.defined, bodies.named), exported))
         })
         .collect::<Result<_>>()?;
-    for (i, shard) in shards.into_iter().enumerate() {
-        let mut shard = shard.into_inner().unwrap_or_else(|p| p.into_inner());
-        shard.flush().map_err(io(&shard_path(i)))?;
-    }
+    flush(shards, &shard_path)?;
     progress.done(&format!(
         "index: walked the functions of {} files",
         files.len()
+    ));
+    // The wrappers `.c` files export, then the files that call them,
+    // walked again into shards of their own.
+    let exported = exported::merged(read.iter_mut().map(|(_, e)| std::mem::take(e)));
+    let again = exported::headers_with(wrappers, &exported, |known, changed| {
+        files
+            .par_iter()
+            .filter(|rel| rel.extension().is_some_and(|e| e == "h"))
+            .map(|rel| -> Result<Wrappers> {
+                let text = text_of(tree, rel)?;
+                Ok(match exported::mentions(&text, changed) {
+                    true => super::wrappers_in(&text, build, known),
+                    false => Wrappers::default(),
+                })
+            })
+            .try_reduce(Wrappers::default, |a, b| Ok(a.merge(b)))
+    })?;
+    let changed = again.changed_from(wrappers);
+    let mut read: Vec<Walked> = read.into_iter().map(|(walked, _)| walked).collect();
+    let rereading: Vec<usize> = (0..read.len())
+        .filter(|&i| exported::calls_changed(&read[i].0, &read[i].1, &changed))
+        .collect();
+    let again_path = |i: usize| scratch.join(format!("{i}.again.jsonl"));
+    let again_shards = open_shards(&again_path)?;
+    progress.start(
+        "index: walking again what calls other files' wrappers",
+        rereading.len(),
+    );
+    let reread: Vec<(usize, Walked)> = rereading
+        .par_iter()
+        .map(|&i| -> Result<_> {
+            let rel = &files[i];
+            let text = text_of(tree, rel)?;
+            let bodies = super::read_file(&text, rel, Wanted::All, build, &again);
+            write_declarations(&bodies.declarations, &again_shards, &again_path)?;
+            progress.step();
+            Ok((i, (bodies.calls, bodies.defined, bodies.named)))
+        })
+        .collect::<Result<_>>()?;
+    flush(again_shards, &again_path)?;
+    let walked_again: HashSet<&Path> = rereading.iter().map(|&i| files[i].as_path()).collect();
+    for (i, walked) in reread {
+        read[i] = walked;
+    }
+    progress.done(&format!(
+        "index: walked again {} files that call other files' lock wrappers",
+        rereading.len()
     ));
     progress.start("index: callers, construction, reach", 1);
     let mut calls = Vec::new();
@@ -487,7 +561,16 @@ fn walk_and_write(
     progress.done("index: read the calls for callers' locks, construction and reach");
     progress.start("index: writing each struct's part", SHARDS);
     let tmp = at.with_extension(format!("tmp{}", std::process::id()));
-    let written = write_parts(&tmp, head, SHARDS, &shard_path, &summary, progress);
+    let paths = |i: usize| [shard_path(i), again_path(i)];
+    let written = write_parts(
+        &tmp,
+        head,
+        SHARDS,
+        &paths,
+        &walked_again,
+        &summary,
+        progress,
+    );
     let written = written.and_then(|structs| {
         std::fs::rename(&tmp, at).map_err(io(at))?;
         Ok(structs)
@@ -510,14 +593,15 @@ fn write_parts(
     tmp: &Path,
     head: &[u8],
     shards: usize,
-    shard_path: &(dyn Fn(usize) -> PathBuf + Sync),
+    shard_paths: &(dyn Fn(usize) -> [PathBuf; 2] + Sync),
+    walked_again: &HashSet<&Path>,
     summary: &Summary,
     progress: &Progress,
 ) -> Result<usize> {
     let parts: Vec<Vec<(String, Part)>> = (0..shards)
         .into_par_iter()
         .map(|i| {
-            let parts = shard_parts(&shard_path(i), summary);
+            let parts = shard_parts(&shard_paths(i), walked_again, summary);
             progress.step();
             parts
         })
@@ -545,21 +629,32 @@ fn write_parts(
     Ok(structs)
 }
 
-/// The parts of the structs of one shard file: each struct's
-/// declarations with `summary` applied, in file and line order, as
-/// compressed JSON lines.
-fn shard_parts(path: &Path, summary: &Summary) -> Result<Vec<(String, Part)>> {
-    let file = File::open(path).map_err(io(path))?;
+/// The parts of the structs of one shard: each struct's declarations
+/// with `summary` applied, in file and line order, as compressed JSON
+/// lines. The shard is two files: the first walk's, whose declarations
+/// of the files `walked_again` are dropped, and the second walk's.
+fn shard_parts(
+    paths: &[PathBuf; 2],
+    walked_again: &HashSet<&Path>,
+    summary: &Summary,
+) -> Result<Vec<(String, Part)>> {
     let mut by_type: BTreeMap<String, Vec<Declaration>> = BTreeMap::new();
-    for line in BufReader::new(file).lines() {
-        let d: Declaration =
-            serde_json::from_str(&line.map_err(io(path))?).map_err(|e| Error::Write {
-                what: "evidence index",
-                path: Some(path.to_owned()),
-                reason: e.to_string(),
-            })?;
-        by_type.entry(d.ty.clone()).or_default().push(d);
+    for (walk, path) in paths.iter().enumerate() {
+        let file = File::open(path).map_err(io(path))?;
+        for line in BufReader::new(file).lines() {
+            let d: Declaration =
+                serde_json::from_str(&line.map_err(io(path))?).map_err(|e| Error::Write {
+                    what: "evidence index",
+                    path: Some(path.to_owned()),
+                    reason: e.to_string(),
+                })?;
+            if walk == 0 && walked_again.contains(d.file.as_path()) {
+                continue;
+            }
+            by_type.entry(d.ty.clone()).or_default().push(d);
+        }
     }
+    let path = &paths[0];
     let mut out = Vec::with_capacity(by_type.len());
     for (ty, mut ds) in by_type {
         summary.apply(&mut ds);
@@ -588,7 +683,7 @@ fn shard_parts(path: &Path, summary: &Summary) -> Result<Vec<(String, Part)>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Declaration, IndexAt, Types, declarations};
+    use super::super::{Declaration, IndexAt, Said, Types, declarations};
     use std::path::{Path, PathBuf};
 
     /// `pglist_data` embeds an `lruvec`, whose lock guards `lru_size`.
@@ -608,7 +703,18 @@ mod tests {
     const HEADER: &str = "struct lruvec { int lru_lock; long lru_size; };\n\
         struct pglist_data { struct lruvec __lruvec; long flags; };\n\
         static inline void lruvec_lock(struct lruvec *lruvec)\n\
-        {\n\tspin_lock(&lruvec->lru_lock);\n}\n";
+        {\n\tspin_lock(&lruvec->lru_lock);\n}\n\
+        static inline void node_lock_bh(struct pglist_data *pgdat)\n\
+        {\n\tlocal_bh_disable();\n\tnode_lock(pgdat);\n}\n";
+
+    /// A `.c` file's wrapper for other files, which the header's
+    /// `node_lock_bh()` calls. It spells both structs: a reading of one
+    /// reads only the files that do, the index every file.
+    const NODE: &str = "#include \"mm.h\"\n\
+        void node_lock(struct pglist_data *pgdat)\n\
+        {\n\tspin_lock(&pgdat->__lruvec.lru_lock);\n}\n\
+        struct lruvec *node_lruvec(struct pglist_data *pgdat)\n\
+        {\n\treturn &pgdat->__lruvec;\n}\n";
 
     const CODE: &str = "#include \"mm.h\"\n\
         static void account(struct lruvec *lruvec, long n)\n\
@@ -620,7 +726,11 @@ mod tests {
         \tWRITE_ONCE(pgdat->flags, 1);\n}\n\
         void lru_add(struct lruvec *lruvec)\n\
         {\n\tlruvec_lock(lruvec);\n\tlruvec->lru_size++;\n\
-        \tif (READ_ONCE(lruvec->lru_size) > 4)\n\t\tlruvec->lru_size = 0;\n}\n";
+        \tif (READ_ONCE(lruvec->lru_size) > 4)\n\t\tlruvec->lru_size = 0;\n}\n\
+        void node_set(struct pglist_data *pgdat)\n\
+        {\n\tnode_lock(pgdat);\n\tpgdat->flags = 2;\n}\n\
+        void node_set_bh(struct pglist_data *pgdat)\n\
+        {\n\tnode_lock_bh(pgdat);\n\tpgdat->flags = 3;\n}\n";
 
     fn tree(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!(
@@ -631,6 +741,7 @@ mod tests {
         std::fs::create_dir_all(dir.join("tree/mm")).unwrap();
         std::fs::write(dir.join("tree/mm/mm.h"), HEADER).unwrap();
         std::fs::write(dir.join("tree/mm/lru.c"), CODE).unwrap();
+        std::fs::write(dir.join("tree/mm/node.c"), NODE).unwrap();
         dir
     }
 
@@ -715,6 +826,23 @@ mod tests {
                 assert!(text.contains("in every caller of account"), "{text}");
                 assert!(text.contains("how: \"lruvec_lock\""), "{text}");
             }
+            if types[0] == "pglist_data" {
+                // node.c's wrapper, called from lru.c directly and through
+                // the header's.
+                let under: Vec<(usize, &str)> = indexed
+                    .iter()
+                    .filter(|d| d.path == "flags")
+                    .filter_map(|d| match &d.said {
+                        Said::Written(_, held) => Some((d.line, held.first()?.how.as_str())),
+                        _ => None,
+                    })
+                    .collect();
+                assert_eq!(
+                    under,
+                    [(24, "node_lock"), (29, "node_lock_bh")],
+                    "{indexed:#?}"
+                );
+            }
         }
         let file = super::path(&at.dir, &src, None);
         assert!(file.is_file());
@@ -733,7 +861,11 @@ mod tests {
         .unwrap();
         let key = super::key(
             &src,
-            &[PathBuf::from("mm/lru.c"), PathBuf::from("mm/mm.h")],
+            &[
+                PathBuf::from("mm/lru.c"),
+                PathBuf::from("mm/mm.h"),
+                PathBuf::from("mm/node.c"),
+            ],
             None,
             &at,
         );

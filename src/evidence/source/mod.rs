@@ -27,6 +27,7 @@
 mod callers;
 mod construction;
 mod control;
+mod exported;
 mod index;
 mod members;
 mod placement;
@@ -654,7 +655,7 @@ fn read_all_with(
     }
     progress.done(&format!("read {headers} headers for lock wrappers"));
     progress.start("walking function bodies", texts.len());
-    let read: Vec<Bodies> = texts
+    let mut read: Vec<Bodies> = texts
         .par_iter()
         .map(|(rel, text)| {
             let b = read_file(text, rel, types, build, &wrappers);
@@ -663,6 +664,45 @@ fn read_all_with(
         })
         .collect();
     progress.done(&format!("walked the functions of {} files", texts.len()));
+    // The wrappers `.c` files export, then the files that call them.
+    let exported = exported::merged(read.iter_mut().map(|b| std::mem::take(&mut b.exported)));
+    let again: std::result::Result<Wrappers, std::convert::Infallible> =
+        exported::headers_with(&wrappers, &exported, |known, changed| {
+            Ok(texts
+                .par_iter()
+                .filter(|(rel, text)| {
+                    rel.extension().is_some_and(|e| e == "h") && exported::mentions(text, changed)
+                })
+                .map(|(_, text)| wrappers_in(text, build, known))
+                .reduce(Wrappers::default, Wrappers::merge))
+        });
+    let Ok(again) = again;
+    let changed = again.changed_from(&wrappers);
+    let rereading: Vec<usize> = (0..read.len())
+        .filter(|&i| exported::calls_changed(&read[i].calls, &read[i].defined, &changed))
+        .collect();
+    if !rereading.is_empty() {
+        progress.start(
+            "walking again what calls other files' wrappers",
+            rereading.len(),
+        );
+        let reread: Vec<(usize, Bodies)> = rereading
+            .par_iter()
+            .map(|&i| {
+                let (rel, text) = texts[i];
+                let b = read_file(text, rel, types, build, &again);
+                progress.step();
+                (i, b)
+            })
+            .collect();
+        for (i, b) in reread {
+            read[i] = b;
+        }
+        progress.done(&format!(
+            "walked again {} files that call other files' lock wrappers",
+            rereading.len()
+        ));
+    }
     let mut out = Vec::new();
     let mut calls = Vec::new();
     let mut defined: HashMap<String, usize> = HashMap::new();
@@ -697,6 +737,9 @@ struct Bodies {
     /// (`.ndo_open = e1000_open`), or in a body passed as an argument
     /// (`INIT_WORK(&w, f)`) or assigned, when this file defines them.
     named: Vec<String>,
+    /// The lock wrappers of a `.c` file that other files may call: its
+    /// non-static ones (see [`Wrappers::exported`]).
+    exported: Wrappers,
 }
 
 /// [`Bodies`] of C text `text` (the file `file`) about the members of

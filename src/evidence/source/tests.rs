@@ -1434,3 +1434,47 @@ fn a_wrapper_calls_other_arguments_are_still_read() {
         "{ds:#?}"
     );
 }
+
+#[test]
+fn a_c_files_external_wrappers_are_known_to_the_files_that_call_them() {
+    // sch_generic.c's `netif_tx_lock()` takes `&dev->tx_global_lock` for
+    // the drivers that call it, directly or through netdevice.h's
+    // `netif_tx_lock_bh()`. Its static helper is its own, so is a
+    // function not named for a lock, and a file that defines a function
+    // of the same name calls its own.
+    let sched = "void netif_tx_lock(struct net_device *dev)\n{\n\tspin_lock(&dev->tx_global_lock);\n\tnetif_freeze_queues(dev);\n}\n\
+        static void dev_lock_addr(struct net_device *dev)\n{\n\tspin_lock(&dev->addr_list_lock);\n}\n\
+        void dev_hold_all(struct net_device *dev)\n{\n\tspin_lock(&dev->addr_list_lock);\n}\n";
+    let header = "static inline void netif_tx_lock_bh(struct net_device *dev)\n{\n\tlocal_bh_disable();\n\tnetif_tx_lock(dev);\n}\n";
+    let driver = "void drv_timeout(struct net_device *dev)\n{\n\tnetif_tx_lock(dev);\n\tdev->watchdog_ts = 1;\n}\n\
+        void drv_reset(struct net_device *dev)\n{\n\tnetif_tx_lock_bh(dev);\n\tdev->mtu = 2;\n}\n\
+        void drv_addr(struct net_device *dev)\n{\n\tdev_lock_addr(dev);\n\tdev->flags = 3;\n}\n\
+        void drv_hold(struct net_device *dev)\n{\n\tdev_hold_all(dev);\n\tdev->features = 5;\n}\n";
+    let own = "static void netif_tx_lock(struct net_device *dev)\n{\n\tdev->gso_max_size = 0;\n}\n\
+        void own_reset(struct net_device *dev)\n{\n\tnetif_tx_lock(dev);\n\tdev->priv_flags = 4;\n}\n";
+    let types = ["net_device".to_owned()];
+    let ds = read_all(
+        &[
+            (Path::new("net/sched/sch_generic.c"), sched),
+            (Path::new("include/linux/netdevice.h"), header),
+            (Path::new("drivers/net/drv.c"), driver),
+            (Path::new("drivers/net/own.c"), own),
+        ],
+        &types,
+        &NoTypes,
+    );
+    let under = |path: &str| -> Vec<String> {
+        ds.iter()
+            .filter(|d| d.path == path)
+            .flat_map(|d| match &d.said {
+                Said::Written(_, held) => held.iter().map(|h| h.how.clone()).collect(),
+                _ => Vec::new(),
+            })
+            .collect()
+    };
+    assert_eq!(under("watchdog_ts"), ["netif_tx_lock"], "{ds:#?}");
+    assert_eq!(under("mtu"), ["netif_tx_lock_bh"], "{ds:#?}");
+    assert!(under("flags").is_empty(), "{ds:#?}");
+    assert!(under("features").is_empty(), "{ds:#?}");
+    assert!(under("priv_flags").is_empty(), "{ds:#?}");
+}

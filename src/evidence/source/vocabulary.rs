@@ -93,6 +93,14 @@ pub(super) fn may_lock(text: &str) -> bool {
         .any(|w| text.contains(w))
 }
 
+/// Is function `name` named for a lock: one of its words (between
+/// underscores) ends in "lock" (`netif_tx_lock`, `xfs_iunlock`,
+/// `pipe_double_lock`), and is no block or clock?
+pub(super) fn named_for_a_lock(name: &str) -> bool {
+    name.split('_')
+        .any(|w| w.ends_with("lock") && !w.ends_with("block") && !w.ends_with("clock"))
+}
+
 /// A macro declaring an iteration state on an object (`XA_STATE(xas,
 /// &mapping->i_pages, index)`, `MA_STATE(mas, &mm->mm_mt, 0, 0)`): the
 /// state's member that points at the object, through which its lock

@@ -39,6 +39,13 @@ pub(super) fn functions(
         return Bodies::default();
     };
     let global_mutexes = global_mutexes(text);
+    let top = top_functions(tree.root_node(), text);
+    // A function the file defines is its own, whatever another file
+    // exports under that name.
+    let own: HashSet<&str> = match wrappers.exports() {
+        true => top.iter().map(|(name, _)| name.as_str()).collect(),
+        false => HashSet::new(),
+    };
     let mut read = Reading {
         text,
         file,
@@ -47,6 +54,7 @@ pub(super) fn functions(
         build,
         wrappers,
         local: None,
+        own: &own,
         taking_only: true,
         takers: &[],
     };
@@ -58,7 +66,53 @@ pub(super) fn functions(
     read.types = types;
     read.local = local.as_ref();
     read.taking_only = false;
-    walk_tree(tree.root_node(), &read)
+    let mut bodies = walk_tree(tree.root_node(), &read);
+    // Exported, the wrappers named for a lock: a long function of a `.c`
+    // file that takes and drops locks on its paths (`iput()` drops an
+    // `i_lock` that `atomic_dec_and_lock()` took) may read as one, as
+    // its own file's may, but not for the hundreds of files that call it.
+    if let Some(local) = &local {
+        let external: HashSet<&str> = top
+            .iter()
+            .filter(|(name, external)| *external && named_for_a_lock(name))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        bodies.exported = local.only(&external);
+    }
+    bodies
+}
+
+/// The functions defined at the top of `root` (or in a preprocessor
+/// conditional there), each with whether it is external: not `static`,
+/// so that other files may call it.
+fn top_functions(root: Node<'_>, text: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "function_definition" => {
+                    let Some(name) = child
+                        .child_by_field_name("declarator")
+                        .and_then(|d| declared_name(d, text))
+                    else {
+                        continue;
+                    };
+                    let mut c = child.walk();
+                    let external = !child.named_children(&mut c).any(|n| {
+                        n.kind() == "storage_class_specifier" && &text[n.byte_range()] == "static"
+                    });
+                    out.push((name, external));
+                }
+                kind if kind.starts_with("preproc_if") || kind.starts_with("preproc_el") => {
+                    stack.push(child)
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// How many times a `.c` file is read for its own wrappers: those that
@@ -221,6 +275,9 @@ struct Reading<'a> {
     /// The wrappers the file itself defines (a `.c` file's static
     /// `backlog_lock_irq_disable()`), looked up first.
     local: Option<&'a Wrappers>,
+    /// The functions the file defines, when other files' wrappers are
+    /// known (see [`Wrappers::exported`]): none of those is another's.
+    own: &'a HashSet<&'a str>,
     /// Wrappers are functions that take a lock with the kernel's own call
     /// (`spin_lock_irq()`), or release one, not those that assert it or
     /// call another wrapper (a `.c` file's helpers with
@@ -261,6 +318,7 @@ struct Function<'a> {
     build: &'a dyn Types,
     wrappers: &'a Wrappers,
     local: Option<&'a Wrappers>,
+    own: &'a HashSet<&'a str>,
     /// Variables and parameters: name → struct.
     variables: Vec<(String, String)>,
     /// The parameters' names, in order (empty for an unnamed one).
@@ -355,6 +413,7 @@ impl<'a> Function<'a> {
             build: read.build,
             wrappers: read.wrappers,
             local: read.local,
+            own: read.own,
             variables: Vec::new(),
             params: declarator.map_or_else(Vec::new, |d| parameters(d, text)),
             held: Vec::new(),

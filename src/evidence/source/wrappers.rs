@@ -56,6 +56,11 @@ pub(crate) struct Wrappers {
     aliases: HashMap<String, Vec<String>>,
     /// Names defined as two different paths: no alias.
     ambiguous_aliases: HashSet<String>,
+    /// The wrappers `.c` files define for other files to call
+    /// (`netif_tx_lock()` in net/sched/sch_generic.c takes
+    /// `&dev->tx_global_lock`), looked up after these, where the calling
+    /// file does not define the name itself (see [`Wrappers::exported`]).
+    exported: HashMap<String, Vec<Effect>>,
 }
 
 impl Wrappers {
@@ -132,10 +137,79 @@ impl Wrappers {
             && self.plain == other.plain
             && self.aliases == other.aliases
             && self.ambiguous_aliases == other.ambiguous_aliases
+            && self.exported == other.exported
     }
 
     pub(super) fn get(&self, name: &str) -> Option<&Vec<Effect>> {
         self.known.get(name)
+    }
+
+    /// The effects of `name` when a `.c` file exports it as a wrapper
+    /// (see [`Wrappers::exporting`]).
+    pub(super) fn exported(&self, name: &str) -> Option<&Vec<Effect>> {
+        self.exported.get(name)
+    }
+
+    /// Are any wrappers of `.c` files known?
+    pub(super) fn exports(&self) -> bool {
+        !self.exported.is_empty()
+    }
+
+    /// These wrappers with the known wrappers of `files` (the merged
+    /// wrappers `.c` files export, see [`Wrappers::only`]) as the
+    /// exported ones, replacing those they had.
+    pub(super) fn exporting(mut self, files: &Wrappers) -> Wrappers {
+        self.exported = files.known.clone();
+        self
+    }
+
+    /// These wrappers with what `found` (wrappers read again) says of
+    /// each name it knows in place of what these said; a name these
+    /// found ambiguous stays so.
+    pub(super) fn overridden_by(mut self, found: Wrappers) -> Wrappers {
+        self.unworded = OnceLock::new();
+        for name in found.ambiguous {
+            self.known.remove(&name);
+            self.ambiguous.insert(name);
+        }
+        for (name, effects) in found.known {
+            if !self.ambiguous.contains(&name) {
+                self.known.insert(name, effects);
+            }
+        }
+        self
+    }
+
+    /// The wrappers these are for the functions `names` (a `.c` file's
+    /// non-static ones, which other files may call).
+    pub(super) fn only(&self, names: &HashSet<&str>) -> Wrappers {
+        let keep = |name: &String| names.contains(name.as_str());
+        Wrappers {
+            known: self
+                .known
+                .iter()
+                .filter(|(n, _)| keep(n))
+                .map(|(n, e)| (n.clone(), e.clone()))
+                .collect(),
+            ambiguous: self.ambiguous.iter().filter(|n| keep(n)).cloned().collect(),
+            plain: self.plain.iter().filter(|n| keep(n)).cloned().collect(),
+            ..Wrappers::default()
+        }
+    }
+
+    /// The names a reading with `self` known takes otherwise than one with
+    /// `before` known: a wrapper's effects changed, found or lost, in
+    /// either layer.
+    pub(super) fn changed_from(&self, before: &Wrappers) -> HashSet<String> {
+        let lookup = |w: &Wrappers, n: &str| w.known.get(n).or_else(|| w.exported.get(n)).cloned();
+        self.known
+            .keys()
+            .chain(self.exported.keys())
+            .chain(before.known.keys())
+            .chain(before.exported.keys())
+            .filter(|n| lookup(self, n) != lookup(before, n))
+            .cloned()
+            .collect()
     }
 
     /// May C text `text` (a function) take or release a lock, with these

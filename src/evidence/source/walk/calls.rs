@@ -249,11 +249,16 @@ impl Function<'_> {
     }
 
     /// A wrapper's effects by its name: the file's own, else the
-    /// headers'.
+    /// headers', else those another `.c` file exports under a name this
+    /// file does not define.
     fn wrapper(&self, name: &str) -> Option<&Vec<Effect>> {
         self.local
             .and_then(|l| l.get(name))
             .or_else(|| self.wrappers.get(name))
+            .or_else(|| match self.own.contains(name) {
+                true => None,
+                false => self.wrappers.exported(name),
+            })
     }
 
     /// Lock expression `lock` as the lock it stands for, with the

@@ -36,6 +36,7 @@ pub(super) fn wrapper(node: Node<'_>, read: &Reading<'_>) -> Option<(String, Vec
         w[1] == "("
             && (is_vocabulary(t)
                 || read.wrappers.get(t).is_some()
+                || read.wrappers.exported(t).is_some()
                 || read.local.is_some_and(|l| l.get(t).is_some()))
     });
     if !locking {
