@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use super::WRAPPER_ROUNDS;
 use super::callers::Call;
+use super::vocabulary::may_lock;
 use super::wrappers::Wrappers;
 
 /// The wrappers `.c` files export (see [`super::Bodies::exported`]),
@@ -41,10 +42,16 @@ pub(super) fn headers_with<E>(
     Ok(known)
 }
 
-/// Does C text `text` spell one of `names` as a word?
+/// May C text `text` define a wrapper that calls one of `names`: does
+/// it have a body and the kernel's locking words, as
+/// [`super::wrappers_in`] asks (most of a kernel tree's header bytes are
+/// register definitions), and spell one of them as a word?
 pub(super) fn mentions(text: &str, names: &HashSet<String>) -> bool {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|word| !word.is_empty() && names.contains(word))
+    text.contains('{')
+        && may_lock(text)
+        && text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|word| !word.is_empty() && names.contains(word))
 }
 
 /// Must a file whose functions made `calls`, and which defines

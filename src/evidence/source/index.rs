@@ -501,6 +501,10 @@ fn walk_and_write(
     // The wrappers `.c` files export, then the files that call them,
     // walked again into shards of their own.
     let exported = exported::merged(read.iter_mut().map(|(_, e)| std::mem::take(e)));
+    progress.start(
+        "index: lock wrappers of .c files, and the headers calling them",
+        1,
+    );
     let again = exported::headers_with(wrappers, &exported, |known, changed| {
         files
             .par_iter()
@@ -515,6 +519,10 @@ fn walk_and_write(
             .try_reduce(Wrappers::default, |a, b| Ok(a.merge(b)))
     })?;
     let changed = again.changed_from(wrappers);
+    progress.done(&format!(
+        "index: {} lock wrappers found or changed by those of .c files",
+        changed.len()
+    ));
     let mut read: Vec<Walked> = read.into_iter().map(|(walked, _)| walked).collect();
     let rereading: Vec<usize> = (0..read.len())
         .filter(|&i| exported::calls_changed(&read[i].0, &read[i].1, &changed))
