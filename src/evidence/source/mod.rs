@@ -738,7 +738,7 @@ struct Bodies {
     /// (`INIT_WORK(&w, f)`) or assigned, when this file defines them.
     named: Vec<String>,
     /// The lock wrappers of a `.c` file that other files may call: its
-    /// non-static ones (see [`Wrappers::exported`]).
+    /// external ones named for a lock (see [`Wrappers::exported`]).
     exported: Wrappers,
 }
 
