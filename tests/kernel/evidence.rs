@@ -370,34 +370,72 @@ fn mm_struct_evidence_holds(tree: &Path, draft: &str) {
         ),
         "{draft}"
     );
-    // do_brk_flags() takes no lock: its callers, the brk system call and
-    // vm_brk_flags(), take mmap_lock first. Its calls, counted in the
-    // tree by the test.
+    // do_brk_flags() takes no lock, but asserts mmap_lock before it
+    // counts the new vma: vma_start_write() (mm.h) calls
+    // __is_vma_write_locked(), which does mmap_assert_write_locked().
+    let mm_h = std::fs::read_to_string(tree.join("include/linux/mm.h")).unwrap();
+    assert!(
+        definition_in(&mm_h, "static bool __is_vma_write_locked(")
+            .contains("\tmmap_assert_write_locked(vma->vm_mm);")
+            && definition_in(&mm_h, "static inline void vma_start_write(")
+                .contains("if (__is_vma_write_locked(vma, &mm_lock_seq))")
+    );
     let mmap = std::fs::read_to_string(tree.join("mm/mmap.c")).unwrap();
-    let calls = mmap
-        .lines()
-        .filter(|l| l.contains("do_brk_flags(&vmi"))
-        .count();
-    assert_eq!(calls, 2);
     // Its write of map_count: the first after its definition (the last
-    // of its two declarations).
+    // of its two declarations), after its vma_start_write().
     let lines: Vec<&str> = mmap.lines().collect();
     let def = lines
         .iter()
         .rposition(|l| l.starts_with("static int do_brk_flags("))
         .unwrap();
-    let write = def
-        + lines[def..]
+    let at = |needle: &str| {
+        def + lines[def..]
             .iter()
-            .position(|l| l.contains("mm->map_count++"))
+            .position(|l| l.contains(needle))
             .unwrap()
-        + 1;
+            + 1
+    };
+    let write = at("mm->map_count++");
+    assert!(at("\tvma_start_write(vma);") < write);
     assert!(
         draft.contains(&format!(
-            "# map_count: declared: assigned in do_brk_flags (mm/mmap.c:{write}) with &mm->mmap_lock held (mmap_write_lock_killable() \
-             in every caller of do_brk_flags, {calls} calls seen)"
+            "# map_count: declared: assigned in do_brk_flags (mm/mmap.c:{write}) with &vma->vm_mm->mmap_lock \
+             held (vma_start_write())"
         )),
         "{draft}"
+    );
+    // vm_stat_account() takes no lock and asserts none: every one of its
+    // calls, counted in the tree by the test, is made with mmap_lock held.
+    let calls: usize = [
+        "mm/mmap.c",
+        "mm/mremap.c",
+        "mm/mprotect.c",
+        "kernel/fork.c",
+        "mm/vma.c",
+    ]
+    .iter()
+    .map(|f| {
+        std::fs::read_to_string(tree.join(f))
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("vm_stat_account(") && !l.starts_with("void vm_stat_account("))
+            .count()
+    })
+    .sum();
+    let exec = draft
+        .lines()
+        .find(|l| l.starts_with("# exec_vm: declared: assigned in vm_stat_account ("))
+        .unwrap_or_else(|| panic!("no write of exec_vm in vm_stat_account\n{draft}"));
+    assert!(
+        exec.contains("->mmap_lock held (")
+            && exec.ends_with(&format!(
+                " in every caller of vm_stat_account, {calls} calls seen)"
+            )),
+        "{exec}"
+    );
+    assert_eq!(
+        rule(draft, "mm_struct", "exec_vm"),
+        Some("exec_vm = { class = \"lock-protected\", lock = \"mmap_lock\" }  # declared")
     );
     // vma_start_read() reads mm_lock_seq through the vma's pointer to its
     // mm: a struct a draft of mm_struct has no need to decode, followed
