@@ -39,7 +39,13 @@ pub(super) fn functions(
         return Bodies::default();
     };
     let global_mutexes = global_mutexes(text);
-    let top = top_functions(tree.root_node(), text);
+    // The file's functions, needed only where other files' wrappers are
+    // known or this `.c` file's own are read (not for a header's rounds).
+    let is_c = !types.is_empty() && file.extension().is_some_and(|e| e == "c");
+    let top = match wrappers.exports() || is_c {
+        true => top_functions(tree.root_node(), text),
+        false => Vec::new(),
+    };
     // A function the file defines is its own, whatever another file
     // exports under that name.
     let own: HashSet<&str> = match wrappers.exports() {
@@ -59,7 +65,7 @@ pub(super) fn functions(
         takers: &[],
     };
     // A `.c` file's own wrappers, read first from the same tree.
-    let local = match !types.is_empty() && file.extension().is_some_and(|e| e == "c") {
+    let local = match is_c {
         true => Some(local_wrappers(tree.root_node(), &read)),
         false => None,
     };
