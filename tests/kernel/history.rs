@@ -529,3 +529,75 @@ fn struct_socks_rx_and_tx_fields_meet_on_6_1_and_not_after_its_groups_on_6_12() 
         "6.12 still flags {after_across:#?}"
     );
 }
+
+#[test]
+#[ignore = "needs Debian's 5.10 and 6.1 kernels and trees: .ci/run sets CACHELINT_VMLINUX_510, CACHELINT_KERNEL_SOURCE_510, CACHELINT_VMLINUX_OLD and CACHELINT_KERNEL_SOURCE_61"]
+fn page_counters_usage_meets_its_read_mostly_limits_on_5_10_and_not_on_6_1() {
+    // The re-layout of struct page_counter (5.14), held back while the
+    // drafts were built. 6.1's header says what it did: "Make sure
+    // 'usage' does not share cacheline with any other field", and, after
+    // a second pad, "Keep all the read most fields in a separete
+    // cacheline": the limits every charge reads, which only the writes
+    // to a cgroup's files (memory.max, ...) and its reset change.
+    let old_tree = env_path("CACHELINT_KERNEL_SOURCE_510", "the 5.10 source tree");
+    let old = env_path("CACHELINT_VMLINUX_510", "Debian's 5.10 vmlinux");
+    let new_tree = env_path(
+        "CACHELINT_KERNEL_SOURCE_61",
+        "Debian's linux-source-6.1 tree (scripts/fetch-source.sh 6.1)",
+    );
+    let header = std::fs::read_to_string(new_tree.join("include/linux/page_counter.h")).unwrap();
+    let body = header
+        .split("struct page_counter {")
+        .nth(1)
+        .and_then(|b| b.split("\n}").next())
+        .expect("6.1's struct page_counter");
+    assert!(body.contains("Make sure 'usage' does not share cacheline"));
+    let read_mostly: Vec<&str> = body
+        .split("Keep all the read most fields")
+        .nth(1)
+        .expect("6.1's read-mostly block")
+        .lines()
+        .filter_map(|l| l.trim().strip_suffix(';'))
+        .filter(|l| !l.contains('('))
+        .filter_map(|l| l.rsplit([' ', '*']).next())
+        .collect();
+    assert_eq!(read_mostly.len(), 5, "{read_mostly:?}");
+    // A finding's member, as the page_counter names it
+    // (`memory.usage`, `hugepage[0..1].max`: `usage`, `max`).
+    let member = |f: &Value, side: &str| {
+        let path = f[side]["path"].as_str().unwrap();
+        let last = path.rsplit('.').next().unwrap();
+        last.split('[').next().unwrap().to_owned()
+    };
+    let involves = |f: &Value, names: &[&str]| {
+        names.contains(&member(f, "a").as_str()) || names.contains(&member(f, "b").as_str())
+    };
+    let (before_findings, before_draft) = drafted_check(&old_tree, &old, &["page_counter"]);
+    let (after_findings, after_draft) = drafted_check(&new_tree, &before(), &["page_counter"]);
+    for (kernel, draft) in [("5.10", &before_draft), ("6.1", &after_draft)] {
+        for m in read_mostly.iter().chain(&["usage"]) {
+            let line = rule_line(draft, "page_counter", m);
+            eprintln!("{kernel} {line}");
+            if *m != "usage" {
+                assert!(
+                    line.starts_with(&format!("{m} = \"hot-read\"")),
+                    "{kernel}: {line}"
+                );
+            }
+        }
+    }
+    let fixed = pairs_where(&before_findings, |f| {
+        f["severity"] == "error"
+            && (member(f, "a") == "usage" && involves(f, &read_mostly)
+                || member(f, "b") == "usage" && involves(f, &read_mostly))
+    });
+    eprintln!("5.10: {fixed:#?}");
+    assert!(
+        !fixed.is_empty(),
+        "5.10 flags no usage beside a read-mostly limit"
+    );
+    let left = pairs_where(&after_findings, |f| {
+        involves(f, &["usage"]) || involves(f, &read_mostly)
+    });
+    assert!(left.is_empty(), "6.1 still flags {left:#?}");
+}

@@ -551,6 +551,40 @@ fn construction_and_the_control_path_are_told_from_fast_path_writes() {
 }
 
 #[test]
+fn a_cgroup_files_and_a_module_parameters_handlers_are_the_control_path() {
+    // memcg's memory.max, cpu.shares and a module parameter: written by
+    // the writes to their files, never on a fast path; and a setter the
+    // controller's reset of a cgroup calls.
+    let code = "static ssize_t limit_write(struct kernfs_open_file *of, char *buf, size_t nbytes, loff_t off)\n\
+        {\n\tstruct Qdisc *sch = of_sch(of);\n\txchg(&sch->limit, 5);\n}\n\
+        static int limit_write_u64(struct cgroup_subsys_state *css, struct cftype *cft, u64 val)\n\
+        {\n\tstruct Qdisc *sch = css_sch(css);\n\tsch->limit = val;\n}\n\
+        static int limit_param_set(const char *val, const struct kernel_param *kp)\n\
+        {\n\tstruct Qdisc *sch = default_qdisc;\n\tsch->limit = 7;\n}\n\
+        static void q_css_reset(struct cgroup_subsys_state *css)\n\
+        {\n\tqdisc_set_limit(css_sch(css), 8);\n}\n\
+        void qdisc_set_limit(struct Qdisc *sch, int limit)\n{\n\tWRITE_ONCE(sch->limit, limit);\n}\n\
+        void qdisc_run(struct Qdisc *sch)\n{\n\tsch->limit = 0;\n}\n";
+    let ds = read_net(code, "cgroup.c");
+    let limit: Vec<(Role, String)> = said(&ds, "Qdisc", "limit")
+        .into_iter()
+        .map(|(_, r, f)| (r, f))
+        .collect();
+    assert_eq!(
+        limit,
+        [
+            (Role::Control, "limit_write".into()),
+            (Role::Control, "limit_write_u64".into()),
+            (Role::Control, "limit_param_set".into()),
+            // Called by the controller's reset only.
+            (Role::Control, "qdisc_set_limit".into()),
+            (Role::Fast, "qdisc_run".into())
+        ],
+        "{limit:?}"
+    );
+}
+
+#[test]
 fn an_object_reached_through_a_built_one_is_built_only_when_allocated_here() {
     // copy_thread() builds the new task p; p->skb is a shared object it
     // points to. srcu-like: the object at n->skb is allocated here.

@@ -210,8 +210,13 @@ pub(super) fn is_teardown(name: &str) -> bool {
 
 /// A control-path function by its name or its parameters' types: a
 /// netlink, sysctl, ioctl, ethtool or socket option handler, a sysfs
-/// `*_store`, a `*_change` (a qdisc's, a class's). `declarator` is the
-/// text of its declarator, its parameter list included.
+/// `*_store`, a `*_change` (a qdisc's, a class's), a cgroup interface
+/// file's handler (`memory_max_write(struct kernfs_open_file *of, ...)`,
+/// `cpu_shares_write_u64(.., struct cftype *cft, u64)`), a module
+/// parameter's setter (`struct kernel_param`), a cgroup controller's
+/// callback as a cgroup comes, goes or is reset (`mem_cgroup_css_reset`,
+/// `cpu_cgroup_css_alloc`). `declarator` is the text of its declarator,
+/// its parameter list included.
 pub(super) fn is_control(name: &str, declarator: &str) -> bool {
     const NAMES: [&str; 8] = [
         "ioctl",
@@ -223,16 +228,28 @@ pub(super) fn is_control(name: &str, declarator: &str) -> bool {
         "ethtool",
         "_change_",
     ];
-    const PARAMETERS: [&str; 6] = [
+    const PARAMETERS: [&str; 9] = [
         "netlink_ext_ack",
         "struct nlattr",
         "genl_info",
         "ctl_table",
         "struct ethtool_",
         "struct device_attribute",
+        "struct kernfs_open_file",
+        "struct cftype",
+        "struct kernel_param",
+    ];
+    const CGROUP_CALLBACKS: [&str; 6] = [
+        "_css_alloc",
+        "_css_online",
+        "_css_offline",
+        "_css_released",
+        "_css_free",
+        "_css_reset",
     ];
     name.ends_with("_change")
         || name.ends_with("_store")
+        || CGROUP_CALLBACKS.iter().any(|c| name.ends_with(c))
         || NAMES.iter().any(|n| name.contains(n))
         || PARAMETERS.iter().any(|p| declarator.contains(p))
 }
