@@ -105,6 +105,45 @@ pub(super) fn sites<'c>(calls: &'c [Call], defined: &HashMap<String, usize>) -> 
     sites
 }
 
+/// How many functions of each name the files define, as their callers
+/// see them (the `defined` of [`sites`]), from each file's names (see
+/// [`super::Bodies::defined`]) with whether it is a header, and those
+/// of its names not `static`. A name one `.c` file defines for all
+/// (not `static`) is that function, whatever headers define it too:
+/// theirs are its stubs for the configurations that leave the file out
+/// (`static inline int alloc_fair_sched_group(..) { return 1; }` in
+/// kernel/sched/sched.h), as no build has both. Otherwise every
+/// definition counts.
+pub(super) fn definitions<'n>(
+    files: impl Iterator<Item = (bool, &'n [String], &'n [String])>,
+) -> HashMap<String, usize> {
+    let (mut in_c, mut in_headers) = (HashMap::new(), HashMap::new());
+    let mut external: HashSet<&str> = HashSet::new();
+    for (header, defined, ext) in files {
+        let counts = match header {
+            true => &mut in_headers,
+            false => {
+                external.extend(ext.iter().map(String::as_str));
+                &mut in_c
+            }
+        };
+        for name in defined {
+            *counts.entry(name.as_str()).or_insert(0usize) += 1;
+        }
+    }
+    let mut out: HashMap<String, usize> = in_c
+        .iter()
+        .map(|(name, n)| (name.to_string(), *n))
+        .collect();
+    for (name, n) in in_headers {
+        let the_c_files = in_c.get(name) == Some(&1) && external.contains(name);
+        if !the_c_files {
+            *out.entry(name.to_owned()).or_default() += n;
+        }
+    }
+    out
+}
+
 /// The functions named as a value (`named`, and the callees of the
 /// pointer calls in `calls`): called through a pointer too, from places
 /// and with arguments nobody sees here.

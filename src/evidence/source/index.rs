@@ -383,10 +383,7 @@ fn wrappers(
     build: &dyn Types,
     progress: &mut Progress,
 ) -> Result<Wrappers> {
-    let headers: Vec<&PathBuf> = files
-        .iter()
-        .filter(|rel| rel.extension().is_some_and(|e| e == "h"))
-        .collect();
+    let headers: Vec<&PathBuf> = files.iter().filter(|rel| super::is_header(rel)).collect();
     progress.start("index: lock wrappers", headers.len() * WRAPPER_ROUNDS);
     let mut wrappers = Wrappers::default();
     for _ in 0..WRAPPER_ROUNDS {
@@ -418,9 +415,25 @@ fn shard_of(ty: &str) -> usize {
     (h.finish() % SHARDS as u64) as usize
 }
 
-/// What a walk of one file gives the callers' summary: its calls, the
-/// functions it defines and those it names as values.
-type Walked = (Vec<super::callers::Call>, Vec<String>, Vec<String>);
+/// What a walk of one file gives the callers' summary (see
+/// [`super::Bodies`]).
+struct Walked {
+    calls: Vec<super::callers::Call>,
+    defined: Vec<String>,
+    external: Vec<String>,
+    named: Vec<String>,
+}
+
+impl Walked {
+    fn of(bodies: super::Bodies) -> Walked {
+        Walked {
+            calls: bodies.calls,
+            defined: bodies.defined,
+            external: bodies.external,
+            named: bodies.named,
+        }
+    }
+}
 
 /// The shard files `path(i)`, created empty.
 fn open_shards(path: &dyn Fn(usize) -> PathBuf) -> Result<Vec<Mutex<BufWriter<File>>>> {
@@ -490,7 +503,7 @@ fn walk_and_write(
             write_declarations(&bodies.declarations, &shards, &shard_path)?;
             progress.step();
             let exported = std::mem::take(&mut bodies.exported);
-            Ok(((bodies.calls, bodies.defined, bodies.named), exported))
+            Ok((Walked::of(bodies), exported))
         })
         .collect::<Result<_>>()?;
     flush(shards, &shard_path)?;
@@ -508,7 +521,7 @@ fn walk_and_write(
     let again = exported::headers_with(wrappers, &exported, |known, changed| {
         files
             .par_iter()
-            .filter(|rel| rel.extension().is_some_and(|e| e == "h"))
+            .filter(|rel| super::is_header(rel))
             .map(|rel| -> Result<Wrappers> {
                 let text = text_of(tree, rel)?;
                 Ok(match exported::mentions(&text, changed) {
@@ -525,7 +538,7 @@ fn walk_and_write(
     ));
     let mut read: Vec<Walked> = read.into_iter().map(|(walked, _)| walked).collect();
     let rereading: Vec<usize> = (0..read.len())
-        .filter(|&i| exported::calls_changed(&read[i].0, &read[i].1, &changed))
+        .filter(|&i| exported::calls_changed(&read[i].calls, &read[i].defined, &changed))
         .collect();
     let again_path = |i: usize| scratch.join(format!("{i}.again.jsonl"));
     let again_shards = open_shards(&again_path)?;
@@ -541,7 +554,7 @@ fn walk_and_write(
             let bodies = super::read_file(&text, rel, Wanted::All, build, &again);
             write_declarations(&bodies.declarations, &again_shards, &again_path)?;
             progress.step();
-            Ok((i, (bodies.calls, bodies.defined, bodies.named)))
+            Ok((i, Walked::of(bodies)))
         })
         .collect::<Result<_>>()?;
     flush(again_shards, &again_path)?;
@@ -554,15 +567,17 @@ fn walk_and_write(
         rereading.len()
     ));
     progress.start("index: callers, construction, reach", 1);
+    let defined = super::callers::definitions(
+        files
+            .iter()
+            .zip(&read)
+            .map(|(rel, w)| (super::is_header(rel), &w.defined[..], &w.external[..])),
+    );
     let mut calls = Vec::new();
-    let mut defined = std::collections::HashMap::new();
     let mut named = std::collections::HashSet::new();
-    for (c, d, n) in read {
-        calls.extend(c);
-        for name in d {
-            *defined.entry(name).or_insert(0usize) += 1;
-        }
-        named.extend(n);
+    for w in read {
+        calls.extend(w.calls);
+        named.extend(w.named);
     }
     let summary = Summary::of(&calls, &defined, &named);
     drop(calls);

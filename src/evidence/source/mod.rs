@@ -38,7 +38,7 @@ mod vocabulary;
 mod walk;
 mod wrappers;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -636,16 +636,13 @@ fn read_all_with(
     build: &dyn Types,
     progress: &mut progress::Progress,
 ) -> Vec<Declaration> {
-    let headers = texts
-        .iter()
-        .filter(|(rel, _)| rel.extension().is_some_and(|e| e == "h"))
-        .count();
+    let headers = texts.iter().filter(|(rel, _)| is_header(rel)).count();
     progress.start("lock wrappers", headers * WRAPPER_ROUNDS);
     let mut wrappers = Wrappers::default();
     for _ in 0..WRAPPER_ROUNDS {
         wrappers = texts
             .par_iter()
-            .filter(|(rel, _)| rel.extension().is_some_and(|e| e == "h"))
+            .filter(|(rel, _)| is_header(rel))
             .map(|(_, text)| {
                 let w = wrappers_in(text, build, &wrappers);
                 progress.step();
@@ -670,9 +667,7 @@ fn read_all_with(
         exported::headers_with(&wrappers, &exported, |known, changed| {
             Ok(texts
                 .par_iter()
-                .filter(|(rel, text)| {
-                    rel.extension().is_some_and(|e| e == "h") && exported::mentions(text, changed)
-                })
+                .filter(|(rel, text)| is_header(rel) && exported::mentions(text, changed))
                 .map(|(_, text)| wrappers_in(text, build, known))
                 .reduce(Wrappers::default, Wrappers::merge))
         });
@@ -703,16 +698,18 @@ fn read_all_with(
             rereading.len()
         ));
     }
+    let defined = callers::definitions(
+        texts
+            .iter()
+            .zip(&read)
+            .map(|((rel, _), b)| (is_header(rel), &b.defined[..], &b.external[..])),
+    );
     let mut out = Vec::new();
     let mut calls = Vec::new();
-    let mut defined: HashMap<String, usize> = HashMap::new();
     let mut named = HashSet::new();
     for b in read {
         out.extend(b.declarations);
         calls.extend(b.calls);
-        for name in b.defined {
-            *defined.entry(name).or_default() += 1;
-        }
         named.extend(b.named);
     }
     // A write in a function is under the locks its callers hold, and made
@@ -733,6 +730,8 @@ struct Bodies {
     /// file are alternatives of the preprocessor (`#ifdef CONFIG_SMP`
     /// and its empty stub), one function to its callers.
     defined: Vec<String>,
+    /// Those of [`Bodies::defined`] not `static`, each once.
+    external: Vec<String>,
     /// Functions named as a value: in an initializer at file scope
     /// (`.ndo_open = e1000_open`), or in a body passed as an argument
     /// (`INIT_WORK(&w, f)`) or assigned, when this file defines them.
@@ -765,6 +764,11 @@ fn read_file(
     found.append(&mut read.declarations);
     read.declarations = found;
     read
+}
+
+/// Is `file` a header (`.h`)?
+fn is_header(file: &Path) -> bool {
+    file.extension().is_some_and(|e| e == "h")
 }
 
 /// The lock wrappers and member aliases (see

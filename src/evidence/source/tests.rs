@@ -1512,3 +1512,44 @@ fn a_c_files_external_wrappers_are_known_to_the_files_that_call_them() {
     assert!(under("features").is_empty(), "{ds:#?}");
     assert!(under("priv_flags").is_empty(), "{ds:#?}");
 }
+
+#[test]
+fn a_c_files_function_is_one_with_its_header_stubs_and_its_callers_locks_hold() {
+    // fair.c's alloc_fair_sched_group() and sched.h's stub of it for the
+    // configurations without fair group scheduling: one function, whose
+    // every caller holds the lock. A static helper of a `.c` file and a
+    // header's inline of the same name are two: no caller's lock.
+    let fair = "int alloc_fair_sched_group(struct net_device *dev)\n{\n\tdev->mtu = 1;\n\treturn 1;\n}\n\
+        static void reg_write(struct net_device *dev)\n{\n\tdev->flags = 2;\n}\n\
+        void fair_set(struct net_device *dev)\n{\n\tspin_lock(&dev->addr_list_lock);\n\treg_write(dev);\n\tspin_unlock(&dev->addr_list_lock);\n}\n";
+    let header = "static inline int alloc_fair_sched_group(struct net_device *dev)\n{\n\treturn 1;\n}\n\
+        static inline void reg_write(struct net_device *dev)\n{\n}\n";
+    let core = "void create_group(struct net_device *dev)\n{\n\tspin_lock(&dev->tx_global_lock);\n\
+        \talloc_fair_sched_group(dev);\n\tspin_unlock(&dev->tx_global_lock);\n}\n\
+        void other_set(struct net_device *dev)\n{\n\tspin_lock(&dev->addr_list_lock);\n\treg_write(dev);\n\tspin_unlock(&dev->addr_list_lock);\n}\n";
+    let types = ["net_device".to_owned()];
+    let ds = read_all(
+        &[
+            (Path::new("kernel/sched/fair.c"), fair),
+            (Path::new("kernel/sched/sched.h"), header),
+            (Path::new("kernel/sched/core.c"), core),
+        ],
+        &types,
+        &NoTypes,
+    );
+    let under = |path: &str| -> Vec<String> {
+        ds.iter()
+            .filter(|d| d.path == path)
+            .flat_map(|d| match &d.said {
+                Said::Written(_, held) => held.iter().map(|h| h.how.clone()).collect(),
+                _ => Vec::new(),
+            })
+            .collect()
+    };
+    assert_eq!(
+        under("mtu"),
+        ["spin_lock() in every caller of alloc_fair_sched_group, 1 call seen"],
+        "{ds:#?}"
+    );
+    assert!(under("flags").is_empty(), "{ds:#?}");
+}

@@ -219,6 +219,8 @@ fn walk_tree<'a>(root: Node<'_>, read: &Reading<'a>) -> Bodies {
     }
     bodies.defined.sort_unstable();
     bodies.defined.dedup();
+    bodies.external.sort_unstable();
+    bodies.external.dedup();
     let defined: HashSet<&str> = bodies.defined.iter().map(String::as_str).collect();
     let mut named: Vec<String> = values
         .named
@@ -443,6 +445,8 @@ impl<'a> Function<'a> {
         // `__init` code runs once, at boot, before anyone shares a thing;
         // `__exit` code once, when the module goes.
         let tokens = crate::csource::tokens(between);
+        // Not `static`: other files may call it by its name.
+        let external = !between.is_empty() && !tokens.iter().any(|t| t == "static");
         f.boot = tokens.iter().any(|t| t == "__init" || t == "__meminit");
         f.teardown |= tokens.iter().any(|t| t == "__exit");
         if !f.types.is_empty() {
@@ -502,6 +506,9 @@ impl<'a> Function<'a> {
         }
         if !f.name.is_empty() {
             bodies.defined.push(f.name.clone());
+            if external {
+                bodies.external.push(f.name.clone());
+            }
         }
         bodies.calls.append(&mut f.calls);
         values.named.append(&mut f.values.named);
