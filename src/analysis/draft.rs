@@ -1331,4 +1331,41 @@ mod tests {
         assert_eq!(context_name("____napi_schedule"), "____napi_schedule");
         assert_eq!(context_name("x.y z"), "x-y-z");
     }
+
+    #[test]
+    fn a_member_one_accessor_reads_for_its_many_callers_is_read_mostly() {
+        // cfs_rq.rq: read in rq_of() alone, sched.h's, which the
+        // scheduler calls everywhere; a member one function reads, called
+        // once or a `.c` file's, is not.
+        let called = |path: &str, function: &str, callers: usize, file: &str| Declaration {
+            callers,
+            file: file.into(),
+            ..read_decl(path, function, false, false)
+        };
+        let d = draft_of(
+            &["rq", "x", "y"],
+            &[
+                called("rq", "rq_of", 27, "kernel/sched/sched.h"),
+                called("x", "f", 1, "x.h"),
+                called("y", "kill_ioctx", 4, "fs/aio.c"),
+            ],
+        );
+        assert_eq!(
+            rule(&d, "rq"),
+            Some(DraftRule::Class {
+                class: "hot-read".into()
+            })
+        );
+        let rq = &d
+            .ty
+            .fields
+            .iter()
+            .find(|f| f.path == "rq")
+            .unwrap()
+            .evidence;
+        let said = "read in rq_of, a header's, which 27 functions call: read for each of them";
+        assert!(rq.iter().any(|e| e.text == said), "{rq:?}");
+        assert_eq!(rule(&d, "x"), None);
+        assert_eq!(rule(&d, "y"), None);
+    }
 }

@@ -174,6 +174,10 @@ fn guarded_by(
 struct Readers {
     /// How many.
     count: usize,
+    /// The one reader when it is a header's (an accessor: `rq_of()` in
+    /// kernel/sched/sched.h), with how many functions call it: it reads
+    /// for each of them.
+    accessor: Option<(String, usize)>,
     /// The network paths reaching them, when every one is on one (see
     /// [`NetPath`]); else none.
     paths: Vec<NetPath>,
@@ -222,16 +226,26 @@ fn fast_readers(ds: &[&Declaration], evidence: &mut Vec<Evidence>) -> Readers {
             .collect::<BTreeSet<_>>(),
         false => BTreeSet::new(),
     };
+    let accessor = match readers.len() {
+        1 => readers
+            .iter()
+            .next()
+            .filter(|(_, d)| d.file.extension().is_some_and(|e| e == "h"))
+            .map(|(f, d)| (f.to_string(), d.callers)),
+        _ => None,
+    };
     Readers {
         count: readers.len(),
+        accessor,
         paths: paths.into_iter().collect(),
     }
 }
 
 /// The verdict on member `m`, which the fast path never writes: its
 /// cacheline group's; else, read on fast paths by several functions
-/// (`readers`) and written only while built or on the control path,
-/// read-mostly: by the network paths that read it when only they do
+/// (`readers`), or by a header's one that several call (an accessor),
+/// and written only while built or on the control path, read-mostly:
+/// by the network paths that read it when only they do
 /// (a field the transmit path alone reads beside one it alone writes is
 /// true sharing, as the kernel's tables and groups mean it).
 fn unwritten(
@@ -241,8 +255,17 @@ fn unwritten(
     contexts: &mut BTreeMap<String, String>,
 ) -> Option<Verdict> {
     let group = group_verdict(m, evidence, contexts);
-    if group.is_some() || readers.count < MIN_READERS {
+    if group.is_some() {
         return group;
+    }
+    if readers.count < MIN_READERS {
+        let (f, callers) = readers.accessor?;
+        if callers < MIN_READERS {
+            return None;
+        }
+        evidence.push(declared_evidence(format!(
+            "read in {f}, a header's, which {callers} functions call: read for each of them"
+        )));
     }
     if !readers.paths.is_empty() {
         let words: Vec<&str> = readers.paths.iter().map(|p| p.words()).collect();
