@@ -601,3 +601,70 @@ fn page_counters_usage_meets_its_read_mostly_limits_on_5_10_and_not_on_6_1() {
     });
     assert!(left.is_empty(), "6.1 still flags {left:#?}");
 }
+
+#[test]
+#[ignore = "needs the 6.1 and 6.12 kernels and trees: .ci/run sets CACHELINT_VMLINUX_OLD, CACHELINT_KERNEL_SOURCE_61, CACHELINT_VMLINUX and CACHELINT_KERNEL_SOURCE"]
+fn dentrys_lockref_meets_what_rcu_lookup_reads_on_6_1_and_not_on_6_12() {
+    // "vfs: move d_lockref out of the area used by RCU lookup" (Mateusz
+    // Guzik, 6.11), held back while the drafts were built:
+    // "__d_lookup_rcu is participating in cacheline ping pong due to the
+    // embedded name sharing a cacheline with lockref". The area is what
+    // 6.12's __d_lookup_rcu() reads of a dentry, and the embedded name,
+    // d_iname ("small names", which d_name.name points to).
+    let dcache = std::fs::read_to_string(kernel_source().join("fs/dcache.c")).unwrap();
+    let start = dcache
+        .find("\nstruct dentry *__d_lookup_rcu(")
+        .expect("6.12's __d_lookup_rcu()");
+    let body = &dcache[start..start + dcache[start..].find("\n}\n").unwrap()];
+    let mut area: Vec<String> = body
+        .split("->")
+        .skip(1)
+        .map(|s| {
+            s.chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect::<String>()
+        })
+        .filter(|m| m.starts_with("d_"))
+        .collect();
+    area.push("d_iname".into());
+    area.sort();
+    area.dedup();
+    for m in ["d_seq", "d_parent", "d_name"] {
+        assert!(area.iter().any(|a| a == m), "{area:?}");
+    }
+    let dcache_h = std::fs::read_to_string(kernel_source().join("include/linux/dcache.h")).unwrap();
+    assert!(dcache_h.contains("d_iname[DNAME_INLINE_LEN];"));
+    let top = |f: &Value, side: &str| {
+        f[side]["path"]
+            .as_str()
+            .unwrap()
+            .split(['.', '['])
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    let fixed = |f: &Value| {
+        let (a, b) = (top(f, "a"), top(f, "b"));
+        f["root"] == "dentry"
+            && (a == "d_lockref" && area.contains(&b) || b == "d_lockref" && area.contains(&a))
+    };
+    let old_tree = env_path(
+        "CACHELINT_KERNEL_SOURCE_61",
+        "Debian's linux-source-6.1 tree (scripts/fetch-source.sh 6.1)",
+    );
+    let (before_findings, before_draft) = drafted_check(&old_tree, &before(), &["dentry"]);
+    let (after_findings, after_draft) = drafted_check(&kernel_source(), &vmlinux(), &["dentry"]);
+    for (kernel, draft) in [("6.1", &before_draft), ("6.12", &after_draft)] {
+        for m in ["d_lockref", "d_iname"] {
+            eprintln!("{kernel} {}", rule_line(draft, "dentry", m));
+        }
+    }
+    let before_pairs = pairs_where(&before_findings, fixed);
+    eprintln!("6.1: {before_pairs:#?}");
+    assert!(
+        before_pairs.iter().any(|p| p.contains("d_iname")),
+        "6.1 flags no lockref beside the embedded name: {before_pairs:#?}"
+    );
+    let after_pairs = pairs_where(&after_findings, fixed);
+    assert!(after_pairs.is_empty(), "6.12 still flags {after_pairs:#?}");
+}
