@@ -197,6 +197,18 @@ fn pairs_where(findings: &[Value], keep: impl Fn(&Value) -> bool) -> Vec<String>
         .collect()
 }
 
+/// The direct member a finding's side `side` ("a" or "b") is in
+/// (`lruvec.lists[2]`: `lruvec`).
+fn top_member(f: &Value, side: &str) -> String {
+    f[side]["path"]
+        .as_str()
+        .unwrap()
+        .split(['.', '['])
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
 /// The draft's rule line of `member` in table `[ty]`.
 fn rule_line<'d>(draft: &'d str, ty: &str, member: &str) -> &'d str {
     draft
@@ -216,17 +228,8 @@ fn mem_cgroup_per_nodes_read_mostly_pointers_meet_lruvecs_writes_on_6_1_and_not_
     // hand: each kernel's own tree drafts the struct and the lruvec it
     // embeds.
     let read_mostly = ["lruvec_stats_percpu", "lruvec_stats", "memcg"];
-    let top = |f: &Value, side: &str| {
-        f[side]["path"]
-            .as_str()
-            .unwrap()
-            .split(['.', '['])
-            .next()
-            .unwrap()
-            .to_owned()
-    };
     let fixed = |f: &Value| {
-        let (a, b) = (top(f, "a"), top(f, "b"));
+        let (a, b) = (top_member(f, "a"), top_member(f, "b"));
         f["root"] == "mem_cgroup_per_node"
             && (read_mostly.contains(&a.as_str())
                 && matches!(b.as_str(), "lruvec" | "lru_zone_size")
@@ -275,8 +278,8 @@ fn mem_cgroup_per_nodes_read_mostly_pointers_meet_lruvecs_writes_on_6_1_and_not_
     );
     let among = pairs_where(&after_findings, |f| {
         f["root"] == "mem_cgroup_per_node"
-            && (read_mostly.contains(&top(f, "a").as_str())
-                || read_mostly.contains(&top(f, "b").as_str()))
+            && (read_mostly.contains(&top_member(f, "a").as_str())
+                || read_mostly.contains(&top_member(f, "b").as_str()))
     });
     assert!(among.is_empty(), "6.12 flags {among:#?}");
     assert!(
@@ -634,17 +637,8 @@ fn dentrys_lockref_meets_what_rcu_lookup_reads_on_6_1_and_not_on_6_12() {
     }
     let dcache_h = std::fs::read_to_string(kernel_source().join("include/linux/dcache.h")).unwrap();
     assert!(dcache_h.contains("d_iname[DNAME_INLINE_LEN];"));
-    let top = |f: &Value, side: &str| {
-        f[side]["path"]
-            .as_str()
-            .unwrap()
-            .split(['.', '['])
-            .next()
-            .unwrap()
-            .to_owned()
-    };
     let fixed = |f: &Value| {
-        let (a, b) = (top(f, "a"), top(f, "b"));
+        let (a, b) = (top_member(f, "a"), top_member(f, "b"));
         f["root"] == "dentry"
             && (a == "d_lockref" && area.contains(&b) || b == "d_lockref" && area.contains(&a))
     };

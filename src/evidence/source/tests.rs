@@ -1469,6 +1469,17 @@ fn a_wrapper_calls_other_arguments_are_still_read() {
     );
 }
 
+/// How each lock held at the writes of `path` was taken (`how`).
+fn taken_by(ds: &[Declaration], path: &str) -> Vec<String> {
+    ds.iter()
+        .filter(|d| d.path == path)
+        .flat_map(|d| match &d.said {
+            Said::Written(_, held) => held.iter().map(|h| h.how.clone()).collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
 #[test]
 fn a_c_files_external_wrappers_are_known_to_the_files_that_call_them() {
     // sch_generic.c's `netif_tx_lock()` takes `&dev->tx_global_lock` for
@@ -1497,15 +1508,7 @@ fn a_c_files_external_wrappers_are_known_to_the_files_that_call_them() {
         &types,
         &NoTypes,
     );
-    let under = |path: &str| -> Vec<String> {
-        ds.iter()
-            .filter(|d| d.path == path)
-            .flat_map(|d| match &d.said {
-                Said::Written(_, held) => held.iter().map(|h| h.how.clone()).collect(),
-                _ => Vec::new(),
-            })
-            .collect()
-    };
+    let under = |path: &str| taken_by(&ds, path);
     assert_eq!(under("watchdog_ts"), ["netif_tx_lock"], "{ds:#?}");
     assert_eq!(under("mtu"), ["netif_tx_lock_bh"], "{ds:#?}");
     assert!(under("flags").is_empty(), "{ds:#?}");
@@ -1537,15 +1540,7 @@ fn a_c_files_function_is_one_with_its_header_stubs_and_its_callers_locks_hold() 
         &types,
         &NoTypes,
     );
-    let under = |path: &str| -> Vec<String> {
-        ds.iter()
-            .filter(|d| d.path == path)
-            .flat_map(|d| match &d.said {
-                Said::Written(_, held) => held.iter().map(|h| h.how.clone()).collect(),
-                _ => Vec::new(),
-            })
-            .collect()
-    };
+    let under = |path: &str| taken_by(&ds, path);
     assert_eq!(
         under("mtu"),
         ["spin_lock() in every caller of alloc_fair_sched_group, 1 call seen"],
