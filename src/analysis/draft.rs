@@ -257,7 +257,23 @@ fn field(
     .filter_map(|(mark, v)| v.map(|v| (mark, v)))
     .collect();
     merge_owned(&mut verdicts);
-    type_first(&mut verdicts);
+    let read =
+        |(mark, v): &(Mark, Verdict)| *mark == Mark::Declared && matches!(v, Verdict::Read(_));
+    let typed = |(mark, v): &(Mark, Verdict)| *mark == Mark::Inferred && *v == Verdict::Lockless;
+    if verdicts.iter().any(read)
+        && verdicts.iter().any(typed)
+        && source_verdict::set_by_control_only(facts, m)
+    {
+        // Set by the control path, read on fast ones: a limit, whatever
+        // its type.
+        verdicts.retain(|v| !typed(v));
+        evidence.push(declared_evidence(
+            "stored only on the control path, when not built or torn down: read-mostly whatever its type"
+                .to_owned(),
+        ));
+    } else {
+        type_first(&mut verdicts);
+    }
     let chosen = chosen(&verdicts);
     if let Some((mark, v)) = &chosen {
         for (other_mark, other) in &verdicts {
@@ -1367,5 +1383,45 @@ mod tests {
         assert!(rq.iter().any(|e| e.text == said), "{rq:?}");
         assert_eq!(rule(&d, "x"), None);
         assert_eq!(rule(&d, "y"), None);
+    }
+
+    #[test]
+    fn an_atomic_only_the_control_path_stores_is_read_mostly() {
+        // pids_cgroup.limit: an atomic64_t that pids_max_write() sets and
+        // the charge reads. An atomic only built has its type's class, as
+        // one the fast path writes too.
+        let written = |path: &str, function: &str, role: Role| {
+            decl(
+                path,
+                function,
+                Said::Written(Write::Assign, Vec::new()),
+                role,
+            )
+        };
+        let ds = [
+            written("limit", "pids_max_write", Role::Control),
+            written("limit", "pids_css_alloc", Role::Construction),
+            read_decl("limit", "pids_try_charge", true, false),
+            read_decl("limit", "pids_max_show", true, false),
+            written("count", "pids_css_alloc", Role::Construction),
+            read_decl("count", "f", true, false),
+            read_decl("count", "g", true, false),
+            written("n", "pids_max_write", Role::Control),
+            written("n", "pids_charge", Role::Fast),
+            read_decl("n", "f", true, false),
+            read_decl("n", "g", true, false),
+        ];
+        let d = draft_typed(
+            &[
+                ("limit", "atomic64_t"),
+                ("count", "atomic_t"),
+                ("n", "atomic_t"),
+            ],
+            &ds,
+        );
+        let class = |c: &str| Some(DraftRule::Class { class: c.into() });
+        assert_eq!(rule(&d, "limit"), class("hot-read"));
+        assert_eq!(rule(&d, "count"), class("lockless-write"));
+        assert_ne!(rule(&d, "n"), class("hot-read"));
     }
 }

@@ -13,7 +13,7 @@ use super::{
     holders, listed, not_counted, sorted,
 };
 use crate::analysis::draft_types::Evidence;
-use crate::evidence::source::{Declaration, NetPath, Said};
+use crate::evidence::source::{Declaration, NetPath, Role, Said};
 
 /// Fast-path readers that make a member never written there read-mostly.
 const MIN_READERS: usize = 2;
@@ -168,6 +168,25 @@ fn guarded_by(
         );
     }
     verdict
+}
+
+/// Is member `m` stored by the control path, and elsewhere only while
+/// built or torn down (`pids_cgroup.limit`, an `atomic64_t` only
+/// `pids_max_write()` sets)? Then the source says who writes it,
+/// whatever its type.
+pub(super) fn set_by_control_only(facts: &Facts<'_>, m: &MemberFacts) -> bool {
+    let mut control = false;
+    for d in facts
+        .declarations
+        .iter()
+        .filter(|d| about(d, &facts.ty, &m.path) && matches!(d.said, Said::Written(..)))
+    {
+        match not_counted(d) {
+            None => return false,
+            Some(_) => control |= d.role == Role::Control,
+        }
+    }
+    control
 }
 
 /// The functions reading a member on the fast path.
