@@ -167,8 +167,9 @@ pub(super) fn held_by_callers(sites: &Sites<'_>) -> HashMap<String, Under> {
             // hold nothing.
             let mut common: Option<Vec<&Held>> = None;
             for c in calls {
+                // Outermost first: the caller's callers', then its own.
                 let callers = under.get(&c.caller).map_or(&[][..], |u| &u.locks[..]);
-                let here = || c.held.iter().chain(callers);
+                let here = || callers.iter().chain(&c.held);
                 common = Some(match common {
                     None => here().collect(),
                     Some(so_far) => so_far
@@ -182,6 +183,18 @@ pub(super) fn held_by_callers(sites: &Sites<'_>) -> HashMap<String, Under> {
             }
             let mut locks: Vec<Held> = common.unwrap_or_default().into_iter().cloned().collect();
             locks.dedup_by(|a, b| same(a, b));
+            // A mutex of the whole system is one wherever a file that
+            // defines it takes it (`sched_domains_mutex`, topology.c's):
+            // other files' holds of it do not know.
+            for lock in locks.iter_mut().filter(|l| !l.global_mutex) {
+                lock.global_mutex = calls.iter().any(|c| {
+                    let callers = under.get(&c.caller).map_or(&[][..], |u| &u.locks[..]);
+                    callers
+                        .iter()
+                        .chain(&c.held)
+                        .any(|x| x.global_mutex && same(x, lock))
+                });
+            }
             if !locks.is_empty() {
                 next.insert(
                     (*callee).to_owned(),
@@ -202,7 +215,9 @@ pub(super) fn held_by_callers(sites: &Sites<'_>) -> HashMap<String, Under> {
 
 /// Adds to each write in `declarations` the locks its function's callers
 /// hold (`under`, see [`held_by_callers`]) that it does not hold itself,
-/// each said to be held by the callers.
+/// each said to be held by the callers: before its own, outermost first,
+/// as taken (the innermost lock is the one that protects the write: the
+/// `desc->lock` that `__setup_irq()` takes after `desc->request_mutex`).
 pub(super) fn add_callers_locks(declarations: &mut [Declaration], under: &HashMap<String, Under>) {
     for d in declarations.iter_mut() {
         let Some(u) = d.function.as_ref().and_then(|f| under.get(f)) else {
@@ -212,23 +227,22 @@ pub(super) fn add_callers_locks(declarations: &mut [Declaration], under: &HashMa
         let Said::Written(_, held) = &mut d.said else {
             continue;
         };
-        for lock in &u.locks {
-            if held.iter().any(|h| same(h, lock)) {
-                continue;
-            }
-            held.insert(
-                0,
-                Held {
-                    how: format!(
-                        "{} in every caller of {function}, {} call{} seen",
-                        lock.taken(),
-                        u.calls,
-                        if u.calls == 1 { "" } else { "s" }
-                    ),
-                    ..lock.clone()
-                },
-            );
-        }
+        let mut outer: Vec<Held> = u
+            .locks
+            .iter()
+            .filter(|lock| !held.iter().any(|h| same(h, lock)))
+            .map(|lock| Held {
+                how: format!(
+                    "{} in every caller of {function}, {} call{} seen",
+                    lock.taken(),
+                    u.calls,
+                    if u.calls == 1 { "" } else { "s" }
+                ),
+                ..lock.clone()
+            })
+            .collect();
+        outer.append(held);
+        *held = outer;
     }
 }
 
@@ -257,6 +271,68 @@ mod tests {
             pointer: false,
             dispatched: false,
         }
+    }
+
+    #[test]
+    fn a_mutex_of_the_whole_system_stays_one_whoever_else_holds_it() {
+        // topology.c defines sched_domains_mutex and holds it around
+        // cpu_attach_domain(); its caller's caller, in another file,
+        // holds it too, not knowing it is the whole system's.
+        let mutex = |global_mutex: bool| Held {
+            global_mutex,
+            ..lock("sched_domains_mutex")
+        };
+        let mut attach = call("build", "cpu_attach_domain", &[]);
+        attach.held = vec![mutex(true)];
+        let mut build = call("cpuset", "build", &[]);
+        build.held = vec![mutex(false)];
+        let defined: HashMap<String, usize> = [("cpu_attach_domain", 1), ("build", 1)]
+            .into_iter()
+            .map(|(n, k)| (n.to_owned(), k))
+            .collect();
+        let calls = [attach, build];
+        let under = held_by_callers(&sites(&calls, &defined));
+        let locks = &under["cpu_attach_domain"].locks;
+        assert_eq!(locks.len(), 1, "{locks:?}");
+        assert!(locks[0].global_mutex, "{locks:?}");
+    }
+
+    #[test]
+    fn callers_locks_come_before_the_writes_own_outermost_first() {
+        // __setup_irq() takes request_mutex, then lock, and calls
+        // irq_pm_install_action(), which its caller calls under outer:
+        // the write's locks as taken, so the innermost is last.
+        let calls = [
+            call("caller", "__setup_irq", &["outer"]),
+            call("__setup_irq", "install", &["request_mutex", "lock"]),
+        ];
+        let defined: HashMap<String, usize> = [("__setup_irq", 1), ("install", 1)]
+            .into_iter()
+            .map(|(n, k)| (n.to_owned(), k))
+            .collect();
+        let under = held_by_callers(&sites(&calls, &defined));
+        let mut ds = [Declaration {
+            ty: "s".into(),
+            path: "nr_actions".into(),
+            said: Said::Written(super::super::Write::Assign, vec![lock("own")]),
+            function: Some("install".into()),
+            file: "pm.c".into(),
+            line: 1,
+            role: super::super::Role::Fast,
+            param: None,
+            entry: None,
+            callers: 0,
+            paths: Vec::new(),
+        }];
+        add_callers_locks(&mut ds, &under);
+        let Said::Written(_, held) = &ds[0].said else {
+            unreachable!()
+        };
+        let texts: Vec<&str> = held.iter().map(|h| h.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["&s->outer", "&s->request_mutex", "&s->lock", "&s->own"]
+        );
     }
 
     #[test]
