@@ -18,7 +18,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use crate::evidence::source::{Declaration, Needless, Role, Said, Store, Write};
+use crate::evidence::source::{Declaration, Needless, Role, Said, Store, Write, is_header};
 
 /// One needless store worth a look.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +77,7 @@ pub(crate) fn in_build(
             let Some(f) = &d.function else {
                 return true;
             };
-            let header = d.file.extension().is_some_and(|e| e == "h");
+            let header = is_header(&d.file);
             let compiled = d.file.to_str().is_some_and(|p| files.contains(p));
             functions.contains(f) || !(header || compiled)
         })

@@ -13,7 +13,7 @@ use super::{
     holders, listed, not_counted, sorted,
 };
 use crate::analysis::draft_types::Evidence;
-use crate::evidence::source::{Declaration, NetPath, Role, Said};
+use crate::evidence::source::{Declaration, NetPath, Role, Said, is_header};
 
 /// Fast-path readers that make a member never written there read-mostly.
 const MIN_READERS: usize = 2;
@@ -249,7 +249,7 @@ fn fast_readers(ds: &[&Declaration], evidence: &mut Vec<Evidence>) -> Readers {
         1 => readers
             .iter()
             .next()
-            .filter(|(_, d)| d.file.extension().is_some_and(|e| e == "h"))
+            .filter(|(_, d)| is_header(&d.file))
             .map(|(f, d)| (f.to_string(), d.callers)),
         _ => None,
     };

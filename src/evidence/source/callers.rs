@@ -273,6 +273,24 @@ mod tests {
         }
     }
 
+    /// A fast-path plain store to member `path` of `s` in `function`,
+    /// with lock `own` of `s` held.
+    fn written(path: &str, function: &str, own: &str) -> Declaration {
+        Declaration {
+            ty: "s".into(),
+            path: path.into(),
+            said: Said::Written(super::super::Write::Assign, vec![lock(own)]),
+            function: Some(function.into()),
+            file: "s.c".into(),
+            line: 1,
+            role: super::super::Role::Fast,
+            param: None,
+            entry: None,
+            callers: 0,
+            paths: Vec::new(),
+        }
+    }
+
     #[test]
     fn a_mutex_of_the_whole_system_stays_one_whoever_else_holds_it() {
         // topology.c defines sched_domains_mutex and holds it around
@@ -311,19 +329,7 @@ mod tests {
             .map(|(n, k)| (n.to_owned(), k))
             .collect();
         let under = held_by_callers(&sites(&calls, &defined));
-        let mut ds = [Declaration {
-            ty: "s".into(),
-            path: "nr_actions".into(),
-            said: Said::Written(super::super::Write::Assign, vec![lock("own")]),
-            function: Some("install".into()),
-            file: "pm.c".into(),
-            line: 1,
-            role: super::super::Role::Fast,
-            param: None,
-            entry: None,
-            callers: 0,
-            paths: Vec::new(),
-        }];
+        let mut ds = [written("nr_actions", "install", "own")];
         add_callers_locks(&mut ds, &under);
         let Said::Written(_, held) = &ds[0].said else {
             unreachable!()
@@ -368,19 +374,7 @@ mod tests {
         assert!(locks("r").is_empty());
         assert!(locks("twice").is_empty());
 
-        let mut ds = [Declaration {
-            ty: "s".into(),
-            path: "x".into(),
-            said: Said::Written(super::super::Write::Assign, vec![lock("m")]),
-            function: Some("leaf".into()),
-            file: "s.c".into(),
-            line: 3,
-            role: super::super::Role::Fast,
-            param: None,
-            entry: None,
-            callers: 0,
-            paths: Vec::new(),
-        }];
+        let mut ds = [written("x", "leaf", "m")];
         add_callers_locks(&mut ds, &held_by_callers(&sites(&calls, &defined)));
         let Said::Written(_, held) = &ds[0].said else {
             unreachable!()

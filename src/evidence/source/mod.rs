@@ -767,7 +767,7 @@ fn read_file(
 }
 
 /// Is `file` a header (`.h`)?
-fn is_header(file: &Path) -> bool {
+pub(crate) fn is_header(file: &Path) -> bool {
     file.extension().is_some_and(|e| e == "h")
 }
 
