@@ -585,6 +585,28 @@ fn a_cgroup_files_and_a_module_parameters_handlers_are_the_control_path() {
 }
 
 #[test]
+fn a_seq_file_show_handlers_reads_are_the_control_paths() {
+    // pids.max's show handler reads the limit when someone reads the
+    // file; the fork path reads it on every fork.
+    let code = "static int limit_show(struct seq_file *sf, void *v)\n\
+        {\n\tstruct Qdisc *sch = sf_sch(sf);\n\tseq_printf(sf, \"%d\", READ_ONCE(sch->limit));\n\treturn 0;\n}\n\
+        int qdisc_enqueue(struct Qdisc *sch)\n{\n\treturn READ_ONCE(sch->limit);\n}\n";
+    let ds = read_net(code, "cgroup.c");
+    let limit: Vec<(Role, String)> = said(&ds, "Qdisc", "limit")
+        .into_iter()
+        .map(|(_, r, f)| (r, f))
+        .collect();
+    assert_eq!(
+        limit,
+        [
+            (Role::Control, "limit_show".into()),
+            (Role::Fast, "qdisc_enqueue".into())
+        ],
+        "{limit:?}"
+    );
+}
+
+#[test]
 fn an_object_reached_through_a_built_one_is_built_only_when_allocated_here() {
     // copy_thread() builds the new task p; p->skb is a shared object it
     // points to. srcu-like: the object at n->skb is allocated here.

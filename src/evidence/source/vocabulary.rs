@@ -213,8 +213,10 @@ pub(super) fn is_teardown(name: &str) -> bool {
 /// `*_store`, a `*_change` (a qdisc's, a class's), a cgroup interface
 /// file's handler (`memory_max_write(struct kernfs_open_file *of, ...)`,
 /// `cpu_shares_write_u64(.., struct cftype *cft, u64)`), a module
-/// parameter's setter (`struct kernel_param`), a cgroup controller's
-/// callback as a cgroup comes, goes or is reset (`mem_cgroup_css_reset`,
+/// parameter's setter (`struct kernel_param`), a `seq_file` show
+/// handler (`pids_max_show(struct seq_file *sf, void *v)`: a read of a
+/// /proc, debugfs or cgroup file), a cgroup controller's callback as a
+/// cgroup comes, goes or is reset (`mem_cgroup_css_reset`,
 /// `cpu_cgroup_css_alloc`). `declarator` is the text of its declarator,
 /// its parameter list included.
 pub(super) fn is_control(name: &str, declarator: &str) -> bool {
@@ -228,7 +230,7 @@ pub(super) fn is_control(name: &str, declarator: &str) -> bool {
         "ethtool",
         "_change_",
     ];
-    const PARAMETERS: [&str; 9] = [
+    const PARAMETERS: [&str; 10] = [
         "netlink_ext_ack",
         "struct nlattr",
         "genl_info",
@@ -238,6 +240,7 @@ pub(super) fn is_control(name: &str, declarator: &str) -> bool {
         "struct kernfs_open_file",
         "struct cftype",
         "struct kernel_param",
+        "struct seq_file",
     ];
     const CGROUP_CALLBACKS: [&str; 6] = [
         "_css_alloc",
