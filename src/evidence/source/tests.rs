@@ -607,6 +607,42 @@ fn a_seq_file_show_handlers_reads_are_the_control_paths() {
 }
 
 #[test]
+fn a_new_object_seen_as_another_type_is_still_being_built() {
+    // inet_reqsk_alloc(): the request socket just allocated, written
+    // through its views before anyone else can see it; a socket looked
+    // up is no view of a new one.
+    let code = "struct sock *sk_build(const struct sock *listener)\n{\n\
+        \tstruct request_sock *req = reqsk_alloc_noprof(listener);\n\
+        \tstruct sock *sk = req_to_sk(req);\n\
+        \tstruct sock *full = (struct sock *)req;\n\
+        \tstruct sock *tcp = container_of(full, struct sock, sk_common);\n\
+        \tsk->sk_mark = listener->sk_mark;\n\tfull->sk_priority = 1;\n\ttcp->sk_hash = 2;\n\
+        \treturn sk;\n}\n\
+        void sk_touch(struct sock *listener)\n{\n\
+        \tstruct sock *sk = sk_lookup(listener);\n\tsk->sk_mark = 2;\n}\n";
+    let ds = read_net(code, "inet_connection_sock.c");
+    let writes = |path: &str| -> Vec<(Role, String)> {
+        said(&ds, "sock", path)
+            .into_iter()
+            .filter(|(s, ..)| matches!(s, Said::Written(..)))
+            .map(|(_, r, f)| (r, f))
+            .collect()
+    };
+    assert_eq!(
+        writes("sk_mark"),
+        [
+            (Role::Construction, "sk_build".into()),
+            (Role::Fast, "sk_touch".into())
+        ]
+    );
+    assert_eq!(
+        writes("sk_priority"),
+        [(Role::Construction, "sk_build".into())]
+    );
+    assert_eq!(writes("sk_hash"), [(Role::Construction, "sk_build".into())]);
+}
+
+#[test]
 fn an_object_reached_through_a_built_one_is_built_only_when_allocated_here() {
     // copy_thread() builds the new task p; p->skb is a shared object it
     // points to. srcu-like: the object at n->skb is allocated here.

@@ -173,6 +173,18 @@ pub(super) fn is_bitop(name: &str) -> bool {
     .any(|b| n.starts_with(b))
 }
 
+/// Views an object as another type, by its name, given the object alone:
+/// a socket's (`inet_rsk(req)`, `tcp_sk(sk)`, `req_to_sk(req)`), a
+/// device's private area (`netdev_priv(dev)`), the kernel's `to_*()`
+/// (`to_pci_dev(d)`). What it returns is the same object.
+pub(super) fn is_view(name: &str) -> bool {
+    name.starts_with("to_")
+        || name.contains("_to_")
+        || ["_sk", "_csk", "_rsk", "_twsk", "_priv"]
+            .iter()
+            .any(|s| name.ends_with(s))
+}
+
 /// Allocates an object: `kmalloc`, `kzalloc`, `kmem_cache_alloc_node`,
 /// `kvzalloc`, `netdev_alloc_skb`, `page_pool_alloc`...; not a free.
 pub(super) fn is_allocation(name: &str) -> bool {

@@ -1496,9 +1496,13 @@ fn base_variable<'t>(node: Node<'_>, text: &'t str) -> Option<&'t str> {
 /// kzalloc(...)`),
 /// cleared whole (`memset(f, 0, ...)`), or one of whose members it
 /// initialises (`INIT_LIST_HEAD(&napi->poll_list)`, `spin_lock_init(&q->
-/// lock)`, `refcount_set(&p->ref, 1)`, `timer_setup(&t->timer, ...)`).
+/// lock)`, `refcount_set(&p->ref, 1)`, `timer_setup(&t->timer, ...)`);
+/// and the variables that view one of those as another type (`ireq =
+/// inet_rsk(req)`, `sk = (struct sock *)req`, see [`is_view`]).
 fn built(body: Node<'_>, text: &str) -> (Vec<String>, bool) {
     let mut out: Vec<String> = Vec::new();
+    // (viewer, viewed): `ireq = inet_rsk(req)` is ("ireq", "req").
+    let mut views: Vec<(String, &str)> = Vec::new();
     let mut control = false;
     let mut stack = vec![body];
     let callee = |call: Node<'_>| {
@@ -1526,6 +1530,13 @@ fn built(body: Node<'_>, text: &str) -> (Vec<String>, bool) {
                         n.child_by_field_name("value"),
                     ),
                 };
+                if let (Some(t), Some(v)) = (target, value)
+                    && matches!(t.kind(), "identifier" | "pointer_declarator")
+                    && let Some(viewed) = viewed(v, text)
+                    && let Some(viewer) = declared_name(t, text)
+                {
+                    views.push((viewer, viewed));
+                }
                 if let (Some(t), Some(v)) = (target, value)
                     && v.kind() == "call_expression"
                     && callee(v).is_some_and(is_allocation)
@@ -1565,5 +1576,35 @@ fn built(body: Node<'_>, text: &str) -> (Vec<String>, bool) {
         let mut cursor = n.walk();
         stack.extend(n.children(&mut cursor));
     }
+    // A view of a view of a new object is one too, in whatever order
+    // they were found.
+    while let Some(i) = views
+        .iter()
+        .position(|(viewer, viewed)| out.iter().any(|o| o == viewed) && !out.contains(viewer))
+    {
+        out.push(views.swap_remove(i).0);
+    }
     (out, control)
+}
+
+/// The variable expression `value` views as another type, when it is
+/// one: a cast (`(struct sock *)req`), or a view's call on it alone
+/// (`inet_rsk(req)`, `container_of(req, struct tcp_request_sock, req)`).
+fn viewed<'t>(value: Node<'_>, text: &'t str) -> Option<&'t str> {
+    let arg = match value.kind() {
+        "cast_expression" => value.child_by_field_name("value")?,
+        "call_expression" => {
+            let f = value.child_by_field_name("function")?;
+            let args = value.child_by_field_name("arguments")?;
+            let one = args.named_child_count() == 1;
+            let name = &text[f.byte_range()];
+            match (f.kind() == "identifier", name) {
+                (true, "container_of") => args.named_child(0)?,
+                (true, _) if one && is_view(name) => args.named_child(0)?,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    (arg.kind() == "identifier").then(|| &text[arg.byte_range()])
 }
