@@ -30,6 +30,7 @@ use std::sync::Mutex;
 use foldhash::quality::FixedState;
 use rayon::prelude::*;
 
+use super::graph::{Graph, Walked};
 use super::summary::Summary;
 use super::wrappers::Wrappers;
 use super::{Declaration, Said, Types, WRAPPER_ROUNDS, Wanted, exported, progress::Progress};
@@ -415,26 +416,6 @@ fn shard_of(ty: &str) -> usize {
     (h.finish() % SHARDS as u64) as usize
 }
 
-/// What a walk of one file gives the callers' summary (see
-/// [`super::Bodies`]).
-struct Walked {
-    calls: Vec<super::callers::Call>,
-    defined: Vec<String>,
-    external: Vec<String>,
-    named: Vec<String>,
-}
-
-impl Walked {
-    fn of(bodies: super::Bodies) -> Walked {
-        Walked {
-            calls: bodies.calls,
-            defined: bodies.defined,
-            external: bodies.external,
-            named: bodies.named,
-        }
-    }
-}
-
 /// The shard files `path(i)`, created empty.
 fn open_shards(path: &dyn Fn(usize) -> PathBuf) -> Result<Vec<Mutex<BufWriter<File>>>> {
     (0..SHARDS)
@@ -573,14 +554,12 @@ fn walk_and_write(
             .zip(&read)
             .map(|(rel, w)| (super::is_header(rel), &w.defined[..], &w.external[..])),
     );
-    let mut calls = Vec::new();
-    let mut named = std::collections::HashSet::new();
-    for w in read {
-        calls.extend(w.calls);
-        named.extend(w.named);
+    let mut graph = Graph::default();
+    for (rel, w) in files.iter().zip(read) {
+        graph.add(rel, w, &defined);
     }
-    let summary = Summary::of(&calls, &defined, &named);
-    drop(calls);
+    let summary = Summary::of(&graph, &defined);
+    drop(graph);
     progress.done("index: read the calls for callers' locks, construction and reach");
     progress.start("index: writing each struct's part", SHARDS);
     let tmp = at.with_extension(format!("tmp{}", std::process::id()));

@@ -28,6 +28,7 @@ mod callers;
 mod construction;
 mod control;
 mod exported;
+mod graph;
 mod index;
 mod members;
 mod placement;
@@ -38,7 +39,6 @@ mod vocabulary;
 mod walk;
 mod wrappers;
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -705,16 +705,14 @@ fn read_all_with(
             .map(|((rel, _), b)| (is_header(rel), &b.defined[..], &b.external[..])),
     );
     let mut out = Vec::new();
-    let mut calls = Vec::new();
-    let mut named = HashSet::new();
-    for b in read {
-        out.extend(b.declarations);
-        calls.extend(b.calls);
-        named.extend(b.named);
+    let mut graph = graph::Graph::default();
+    for ((rel, _), mut b) in texts.iter().zip(read) {
+        out.append(&mut b.declarations);
+        graph.add(rel, graph::Walked::of(b), &defined);
     }
     // A write in a function is under the locks its callers hold, and made
     // while the object is built when its callers build it.
-    summary::Summary::of(&calls, &defined, &named).apply(&mut out);
+    summary::Summary::of(&graph, &defined).apply(&mut out);
     out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     out
 }
@@ -739,6 +737,9 @@ struct Bodies {
     /// The lock wrappers of a `.c` file that other files may call: its
     /// external ones named for a lock (see [`Wrappers::exported`]).
     exported: Wrappers,
+    /// The system calls it defines (`SYSCALL_DEFINE1(brk, ...)`:
+    /// `sys_brk`).
+    syscalls: Vec<String>,
 }
 
 /// [`Bodies`] of C text `text` (the file `file`) about the members of

@@ -8,6 +8,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::callers::Call;
+use super::graph::spelled;
 
 /// Levels of calls followed down from an entry point.
 const MAX_DEPTH: usize = 6;
@@ -31,7 +32,8 @@ const PACKET_RECEIVE: [&str; 10] = [
     "udpv6_rcv",
 ];
 
-/// The kind of fast entry point a function is, by its name.
+/// The kind of fast entry point a function is, by its name (a system
+/// call's body, `sys_brk`, is known by the walk, not by its name).
 pub(crate) fn entry_kind(name: &str) -> Option<&'static str> {
     const SOFTIRQ: [&str; 9] = [
         "net_rx_action",
@@ -77,15 +79,11 @@ pub(crate) fn entry_kind(name: &str) -> Option<&'static str> {
         "evict_folios",
         "try_to_inc_max_seq",
     ];
-    let syscall = [
-        "sys_",
-        "__x64_sys_",
-        "__arm64_sys_",
-        "__do_sys_",
-        "__se_sys_",
-    ]
-    .iter()
-    .any(|p| name.starts_with(p));
+    // A system call's body is one of the graph's `syscalls` (see
+    // [`reached`]); these are the names the kernel gives its wrappers.
+    let syscall = ["__x64_sys_", "__arm64_sys_", "__do_sys_", "__se_sys_"]
+        .iter()
+        .any(|p| name.starts_with(p));
     Some(if syscall {
         "a system call"
     } else if SOFTIRQ.contains(&name) {
@@ -215,7 +213,7 @@ pub(super) fn path(reached: &HashMap<String, Reached>, function: &str) -> Vec<St
         let Some(r) = reached.get(f) else {
             return Vec::new();
         };
-        out.push(f.to_owned());
+        out.push(spelled(f).to_owned());
         at = r.caller.as_deref();
     }
     out.reverse();
@@ -247,7 +245,7 @@ pub(super) fn net_paths(calls: &[Call]) -> HashMap<String, Vec<NetPath>> {
         let mut seen: HashSet<&str> = calls
             .iter()
             .flat_map(|c| [c.caller.as_str(), c.callee.as_str()])
-            .filter(|n| NetPath::of_entry(n) == Some(path))
+            .filter(|n| NetPath::of_entry(spelled(n)) == Some(path))
             .collect();
         let mut queue: VecDeque<(&str, usize)> = seen.iter().map(|&n| (n, 0)).collect();
         while let Some((f, depth)) = queue.pop_front() {
@@ -258,7 +256,7 @@ pub(super) fn net_paths(calls: &[Call]) -> HashMap<String, Vec<NetPath>> {
             // packet is transmitted from the receive softirq, under the
             // queue's lock as any transmit): not followed.
             for &callee in callees.get(f).into_iter().flatten() {
-                let other = NetPath::of_entry(callee).is_some_and(|p| p != path);
+                let other = NetPath::of_entry(spelled(callee)).is_some_and(|p| p != path);
                 if !other && seen.insert(callee) {
                     queue.push_back((callee, depth + 1));
                 }
@@ -273,26 +271,31 @@ pub(super) fn net_paths(calls: &[Call]) -> HashMap<String, Vec<NetPath>> {
 
 /// Per function reached from a fast entry point through `calls` (at most
 /// [`MAX_DEPTH`] calls down), the nearest such entry point and the caller
-/// on the way; an entry point reaches itself.
-pub(super) fn reached(calls: &[Call]) -> HashMap<String, Reached> {
+/// on the way; an entry point reaches itself. `syscalls` are the system
+/// calls' bodies.
+pub(super) fn reached(calls: &[Call], syscalls: &HashSet<String>) -> HashMap<String, Reached> {
     let callees = callees(calls, false);
+    let kind = |name: &str| match syscalls.contains(name) {
+        true => Some("a system call"),
+        false => entry_kind(spelled(name)),
+    };
     let mut out: HashMap<String, Reached> = HashMap::new();
     let mut queue: VecDeque<(&str, usize)> = VecDeque::new();
     let mut names: Vec<&str> = calls
         .iter()
         .flat_map(|c| [c.caller.as_str(), c.callee.as_str()])
-        .filter(|n| entry_kind(n).is_some())
+        .filter(|n| kind(n).is_some())
         .collect();
     // Each entry point in name order, so the nearest one is chosen the
     // same way on every run.
     names.sort_unstable();
     names.dedup();
     for name in names {
-        let kind = entry_kind(name).expect("filtered");
+        let kind = kind(name).expect("filtered");
         out.insert(
             name.to_owned(),
             Reached {
-                entry: format!("{kind} ({name})"),
+                entry: format!("{kind} ({})", spelled(name)),
                 caller: None,
             },
         );
@@ -394,8 +397,11 @@ mod tests {
             call("sys_brk", "do_brk_flags"),
             call("membarrier_register", "sync_runqueues_membarrier_state"),
             call("a0", "a1"),
+            // lib/sys_info.c's, after a panic: no system call.
+            call("sys_info", "ftrace_dump"),
         ];
-        let r = reached(&calls);
+        let syscalls: HashSet<String> = ["sys_brk".to_owned(), "sys_x".to_owned()].into();
+        let r = reached(&calls, &syscalls);
         let mut twice = calls.to_vec();
         twice.push(call("sys_brk", "context_switch"));
         twice.push(call("sys_brk", "context_switch"));
@@ -409,12 +415,13 @@ mod tests {
         );
         assert!(path(&r, "sync_runqueues_membarrier_state").is_empty());
         assert!(!r.contains_key("sync_runqueues_membarrier_state"));
+        assert!(!r.contains_key("ftrace_dump"));
         // Deeper than MAX_DEPTH: not reached.
         let chain: Vec<Call> = (0..=MAX_DEPTH)
             .map(|i| call(&format!("f{i}"), &format!("f{}", i + 1)))
             .chain([call("sys_x", "f0")])
             .collect();
-        let r = reached(&chain);
+        let r = reached(&chain, &syscalls);
         assert!(r.contains_key(&format!("f{}", MAX_DEPTH - 1)));
         assert!(!r.contains_key(&format!("f{}", MAX_DEPTH)));
     }

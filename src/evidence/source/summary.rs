@@ -9,7 +9,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::callers::{self, Call, Passed, Under};
+use super::callers::{self, Passed, Under};
+use super::graph::Graph;
 use super::{Declaration, Role, Said, construction, control, reach};
 
 /// Per function, what its callers say of it.
@@ -22,16 +23,16 @@ pub(super) struct Summary {
     reached: HashMap<String, reach::Reached>,
     paths: HashMap<String, Vec<reach::NetPath>>,
     callers: HashMap<String, usize>,
+    /// The files' own functions, as the graph names them (see
+    /// [`super::graph`]).
+    own: HashSet<String>,
 }
 
 impl Summary {
-    /// From the calls seen, the functions defined (by name, how many
-    /// times) and those named as a value.
-    pub(super) fn of(
-        calls: &[Call],
-        defined: &HashMap<String, usize>,
-        named: &HashSet<String>,
-    ) -> Summary {
+    /// From the graph of the calls seen and the functions defined (by
+    /// name, how many times).
+    pub(super) fn of(graph: &Graph, defined: &HashMap<String, usize>) -> Summary {
+        let (calls, named) = (&graph.calls, &graph.named);
         let (sites, pointed) = rayon::join(
             || callers::sites(calls, defined),
             || callers::pointed(calls, named),
@@ -47,14 +48,16 @@ impl Summary {
             reached,
             paths,
             callers,
+            own,
         } = &mut summary;
+        own.clone_from(&graph.own);
         let (sites, pointed) = (&sites, &pointed);
         rayon::scope(|s| {
             s.spawn(|_| *under = callers::held_by_callers(sites));
             s.spawn(|_| *built = construction::passed_parameters(sites, pointed, Passed::Built));
             s.spawn(|_| *dying = construction::passed_parameters(sites, pointed, Passed::Dying));
             s.spawn(|_| *control = control::control_by_callers(sites, pointed));
-            s.spawn(|_| *reached = reach::reached(calls));
+            s.spawn(|_| *reached = reach::reached(calls, &graph.syscalls));
             s.spawn(|_| *paths = reach::net_paths(calls));
             s.spawn(|_| {
                 *callers = reach::callers(calls)
@@ -78,10 +81,11 @@ impl Summary {
         control::mark_control_by_callers(declarations, &self.control);
         for d in declarations {
             if let Some(f) = &d.function {
-                d.entry = self.reached.get(f).map(|r| r.entry.clone());
-                d.paths = self.paths.get(f).cloned().unwrap_or_default();
+                let f = Graph::key(&self.own, f, &d.file);
+                d.entry = self.reached.get(&f).map(|r| r.entry.clone());
+                d.paths = self.paths.get(&f).cloned().unwrap_or_default();
                 if let Said::Needless(n) = &mut d.said {
-                    n.path = reach::path(&self.reached, f);
+                    n.path = reach::path(&self.reached, &f);
                 }
                 d.callers = self.callers.get(f.as_str()).copied().unwrap_or(0);
             }

@@ -1264,7 +1264,7 @@ static const struct net_device_ops e1000_netdev_ops = {\n\t.ndo_open = e1000_ope
     assert!(!paths.contains_key("e1000_open"), "{paths:?}");
     assert!(!paths.contains_key("e1000_probe"), "{paths:?}");
     // Heat does not follow them: a poll's error branch is no hot path.
-    assert!(!reach::reached(&got.calls).contains_key("e1000_clean_rx_irq"));
+    assert!(!reach::reached(&got.calls, &Default::default()).contains_key("e1000_clean_rx_irq"));
 }
 
 #[test]
@@ -1605,4 +1605,51 @@ fn a_c_files_function_is_one_with_its_header_stubs_and_its_callers_locks_hold() 
         "{ds:#?}"
     );
     assert!(under("flags").is_empty(), "{ds:#?}");
+}
+
+#[test]
+fn a_path_runs_through_a_files_own_static_function_and_a_system_calls_body_only() {
+    // Two files' own handle_error(): the scheduler calls the first, the
+    // second calls what writes the queue. lib/sys_info.c's sys_info() is
+    // no system call; SYSCALL_DEFINE1(brk) is.
+    let sched = "static void handle_error(struct rq *rq)\n{\n\trq->nr_running = 0;\n}\n\
+        void __schedule(struct rq *rq)\n{\n\thandle_error(rq);\n}\n";
+    let driver = "static void poll_queue(struct Qdisc *q)\n{\n\tq->limit = 1;\n}\n\
+        static void handle_error(struct Qdisc *q)\n{\n\tpoll_queue(q);\n}\n\
+        void dump_queues(struct Qdisc *q)\n{\n\thandle_error(q);\n}\n";
+    let syscalls = "static void set_mark(struct sock *sk)\n{\n\tsk->sk_mark = 1;\n}\n\
+        SYSCALL_DEFINE1(brk, unsigned long, brk)\n{\n\tset_mark(current_sk());\n\treturn 0;\n}\n\
+        static void clear_mark(struct sock *sk)\n{\n\tsk->sk_mark = 0;\n}\n\
+        void sys_info(unsigned long flags)\n{\n\tclear_mark(current_sk());\n}\n";
+    let types: Vec<String> = ["rq", "Qdisc", "sock"].map(String::from).into();
+    let ds = read_all(
+        &[
+            (Path::new("kernel/sched/core.c"), sched),
+            (Path::new("drivers/md/queue.c"), driver),
+            (Path::new("mm/mmap.c"), syscalls),
+        ],
+        &types,
+        &Net,
+    );
+    let entry = |ty: &str, path: &str, function: &str| {
+        ds.iter()
+            .find(|d| {
+                d.ty == ty
+                    && d.path == path
+                    && d.function.as_deref() == Some(function)
+                    && matches!(d.said, Said::Written(..))
+            })
+            .map(|d| d.entry.clone())
+            .expect("a write")
+    };
+    assert_eq!(
+        entry("rq", "nr_running", "handle_error").as_deref(),
+        Some("the scheduler (__schedule)")
+    );
+    assert_eq!(entry("Qdisc", "limit", "poll_queue"), None);
+    assert_eq!(
+        entry("sock", "sk_mark", "set_mark").as_deref(),
+        Some("a system call (sys_brk)")
+    );
+    assert_eq!(entry("sock", "sk_mark", "clear_mark"), None);
 }

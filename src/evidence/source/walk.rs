@@ -181,6 +181,7 @@ fn walk_tree<'a>(root: Node<'_>, read: &Reading<'a>) -> Bodies {
             "compound_statement" => syscall_name(node, read.text),
             _ => None,
         };
+        bodies.syscalls.extend(syscall.iter().cloned());
         let wrapper = match (node.kind(), syscall) {
             // Only wrappers are wanted: a function that cannot be one is
             // not read (a third of the walk of a tree's `.c` files).
