@@ -1,6 +1,6 @@
 //! Which functions the kernel's fast entry points reach: system calls,
-//! softirq, the scheduler, the page fault, packet transmit and receive,
-//! block I/O. A function one of them calls, through the calls seen in
+//! hardware interrupts, softirq, the scheduler, the page fault, packet
+//! transmit and receive, block I/O, page reclaim. A function one of them calls, through the calls seen in
 //! the files read (a few levels down), runs on a path that is taken often;
 //! one none reaches may still (a call through a pointer, a file not read),
 //! so reach ranks, it does not rule.
@@ -66,6 +66,17 @@ pub(crate) fn entry_kind(name: &str) -> Option<&'static str> {
         "do_page_fault",
         "handle_pte_fault",
     ];
+    // The interrupt flow handlers and the actions' loop they call.
+    const HARDIRQ: [&str; 8] = [
+        "handle_irq_event",
+        "handle_irq_event_percpu",
+        "__handle_irq_event_percpu",
+        "generic_handle_domain_irq",
+        "handle_edge_irq",
+        "handle_fasteoi_irq",
+        "handle_level_irq",
+        "handle_percpu_devid_irq",
+    ];
     let network = PACKET_TRANSMIT.contains(&name) || PACKET_RECEIVE.contains(&name);
     const BLOCK: [&str; 3] = ["blk_mq_submit_bio", "submit_bio", "blk_mq_complete_request"];
     // Page reclaim's loops over folios and page tables: kswapd and direct
@@ -86,6 +97,8 @@ pub(crate) fn entry_kind(name: &str) -> Option<&'static str> {
         .any(|p| name.starts_with(p));
     Some(if syscall {
         "a system call"
+    } else if HARDIRQ.contains(&name) {
+        "a hardware interrupt"
     } else if SOFTIRQ.contains(&name) {
         "softirq"
     } else if SCHEDULER.contains(&name) {
@@ -399,6 +412,8 @@ mod tests {
             call("a0", "a1"),
             // lib/sys_info.c's, after a panic: no system call.
             call("sys_info", "ftrace_dump"),
+            call("handle_fasteoi_irq", "handle_irq_event"),
+            call("handle_irq_event", "note_interrupt"),
         ];
         let syscalls: HashSet<String> = ["sys_brk".to_owned(), "sys_x".to_owned()].into();
         let r = reached(&calls, &syscalls);
@@ -416,6 +431,10 @@ mod tests {
         assert!(path(&r, "sync_runqueues_membarrier_state").is_empty());
         assert!(!r.contains_key("sync_runqueues_membarrier_state"));
         assert!(!r.contains_key("ftrace_dump"));
+        assert_eq!(
+            r["note_interrupt"].entry,
+            "a hardware interrupt (handle_irq_event)"
+        );
         // Deeper than MAX_DEPTH: not reached.
         let chain: Vec<Call> = (0..=MAX_DEPTH)
             .map(|i| call(&format!("f{i}"), &format!("f{}", i + 1)))
