@@ -820,7 +820,7 @@ mod tests {
     }
 
     #[test]
-    fn heat_counts_fast_paths_and_their_callers_and_twice_those_an_entry_point_reaches() {
+    fn heat_counts_fast_paths_and_twice_with_their_callers_those_an_entry_point_reaches() {
         let with = |mut d: Declaration, entry: Option<&str>, callers: usize| {
             d.entry = entry.map(str::to_owned);
             d.callers = callers;
@@ -872,7 +872,8 @@ mod tests {
         ];
         let d = draft_of(&["refcnt", "state", "cold"], &ds);
         let field = |p: &str| d.ty.fields.iter().find(|f| f.path == p).unwrap();
-        assert_eq!(field("refcnt").heat, Some(10));
+        // get() alone: its callers reach it from no fast entry point.
+        assert_eq!(field("refcnt").heat, Some(1));
         // (1 + 3) * 2 for tick, 1 for peek.
         assert_eq!(field("state").heat, Some(9));
         assert_eq!(field("cold").heat, None);
@@ -885,8 +886,21 @@ mod tests {
         assert_eq!(
             why,
             [
-                "heat 9: 2 fast-path functions touch it, called from 3 others; 1 reached from the scheduler (__schedule) (counted twice)"
+                "heat 9: 2 fast-path functions touch it; 1 reached from the scheduler (__schedule), counted twice with their 3 callers"
             ]
+        );
+        let why = |p: &str| {
+            field(p)
+                .evidence
+                .iter()
+                .map(|e| e.text.clone())
+                .find(|t| t.starts_with("heat"))
+        };
+        assert_eq!(
+            why("refcnt").as_deref(),
+            Some(
+                "heat 1: 1 fast-path function touches it; the 9 callers of what no fast entry point reaches not counted"
+            )
         );
     }
 

@@ -599,7 +599,7 @@ pub struct Placement {
 
 /// How hot a member is: a number only compared with others (`draft`
 /// writes fast-path functions that touch it, those a fast entry point
-/// reaches counted twice).
+/// reaches counted twice with their callers).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Heat {
     /// The struct.
