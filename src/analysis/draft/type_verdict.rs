@@ -11,13 +11,20 @@ use crate::analysis::draft_types::{Evidence, Mark};
 /// helpers take the count's address and are not followed into).
 const REFCOUNTS: &[&str] = &["lockref", "kref", "file_ref_t", "rcuref_t"];
 
+/// A CPU's own counters, `local_t` and `local64_t`: changed only by the
+/// CPU that owns them (`local64_add(delta, &event->count)`), with no
+/// locked instruction.
+const LOCAL_COUNTERS: &[&str] = &["local_t", "local64_t"];
+
 /// Is struct or typedef `name` one of the kernel's primitives, a lock, an
-/// atomic, a reference count: its own members (`atomic64_t.counter`) are
-/// written by the primitive's implementation (`arch_atomic64_set()`), and
-/// a struct holding one is judged by the primitive's type, so it is never
+/// atomic, a reference count, a CPU's own counter: its own members
+/// (`atomic64_t.counter`, `local64_t.a`) are written by the primitive's
+/// implementation (`arch_atomic64_set()`, asm-generic's
+/// `local64_cmpxchg()` for every `local64_t` there is), and a struct
+/// holding one is judged by what is done to its member, so it is never
 /// drafted as a struct of its own.
 pub(crate) fn is_primitive(name: &str) -> bool {
-    [LOCK_TYPES, ATOMIC_TYPES, REFCOUNTS]
+    [LOCK_TYPES, ATOMIC_TYPES, REFCOUNTS, LOCAL_COUNTERS]
         .iter()
         .any(|set| set.contains(&name))
         || name == "refcount_struct"
@@ -46,4 +53,19 @@ pub(super) fn inferred(m: &MemberFacts, evidence: &mut Vec<Evidence>) -> Option<
         return Some(Verdict::Lockless);
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cpus_own_counter_is_a_primitive_as_an_atomic_is() {
+        // The whole-7.3 audit drafted local64_t from asm-generic's
+        // local64_cmpxchg(), and joined its writes into perf_event.count.
+        for t in ["atomic_t", "lockref", "spinlock_t", "local64_t", "local_t"] {
+            assert!(is_primitive(t), "{t}");
+        }
+        assert!(!is_primitive("perf_event"));
+    }
 }
