@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::callers::Call;
 use super::graph::spelled;
+use super::vocabulary::is_failure;
 
 /// Levels of calls followed down from an entry point.
 const MAX_DEPTH: usize = 6;
@@ -235,12 +236,14 @@ pub(super) fn path(reached: &HashMap<String, Reached>, function: &str) -> Vec<St
 
 /// Per caller, the functions it calls in `calls`, the control path's
 /// left out (an ioctl or a netlink handler is no fast path, whoever calls
-/// it), and the ops tables' dispatches unless `dispatched`.
+/// it), and so are a failure's handlers (the page fault's oops, page
+/// reclaim's `handle_write_error()`: see [`is_failure`]), and the ops
+/// tables' dispatches unless `dispatched`.
 fn callees(calls: &[Call], dispatched: bool) -> HashMap<&str, Vec<&str>> {
     let mut callees: HashMap<&str, Vec<&str>> = HashMap::new();
     for c in calls
         .iter()
-        .filter(|c| !c.control && (dispatched || !c.dispatched))
+        .filter(|c| !c.control && (dispatched || !c.dispatched) && !is_failure(spelled(&c.callee)))
     {
         callees.entry(&c.caller).or_default().push(&c.callee);
     }
@@ -414,6 +417,11 @@ mod tests {
             call("sys_info", "ftrace_dump"),
             call("handle_fasteoi_irq", "handle_irq_event"),
             call("handle_irq_event", "note_interrupt"),
+            // An oops on the way: what it calls runs once, as it dies.
+            call("do_user_addr_fault", "page_fault_oops"),
+            call("page_fault_oops", "oops_begin"),
+            call("oops_begin", "tracing_off"),
+            call("__schedule", "__schedule_bug"),
         ];
         let syscalls: HashSet<String> = ["sys_brk".to_owned(), "sys_x".to_owned()].into();
         let r = reached(&calls, &syscalls);
@@ -431,6 +439,14 @@ mod tests {
         assert!(path(&r, "sync_runqueues_membarrier_state").is_empty());
         assert!(!r.contains_key("sync_runqueues_membarrier_state"));
         assert!(!r.contains_key("ftrace_dump"));
+        for failed in [
+            "page_fault_oops",
+            "oops_begin",
+            "tracing_off",
+            "__schedule_bug",
+        ] {
+            assert!(!r.contains_key(failed), "{failed}");
+        }
         assert_eq!(
             r["note_interrupt"].entry,
             "a hardware interrupt (handle_irq_event)"

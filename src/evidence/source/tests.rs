@@ -1609,14 +1609,14 @@ fn a_c_files_function_is_one_with_its_header_stubs_and_its_callers_locks_hold() 
 
 #[test]
 fn a_path_runs_through_a_files_own_static_function_and_a_system_calls_body_only() {
-    // Two files' own handle_error(): the scheduler calls the first, the
+    // Two files' own check_drain(): the scheduler calls the first, the
     // second calls what writes the queue. lib/sys_info.c's sys_info() is
     // no system call; SYSCALL_DEFINE1(brk) is.
-    let sched = "static void handle_error(struct rq *rq)\n{\n\trq->nr_running = 0;\n}\n\
-        void __schedule(struct rq *rq)\n{\n\thandle_error(rq);\n}\n";
+    let sched = "static void check_drain(struct rq *rq)\n{\n\trq->nr_running = 0;\n}\n\
+        void __schedule(struct rq *rq)\n{\n\tcheck_drain(rq);\n}\n";
     let driver = "static void poll_queue(struct Qdisc *q)\n{\n\tq->limit = 1;\n}\n\
-        static void handle_error(struct Qdisc *q)\n{\n\tpoll_queue(q);\n}\n\
-        void dump_queues(struct Qdisc *q)\n{\n\thandle_error(q);\n}\n";
+        static void check_drain(struct Qdisc *q)\n{\n\tpoll_queue(q);\n}\n\
+        void dump_queues(struct Qdisc *q)\n{\n\tcheck_drain(q);\n}\n";
     let syscalls = "static void set_mark(struct sock *sk)\n{\n\tsk->sk_mark = 1;\n}\n\
         SYSCALL_DEFINE1(brk, unsigned long, brk)\n{\n\tset_mark(current_sk());\n\treturn 0;\n}\n\
         static void clear_mark(struct sock *sk)\n{\n\tsk->sk_mark = 0;\n}\n\
@@ -1643,7 +1643,7 @@ fn a_path_runs_through_a_files_own_static_function_and_a_system_calls_body_only(
             .expect("a write")
     };
     assert_eq!(
-        entry("rq", "nr_running", "handle_error").as_deref(),
+        entry("rq", "nr_running", "check_drain").as_deref(),
         Some("the scheduler (__schedule)")
     );
     assert_eq!(entry("Qdisc", "limit", "poll_queue"), None);
