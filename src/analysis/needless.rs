@@ -269,6 +269,7 @@ mod tests {
             param: None,
             entry: Some("the scheduler (__schedule)".into()),
             callers: 1,
+            hot_callers: 1,
             paths: Vec::new(),
         }
     }

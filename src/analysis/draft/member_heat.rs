@@ -16,12 +16,14 @@ const MAX_ENTRIES_LISTED: usize = 3;
 /// functions that read or write it on a fast path (not while the object
 /// is built, not on the control path, not in a function named as an
 /// initialiser), each counted once, and those a fast entry point reaches
-/// twice with each of their callers (`free_irq()`, called from 1,684
-/// drivers' teardown, is no hotter for it); without a source tree,
-/// perf's samples on it.
+/// twice with each of their callers it reaches too (`free_irq()`, called
+/// from 1,707 functions, drivers' teardowns, and reached from one rare
+/// system call, is no hotter for them); without a source tree, perf's
+/// samples on it.
 pub(super) fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> {
-    // Per function: the entry point reaching it, and its callers.
-    let mut functions: BTreeMap<&str, (Option<&str>, usize)> = BTreeMap::new();
+    // Per function: the entry point reaching it, and its callers (all,
+    // and those an entry point reaches).
+    let mut functions: BTreeMap<&str, (Option<&str>, usize, usize)> = BTreeMap::new();
     for d in facts
         .declarations
         .iter()
@@ -32,30 +34,29 @@ pub(super) fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> 
             Said::Written(..) | Said::Read { .. } | Said::Locked(_)
         );
         if let (true, None, Some(f)) = (touches, not_counted(d), &d.function) {
-            let (entry, callers) = functions.entry(f).or_default();
+            let (entry, callers, hot) = functions.entry(f).or_default();
             if entry.is_none() {
                 *entry = d.entry.as_deref();
             }
-            *callers = d.callers;
+            (*callers, *hot) = (d.callers, d.hot_callers);
         }
     }
     if !functions.is_empty() {
-        let entries: BTreeSet<&str> = functions.values().filter_map(|(e, _)| *e).collect();
-        let reached = functions.values().filter(|(e, _)| e.is_some()).count();
-        let callers = |reached: bool| -> usize {
-            functions
-                .values()
-                .filter(|(e, _)| e.is_some() == reached)
-                .map(|(_, c)| c)
-                .sum()
-        };
+        let entries: BTreeSet<&str> = functions.values().filter_map(|(e, ..)| *e).collect();
+        let reached = functions.values().filter(|(e, ..)| e.is_some()).count();
+        let hot: usize = functions
+            .values()
+            .filter(|(e, ..)| e.is_some())
+            .map(|(_, _, h)| h)
+            .sum();
+        let all: usize = functions.values().map(|(_, c, _)| c).sum();
         // Each function is a path to the member; one a fast entry point
-        // reaches counts twice, and so does each of its callers. The
-        // callers of one none reaches say how widely it is used, not how
-        // often (a driver's teardown).
+        // reaches counts twice, and so does each of its callers an entry
+        // point reaches. The other callers say how widely it is used, not
+        // how often (a driver's teardown).
         let heat: usize = functions
             .values()
-            .map(|(e, c)| if e.is_some() { 2 * (1 + c) } else { 1 })
+            .map(|(e, _, h)| if e.is_some() { 2 * (1 + h) } else { 1 })
             .sum();
         let heat = heat as u64;
         let mut why = match functions.len() {
@@ -86,16 +87,16 @@ pub(super) fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> 
                 .collect();
             let _ = write!(
                 why,
-                "; {reached} reached from {}, counted twice with their {} callers",
+                "; {reached} reached from {}, counted twice with the {} reached too",
                 listed.join(", "),
-                callers(true)
+                callers(hot)
             );
         }
-        let unseen = callers(false);
-        if unseen > 0 {
+        if all > hot {
             let _ = write!(
                 why,
-                "; the {unseen} callers of what no fast entry point reaches not counted"
+                "; {} no fast entry point reaches not counted",
+                callers(all - hot)
             );
         }
         return Some((heat, why));
@@ -114,4 +115,12 @@ pub(super) fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> 
         let heat = samples.round() as u64;
         (heat, format!("heat {heat}: perf's samples on it"))
     })
+}
+
+/// `n` callers, in words.
+fn callers(n: usize) -> String {
+    match n {
+        1 => "1 caller".into(),
+        n => format!("{n} callers"),
+    }
 }

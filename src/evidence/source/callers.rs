@@ -287,6 +287,7 @@ mod tests {
             param: None,
             entry: None,
             callers: 0,
+            hot_callers: 0,
             paths: Vec::new(),
         }
     }

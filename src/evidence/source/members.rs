@@ -40,6 +40,7 @@ pub(super) fn members(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declara
                             param: None,
                             entry: None,
                             callers: 0,
+                            hot_callers: 0,
                             paths: Vec::new(),
                         });
                     }
@@ -66,6 +67,7 @@ pub(super) fn members(text: &str, file: &Path, types: Wanted<'_>) -> Vec<Declara
                             param: None,
                             entry: None,
                             callers: 0,
+                            hot_callers: 0,
                             paths: Vec::new(),
                         });
                     }

@@ -301,6 +301,9 @@ pub struct Declaration {
     pub entry: Option<String>,
     /// How many functions call its function, in the calls seen.
     pub callers: usize,
+    /// How many of those a fast entry point reaches (see [`reach`]).
+    #[serde(default)]
+    pub hot_callers: usize,
     /// The network paths that reach its function through the calls seen
     /// (see [`reach::net_paths`]); none off them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -332,6 +335,7 @@ impl Declaration {
             param,
             entry: None,
             callers: 0,
+            hot_callers: 0,
             paths: Vec::new(),
         }
     }

@@ -250,6 +250,7 @@ fn said_of(ty: String, said: Said, file: PathBuf, line: usize) -> Declaration {
         param: None,
         entry: None,
         callers: 0,
+        hot_callers: 0,
         paths: Vec::new(),
     }
 }

@@ -339,8 +339,12 @@ pub(super) fn reached(calls: &[Call], syscalls: &HashSet<String>) -> HashMap<Str
 }
 
 /// Per function called in `calls`, how many distinct functions call it,
-/// the control path's and pointers' left out.
-pub(super) fn callers(calls: &[Call]) -> HashMap<&str, usize> {
+/// the control path's and pointers' left out, and how many of those
+/// `reached` has (a fast entry point reaches them).
+pub(super) fn callers<'c>(
+    calls: &'c [Call],
+    reached: &HashMap<String, Reached>,
+) -> HashMap<&'c str, (usize, usize)> {
     let mut pairs: Vec<(&str, &str)> = calls
         .iter()
         .filter(|c| c.caller != c.callee && !c.control && !c.pointer)
@@ -348,9 +352,11 @@ pub(super) fn callers(calls: &[Call]) -> HashMap<&str, usize> {
         .collect();
     pairs.sort_unstable();
     pairs.dedup();
-    let mut out: HashMap<&str, usize> = HashMap::new();
-    for (callee, _) in pairs {
-        *out.entry(callee).or_default() += 1;
+    let mut out: HashMap<&str, (usize, usize)> = HashMap::new();
+    for (callee, caller) in pairs {
+        let (all, hot) = out.entry(callee).or_default();
+        *all += 1;
+        *hot += usize::from(reached.contains_key(caller));
     }
     out
 }
@@ -428,7 +434,9 @@ mod tests {
         let mut twice = calls.to_vec();
         twice.push(call("sys_brk", "context_switch"));
         twice.push(call("sys_brk", "context_switch"));
-        assert_eq!(callers(&twice)["context_switch"], 2);
+        twice.push(call("a1", "context_switch"));
+        // Three callers, a1 among them, which nothing fast reaches.
+        assert_eq!(callers(&twice, &r)["context_switch"], (3, 2));
         assert_eq!(r["switch_mm_irqs_off"].entry, "the scheduler (__schedule)");
         assert_eq!(r["do_brk_flags"].entry, "a system call (sys_brk)");
         assert_eq!(r["__schedule"].entry, "the scheduler (__schedule)");

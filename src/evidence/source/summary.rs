@@ -22,7 +22,7 @@ pub(super) struct Summary {
     control: HashSet<String>,
     reached: HashMap<String, reach::Reached>,
     paths: HashMap<String, Vec<reach::NetPath>>,
-    callers: HashMap<String, usize>,
+    callers: HashMap<String, (usize, usize)>,
     /// The files' own functions, as the graph names them (see
     /// [`super::graph`]).
     own: HashSet<String>,
@@ -57,14 +57,14 @@ impl Summary {
             s.spawn(|_| *built = construction::passed_parameters(sites, pointed, Passed::Built));
             s.spawn(|_| *dying = construction::passed_parameters(sites, pointed, Passed::Dying));
             s.spawn(|_| *control = control::control_by_callers(sites, pointed));
-            s.spawn(|_| *reached = reach::reached(calls, &graph.syscalls));
-            s.spawn(|_| *paths = reach::net_paths(calls));
             s.spawn(|_| {
-                *callers = reach::callers(calls)
+                *reached = reach::reached(calls, &graph.syscalls);
+                *callers = reach::callers(calls, reached)
                     .into_iter()
                     .map(|(f, n)| (f.to_owned(), n))
                     .collect()
             });
+            s.spawn(|_| *paths = reach::net_paths(calls));
         });
         summary
     }
@@ -87,7 +87,8 @@ impl Summary {
                 if let Said::Needless(n) = &mut d.said {
                     n.path = reach::path(&self.reached, &f);
                 }
-                d.callers = self.callers.get(f.as_str()).copied().unwrap_or(0);
+                (d.callers, d.hot_callers) =
+                    self.callers.get(f.as_str()).copied().unwrap_or((0, 0));
             }
         }
     }

@@ -894,6 +894,7 @@ impl<'a> Function<'a> {
             param,
             entry: None,
             callers: 0,
+            hot_callers: 0,
             paths: Vec::new(),
         }
     }
