@@ -72,8 +72,9 @@ pub enum Write {
     /// An atomic or bit operation on it (`atomic_long_add`, `set_bit`,
     /// `xchg`), by name.
     Atomic(String),
-    /// A non-atomic bit operation (`__set_bit`, `__clear_bit`), by name:
-    /// a plain store of the word.
+    /// A non-atomic bit operation (`__set_bit`, `__clear_bit`) or an
+    /// operation on a CPU's own counter (`local64_add`, `local_inc`), by
+    /// name: a plain store of the word, by the one CPU that may make it.
     NonAtomic(String),
     /// A compare-and-exchange from NULL or 0 (`cmpxchg(&file->f_owner,
     /// NULL, owner)`), by name: the member set once in the object's life,

@@ -1653,3 +1653,20 @@ fn a_path_runs_through_a_files_own_static_function_and_a_system_calls_body_only(
     );
     assert_eq!(entry("sock", "sk_mark", "clear_mark"), None);
 }
+
+#[test]
+fn a_cpus_own_counter_is_written_by_plain_stores() {
+    // perf's event count: local64_add() by the CPU the event runs on, no
+    // locked instruction; an atomic beside it is one.
+    let code = "void napi_count(struct napi_struct *napi, u64 delta)\n{\n\
+        \tlocal64_add(delta, &napi->count);\n\tlocal_inc(&napi->hits);\n\tatomic_inc(&napi->refs);\n}\n";
+    let ds = read_net(code, "core.c");
+    let how = |path: &str| match &said(&ds, "napi_struct", path)[0].0 {
+        Said::Written(w, _) => w.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(how("count"), Write::NonAtomic("local64_add".into()));
+    assert_eq!(how("hits"), Write::NonAtomic("local_inc".into()));
+    assert_eq!(how("refs"), Write::Atomic("atomic_inc".into()));
+    assert!(!how("count").lockless());
+}

@@ -228,7 +228,13 @@ impl Function<'_> {
                     && args
                         .get(1)
                         .is_some_and(|a| matches!(self.of(*a).trim(), "NULL" | "0"));
-                let write = match (name.starts_with("__") && is_bitop(name), from_null) {
+                // A non-atomic bit operation, or a CPU's own counter's
+                // (`local64_add()`: no locked instruction, only the CPU
+                // owning it writes it).
+                let plain = name.starts_with("__") && is_bitop(name)
+                    || name.starts_with("local_")
+                    || name.starts_with("local64_");
+                let write = match (plain, from_null) {
                     (true, _) => Write::NonAtomic(name.to_owned()),
                     (false, true) => Write::Publish(name.to_owned()),
                     (false, false) => Write::Atomic(name.to_owned()),
