@@ -29,11 +29,12 @@ use super::positional::{After, parse_builds};
 /// one and can equal it, with no test that it differs
 /// (folio_update_gen()'s try_cmpxchg(), set_mask_bits()); a bit set or
 /// cleared untested. A store is reported when a fast entry point
-/// (system call, softirq, scheduler, page fault, packet path, block
-/// I/O, page reclaim) reaches its function through the calls seen,
-/// and the member is shared: its store is marked or atomic, or some
-/// function reads it with READ_ONCE or writes it so. Each line says
-/// the path from the entry point and who else touches the member.
+/// (system call, hardware interrupt, softirq, scheduler, page fault,
+/// packet path, block I/O, page reclaim) reaches its function through
+/// the calls seen (not through a failure's handler, an oops or an
+/// error), and the member is shared: its store is marked or atomic, or
+/// some function reads it with READ_ONCE or writes it so. Each line
+/// says the path from the entry point and who else touches the member.
 /// See docs/audit.md.
 #[derive(clap::Args)]
 #[command(after_help = AUDIT_EXAMPLES)]

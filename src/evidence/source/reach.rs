@@ -1,9 +1,10 @@
 //! Which functions the kernel's fast entry points reach: system calls,
 //! hardware interrupts, softirq, the scheduler, the page fault, packet
-//! transmit and receive, block I/O, page reclaim. A function one of them calls, through the calls seen in
-//! the files read (a few levels down), runs on a path that is taken often;
-//! one none reaches may still (a call through a pointer, a file not read),
-//! so reach ranks, it does not rule.
+//! transmit and receive, block I/O, page reclaim. A function one of them
+//! calls, through the calls seen in the files read (a few levels down),
+//! runs on a path that is taken often, unless it handles a failure (an
+//! oops, an error); one none reaches may still (a call through a pointer,
+//! a file not read), so reach ranks, it does not rule.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
