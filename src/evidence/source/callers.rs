@@ -42,6 +42,20 @@ pub(crate) struct Call {
 }
 
 impl Call {
+    /// A call of `callee` from `caller` with nothing held or passed.
+    #[cfg(test)]
+    pub(super) fn between(caller: &str, callee: &str) -> Call {
+        Call {
+            callee: callee.into(),
+            caller: caller.into(),
+            held: Vec::new(),
+            passed: Vec::new(),
+            control: false,
+            pointer: false,
+            dispatched: false,
+        }
+    }
+
     /// The kernel's call of `callee` through an ops table, from
     /// `dispatcher` (see [`Call::dispatched`]).
     pub(crate) fn dispatch(dispatcher: &str, callee: &str) -> Call {

@@ -111,15 +111,7 @@ mod tests {
     use super::*;
 
     fn call(caller: &str, callee: &str) -> Call {
-        Call {
-            callee: callee.into(),
-            caller: caller.into(),
-            held: Vec::new(),
-            passed: Vec::new(),
-            control: false,
-            pointer: false,
-            dispatched: false,
-        }
+        Call::between(caller, callee)
     }
 
     fn walked(calls: Vec<Call>, defined: &[&str], external: &[&str]) -> Walked {

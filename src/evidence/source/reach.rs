@@ -367,15 +367,7 @@ mod tests {
     use super::*;
 
     fn call(caller: &str, callee: &str) -> Call {
-        Call {
-            callee: callee.into(),
-            caller: caller.into(),
-            held: Vec::new(),
-            passed: Vec::new(),
-            control: false,
-            pointer: false,
-            dispatched: false,
-        }
+        Call::between(caller, callee)
     }
 
     #[test]

@@ -514,6 +514,14 @@ fn said(ds: &[Declaration], ty: &str, path: &str) -> Vec<(Said, Role, String)> {
         .collect()
 }
 
+/// The role and function of each declaration about `ty.path`.
+fn roles(ds: &[Declaration], ty: &str, path: &str) -> Vec<(Role, String)> {
+    said(ds, ty, path)
+        .into_iter()
+        .map(|(_, r, f)| (r, f))
+        .collect()
+}
+
 #[test]
 fn construction_and_the_control_path_are_told_from_fast_path_writes() {
     let code = "void netif_napi_add_weight(struct net_device *dev, struct napi_struct *napi, int weight)\n\
@@ -566,10 +574,7 @@ fn a_cgroup_files_and_a_module_parameters_handlers_are_the_control_path() {
         void qdisc_set_limit(struct Qdisc *sch, int limit)\n{\n\tWRITE_ONCE(sch->limit, limit);\n}\n\
         void qdisc_run(struct Qdisc *sch)\n{\n\tsch->limit = 0;\n}\n";
     let ds = read_net(code, "cgroup.c");
-    let limit: Vec<(Role, String)> = said(&ds, "Qdisc", "limit")
-        .into_iter()
-        .map(|(_, r, f)| (r, f))
-        .collect();
+    let limit = roles(&ds, "Qdisc", "limit");
     assert_eq!(
         limit,
         [
@@ -592,10 +597,7 @@ fn a_seq_file_show_handlers_reads_are_the_control_paths() {
         {\n\tstruct Qdisc *sch = sf_sch(sf);\n\tseq_printf(sf, \"%d\", READ_ONCE(sch->limit));\n\treturn 0;\n}\n\
         int qdisc_enqueue(struct Qdisc *sch)\n{\n\treturn READ_ONCE(sch->limit);\n}\n";
     let ds = read_net(code, "cgroup.c");
-    let limit: Vec<(Role, String)> = said(&ds, "Qdisc", "limit")
-        .into_iter()
-        .map(|(_, r, f)| (r, f))
-        .collect();
+    let limit = roles(&ds, "Qdisc", "limit");
     assert_eq!(
         limit,
         [
@@ -651,12 +653,7 @@ fn an_object_reached_through_a_built_one_is_built_only_when_allocated_here() {
         int init_fields(struct napi_struct *n)\n{\n\tn->skb = kzalloc(64, GFP_KERNEL);\n\
         \tn->skb->len = 3;\n\tn->weight = 4;\n}\n";
     let ds = read_net(code, "fork.c");
-    let roles = |ty: &str, path: &str| -> Vec<(Role, String)> {
-        said(&ds, ty, path)
-            .into_iter()
-            .map(|(_, r, f)| (r, f))
-            .collect()
-    };
+    let roles = |ty: &str, path: &str| roles(&ds, ty, path);
     assert_eq!(
         roles("napi_struct", "weight"),
         [
