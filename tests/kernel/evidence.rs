@@ -1003,14 +1003,16 @@ fn a_refcount_the_scheduler_drops_is_hotter_than_one_a_rare_system_call_sets_and
     // (kernel/sched/core.c, read here); membarrier_state changes when a
     // process registers with sys_membarrier. Its reads count too: since
     // atomic reads are loads, membarrier_switch_mm()'s atomic_read() on
-    // a switch is one (6.12: heat 41, mm_count 158).
+    // a switch is one. Heat counts the paths from fast entry points, so
+    // the two are nearer than when every caller counted (6.12: 46 and 36;
+    // 188 and 41 with mmdrop()'s 73 callers no entry point reaches).
     let core = std::fs::read_to_string(tree.join("kernel/sched/core.c")).unwrap();
     assert!(core.contains("mmdrop_lazy_tlb_sched(mm)"));
     let draft = draft_of(&tree, &kernel, &["mm_struct"]);
     let count = heat_in(&draft, "mm_struct", "mm_count").expect("mm_count's heat");
     let membarrier = heat_in(&draft, "mm_struct", "membarrier_state").expect("its heat");
     assert!(
-        count > 3 * membarrier,
+        count > membarrier,
         "mm_count {count}, membarrier_state {membarrier}"
     );
     let why = draft
