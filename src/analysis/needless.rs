@@ -229,8 +229,8 @@ fn same_value(value: &str) -> String {
 /// or copy is usually the value already there, on a member others read
 /// at once; an exchange often; a plain store less surely; a bit, who
 /// knows), by how hot its entry point is (the scheduler, softirq, the
-/// packet path and the page fault run most; block I/O and reclaim
-/// often; a system call may be any), nearer the entry point more, and by
+/// packet path and the page fault run most; a hardware interrupt, block
+/// I/O and reclaim often; a system call may be any), nearer the entry point more, and by
 /// the functions that touch the member besides the storing one, whose
 /// lines it takes away (a few are enough to say it is shared).
 fn score(store: &Needless, entry: Option<&str>, sharers: usize) -> u64 {
@@ -243,7 +243,7 @@ fn score(store: &Needless, entry: Option<&str>, sharers: usize) -> u64 {
     let kind_of_entry = entry.map_or("", |e| e.split(" (").next().unwrap_or(""));
     let hot = match kind_of_entry {
         "the scheduler" | "softirq" | "packet transmit and receive" | "the page fault" => 3,
-        "block I/O" | "page reclaim" => 2,
+        "a hardware interrupt" | "block I/O" | "page reclaim" => 2,
         _ => 1,
     };
     let sharers = sharers.min(8) as u64;

@@ -1087,6 +1087,16 @@ fn a_store_to_an_object_on_the_stack_or_being_built_is_no_needless_store() {
 }
 
 #[test]
+fn a_store_in_a_branch_the_code_marks_rare_is_no_needless_store() {
+    // 7.3's exit_rcu(): a task exiting inside an RCU read-side section,
+    // "a bug of some sort"; and the else of a likely() test.
+    let code = "void exit_rcu(struct s *t)\n{\n\tif (unlikely(!list_empty(&t->node))) {\n\
+        \t\tWRITE_ONCE(t->blocked, true);\n\t}\n\tif (likely(t->ok))\n\t\tt->hits = 1;\n\
+        \telse\n\t\tt->m = 0;\n}\n";
+    assert_eq!(needless(code, &["s"]), ["exit_rcu: s.hits Constant = 1"]);
+}
+
+#[test]
 fn another_objects_member_copied_with_no_test_is_a_needless_store() {
     // 5.10's include/net/busy_poll.h, and 2b13af8ade38's fix.
     let before = "static inline void sk_mark_napi_id(struct sock *sk, const struct sk_buff *skb)\n{\n\tWRITE_ONCE(sk->sk_napi_id, skb->napi_id);\n\tsk_rx_queue_set(sk, skb);\n}\n";

@@ -167,6 +167,11 @@ impl Function<'_> {
             .chars()
             .take(MAX_VALUE)
             .collect();
+        // A branch the code says is rare (`if (unlikely(...))`, the `else`
+        // of `if (likely(...))`) is no hot path, whatever reaches it.
+        if in_rare_branch(target, self.text) {
+            return;
+        }
         // Whether a condition tests it first is asked only of a store on
         // a fast path of a wanted struct, and once.
         let mut tested = None;
@@ -262,6 +267,35 @@ impl Function<'_> {
         }
         false
     }
+}
+
+/// Is `at` in a branch its code marks as rare: the body of `if
+/// (unlikely(...))` or the `else` of `if (likely(...))` (`exit_rcu()`'s
+/// repair of a task that exits inside an RCU read-side section)?
+fn in_rare_branch(at: Node<'_>, text: &str) -> bool {
+    let mut up = at.parent();
+    while let Some(n) = up {
+        if n.kind() == "function_definition" {
+            return false;
+        }
+        if n.kind() == "if_statement"
+            && let Some(cond) = n.child_by_field_name("condition")
+        {
+            let said = text[cond.byte_range()]
+                .trim_start_matches(|c: char| c == '(' || c.is_whitespace())
+                .to_owned();
+            let rare = match (said.starts_with("unlikely("), said.starts_with("likely(")) {
+                (true, _) => n.child_by_field_name("consequence"),
+                (_, true) => n.child_by_field_name("alternative"),
+                _ => None,
+            };
+            if rare.is_some_and(|r| contains(r, at)) {
+                return true;
+            }
+        }
+        up = n.parent();
+    }
+    false
 }
 
 /// Is the value of the call `call` used: anything but a statement of its
