@@ -1112,6 +1112,38 @@ fn another_objects_member_copied_with_no_test_is_a_needless_store() {
 }
 
 #[test]
+fn an_exchange_loop_whose_guard_makes_its_bits_change_is_no_needless_store() {
+    // 7.3's tcp_wfree(): the loop leaves unless TSQF_THROTTLED is set and
+    // TSQF_QUEUED clear; the new value clears the one and sets the other.
+    let wfree = "void tcp_wfree(struct s *sk)\n{\n\tunsigned long oval, nval;\n\
+        \toval = smp_load_acquire(&sk->flags);\n\tdo {\n\
+        \t\tif (!(oval & TSQF_THROTTLED) || (oval & TSQF_QUEUED))\n\t\t\tgoto out;\n\
+        \t\tnval = (oval & ~TSQF_THROTTLED) | TSQF_QUEUED;\n\
+        \t} while (!try_cmpxchg(&sk->flags, &oval, nval));\nout:\n\treturn;\n}\n";
+    assert!(needless(wfree, &["s"]).is_empty());
+    // Either half of the guard is enough.
+    for guard in ["!(oval & TSQF_THROTTLED)", "oval & TSQF_QUEUED"] {
+        let one = wfree.replace("!(oval & TSQF_THROTTLED) || (oval & TSQF_QUEUED)", guard);
+        assert!(needless(&one, &["s"]).is_empty(), "{guard}");
+    }
+    // A guard on bits the new value leaves alone proves nothing.
+    let other = wfree.replace(
+        "!(oval & TSQF_THROTTLED) || (oval & TSQF_QUEUED)",
+        "!(oval & TSQF_OTHER)",
+    );
+    assert_eq!(needless(&other, &["s"]).len(), 1);
+    // 7.3's folio_update_gen(), the seed's patch 2: its guard tests the
+    // generation bits, but the new value sets them again from `gen`.
+    let seed = "static int folio_update_gen(struct folio *folio, int gen)\n{\n\
+        \tunsigned long new_flags, old_flags = READ_ONCE(folio->flags.f);\n\tdo {\n\
+        \t\tif (!(old_flags & LRU_GEN_MASK))\n\t\t\treturn -1;\n\
+        \t\tnew_flags = old_flags & ~(LRU_GEN_MASK | LRU_REFS_FLAGS);\n\
+        \t\tnew_flags |= ((gen + 1UL) << LRU_GEN_PGOFF) | BIT(PG_workingset);\n\
+        \t} while (!try_cmpxchg(&folio->flags.f, &old_flags, new_flags));\n\treturn 0;\n}\n";
+    assert_eq!(needless(seed, &["folio"]).len(), 1);
+}
+
+#[test]
 fn an_exchange_loop_that_can_write_back_what_it_read_is_a_needless_store() {
     // 6.12's mm/vmscan.c folio_update_gen().
     let before = "static int folio_update_gen(struct folio *folio, int gen)\n{\n\tunsigned long new_flags, old_flags = READ_ONCE(folio->flags);\n\tdo {\n\t\tif (!(old_flags & LRU_GEN_MASK)) {\n\t\t\tnew_flags = old_flags | BIT(PG_referenced);\n\t\t\tcontinue;\n\t\t}\n\t\tnew_flags = old_flags & ~(LRU_GEN_MASK | LRU_REFS_MASK);\n\t\tnew_flags |= (gen + 1UL) << LRU_GEN_PGOFF;\n\t} while (!try_cmpxchg(&folio->flags, &old_flags, new_flags));\n\treturn 0;\n}\n";

@@ -112,7 +112,7 @@ impl Function<'_> {
         let Some(lp) = enclosing_loop(call) else {
             return;
         };
-        if made_from(lp, call, old, new, self.text) {
+        if made_from(lp, call, old, new, self.text) && !always_changes(lp, old, new, self.text) {
             self.needless(target, Store::Exchange, name, new, out);
         }
     }
@@ -449,6 +449,196 @@ fn made_from(lp: Node<'_>, call: Node<'_>, old: &str, new: &str, text: &str) -> 
         stack.extend(n.named_children(&mut cursor));
     }
     from_old && changes
+}
+
+/// In loop `lp`, does a guard that leaves it make sure the new value
+/// differs from the old: the loop leaves unless bits the new value clears
+/// are set (`if (!(old & X)) goto out; new = old & ~X;`) or unless bits
+/// it sets are clear (`if (old & Y) goto out; new = old | Y;`), and
+/// nothing else sets bits (`tcp_wfree()`'s `nval = (oval &
+/// ~TSQF_THROTTLED) | TSQF_QUEUED`). A bit set from a variable
+/// (`folio_update_gen()`'s `(gen + 1UL) << LRU_GEN_PGOFF`) may set again
+/// what was cleared: no such guard is then sure.
+fn always_changes(lp: Node<'_>, old: &str, new: &str, text: &str) -> bool {
+    let mut bits = Bits::default();
+    let mut guards: Vec<Node<'_>> = Vec::new();
+    let mut stack = vec![lp];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "assignment_expression"
+                if n.child_by_field_name("left")
+                    .is_some_and(|l| text[l.byte_range()].trim() == new) =>
+            {
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| &text[o.byte_range()]);
+                let Some(right) = n.child_by_field_name("right") else {
+                    return false;
+                };
+                match op {
+                    Some("=") => bits.made(right, old, text),
+                    Some("|=") => bits.set(right, text),
+                    Some("&=") => bits.cleared(right, text),
+                    _ => return false,
+                }
+            }
+            "if_statement" if n.child_by_field_name("consequence").is_some_and(leaves) => {
+                guards.extend(n.child_by_field_name("condition"));
+            }
+            _ => {}
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
+    }
+    if bits.unknown {
+        return false;
+    }
+    guards.iter().any(|g| {
+        either(*g, text).into_iter().any(|d| {
+            let d = bare(d);
+            match d.kind() {
+                // `!(old & X)`: past it, some bit of X is set; the new
+                // value clears X.
+                "unary_expression" if d.child(0).is_some_and(|o| &text[o.byte_range()] == "!") => {
+                    masked(d.child_by_field_name("argument").map(bare), old, text).is_some_and(
+                        |x| {
+                            x.iter()
+                                .all(|t| bits.clear.contains(t) && !bits.set.contains(t))
+                        },
+                    )
+                }
+                // `old & Y`: past it, Y is clear; the new value sets it.
+                _ => masked(Some(d), old, text)
+                    .is_some_and(|y| y.iter().all(|t| bits.set.contains(t))),
+            }
+        })
+    })
+}
+
+/// The bits a loop's stores give the new value, as constants' names.
+#[derive(Default)]
+struct Bits {
+    /// Cleared: the `X` of `old & ~X`, `new &= ~X`.
+    clear: Vec<String>,
+    /// Set: the constants of `| Y`, `new |= Y`.
+    set: Vec<String>,
+    /// A term not read: set from a variable, or made otherwise.
+    unknown: bool,
+}
+
+impl Bits {
+    /// `new = E`: the terms of `E` joined by `|`; the one naming `old`
+    /// is `old` with bits cleared (`old & ~X`).
+    fn made(&mut self, e: Node<'_>, old: &str, text: &str) {
+        for term in joined(e, "|", text) {
+            let term = bare(term);
+            let t = &text[term.byte_range()];
+            let names_old = crate::csource::tokens(t).iter().any(|w| w == old);
+            let mask = (term.kind() == "binary_expression" && op_of(term, text) == Some("&"))
+                .then(|| term.child_by_field_name("right").map(bare))
+                .flatten();
+            match (names_old, mask) {
+                (false, _) => self.set(term, text),
+                // The old value whole: no bit changed.
+                (true, _) if t == old => {}
+                (true, Some(mask)) => self.cleared(mask, text),
+                (true, None) => self.unknown = true,
+            }
+        }
+    }
+
+    /// `| Y`: a constant's bits set, or a variable's (unknown).
+    fn set(&mut self, y: Node<'_>, text: &str) {
+        let t = &text[y.byte_range()];
+        match is_constant(t) {
+            true => self.set.extend(constants(t)),
+            false => self.unknown = true,
+        }
+    }
+
+    /// `~X`: a constant's bits cleared.
+    fn cleared(&mut self, x: Node<'_>, text: &str) {
+        let t = text[x.byte_range()].trim();
+        match t.strip_prefix('~') {
+            Some(x) if is_constant(x) => self.clear.extend(constants(x)),
+            _ => self.unknown = true,
+        }
+    }
+}
+
+/// The constants' names in C text `t` (`TSQF_THROTTLED`, `LRU_GEN_MASK`).
+fn constants(t: &str) -> Vec<String> {
+    crate::csource::tokens(t)
+        .into_iter()
+        .filter(|w| w.starts_with(|c: char| c.is_ascii_uppercase() || c == '_'))
+        .collect()
+}
+
+/// The constants `e` masks `old` with (`old & X`), if that is all it is.
+fn masked(e: Option<Node<'_>>, old: &str, text: &str) -> Option<Vec<String>> {
+    let e = e?;
+    if e.kind() != "binary_expression" || op_of(e, text) != Some("&") {
+        return None;
+    }
+    let (l, r) = (
+        bare(e.child_by_field_name("left")?),
+        bare(e.child_by_field_name("right")?),
+    );
+    let mask = match (&text[l.byte_range()] == old, &text[r.byte_range()] == old) {
+        (true, _) => r,
+        (_, true) => l,
+        _ => return None,
+    };
+    let t = &text[mask.byte_range()];
+    let names = constants(t);
+    (is_constant(t) && !names.is_empty()).then_some(names)
+}
+
+/// `e`'s operands joined by operator `op` at its top (`a | b | c`).
+fn joined<'t>(e: Node<'t>, op: &str, text: &str) -> Vec<Node<'t>> {
+    let e = bare(e);
+    if e.kind() == "binary_expression" && op_of(e, text) == Some(op) {
+        let mut out = Vec::new();
+        for side in ["left", "right"] {
+            if let Some(s) = e.child_by_field_name(side) {
+                out.extend(joined(s, op, text));
+            }
+        }
+        return out;
+    }
+    vec![e]
+}
+
+/// The disjuncts of a condition (`a || b`).
+fn either<'t>(cond: Node<'t>, text: &str) -> Vec<Node<'t>> {
+    joined(cond, "||", text)
+}
+
+/// `e` without the parentheses around it.
+fn bare(e: Node<'_>) -> Node<'_> {
+    let mut e = e;
+    while e.kind() == "parenthesized_expression"
+        && let Some(inner) = e.named_child(0)
+    {
+        e = inner;
+    }
+    e
+}
+
+/// A binary expression's operator.
+fn op_of<'t>(e: Node<'_>, text: &'t str) -> Option<&'t str> {
+    e.child_by_field_name("operator")
+        .map(|o| &text[o.byte_range()])
+}
+
+/// Does statement `s` leave the loop (`goto out;`, `return x;`,
+/// `break;`, or a block that does so first)?
+fn leaves(s: Node<'_>) -> bool {
+    match s.kind() {
+        "goto_statement" | "return_statement" | "break_statement" => true,
+        "compound_statement" => s.named_child(0).is_some_and(leaves),
+        _ => false,
+    }
 }
 
 /// Is `value` `old + x` or `old - x` (a counter moved, never the old
