@@ -7,8 +7,9 @@
 //! bodies of `SYSCALL_DEFINE`, not whatever is named `sys_*`
 //! (lib/sys_info.c's `sys_info()` dumps state after a panic).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::Bodies;
 use super::callers::Call;
@@ -43,8 +44,8 @@ pub(super) struct Graph {
     pub(super) calls: Vec<Call>,
     /// The functions named as a value (see [`Bodies::named`]).
     pub(super) named: HashSet<String>,
-    /// The files' own functions, named with their file.
-    pub(super) own: HashSet<String>,
+    /// The files' own functions: per name, the files that have one.
+    pub(super) own: Own,
     /// The system calls' bodies (`sys_brk` of `SYSCALL_DEFINE1(brk, ..)`).
     pub(super) syscalls: HashSet<String>,
 }
@@ -78,7 +79,12 @@ impl Graph {
                         }
                     }
                 }
-                self.own.extend(own.iter().map(|n| with_file(n, file)));
+                for n in own {
+                    self.own
+                        .entry(n.to_owned())
+                        .or_default()
+                        .insert(file.to_owned());
+                }
             }
         }
         self.calls.append(&mut calls);
@@ -86,15 +92,18 @@ impl Graph {
         self.syscalls.extend(syscalls);
     }
 
-    /// The name the graph knows function `name` of `file` by.
-    pub(super) fn key(own: &HashSet<String>, name: &str, file: &Path) -> String {
-        let mine = with_file(name, file);
-        match own.contains(&mine) {
-            true => mine,
-            false => name.to_owned(),
+    /// The name the graph knows function `name` of `file` by: made anew
+    /// only for a file's own (every declaration asks).
+    pub(super) fn key<'n>(own: &Own, name: &'n str, file: &Path) -> Cow<'n, str> {
+        match own.get(name).is_some_and(|files| files.contains(file)) {
+            true => Cow::Owned(with_file(name, file)),
+            false => Cow::Borrowed(name),
         }
     }
 }
+
+/// The files' own functions (see [`Graph::own`]).
+pub(super) type Own = HashMap<String, HashSet<PathBuf>>;
 
 /// Function `name` of `file`, as the graph names a file's own.
 fn with_file(name: &str, file: &Path) -> String {

@@ -25,7 +25,7 @@ pub(super) struct Summary {
     callers: HashMap<String, (usize, usize)>,
     /// The files' own functions, as the graph names them (see
     /// [`super::graph`]).
-    own: HashSet<String>,
+    own: super::graph::Own,
 }
 
 impl Summary {
@@ -81,14 +81,14 @@ impl Summary {
         control::mark_control_by_callers(declarations, &self.control);
         for d in declarations {
             if let Some(f) = &d.function {
-                let f = Graph::key(&self.own, f, &d.file);
-                d.entry = self.reached.get(&f).map(|r| r.entry.clone());
-                d.paths = self.paths.get(&f).cloned().unwrap_or_default();
+                let key = Graph::key(&self.own, f, &d.file);
+                let f: &str = &key;
+                d.entry = self.reached.get(f).map(|r| r.entry.clone());
+                d.paths = self.paths.get(f).cloned().unwrap_or_default();
                 if let Said::Needless(n) = &mut d.said {
-                    n.path = reach::path(&self.reached, &f);
+                    n.path = reach::path(&self.reached, f);
                 }
-                (d.callers, d.hot_callers) =
-                    self.callers.get(f.as_str()).copied().unwrap_or((0, 0));
+                (d.callers, d.hot_callers) = self.callers.get(f).copied().unwrap_or((0, 0));
             }
         }
     }
