@@ -1709,3 +1709,34 @@ fn a_cpus_own_counter_is_written_by_plain_stores() {
     assert_eq!(how("refs"), Write::Atomic("atomic_inc".into()));
     assert!(!how("count").lockless());
 }
+
+#[test]
+fn a_list_operation_stores_to_the_heads_and_nodes_it_is_passed() {
+    // d_alloc()'s hlist_add_head() links a child into its parent's
+    // d_children under the parent's d_lock: a store to both members,
+    // not a read of d_children; an RCU variant stores for lockless
+    // readers; an llist exchanges atomically; list_empty() only reads.
+    let code = "void link(struct napi_struct *child, struct napi_struct *parent)\n{\n\
+        \tspin_lock(&parent->lock);\n\thlist_add_head(&child->sib, &parent->children);\n\
+        \tspin_unlock(&parent->lock);\n\thlist_add_head_rcu(&child->hash, &parent->table[3]);\n\
+        \tllist_add(&child->free, &parent->free_list);\n\
+        \trb_erase(&child->rb, &parent->tree);\n\
+        \tif (list_empty(&parent->poll_list))\n\t\treturn;\n}\n";
+    let ds = read_net(code, "dcache.c");
+    let how = |path: &str| match &said(&ds, "napi_struct", path)[..] {
+        [(Said::Written(w, held), ..)] => (w.clone(), held.len()),
+        other => panic!("{path}: {other:?}"),
+    };
+    assert_eq!(how("children"), (Write::Assign, 1));
+    assert_eq!(how("sib"), (Write::Assign, 1));
+    assert_eq!(how("hash").0, Write::Release("hlist_add_head_rcu".into()));
+    assert_eq!(how("table").0, Write::Release("hlist_add_head_rcu".into()));
+    assert_eq!(how("free_list").0, Write::Atomic("llist_add".into()));
+    assert_eq!(how("rb").0, Write::Assign);
+    assert_eq!(how("tree").0, Write::Assign);
+    let polled = said(&ds, "napi_struct", "poll_list");
+    assert!(
+        matches!(&polled[..], [(Said::Read { .. }, ..)]),
+        "{polled:?}"
+    );
+}

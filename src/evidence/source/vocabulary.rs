@@ -2,6 +2,7 @@
 //! them in calls: locks taken, asserted and released, shared holds,
 //! atomics and bit operations.
 
+use super::Write;
 use super::wrappers::{Act, Effect};
 
 /// Asserts a lock held: `lockdep_assert_held`, `rwsem_assert_held_write`.
@@ -138,10 +139,14 @@ fn is_atomic_family(name: &str) -> bool {
 
 /// An atomic read or bit test, a load of the member whose address it
 /// takes: `atomic_read(&files->count)`, `atomic_long_read_acquire`,
-/// `refcount_read`, `kref_read`, `test_bit(NAPI_STATE_SCHED, &n->state)`.
+/// `refcount_read`, `kref_read`, `test_bit(NAPI_STATE_SCHED, &n->state)`;
+/// and a list's emptiness, which `list_empty()` reads with `READ_ONCE`.
 pub(super) fn is_atomic_read(name: &str) -> bool {
     is_atomic_family(name) && (name.ends_with("_read") || name.contains("_read_"))
-        || name == "kref_read"
+        || matches!(
+            name,
+            "kref_read" | "list_empty" | "list_empty_careful" | "hlist_empty" | "llist_empty"
+        )
         || name.trim_start_matches('_').starts_with("test_bit")
         || name == "variable_test_bit"
 }
@@ -155,6 +160,54 @@ pub(super) fn is_atomic_write(name: &str) -> bool {
             name,
             "xchg" | "cmpxchg" | "try_cmpxchg" | "cmpxchg64" | "xchg_relaxed"
         )
+}
+
+/// A list or tree operation that links or unlinks the nodes and heads
+/// whose addresses it is passed, and how it stores to them:
+/// `list_add(&x->node, &y->list)`, `hlist_del_init(&n->hash)`,
+/// `rb_erase(&n->rb, &root->rb)` are plain stores; the RCU variants
+/// (`hlist_add_head_rcu`, `list_del_rcu`) release stores for lockless
+/// readers; `llist_add` and `llist_del_all` atomic exchanges. Not the
+/// reads (`list_empty`, `list_first_entry`, `list_for_each*`).
+pub(super) fn list_write(name: &str) -> Option<Write> {
+    const LISTS: [&str; 4] = ["list_", "hlist_", "hlist_nulls_", "hlist_bl_"];
+    const LINKS: [&str; 9] = [
+        "add",
+        "del",
+        "move",
+        "splice",
+        "replace",
+        "rotate",
+        "cut",
+        "bulk_move",
+        "swap",
+    ];
+    const TREES: [&str; 7] = [
+        "rb_link_node",
+        "rb_insert_color",
+        "rb_erase",
+        "rb_replace_node",
+        "rb_add",
+        "rb_add_cached",
+        "rb_erase_cached",
+    ];
+    let name_ = name.trim_start_matches('_');
+    if ["llist_add", "llist_del_all", "llist_del_first"]
+        .iter()
+        .any(|l| name_.starts_with(l))
+    {
+        return Some(Write::Atomic(name.to_owned()));
+    }
+    let linked = LISTS.iter().any(|l| {
+        name_
+            .strip_prefix(l)
+            .is_some_and(|op| LINKS.iter().any(|k| op.starts_with(k)))
+    }) || TREES.iter().any(|t| name_.starts_with(t));
+    match (linked, name.ends_with("_rcu")) {
+        (false, _) => None,
+        (true, true) => Some(Write::Release(name.to_owned())),
+        (true, false) => Some(Write::Assign),
+    }
 }
 
 /// `set_bit(nr, addr)` and its kin: the address is the second argument.

@@ -11,7 +11,7 @@ use crate::evidence::source::callers::Call;
 use crate::evidence::source::reach::dispatcher_of_argument;
 use crate::evidence::source::vocabulary::{
     is_assertion, is_atomic_read, is_atomic_write, is_bitop, is_lock, is_unlock, iteration_state,
-    run_queue_lock, socket_lock,
+    list_write, run_queue_lock, socket_lock,
 };
 use crate::evidence::source::wrappers::{Act, Effect};
 use crate::evidence::source::{Declaration, Said, Write};
@@ -239,6 +239,13 @@ impl Function<'_> {
                     (false, true) => Write::Publish(name.to_owned()),
                     (false, false) => Write::Atomic(name.to_owned()),
                 };
+                for arg in self.addresses(&args) {
+                    self.written(arg, write.clone(), out);
+                }
+                None
+            }
+            // `list_add(&x->node, &y->list)` stores to both.
+            _ if let Some(write) = list_write(name) => {
                 for arg in self.addresses(&args) {
                     self.written(arg, write.clone(), out);
                 }
