@@ -390,8 +390,12 @@ pub(crate) fn classify(
         (j, i)
     };
     let (sa, sb) = (&spans[a], &spans[b]);
+    // The same lock; or a lockless writer that is the other's lock word
+    // (a lockref beside what its spinlock protects): the lock's takers
+    // write that word, so its writes take nothing they do not need.
     let same = || match (&sa.lock, &sb.lock) {
         (Some(x), Some(y)) => same_lock(x, y),
+        (None, Some(y)) => sa.class == Some(Class::LocklessWrite) && same_lock(&sa.path, y),
         _ => false,
     };
     let kind = sa.class?.pair_kind(sb.class?, same())?;
@@ -509,6 +513,37 @@ mod tests {
             let got = kinds(&spans, 64).first().map(|k| k.0);
             assert_eq!(got, want, "{c1} {l1:?} x {c2} {l2:?}");
         }
+    }
+
+    #[test]
+    fn a_lockless_writer_holding_the_lock_is_true_sharing_with_what_it_protects() {
+        // dentry: d_lockref (a spinlock and a count, cmpxchg'd together)
+        // beside d_children, under d_lockref.lock; and beside d_wait,
+        // which no lock protects.
+        let spans = [
+            span("d_lockref", 0, 8, Some(Class::LocklessWrite), None),
+            span(
+                "d_children",
+                8,
+                8,
+                Some(Class::LockProtected),
+                Some("d_lockref.lock"),
+            ),
+            span("d_sib", 16, 8, Some(Class::LockProtected), Some("d_lock")),
+            span("d_wait", 24, 8, Some(Class::HotRead), None),
+        ];
+        let found: Vec<(Kind, String)> = kinds(&spans, 64)
+            .into_iter()
+            .filter(|k| k.1 == "d_lockref")
+            .map(|k| (k.0, k.2))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (Kind::FalseSharing, "d_wait".into()),
+                (Kind::WriteVsLocked, "d_sib".into())
+            ]
+        );
     }
 
     #[test]

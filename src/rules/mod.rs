@@ -102,13 +102,15 @@ impl Class {
 
     /// What one field of the class and one of `other` on a line are, when
     /// that is worth flagging; `same_lock` says whether both are the same
-    /// lock or under it. `self` is the more disruptive of the two.
+    /// lock or under it (for a lockless writer: whether it holds the
+    /// other's lock, as a lockref does). `self` is the more disruptive of
+    /// the two.
     pub fn pair_kind(self, other: Class, same_lock: bool) -> Option<Kind> {
         use Class::*;
         Some(match (self, other) {
             (LocklessWrite, LocklessWrite) => Kind::WriteVsWrite,
-            (LocklessWrite, Lock) => Kind::WriteVsLock,
-            (LocklessWrite, LockProtected) => Kind::WriteVsLocked,
+            (LocklessWrite, Lock) if !same_lock => Kind::WriteVsLock,
+            (LocklessWrite, LockProtected) if !same_lock => Kind::WriteVsLocked,
             (LocklessWrite, HotRead) => Kind::FalseSharing,
             (Lock, Lock) if !same_lock => Kind::TwoLocks,
             (Lock, LockProtected) if !same_lock => Kind::LockedVsOtherLock,
