@@ -344,13 +344,23 @@ fn description(a: &Analysis, f: &Finding) -> String {
         return kind.to_owned();
     };
     let writer = a.span(&f.a).name();
-    let verb = if m.others.len() == 1 { "uses" } else { "use" };
     format!(
-        "{kind}: {} writes {writer} ({}); {} {verb} the line and not {writer}",
+        "{kind}: {} {} {writer} ({}); {} {} the line and not {writer}",
         m.writes_in.join(" and "),
+        agreeing(&m.writes_in, "writes", "write"),
         m.writers.words(),
-        m.others.join(" and ")
+        m.others.join(" and "),
+        agreeing(&m.others, "uses", "use"),
     )
+}
+
+/// The verb for `names` as its subject: singular for one context (`tx
+/// writes`), plural for several or for a group (`the holders of L use`).
+fn agreeing<'v>(names: &[String], singular: &'v str, plural: &'v str) -> &'v str {
+    match names {
+        [one] if !one.starts_with("the ") => singular,
+        _ => plural,
+    }
 }
 
 /// Words for a span's [`Origin`].
@@ -438,7 +448,18 @@ pub(crate) fn unique_notes(notes: Vec<String>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::unique_notes;
+    use super::{agreeing, unique_notes};
+
+    #[test]
+    fn a_group_of_holders_or_users_takes_a_plural_verb() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(agreeing(&names(&["tx"]), "writes", "write"), "writes");
+        assert_eq!(agreeing(&names(&["tx", "rx"]), "uses", "use"), "use");
+        assert_eq!(
+            agreeing(&names(&["the holders of sem"]), "uses", "use"),
+            "use"
+        );
+    }
 
     #[test]
     fn a_note_of_several_builds_is_told_once_with_their_labels() {
