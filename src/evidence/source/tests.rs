@@ -1740,3 +1740,30 @@ fn a_list_operation_stores_to_the_heads_and_nodes_it_is_passed() {
         "{polled:?}"
     );
 }
+
+#[test]
+fn a_drivers_probe_remove_and_power_callbacks_are_the_control_path() {
+    // i2c_mark_adapter_suspended()'s set_bit comes from a driver's
+    // suspend callback; a probe is known by its match argument; TCP's
+    // MTU probe is on the transmit path whatever its name says.
+    let code = "static int foo_probe(struct pci_dev *pdev, const struct pci_device_id *id)\n\
+        {\n\tstruct napi_struct *n = pci_get_drvdata(pdev);\n\tset_bit(1, &n->state);\n}\n\
+        static int foo_suspend_noirq(struct device *dev)\n\
+        {\n\tstruct napi_struct *n = dev_get_drvdata(dev);\n\tset_bit(2, &n->state);\n}\n\
+        static void bar_remove(struct platform_device *pdev)\n\
+        {\n\tstruct napi_struct *n = platform_get_drvdata(pdev);\n\tclear_bit(1, &n->state);\n}\n\
+        static int tcp_mtu_probe(struct sock *sk)\n\
+        {\n\tstruct napi_struct *n = sk->napi;\n\tset_bit(3, &n->state);\n}\n";
+    let ds = read_net(code, "drv.c");
+    let mut got = roles(&ds, "napi_struct", "state");
+    got.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(
+        got,
+        [
+            (Role::Control, "bar_remove".into()),
+            (Role::Control, "foo_probe".into()),
+            (Role::Control, "foo_suspend_noirq".into()),
+            (Role::Fast, "tcp_mtu_probe".into()),
+        ]
+    );
+}

@@ -296,8 +296,9 @@ pub(super) fn is_teardown(name: &str) -> bool {
 /// handler (`pids_max_show(struct seq_file *sf, void *v)`: a read of a
 /// /proc, debugfs or cgroup file), a cgroup controller's callback as a
 /// cgroup comes, goes or is reset (`mem_cgroup_css_reset`,
-/// `cpu_cgroup_css_alloc`). `declarator` is the text of its declarator,
-/// its parameter list included.
+/// `cpu_cgroup_css_alloc`), a device driver's probe, remove or power
+/// management callback (see [`is_device_callback`]). `declarator` is the
+/// text of its declarator, its parameter list included.
 pub(super) fn is_control(name: &str, declarator: &str) -> bool {
     const NAMES: [&str; 8] = [
         "ioctl",
@@ -334,6 +335,54 @@ pub(super) fn is_control(name: &str, declarator: &str) -> bool {
         || CGROUP_CALLBACKS.iter().any(|c| name.ends_with(c))
         || NAMES.iter().any(|n| name.contains(n))
         || PARAMETERS.iter().any(|p| declarator.contains(p))
+        || is_device_callback(name, declarator)
+}
+
+/// A device driver's callback as a device comes, goes, sleeps or wakes:
+/// a probe given its match (`const struct pci_device_id *id`), or a
+/// `*_probe`, `*_remove`, `*_shutdown`, `*_suspend*` or `*_resume*`
+/// whose first parameter is a device (`struct platform_device *pdev`,
+/// `struct i2c_client *`, `struct device *dev`), not `tcp_mtu_probe(struct
+/// sock *sk)`.
+fn is_device_callback(name: &str, declarator: &str) -> bool {
+    const CALLBACKS: [&str; 9] = [
+        "_probe",
+        "_remove",
+        "_remove_new",
+        "_shutdown",
+        "_suspend",
+        "_resume",
+        "_freeze",
+        "_thaw",
+        "_poweroff",
+    ];
+    const EARLY_LATE: [&str; 4] = ["_noirq", "_late", "_early", "_common"];
+    if declarator.contains("_device_id *") {
+        return true;
+    }
+    let mut base = name;
+    for suffix in EARLY_LATE {
+        base = base.strip_suffix(suffix).unwrap_or(base);
+    }
+    if !CALLBACKS.iter().any(|c| base.ends_with(c)) {
+        return false;
+    }
+    let Some(first) = declarator
+        .split_once('(')
+        .and_then(|(_, params)| params.split([',', ')']).next())
+    else {
+        return false;
+    };
+    let ty = first
+        .trim()
+        .trim_start_matches("const ")
+        .strip_prefix("struct ")
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap_or("");
+    ty.ends_with("device")
+        || ["_dev", "_client", "_interface", "_slave"]
+            .iter()
+            .any(|s| ty.ends_with(s))
 }
 
 /// The socket lock's calls (`lock_sock(sk)`, `release_sock(sk)`,
