@@ -142,6 +142,7 @@ fn not_counted(d: &Declaration) -> Option<&'static str> {
         Role::Construction => Some("while the object is built"),
         Role::Control => Some("on the control path"),
         Role::Teardown => Some("while the object is torn down"),
+        Role::Failure => Some("when something went wrong (an error's handler)"),
         Role::Fast if is_init(d.function.as_deref().unwrap_or("")) => {
             Some("in initialisation, by name")
         }

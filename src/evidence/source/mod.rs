@@ -274,6 +274,11 @@ pub enum Role {
     /// function, or through a parameter every seen call passes an object
     /// being torn down.
     Teardown,
+    /// When something went wrong: in a function handling an error, a
+    /// failure, a WARN or an oops, by a word of its name
+    /// (`mapping_set_error`, `tcp_v4_err`, `page_fault_oops`): rare by
+    /// design, whatever path calls it.
+    Failure,
 }
 
 /// A declaration in the source about member `path` of struct `ty`.

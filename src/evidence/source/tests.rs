@@ -1767,3 +1767,22 @@ fn a_drivers_probe_remove_and_power_callbacks_are_the_control_path() {
         ]
     );
 }
+
+#[test]
+fn a_store_in_a_failures_handler_is_no_fast_path_store() {
+    // mapping_set_error() sets AS_EIO when writeback failed; the same
+    // bit set by a function of the fast path's is a fast-path store.
+    let code = "static inline void napi_set_error(struct napi_struct *n, int error)\n\
+        {\n\tif (error == -ENOSPC)\n\t\tset_bit(1, &n->state);\n}\n\
+        void napi_poll_done(struct napi_struct *n)\n{\n\tset_bit(2, &n->state);\n}\n";
+    let ds = read_net(code, "pagemap.h");
+    let mut got = roles(&ds, "napi_struct", "state");
+    got.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(
+        got,
+        [
+            (Role::Fast, "napi_poll_done".into()),
+            (Role::Failure, "napi_set_error".into()),
+        ]
+    );
+}

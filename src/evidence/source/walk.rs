@@ -346,6 +346,8 @@ struct Function<'a> {
     control: bool,
     /// A function that tears its objects down (see [`Role::Teardown`]).
     teardown: bool,
+    /// A failure's handler (see [`Role::Failure`]).
+    failure: bool,
     /// An `__init` function: all it writes is construction.
     boot: bool,
     /// The expressions written (their nodes' ids): not also reads.
@@ -431,6 +433,7 @@ impl<'a> Function<'a> {
             built: Vec::new(),
             control: false,
             teardown,
+            failure: false,
             boot: false,
             targets: HashSet::new(),
             aliases: Vec::new(),
@@ -443,6 +446,7 @@ impl<'a> Function<'a> {
             f.declare(declarator);
             f.control = is_control(&f.name, f.of(declarator));
         }
+        f.failure = is_failure(&f.name);
         // `__init` code runs once, at boot, before anyone shares a thing;
         // `__exit` code once, when the module goes.
         let tokens = crate::csource::tokens(between);
@@ -942,6 +946,7 @@ impl<'a> Function<'a> {
                 (true, _, _) => Role::Construction,
                 (false, true, _) => Role::Control,
                 (false, false, true) => Role::Teardown,
+                (false, false, false) if self.failure => Role::Failure,
                 (false, false, false) => Role::Fast,
             },
             param: base.and_then(|v| self.params.iter().position(|p| p == v)),
