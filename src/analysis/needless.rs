@@ -6,7 +6,10 @@
 //! member is shared: some function marks its accesses (`READ_ONCE`,
 //! `WRITE_ONCE`, a release store), uses an atomic on it, or reads it on
 //! another CPU's object. `WRITE_ONCE`, atomics and exchanges say so
-//! themselves.
+//! themselves; except on a struct whose objects are all per-CPU data
+//! (`DEFINE_PER_CPU(struct rcu_data, ...)`), which its own CPU marks its
+//! accesses to for its interrupts: there only a read of another CPU's
+//! object or an atomic says others touch it.
 //!
 //! A constant or a copy is usually the value already there only when it
 //! is the one value the fast paths store to the member: a member given
@@ -18,7 +21,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use crate::evidence::source::{Declaration, Needless, Role, Said, Store, Write, is_header};
+use crate::evidence::source::{Declaration, Needless, Role, Said, Site, Store, Write, is_header};
 
 /// One needless store worth a look.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,10 +105,12 @@ pub(crate) fn needless_stores<'d>(
         .filter(|d| matches!(&d.said, Said::Needless(n) if matches!(n.kind, Store::Constant | Store::Copy)))
         .map(|d| (d.file.as_path(), d.line))
         .collect();
+    let per_cpu = per_cpu_only(declarations);
     for d in declarations {
         let (Some(f), Role::Fast) = (&d.function, d.role) else {
             continue;
         };
+        let own_cpu = per_cpu.contains(d.ty.as_str());
         let t = touched.entry((&d.ty, &d.path)).or_default();
         match &d.said {
             Said::Needless(n) if matches!(n.kind, Store::Constant | Store::Copy) => {
@@ -133,9 +138,9 @@ pub(crate) fn needless_stores<'d>(
             _ => {}
         }
         let shared = match &d.said {
-            Said::Written(w, _) if w.lockless() || w.marked() => Some(w.describe()),
-            Said::Read { once: true, .. } => Some("READ_ONCE".to_owned()),
+            Said::Written(w, _) if w.lockless() || (w.marked() && !own_cpu) => Some(w.describe()),
             Said::Read { remote: true, .. } => Some("read on another CPU's object".to_owned()),
+            Said::Read { once: true, .. } if !own_cpu => Some("READ_ONCE".to_owned()),
             Said::Written(..) | Said::Read { .. } => None,
             _ => continue,
         };
@@ -162,8 +167,9 @@ pub(crate) fn needless_stores<'d>(
         }
         let mut shared_by: Vec<String> =
             t.map_or_else(Vec::new, |t| t.shared.iter().cloned().collect());
-        // A marked store, an atomic, an exchange: shared by its own say.
-        let own = store.how != "=";
+        // A marked store, an atomic, an exchange: shared by its own say,
+        // but for per-CPU data.
+        let own = store.how != "=" && !per_cpu.contains(d.ty.as_str());
         if !own && shared_by.is_empty() {
             continue;
         }
@@ -199,6 +205,22 @@ pub(crate) fn needless_stores<'d>(
             .then_with(|| (&a.at.file, a.at.line).cmp(&(&b.at.file, b.at.line)))
     });
     out
+}
+
+/// The structs whose every placement the source shows is per-CPU data
+/// (`DEFINE_PER_CPU`, `alloc_percpu`): each object is one CPU's.
+fn per_cpu_only(declarations: &[Declaration]) -> HashSet<&str> {
+    let mut placed: HashMap<&str, bool> = HashMap::new();
+    for d in declarations {
+        if let Said::Placed(site) = &d.said {
+            let per_cpu = matches!(site, Site::PerCpu { .. });
+            *placed.entry(d.ty.as_str()).or_insert(true) &= per_cpu;
+        }
+    }
+    placed
+        .into_iter()
+        .filter_map(|(ty, only)| only.then_some(ty))
+        .collect()
 }
 
 /// Who touches one member on a fast path.
@@ -358,6 +380,48 @@ mod tests {
         // Under another directory: nothing.
         assert!(needless_stores(&ds, &[PathBuf::from("net")]).is_empty());
         assert_eq!(needless_stores(&ds, &[PathBuf::from("kernel")]).len(), 2);
+    }
+
+    #[test]
+    fn per_cpu_data_is_shared_only_by_another_cpus_read_or_an_atomic() {
+        // rcu_data: rcu_do_batch()'s WRITE_ONCE(rdp->rcu_cpu_has_work, 1)
+        // and a copy that its own CPU READ_ONCEs are one CPU's stores;
+        // print_cpu_stall_info() reads another CPU's ticks_this_gp.
+        let hot = ["rcu_core", "f"];
+        let placed = |site: Site| Declaration {
+            path: String::new(),
+            function: None,
+            ..decl("", "x", Said::Placed(site))
+        };
+        let read =
+            |path: &str, f: &str, remote: bool| decl(path, f, Said::Read { once: true, remote });
+        let mut ds = vec![
+            decl("has_work", "f", store(Store::Constant, "WRITE_ONCE", &hot)),
+            decl("needed", "g", store(Store::Copy, "WRITE_ONCE", &hot)),
+            read("needed", "own_reader", false),
+            decl("ticks", "h", store(Store::Constant, "WRITE_ONCE", &hot)),
+            read("ticks", "print_cpu_stall_info", true),
+            placed(Site::PerCpu {
+                call: "DEFINE_PER_CPU".into(),
+                aligned: false,
+            }),
+        ];
+        let members = |ds: &[Declaration]| -> Vec<String> {
+            needless_stores(ds, &[])
+                .iter()
+                .map(|f| f.at.path.clone())
+                .collect()
+        };
+        assert_eq!(members(&ds), ["ticks"]);
+        // Also allocated with kmalloc: not per-CPU only, all three count.
+        ds.push(placed(Site::Kmalloc {
+            call: "kmalloc".into(),
+            exact: true,
+            array: false,
+        }));
+        let mut all = members(&ds);
+        all.sort();
+        assert_eq!(all, ["has_work", "needed", "ticks"]);
     }
 
     #[test]

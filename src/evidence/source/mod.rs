@@ -523,7 +523,8 @@ fn unreadable(at: &Path) -> Error {
 
 /// The needless-store candidates of the whole of `tree` (see [`Needless`]),
 /// with every other declaration about the members they store to (who
-/// else reads and writes them, and how): from the tree's evidence index,
+/// else reads and writes them, and how) and where their structs are put:
+/// from the tree's evidence index,
 /// built first when it is missing or stale.
 pub fn needless_stores(
     tree: &Path,
@@ -544,10 +545,15 @@ pub fn needless_stores(
     let mut types: Vec<String> = members.iter().map(|(ty, _)| ty.clone()).collect();
     types.sort();
     types.dedup();
+    // What is said of those members, and where their structs are put.
     let about = |line: &str| {
         !needless(line)
-            && index::ty_path(line)
-                .is_some_and(|(ty, path)| members.contains(&(ty.to_owned(), path.to_owned())))
+            && index::ty_path(line).is_some_and(|(ty, path)| {
+                members.contains(&(ty.to_owned(), path.to_owned()))
+                    || path.is_empty()
+                        && line.contains("\"Placed\"")
+                        && types.binary_search_by(|t| t.as_str().cmp(ty)).is_ok()
+            })
     };
     let others = index::scan(&ready.index, Wanted::Only(&types), &about)
         .ok_or_else(|| unreadable(&ready.at))?;
