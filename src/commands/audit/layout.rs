@@ -13,7 +13,7 @@ use std::path::Path;
 
 use crate::analysis::draft_report::joined;
 use crate::error::Result;
-use crate::evidence::source::{Declaration, Role, Said};
+use crate::evidence::source::{Declaration, Role, Said, Write};
 use crate::report::ReportFinding;
 use crate::report::audit::LayoutFinding;
 use crate::report::draft::DraftReport;
@@ -38,12 +38,18 @@ const BUILDING_BLOCK: usize = 16;
 
 /// How much a pair is worth a patch by its kind and classes: a writer
 /// many CPUs share next to what readers or lock takers need most; next
-/// to an owner's plain stores (one CPU at a time) least.
-fn kind_weight(kind: &str, classes: &[String]) -> u64 {
+/// to an owner's plain stores (one CPU at a time) least. A reference
+/// count beside its object's own lock (`anon_vma.refcount` and `rwsem`,
+/// `key.usage` and `sem`) is worth less: the lock's takers hold a
+/// reference, taken just before (`folio_lock_anon_vma_read()`), so
+/// their CPUs want both at once; the kernel puts them together on
+/// purpose (a lockref is both in one word).
+fn kind_weight(kind: &str, classes: &[String], references: bool) -> u64 {
     if classes.iter().any(|c| c == "owner-write") {
         return 1;
     }
     match kind {
+        "write-vs-lock" if references => 2,
         "false-sharing" | "write-vs-lock" => 4,
         "write-vs-write" | "locked-vs-other-lock" => 3,
         "two-locks" | "read-vs-lock" | "write-vs-locked" => 2,
@@ -164,7 +170,9 @@ pub(super) fn pairs(run: &Run, tree: &Path, arch: Option<&str>, read: &[String])
                 _ => 1,
             };
             let bits = u64::from(u64::BITS - (p.heat + 1).leading_zeros());
-            p.score = kind_weight(&p.kind, &p.classes) * severe * bits;
+            let (ty, member) = check.owner(&p.members[0]);
+            let references = counts_references(&about, ty, member);
+            p.score = kind_weight(&p.kind, &p.classes, references) * severe * bits;
         }
         pairs.sort_by_key(|p| std::cmp::Reverse((p.score, p.heat)));
         let all = pairs.len();
@@ -230,6 +238,40 @@ impl Check {
             .iter()
             .find(|(m, _)| m == member && path.len() > member.len())
             .map(|(_, held)| held.as_str())
+    }
+}
+
+/// Whether direct member `member` of struct `ty` is a reference count, by how the fast paths write it: each lockless
+/// store takes or drops one (`refcount_inc`, `kref_put`,
+/// `atomic_inc_not_zero`, `atomic_dec_and_test`), and there is one.
+fn counts_references(about: &HashMap<&str, Vec<&Declaration>>, ty: &str, member: &str) -> bool {
+    let mut ops = about
+        .get(ty)
+        .into_iter()
+        .flatten()
+        .filter(|d| d.role == Role::Fast && direct(&d.path) == member)
+        .filter_map(|d| match &d.said {
+            Said::Written(w @ Write::Atomic(op), _) if w.lockless() => Some(op.as_str()),
+            _ => None,
+        })
+        .peekable();
+    ops.peek().is_some()
+        && ops.all(|op| {
+            op.starts_with("refcount_")
+                || op.starts_with("kref_")
+                || op.starts_with("atomic") && (op.contains("_inc") || op.contains("_dec"))
+        })
+}
+
+impl Check {
+    /// The struct member `path` is the direct member of, and that member:
+    /// `lruvec` `lru_lock` for `lruvec.lru_lock` in a holder of the
+    /// `lruvec`, else this struct's own.
+    fn owner<'p>(&'p self, path: &'p str) -> (&'p str, &'p str) {
+        match (self.held(path), path.split_once('.')) {
+            (Some(held), Some((_, rest))) => (held, direct(rest)),
+            _ => (self.name.as_str(), direct(path)),
+        }
     }
 }
 
@@ -398,6 +440,36 @@ mod tests {
 
     fn read(ty: &str, path: &str, function: &str) -> Declaration {
         Declaration::read_in(ty, path, function, Role::Fast, None)
+    }
+
+    #[test]
+    fn a_member_every_lockless_store_of_which_takes_or_drops_one_counts_references() {
+        let written = |path: &str, op: &str| Declaration {
+            said: Said::Written(Write::Atomic(op.into()), Vec::new()),
+            ..read("anon_vma", path, "f")
+        };
+        let declarations = [
+            written("refcount", "atomic_inc"),
+            written("refcount", "atomic_dec_and_test"),
+            written("refcount", "atomic_inc_not_zero"),
+            written("usage", "refcount_inc"),
+            written("usage", "kref_put"),
+            written("pgtables", "atomic_long_add"),
+            written("pgtables", "atomic_long_inc"),
+            read("anon_vma", "root", "f"),
+        ];
+        let mut about: HashMap<&str, Vec<&Declaration>> = HashMap::new();
+        about.insert("anon_vma", declarations.iter().collect());
+        let counts = |path: &str| counts_references(&about, "anon_vma", path);
+        assert!(counts("refcount"));
+        assert!(counts("usage"));
+        // An add of a size among them: a counter of pages, not references.
+        assert!(!counts("pgtables"));
+        // Only read: nothing says.
+        assert!(!counts("root"));
+        assert_eq!(kind_weight("write-vs-lock", &[], true), 2);
+        assert_eq!(kind_weight("write-vs-lock", &[], false), 4);
+        assert_eq!(kind_weight("false-sharing", &[], true), 4);
     }
 
     #[test]
