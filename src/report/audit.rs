@@ -66,7 +66,8 @@ pub struct LayoutFinding {
     pub line: usize,
     /// The message, one line.
     pub message: String,
-    /// How hot the pair is: the drafted heat of the hotter member.
+    /// How hot the pair is: the geometric mean of its members' drafted
+    /// heats (0 when either has none).
     pub heat: u64,
     /// The rank's score (higher: more worth a patch).
     pub score: u64,
