@@ -1774,15 +1774,18 @@ fn a_store_in_a_failures_handler_is_no_fast_path_store() {
     // bit set by a function of the fast path's is a fast-path store.
     let code = "static inline void napi_set_error(struct napi_struct *n, int error)\n\
         {\n\tif (error == -ENOSPC)\n\t\tset_bit(1, &n->state);\n}\n\
-        void napi_poll_done(struct napi_struct *n)\n{\n\tset_bit(2, &n->state);\n}\n";
+        void napi_poll_done(struct napi_struct *n)\n{\n\tset_bit(2, &n->state);\n}\n\
+        void show_napi_state(struct napi_struct *n)\n{\n\tset_bit(3, &n->state);\n}\n";
     let ds = read_net(code, "pagemap.h");
     let mut got = roles(&ds, "napi_struct", "state");
     got.sort_by(|a, b| a.1.cmp(&b.1));
+    // A diagnostic dump (show_*, print_*, dump_*) is one too.
     assert_eq!(
         got,
         [
             (Role::Fast, "napi_poll_done".into()),
             (Role::Failure, "napi_set_error".into()),
+            (Role::Failure, "show_napi_state".into()),
         ]
     );
 }

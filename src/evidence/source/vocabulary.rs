@@ -266,15 +266,19 @@ pub(super) fn is_member_init(name: &str) -> bool {
 /// A function that handles a failure, by a word of its name: an oops, a
 /// panic, a BUG or WARN report, an error's or a failure's handler
 /// (`page_fault_oops`, `oops_begin`, `panic`, `__warn`, `report_bug`,
-/// `handle_write_error`, `mapping_set_error`, `tcp_v4_err`). It runs when
-/// something went wrong, not as the fast path that calls it runs.
+/// `handle_write_error`, `mapping_set_error`, `tcp_v4_err`); or a
+/// diagnostic dump, by its first word (`show_rcu_gp_kthreads`,
+/// `print_cpu_stall_info`, `dump_page`). It runs when something went
+/// wrong or someone asked, not as the fast path that calls it runs.
 pub(super) fn is_failure(name: &str) -> bool {
-    name.split('_').any(|w| {
-        matches!(
-            w,
-            "oops" | "panic" | "die" | "bug" | "warn" | "error" | "err" | "fail" | "failed"
-        )
-    })
+    let first = name.trim_start_matches('_').split('_').next();
+    matches!(first, Some("show" | "print" | "dump"))
+        || name.split('_').any(|w| {
+            matches!(
+                w,
+                "oops" | "panic" | "die" | "bug" | "warn" | "error" | "err" | "fail" | "failed"
+            )
+        })
 }
 
 /// A function that tears an object down, by its name: a word of it is
