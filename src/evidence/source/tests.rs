@@ -1789,3 +1789,23 @@ fn a_store_in_a_failures_handler_is_no_fast_path_store() {
         ]
     );
 }
+
+#[test]
+fn loads_made_only_to_print_or_trace_are_no_reads() {
+    // key_lookup()'s kenter("{%d}", key->serial) is no_printk in most
+    // builds; pr_debug() and a tracepoint's arguments load only when
+    // someone asked. A load passed to a real function is one.
+    let code = "void napi_look(struct napi_struct *n)\n{\n\
+        \tkenter(\"%d\", n->id);\n\t_debug(\"%d\", n->weight);\n\
+        \tpr_debug(\"%d\", n->state);\n\tdev_dbg_ratelimited(d, \"%d\", n->gro_bitmask);\n\
+        \ttrace_napi_poll(n, n->poll_list.next);\n\
+        \tnetif_receive(n->dev);\n}\n";
+    let ds = read_net(code, "key.c");
+    let mut read: Vec<&str> = ds
+        .iter()
+        .filter(|d| matches!(d.said, Said::Read { .. }))
+        .map(|d| d.path.as_str())
+        .collect();
+    read.sort();
+    assert_eq!(read, ["dev"]);
+}

@@ -281,6 +281,44 @@ pub(super) fn is_failure(name: &str) -> bool {
         })
 }
 
+/// A call whose arguments are evaluated only to print or trace, and only
+/// when someone asked: a printk (`printk`, `pr_debug`, `dev_dbg`,
+/// `netdev_warn_ratelimited`), a subsystem's debug macro (`kenter`,
+/// `_debug`, `dbg`, compiled to `no_printk` in most builds), a
+/// tracepoint (`trace_sched_switch`, behind a static key). The loads in
+/// its arguments are no fast path's.
+pub(super) fn is_diagnostic_call(name: &str) -> bool {
+    const LEVELS: [&str; 10] = [
+        "dbg", "info", "warn", "err", "notice", "crit", "alert", "emerg", "printk", "vdbg",
+    ];
+    const DEVICES: [&str; 6] = ["dev_", "netdev_", "netif_", "wiphy_", "ibdev_", "drm_"];
+    const DEBUG_MACROS: [&str; 9] = [
+        "kenter",
+        "kleave",
+        "kdebug",
+        "enter",
+        "leave",
+        "debug",
+        "dbg",
+        "no_printk",
+        "dprintk",
+    ];
+    let n = name.trim_start_matches('_');
+    let n_plain = n
+        .strip_suffix("_ratelimited")
+        .or_else(|| n.strip_suffix("_once"))
+        .unwrap_or(n);
+    n == "printk"
+        || n.starts_with("pr_")
+        || n.starts_with("trace_") && !n.starts_with("trace_seq")
+        || DEBUG_MACROS.contains(&n)
+        || DEVICES.iter().any(|d| {
+            n_plain
+                .strip_prefix(d)
+                .is_some_and(|level| LEVELS.contains(&level))
+        })
+}
+
 /// A function that tears an object down, by its name: a word of it is
 /// `destroy`, `destruct` or `destructor` (`inet_csk_destroy_sock`,
 /// `__sk_destruct`, `caif_sock_destructor`). Not `free` or `release`:

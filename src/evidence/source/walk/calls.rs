@@ -10,8 +10,8 @@ use super::{Function, leaves_after, strip_address, strip_parentheses};
 use crate::evidence::source::callers::Call;
 use crate::evidence::source::reach::dispatcher_of_argument;
 use crate::evidence::source::vocabulary::{
-    is_assertion, is_atomic_read, is_atomic_write, is_bitop, is_lock, is_unlock, iteration_state,
-    list_write, run_queue_lock, socket_lock,
+    is_assertion, is_atomic_read, is_atomic_write, is_bitop, is_diagnostic_call, is_lock,
+    is_unlock, iteration_state, list_write, run_queue_lock, socket_lock,
 };
 use crate::evidence::source::wrappers::{Act, Effect};
 use crate::evidence::source::{Declaration, Said, Write};
@@ -41,6 +41,11 @@ impl Function<'_> {
             return true;
         }
         let name = self.of(function);
+        // `kenter("%d", key->serial)`, `trace_x(p->pid)`: loads made only
+        // to print or trace, on request.
+        if is_diagnostic_call(name) {
+            return true;
+        }
         if let Some(member) = iteration_state(name)
             && let [var, object, ..] = args[..]
             && var.kind() == "identifier"
