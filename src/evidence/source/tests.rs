@@ -1809,3 +1809,25 @@ fn loads_made_only_to_print_or_trace_are_no_reads() {
     read.sort();
     assert_eq!(read, ["dev"]);
 }
+
+#[test]
+fn an_administrations_system_call_is_the_control_path() {
+    // keyctl() and io_uring_register() configure; brk() serves a
+    // workload. What only the first calls is on the control path too.
+    let code = "SYSCALL_DEFINE5(keyctl, int, option, unsigned long, arg2)\n\
+        {\n\tstruct napi_struct *n = lookup(arg2);\n\tatomic_inc(&n->refs);\n\tkey_touch(n);\n\treturn 0;\n}\n\
+        static void key_touch(struct napi_struct *n)\n{\n\tatomic_dec(&n->refs);\n}\n\
+        SYSCALL_DEFINE1(brk, unsigned long, brk)\n\
+        {\n\tstruct napi_struct *n = lookup(brk);\n\tatomic_inc(&n->refs);\n\treturn 0;\n}\n";
+    let ds = read_net(code, "keyctl.c");
+    let mut got = roles(&ds, "napi_struct", "refs");
+    got.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(
+        got,
+        [
+            (Role::Control, "key_touch".into()),
+            (Role::Fast, "sys_brk".into()),
+            (Role::Control, "sys_keyctl".into()),
+        ]
+    );
+}

@@ -380,6 +380,52 @@ pub(super) fn is_control(name: &str, declarator: &str) -> bool {
         || is_device_callback(name, declarator)
 }
 
+/// A system call that configures or administers the machine rather than
+/// serves a workload (`keyctl`, `add_key`, `bpf`, `mount`, `fsopen`,
+/// `init_module`, `swapon`, `acct`, `io_uring_register`), by its body's
+/// name (`sys_keyctl`, `compat_sys_keyctl`): the control path, no fast
+/// entry point.
+pub(super) fn is_control_syscall(name: &str) -> bool {
+    const ADMINISTRATION: [&str; 33] = [
+        "keyctl",
+        "add_key",
+        "request_key",
+        "bpf",
+        "mount",
+        "umount",
+        "oldumount",
+        "mount_setattr",
+        "fsopen",
+        "fsconfig",
+        "fsmount",
+        "fspick",
+        "move_mount",
+        "open_tree",
+        "open_tree_attr",
+        "pivot_root",
+        "chroot",
+        "init_module",
+        "finit_module",
+        "delete_module",
+        "kexec_load",
+        "kexec_file_load",
+        "reboot",
+        "swapon",
+        "swapoff",
+        "sethostname",
+        "setdomainname",
+        "acct",
+        "quotactl",
+        "quotactl_fd",
+        "syslog",
+        "io_uring_register",
+        "settimeofday",
+    ];
+    name.strip_prefix("sys_")
+        .or_else(|| name.strip_prefix("compat_sys_"))
+        .is_some_and(|call| ADMINISTRATION.contains(&call))
+}
+
 /// A device driver's callback as a device comes, goes, sleeps or wakes:
 /// a probe given its match (`const struct pci_device_id *id`), or a
 /// `*_probe`, `*_remove`, `*_shutdown`, `*_suspend*` or `*_resume*`

@@ -446,6 +446,7 @@ impl<'a> Function<'a> {
             f.declare(declarator);
             f.control = is_control(&f.name, f.of(declarator));
         }
+        f.control |= is_control_syscall(&f.name);
         f.failure = is_failure(&f.name);
         // `__init` code runs once, at boot, before anyone shares a thing;
         // `__exit` code once, when the module goes.
