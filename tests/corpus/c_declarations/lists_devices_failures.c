@@ -63,3 +63,17 @@ static void rcu_do_batch(struct rcu_data *rdp)
 	WRITE_ONCE(rdp->rcu_cpu_has_work, 1);
 	per_cpu_ptr(&rcu_data, 1)->ticks_this_gp = 0;
 }
+
+SYSCALL_DEFINE5(keyctl, int, option, unsigned long, arg2, unsigned long, arg3,
+		unsigned long, arg4, unsigned long, arg5)
+{
+	struct key *key = key_lookup(arg2);
+
+	kenter("{%d,%d}", key->serial, atomic_read(&key->usage));
+	pr_debug("%d\n", key->perm);
+	trace_key_get(key, key->serial);
+	_debug("%d", key->flags);
+	dev_dbg_ratelimited(dev, "%d", key->len);
+	refcount_inc(&key->usage);
+	return 0;
+}
