@@ -250,9 +250,10 @@ fn pair_heat(a: Option<u64>, b: Option<u64>) -> u64 {
     a.unwrap_or(0).saturating_mul(b.unwrap_or(0)).isqrt()
 }
 
-/// Whether direct member `member` of struct `ty` is a reference count, by how the fast paths write it: each lockless
-/// store takes or drops one (`refcount_inc`, `kref_put`,
-/// `atomic_inc_not_zero`, `atomic_dec_and_test`), and there is one.
+/// Whether direct member `member` of struct `ty` is a reference count,
+/// by how the fast paths write it: each lockless store takes or drops
+/// one (`refcount_inc`, `kref_put`, `atomic_inc_not_zero`,
+/// `atomic_dec_and_test`), and there is one.
 fn counts_references(about: &HashMap<&str, Vec<&Declaration>>, ty: &str, member: &str) -> bool {
     let mut ops = about
         .get(ty)

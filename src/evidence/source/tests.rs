@@ -522,6 +522,13 @@ fn roles(ds: &[Declaration], ty: &str, path: &str) -> Vec<(Role, String)> {
         .collect()
 }
 
+/// [`roles`], by function name.
+fn roles_by_function(ds: &[Declaration], ty: &str, path: &str) -> Vec<(Role, String)> {
+    let mut got = roles(ds, ty, path);
+    got.sort_by(|a, b| a.1.cmp(&b.1));
+    got
+}
+
 #[test]
 fn construction_and_the_control_path_are_told_from_fast_path_writes() {
     let code = "void netif_napi_add_weight(struct net_device *dev, struct napi_struct *napi, int weight)\n\
@@ -1755,8 +1762,7 @@ fn a_drivers_probe_remove_and_power_callbacks_are_the_control_path() {
         static int tcp_mtu_probe(struct sock *sk)\n\
         {\n\tstruct napi_struct *n = sk->napi;\n\tset_bit(3, &n->state);\n}\n";
     let ds = read_net(code, "drv.c");
-    let mut got = roles(&ds, "napi_struct", "state");
-    got.sort_by(|a, b| a.1.cmp(&b.1));
+    let got = roles_by_function(&ds, "napi_struct", "state");
     assert_eq!(
         got,
         [
@@ -1777,8 +1783,7 @@ fn a_store_in_a_failures_handler_is_no_fast_path_store() {
         void napi_poll_done(struct napi_struct *n)\n{\n\tset_bit(2, &n->state);\n}\n\
         void show_napi_state(struct napi_struct *n)\n{\n\tset_bit(3, &n->state);\n}\n";
     let ds = read_net(code, "pagemap.h");
-    let mut got = roles(&ds, "napi_struct", "state");
-    got.sort_by(|a, b| a.1.cmp(&b.1));
+    let got = roles_by_function(&ds, "napi_struct", "state");
     // A diagnostic dump (show_*, print_*, dump_*) is one too.
     assert_eq!(
         got,
@@ -1820,8 +1825,7 @@ fn an_administrations_system_call_is_the_control_path() {
         SYSCALL_DEFINE1(brk, unsigned long, brk)\n\
         {\n\tstruct napi_struct *n = lookup(brk);\n\tatomic_inc(&n->refs);\n\treturn 0;\n}\n";
     let ds = read_net(code, "keyctl.c");
-    let mut got = roles(&ds, "napi_struct", "refs");
-    got.sort_by(|a, b| a.1.cmp(&b.1));
+    let got = roles_by_function(&ds, "napi_struct", "refs");
     assert_eq!(
         got,
         [
