@@ -1127,6 +1127,46 @@ mod tests {
     }
 
     #[test]
+    fn a_member_set_only_on_a_change_is_read_mostly() {
+        // blk_mq_hw_ctx.state: __blk_mq_tag_busy() sets BLK_MQ_S_TAG_ACTIVE
+        // only after test_bit() found it clear, and every dispatch reads
+        // it; one blind set_bit() elsewhere is not enough to make it
+        // lockless-write either.
+        let read = |f: &str| read_decl("state", f, true, false);
+        let tested = |f: &str| {
+            decl(
+                "state",
+                f,
+                Said::Written(
+                    Write::Tested(Box::new(Write::Atomic("test_and_set_bit".into()))),
+                    vec![],
+                ),
+                Role::Fast,
+            )
+        };
+        let ds = [
+            tested("__blk_mq_tag_busy"),
+            tested("blk_mq_tag_wakeup"),
+            read("blk_mq_dispatch_rq_list"),
+            read("hctx_may_queue"),
+        ];
+        let d = draft_of(&["state"], &ds);
+        assert_eq!(
+            rule(&d, "state"),
+            Some(DraftRule::Class {
+                class: "hot-read".into()
+            })
+        );
+        assert!(
+            d.ty.fields[0].evidence.iter().any(|e| e.text
+                == "written only on a change (a test of it comes first) in __blk_mq_tag_busy, \
+                    blk_mq_tag_wakeup: not counted"),
+            "{:?}",
+            d.ty.fields[0].evidence
+        );
+    }
+
+    #[test]
     fn writes_under_a_mutex_of_the_whole_system_are_the_control_path() {
         // mem_cgroup_per_node.shrinker_info: replaced under shrinker_mutex
         // when a shrinker registers, read by reclaim.

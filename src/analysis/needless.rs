@@ -117,24 +117,28 @@ pub(crate) fn needless_stores<'d>(
                 t.values.insert(same_value(&n.value));
                 continue;
             }
-            Said::Written(Write::Assign | Write::Once | Write::Release(_), _)
-                if !named.contains(&(d.file.as_path(), d.line)) =>
-            {
-                t.values
-                    .insert(format!("(the value at {}:{})", d.file.display(), d.line));
-            }
-            // A counter (`atomic_inc`, `xchg`): moved, so a value set
-            // whole is a reset. A bit operation is not.
-            Said::Written(
-                Write::Atomic(name) | Write::NonAtomic(name) | Write::Publish(name),
-                _,
-            ) if !name.contains("_bit") && !name.ends_with("_set") && name != "set_mask_bits" => {
-                t.values.insert(format!(
-                    "(moved by {name} at {}:{})",
-                    d.file.display(),
-                    d.line
-                ));
-            }
+            Said::Written(w, _) => match w.untested() {
+                Write::Assign | Write::Once | Write::Release(_)
+                    if !named.contains(&(d.file.as_path(), d.line)) =>
+                {
+                    t.values
+                        .insert(format!("(the value at {}:{})", d.file.display(), d.line));
+                }
+                // A counter (`atomic_inc`, `xchg`): moved, so a value set
+                // whole is a reset. A bit operation is not.
+                Write::Atomic(name) | Write::NonAtomic(name) | Write::Publish(name)
+                    if !name.contains("_bit")
+                        && !name.ends_with("_set")
+                        && name != "set_mask_bits" =>
+                {
+                    t.values.insert(format!(
+                        "(moved by {name} at {}:{})",
+                        d.file.display(),
+                        d.line
+                    ));
+                }
+                _ => {}
+            },
             _ => {}
         }
         let shared = match &d.said {

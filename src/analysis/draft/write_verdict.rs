@@ -88,8 +88,8 @@ fn lock_name<'h>(
 
 /// Why write `d` (a `write` with `held` held) is not counted, if it is
 /// not: made while the object is built or torn down, on the control path
-/// or in an initialiser ([`not_counted`]), once from NULL, or under a mutex of the
-/// whole system.
+/// or in an initialiser ([`not_counted`]), once from NULL, only on a change,
+/// or under a mutex of the whole system.
 fn uncounted(d: &Declaration, write: &Write, held: &[Held]) -> Option<&'static str> {
     if let Some(why) = not_counted(d) {
         return Some(why);
@@ -98,6 +98,12 @@ fn uncounted(d: &Declaration, write: &Write, held: &[Held]) -> Option<&'static s
     // (`file.f_owner`): no writer after that.
     if matches!(write, Write::Publish(_)) {
         return Some("once, from NULL (a lazy initialisation),");
+    }
+    // Stored only when a test of it before found another value
+    // (`__blk_mq_tag_busy()`'s `test_bit() || test_and_set_bit()`): the
+    // line is taken on a change, and read on every pass.
+    if matches!(write, Write::Tested(_)) {
+        return Some("only on a change (a test of it comes first)");
     }
     // A mutex of the whole system held (`shrinker_mutex` around
     // `mem_cgroup_per_node.shrinker_info`): no fast path takes one.

@@ -80,18 +80,35 @@ pub enum Write {
     /// NULL, owner)`), by name: the member set once in the object's life,
     /// by whichever CPU gets there first (a lazily made pointer).
     Publish(String),
+    /// A store made only when a test of the member before it found
+    /// another value (`if (!test_bit(n, &x->f)) set_bit(n, &x->f)`,
+    /// `test_bit(n, &x->f) || test_and_set_bit(n, &x->f)`, `if (x->f !=
+    /// v) x->f = v`), by how it stores: the line is taken exclusive when
+    /// the value changes, not on every pass.
+    Tested(Box<Write>),
 }
 
 impl Write {
     /// True for a write many CPUs may make at once.
     pub fn lockless(&self) -> bool {
-        matches!(self, Write::Atomic(_) | Write::DataRace | Write::Publish(_))
+        match self {
+            Write::Tested(w) => w.lockless(),
+            w => matches!(w, Write::Atomic(_) | Write::DataRace | Write::Publish(_)),
+        }
     }
 
     /// True for a store marked for lockless readers: `WRITE_ONCE`, a
     /// release store.
     pub fn marked(&self) -> bool {
-        matches!(self, Write::Once | Write::Release(_))
+        matches!(self.untested(), Write::Once | Write::Release(_))
+    }
+
+    /// How it stores, whether or not a test comes first.
+    pub fn untested(&self) -> &Write {
+        match self {
+            Write::Tested(w) => w.untested(),
+            w => w,
+        }
     }
 
     /// How the source writes it, in words.
@@ -104,6 +121,7 @@ impl Write {
             Write::Atomic(name) => format!("{name}()"),
             Write::NonAtomic(name) => format!("{name}() (non-atomic)"),
             Write::Publish(name) => format!("{name}() from NULL"),
+            Write::Tested(w) => format!("{} after a test of it", w.describe()),
         }
     }
 }

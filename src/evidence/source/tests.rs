@@ -1835,3 +1835,49 @@ fn an_administrations_system_call_is_the_control_path() {
         ]
     );
 }
+
+#[test]
+fn a_store_after_a_test_of_the_same_is_made_only_on_a_change() {
+    // __blk_mq_tag_busy() tests the bit before it sets it ("it avoids
+    // dirtying the cacheline"); wb_io_lists_populated() asks a helper
+    // named for the bit; busy polling stores the NAPI id only when it
+    // differs; an `if` that leaves on the test comes first. A store with
+    // no test, a test of another bit or a value made from the member
+    // itself stores every time.
+    let code = "void busy(struct napi_struct *n, struct sk_buff *skb)\n{\n\
+        \tif (test_bit(ACTIVE, &n->state) || test_and_set_bit(ACTIVE, &n->state))\n\t\treturn;\n}\n\
+        void populated(struct napi_struct *n)\n{\n\
+        \tif (napi_has_dirty_io(n))\n\t\treturn;\n\tset_bit(NAPI_has_dirty_io, &n->flags);\n}\n\
+        void mark(struct napi_struct *n, struct sk_buff *skb)\n{\n\
+        \tif (READ_ONCE(n->napi_id) != skb->napi_id)\n\t\tWRITE_ONCE(n->napi_id, skb->napi_id);\n\
+        \tif (!n->armed)\n\t\tn->armed = true;\n\tif (n->mask & BUSY)\n\t\treturn;\n\
+        \tn->mask |= BUSY;\n}\n\
+        void blind(struct napi_struct *n, struct sk_buff *skb)\n{\n\
+        \tif (test_bit(OTHER, &n->state))\n\t\tset_bit(ACTIVE, &n->state);\n\
+        \tWRITE_ONCE(n->napi_id, skb->napi_id);\n\tif (n->weight)\n\t\tn->weight = n->weight * 2;\n\
+        \tif (n->armed)\n\t\tn->count = 0;\n}\n";
+    let ds = read_net(code, "dev.c");
+    let tested = |path: &str, function: &str| {
+        let writes: Vec<&Write> = ds
+            .iter()
+            .filter(|d| d.path == path && d.function.as_deref() == Some(function))
+            .filter_map(|d| match &d.said {
+                Said::Written(w, _) => Some(w),
+                _ => None,
+            })
+            .collect();
+        match &writes[..] {
+            [w] => matches!(w, Write::Tested(_)),
+            other => panic!("{path} in {function}: {other:?}"),
+        }
+    };
+    assert!(tested("state", "busy"));
+    assert!(tested("flags", "populated"));
+    assert!(tested("napi_id", "mark"));
+    assert!(tested("armed", "mark"));
+    assert!(tested("mask", "mark"));
+    assert!(!tested("state", "blind"));
+    assert!(!tested("napi_id", "blind"));
+    assert!(!tested("weight", "blind"));
+    assert!(!tested("count", "blind"));
+}

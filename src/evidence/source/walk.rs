@@ -17,6 +17,7 @@ use super::{Bodies, Declaration, Held, Role, Said, Types, Wanted, Write};
 mod calls;
 mod macros;
 mod needless;
+mod on_change;
 
 /// The writes and lock uses in the function bodies of `text` about the
 /// members of `types`, the lock wrappers among them, the calls made and
@@ -648,10 +649,17 @@ impl<'a> Function<'a> {
             "call_expression" if self.call(node, out) => return,
             "assignment_expression" => {
                 if let Some(left) = node.child_by_field_name("left") {
-                    self.written(left, Write::Assign, out);
-                    let plain = node
-                        .child_by_field_name("operator")
-                        .is_some_and(|o| self.of(o) == "=");
+                    let op = node.child_by_field_name("operator").map(|o| self.of(o));
+                    // `x->on = true`, `x->flags |= F`: made only on a
+                    // change when a test of the same comes first.
+                    let write = match (op, node.child_by_field_name("right")) {
+                        (Some("=" | "|=" | "&="), Some(right)) => {
+                            self.on_change(left, on_change::Stored::Value(right), Write::Assign)
+                        }
+                        _ => Write::Assign,
+                    };
+                    self.written(left, write, out);
+                    let plain = op == Some("=");
                     if plain
                         && !self.types.is_empty()
                         && let Some(right) = node.child_by_field_name("right")

@@ -6,6 +6,7 @@
 
 use tree_sitter::Node;
 
+use super::on_change::Stored;
 use super::{Function, leaves_after, strip_address, strip_parentheses};
 use crate::evidence::source::callers::Call;
 use crate::evidence::source::reach::dispatcher_of_argument;
@@ -244,8 +245,19 @@ impl Function<'_> {
                     (false, true) => Write::Publish(name.to_owned()),
                     (false, false) => Write::Atomic(name.to_owned()),
                 };
+                // What it stores, for a test of the same before it: the
+                // bit of a bit operation, the value of an `atomic_set`.
+                let stored = match (is_bitop(name), name.ends_with("_set")) {
+                    (true, _) => args.first().map(|nr| Stored::Bit(*nr)),
+                    (false, true) => args.get(1).map(|v| Stored::Value(*v)),
+                    _ => None,
+                };
                 for arg in self.addresses(&args) {
-                    self.written(arg, write.clone(), out);
+                    let write = match stored {
+                        Some(stored) => self.on_change(arg, stored, write.clone()),
+                        None => write.clone(),
+                    };
+                    self.written(arg, write, out);
                 }
                 None
             }
@@ -261,6 +273,10 @@ impl Function<'_> {
         if let Some((at, write)) = write
             && let Some(arg) = args.get(at)
         {
+            let write = match args.get(at + 1) {
+                Some(value) => self.on_change(*arg, Stored::Value(*value), write),
+                None => write,
+            };
             self.written(*arg, write, out);
         }
         false

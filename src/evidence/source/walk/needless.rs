@@ -328,7 +328,7 @@ fn stored(target: Node<'_>, value: Node<'_>, text: &str) -> Option<Store> {
 }
 
 /// `value` without parentheses, casts and a `READ_ONCE()` around it.
-fn unwrap_value<'t>(value: Node<'t>, text: &str) -> Node<'t> {
+pub(super) fn unwrap_value<'t>(value: Node<'t>, text: &str) -> Node<'t> {
     let mut v = value;
     for _ in 0..16 {
         let next = match v.kind() {
@@ -355,7 +355,7 @@ fn unwrap_value<'t>(value: Node<'t>, text: &str) -> Node<'t> {
 /// macros and enumerators (no lowercase letter), `true`, `false`, `NULL`,
 /// `sizeof` and the words of a cast (`(unsigned long)-1`, `~0UL`,
 /// `BIT(PG_workingset)`, `TASK_RUNNING`)?
-fn is_constant(text: &str) -> bool {
+pub(super) fn is_constant(text: &str) -> bool {
     const WORDS: [&str; 17] = [
         "true", "false", "NULL", "sizeof", "unsigned", "signed", "long", "int", "short", "char",
         "u8", "u16", "u32", "u64", "s32", "s64", "bool",
@@ -615,7 +615,7 @@ fn either<'t>(cond: Node<'t>, text: &str) -> Vec<Node<'t>> {
 }
 
 /// `e` without the parentheses around it.
-fn bare(e: Node<'_>) -> Node<'_> {
+pub(super) fn bare(e: Node<'_>) -> Node<'_> {
     let mut e = e;
     while e.kind() == "parenthesized_expression"
         && let Some(inner) = e.named_child(0)
@@ -626,14 +626,14 @@ fn bare(e: Node<'_>) -> Node<'_> {
 }
 
 /// A binary expression's operator.
-fn op_of<'t>(e: Node<'_>, text: &'t str) -> Option<&'t str> {
+pub(super) fn op_of<'t>(e: Node<'_>, text: &'t str) -> Option<&'t str> {
     e.child_by_field_name("operator")
         .map(|o| &text[o.byte_range()])
 }
 
 /// Does statement `s` leave the loop (`goto out;`, `return x;`,
 /// `break;`, or a block that does so first)?
-fn leaves(s: Node<'_>) -> bool {
+pub(super) fn leaves(s: Node<'_>) -> bool {
     match s.kind() {
         "goto_statement" | "return_statement" | "break_statement" => true,
         "compound_statement" => s.named_child(0).is_some_and(leaves),
@@ -654,7 +654,7 @@ fn adds(value: Node<'_>, old: &str, text: &str) -> bool {
 }
 
 /// The body of the function `at` is in.
-fn function_body(at: Node<'_>) -> Option<Node<'_>> {
+pub(super) fn function_body(at: Node<'_>) -> Option<Node<'_>> {
     let mut up = at.parent();
     let mut last = at;
     while let Some(n) = up {
@@ -671,7 +671,7 @@ fn function_body(at: Node<'_>) -> Option<Node<'_>> {
 /// The variables given a value that reads `want` before `at` in `body`
 /// (`old = READ_ONCE(x->f)`), or a whole member enclosing it (`special =
 /// t->rcu_read_unlock_special` for `t->rcu_read_unlock_special.s`).
-fn copies_of(body: Node<'_>, at: Node<'_>, want: &str, text: &str) -> Vec<String> {
+pub(super) fn copies_of(body: Node<'_>, at: Node<'_>, want: &str, text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![body];
     while let Some(n) = stack.pop() {
@@ -709,7 +709,12 @@ fn copies_of(body: Node<'_>, at: Node<'_>, want: &str, text: &str) -> Vec<String
 
 /// Does `node` hold a call whose name `pick` takes with `object` (or a
 /// member of it, `&object->m`) among its arguments?
-fn calls_on(node: Node<'_>, object: &str, text: &str, pick: impl Fn(&str) -> bool) -> bool {
+pub(super) fn calls_on(
+    node: Node<'_>,
+    object: &str,
+    text: &str,
+    pick: impl Fn(&str) -> bool,
+) -> bool {
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
         if n.kind() == "call_expression"
@@ -742,15 +747,14 @@ fn takes_the_line(name: &str) -> bool {
 }
 
 /// Does node `outer` contain node `inner`?
-fn contains(outer: Node<'_>, inner: Node<'_>) -> bool {
+pub(super) fn contains(outer: Node<'_>, inner: Node<'_>) -> bool {
     outer.start_byte() <= inner.start_byte() && inner.end_byte() <= outer.end_byte()
 }
 
-/// `text` without white space: `sk -> sk_napi_id` is `sk->sk_napi_id`.
 /// The last word of expression `text` (`f` of `folio->flags.f`, `i` of
 /// `x->a[i]`, empty when it has none): whatever text names the
 /// expression, whitespace and all, has it.
-fn last_word(text: &str) -> &str {
+pub(super) fn last_word(text: &str) -> &str {
     let word = |c: char| c.is_alphanumeric() || c == '_';
     text.trim_end_matches(|c: char| !word(c))
         .rsplit(|c: char| !word(c))
@@ -758,7 +762,8 @@ fn last_word(text: &str) -> &str {
         .unwrap_or("")
 }
 
-fn squeeze(text: &str) -> String {
+/// `text` without white space: `sk -> sk_napi_id` is `sk->sk_napi_id`.
+pub(super) fn squeeze(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 

@@ -1,0 +1,176 @@
+//! Stores made only on a change ([`Write::Tested`]): a member set after
+//! a test of it found another value (`if (!test_bit(n, &x->f))
+//! set_bit(n, &x->f)`, `test_bit(n, &x->f) || test_and_set_bit(n,
+//! &x->f)`, `if (x->f != v) WRITE_ONCE(x->f, v)`, `if (!x->on) x->on =
+//! true`). Such a store takes the line exclusive when the value changes,
+//! not on every pass: the kernel writes it so on purpose ("calling
+//! test_bit() prior to test_and_set_bit() is intentional, it avoids
+//! dirtying the cacheline", `__blk_mq_tag_busy()`), and its member is
+//! read on the fast path, not written there.
+
+use tree_sitter::Node;
+
+use super::needless::{
+    bare, calls_on, contains, copies_of, function_body, is_constant, leaves, op_of, squeeze,
+    unwrap_value,
+};
+use super::{Function, strip_address};
+use crate::evidence::source::Write;
+
+/// What a store puts in its member.
+#[derive(Clone, Copy)]
+pub(super) enum Stored<'t> {
+    /// A value (`=`, `WRITE_ONCE`, a release store).
+    Value(Node<'t>),
+    /// A bit, by its number (`set_bit(nr, addr)`, `test_and_clear_bit`).
+    Bit(Node<'t>),
+}
+
+impl Function<'_> {
+    /// `write` of member `target`, storing `stored`: [`Write::Tested`]
+    /// when a test of the same member and value comes first (see this
+    /// module), else as it is.
+    pub(super) fn on_change(&self, target: Node<'_>, stored: Stored<'_>, write: Write) -> Write {
+        let target = strip_address(target);
+        let through = target.kind() == "field_expression" && self.of(target).contains("->");
+        match through && self.changes_only(target, stored) {
+            true => Write::Tested(Box::new(write)),
+            false => write,
+        }
+    }
+
+    /// Does a test of member `at` for the value `stored` come first: the
+    /// condition of an `if` (or `?:`, `while`) around it, the left side of
+    /// a `||` or `&&` whose right side stores, or an `if` before it that
+    /// leaves when the test says so?
+    fn changes_only(&self, at: Node<'_>, stored: Stored<'_>) -> bool {
+        let want = squeeze(self.of(at));
+        let Some(body) = function_body(at) else {
+            return false;
+        };
+        // A value made from the member itself (`x->n = x->n * 2`) changes
+        // it every time.
+        if let Stored::Value(v) = stored
+            && squeeze(self.of(v)).contains(&want)
+        {
+            return false;
+        }
+        let copies = copies_of(body, at, &want, self.text);
+        let object = want.rsplit_once("->").map(|(o, _)| o.to_owned());
+        let tests = |cond: Node<'_>| self.tests(cond, &want, &copies, object.as_deref(), stored);
+        let mut child = at;
+        let mut up = at.parent();
+        while let Some(n) = up {
+            if n.id() == body.id() || n.kind() == "function_definition" {
+                break;
+            }
+            let test = match n.kind() {
+                "if_statement" | "while_statement" | "conditional_expression" => n
+                    .child_by_field_name("condition")
+                    .filter(|c| !contains(*c, at)),
+                "binary_expression" if matches!(op_of(n, self.text), Some("||" | "&&")) => n
+                    .child_by_field_name("right")
+                    .filter(|r| contains(*r, at))
+                    .and_then(|_| n.child_by_field_name("left")),
+                _ => None,
+            };
+            if test.is_some_and(tests) {
+                return true;
+            }
+            if n.kind() == "compound_statement" && before_leaving(n, child).any(tests) {
+                return true;
+            }
+            child = n;
+            up = n.parent();
+        }
+        before_leaving(body, child).any(tests)
+    }
+
+    /// Does condition `cond` test member `want` (or a variable read from
+    /// it, one of `copies`) for the value `stored`: any test of it before
+    /// a constant is stored; a test naming the value stored too
+    /// (`x->f != v`), or the bit (`test_bit(nr, &x->f)`); or a test helper
+    /// of the object named for the bit (`wb_has_dirty_io(wb)` before
+    /// `set_bit(WB_has_dirty_io, &wb->state)`)?
+    fn tests(
+        &self,
+        cond: Node<'_>,
+        want: &str,
+        copies: &[String],
+        object: Option<&str>,
+        stored: Stored<'_>,
+    ) -> bool {
+        let text = &self.text[cond.byte_range()];
+        let squeezed = squeeze(text);
+        let names_member = squeezed.contains(want)
+            || (!copies.is_empty()
+                && crate::csource::tokens(text)
+                    .iter()
+                    .any(|t| copies.contains(t)));
+        match stored {
+            Stored::Value(v) => {
+                let value = self.of(unwrap_value(v, self.text));
+                names_member && (is_constant(value) || squeezed.contains(&squeeze(value)))
+            }
+            Stored::Bit(nr) => {
+                let nr = squeeze(self.of(nr));
+                (names_member && squeezed.contains(&nr))
+                    || object.is_some_and(|o| {
+                        let stem = bit_stem(&nr);
+                        !stem.is_empty()
+                            && calls_on(cond, o, self.text, |name| {
+                                name.to_ascii_lowercase().contains(&stem)
+                            })
+                    })
+            }
+        }
+    }
+}
+
+/// The conditions of the `if` statements of `block` before its child
+/// `child` that leave when taken (`if (test_bit(n, &x->f)) return;`):
+/// past them, the test found another value.
+fn before_leaving<'t>(block: Node<'t>, child: Node<'t>) -> impl Iterator<Item = Node<'t>> {
+    let mut cursor = block.walk();
+    let earlier: Vec<Node<'t>> = block
+        .named_children(&mut cursor)
+        .take_while(|s| s.id() != child.id() && s.end_byte() <= child.start_byte())
+        .collect();
+    earlier.into_iter().filter_map(|s| {
+        let leaving = s.kind() == "if_statement"
+            && s.child_by_field_name("alternative").is_none()
+            && s.child_by_field_name("consequence").is_some_and(leaves);
+        leaving
+            .then(|| s.child_by_field_name("condition").map(bare))
+            .flatten()
+    })
+}
+
+/// A bit's name as a helper testing it spells it: `has_dirty_io` of
+/// `WB_has_dirty_io`, `referenced` of `PG_referenced`; empty for a bit
+/// with no prefix or a number.
+fn bit_stem(nr: &str) -> String {
+    match nr.split_once('_') {
+        Some((_, rest))
+            if rest.len() >= 4 && rest.chars().all(|c| c.is_alphanumeric() || c == '_') =>
+        {
+            rest.to_ascii_lowercase()
+        }
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bit_stem;
+
+    #[test]
+    fn a_bits_stem_is_its_name_past_the_prefix() {
+        assert_eq!(bit_stem("WB_has_dirty_io"), "has_dirty_io");
+        assert_eq!(bit_stem("PG_referenced"), "referenced");
+        assert_eq!(bit_stem("BLK_MQ_S_TAG_ACTIVE"), "mq_s_tag_active");
+        assert_eq!(bit_stem("nr"), "");
+        assert_eq!(bit_stem("X_on"), "");
+        assert_eq!(bit_stem("X_a+1"), "");
+    }
+}
