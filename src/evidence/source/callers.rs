@@ -39,6 +39,10 @@ pub(crate) struct Call {
     /// paths only: heat and the hot paths of needless stores do not
     /// follow it (a poll function's error branch would rank as hot).
     pub(crate) dispatched: bool,
+    /// Made in code its function marks as rare (an `if (unlikely(...))`
+    /// branch, past an `if (likely(...))` that leaves: see the walker):
+    /// for reach and heat, no fast path goes through it.
+    pub(crate) rare: bool,
 }
 
 impl Call {
@@ -53,6 +57,7 @@ impl Call {
             control: false,
             pointer: false,
             dispatched: false,
+            rare: false,
         }
     }
 
@@ -67,6 +72,7 @@ impl Call {
             control: false,
             pointer: true,
             dispatched: true,
+            rare: false,
         }
     }
 }
@@ -284,6 +290,7 @@ mod tests {
             control: false,
             pointer: false,
             dispatched: false,
+            rare: false,
         }
     }
 

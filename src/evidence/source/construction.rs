@@ -82,6 +82,7 @@ mod tests {
             control: false,
             pointer: false,
             dispatched: false,
+            rare: false,
         }
     }
 

@@ -70,6 +70,7 @@ mod tests {
             control,
             pointer,
             dispatched: false,
+            rare: false,
         }
     }
 

@@ -237,14 +237,20 @@ pub(super) fn path(reached: &HashMap<String, Reached>, function: &str) -> Vec<St
 
 /// Per caller, the functions it calls in `calls`, the control path's
 /// left out (an ioctl or a netlink handler is no fast path, whoever calls
-/// it), and so are a failure's handlers (the page fault's oops, page
-/// reclaim's `handle_write_error()`: see [`is_failure`]), and the ops
-/// tables' dispatches unless `dispatched`.
+/// it), and so are calls in code marked rare (`if (unlikely(...))`), a
+/// failure's handlers (the page fault's oops, page reclaim's
+/// `handle_write_error()`: see [`is_failure`]), and the ops tables'
+/// dispatches unless `dispatched`.
 fn callees(calls: &[Call], dispatched: bool) -> HashMap<&str, Vec<&str>> {
     let mut callees: HashMap<&str, Vec<&str>> = HashMap::new();
     for c in calls
         .iter()
-        .filter(|c| !c.control && (dispatched || !c.dispatched) && !is_failure(spelled(&c.callee)))
+        .filter(|c| {
+            !c.control
+                && !c.rare
+                && (dispatched || !c.dispatched)
+                && !is_failure(spelled(&c.callee))
+        })
     {
         callees.entry(&c.caller).or_default().push(&c.callee);
     }
@@ -340,15 +346,15 @@ pub(super) fn reached(calls: &[Call], syscalls: &HashSet<String>) -> HashMap<Str
 }
 
 /// Per function called in `calls`, how many distinct functions call it,
-/// the control path's and pointers' left out, and how many of those
-/// `reached` has (a fast entry point reaches them).
+/// the control path's, pointers' and calls in code marked rare left out,
+/// and how many of those `reached` has (a fast entry point reaches them).
 pub(super) fn callers<'c>(
     calls: &'c [Call],
     reached: &HashMap<String, Reached>,
 ) -> HashMap<&'c str, (usize, usize)> {
     let mut pairs: Vec<(&str, &str)> = calls
         .iter()
-        .filter(|c| c.caller != c.callee && !c.control && !c.pointer)
+        .filter(|c| c.caller != c.callee && !c.control && !c.pointer && !c.rare)
         .map(|c| (c.callee.as_str(), c.caller.as_str()))
         .collect();
     pairs.sort_unstable();
@@ -421,9 +427,15 @@ mod tests {
             call("page_fault_oops", "oops_begin"),
             call("oops_begin", "tracing_off"),
             call("__schedule", "__schedule_bug"),
+            // In an `if (unlikely(...))` branch: no fast path.
+            Call {
+                rare: true,
+                ..call("sys_brk", "brk_slow")
+            },
         ];
         let syscalls: HashSet<String> = ["sys_brk".to_owned(), "sys_x".to_owned()].into();
         let r = reached(&calls, &syscalls);
+        assert!(!r.contains_key("brk_slow"));
         let mut twice = calls.to_vec();
         twice.push(call("sys_brk", "context_switch"));
         twice.push(call("sys_brk", "context_switch"));

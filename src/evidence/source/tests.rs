@@ -1101,6 +1101,39 @@ fn a_store_in_a_branch_the_code_marks_rare_is_no_needless_store() {
         \t\tWRITE_ONCE(t->blocked, true);\n\t}\n\tif (likely(t->ok))\n\t\tt->hits = 1;\n\
         \telse\n\t\tt->m = 0;\n}\n";
     assert_eq!(needless(code, &["s"]), ["exit_rcu: s.hits Constant = 1"]);
+    // check_fully_established(): once the subflow is established, the
+    // likely() branch leaves; what follows runs once per connection. A
+    // label the fast branch jumps to is its path again.
+    let code = "bool check(struct s *t, struct o *opt)
+{
+	if (likely(t->established)) {
+        		if (opt->ack)
+			send(t);
+		goto notify;
+	}
+	if (opt->deny)
+        		WRITE_ONCE(t->deny, true);
+	complete(t);
+notify:
+	t->notified = 1;
+        	return true;
+}
+";
+    assert_eq!(needless(code, &["s"]), ["check: s.notified Constant = 1"]);
+    let got = functions(
+        code,
+        Path::new("n.c"),
+        Wanted::Only(&[]),
+        &NoTypes,
+        &Wrappers::default(),
+    );
+    let rare: Vec<(&str, bool)> = got
+        .calls
+        .iter()
+        .filter(|c| matches!(c.callee.as_str(), "send" | "complete"))
+        .map(|c| (c.callee.as_str(), c.rare))
+        .collect();
+    assert_eq!(rare, [("send", false), ("complete", true)]);
 }
 
 #[test]

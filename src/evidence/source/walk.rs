@@ -18,6 +18,7 @@ mod calls;
 mod macros;
 mod needless;
 mod on_change;
+mod rare;
 
 /// The writes and lock uses in the function bodies of `text` about the
 /// members of `types`, the lock wrappers among them, the calls made and
@@ -724,6 +725,7 @@ impl<'a> Function<'a> {
                         control: self.control,
                         pointer: true,
                         dispatched: false,
+                        rare: false,
                     });
                 }
             }

@@ -7,6 +7,7 @@
 use tree_sitter::Node;
 
 use super::on_change::Stored;
+use super::rare::in_rare_branch;
 use super::{Function, leaves_after, strip_address, strip_parentheses};
 use crate::evidence::source::callers::Call;
 use crate::evidence::source::reach::dispatcher_of_argument;
@@ -67,6 +68,7 @@ impl Function<'_> {
                 control: self.control,
                 pointer: false,
                 dispatched: false,
+                rare: in_rare_branch(node, self.text),
             });
         }
         // `INIT_WORK(&w, f)`: `f` may be a function, called through the
@@ -88,6 +90,7 @@ impl Function<'_> {
                         control: self.control,
                         pointer: false,
                         dispatched: false,
+                        rare: false,
                     })
                 }
                 true => {}
@@ -115,6 +118,7 @@ impl Function<'_> {
                     control: self.control,
                     pointer: true,
                     dispatched: false,
+                    rare: false,
                 });
             }
         }

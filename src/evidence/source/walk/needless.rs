@@ -8,6 +8,7 @@
 
 use tree_sitter::Node;
 
+use super::rare::in_rare_branch;
 use super::{Function, access, strip_address};
 use crate::evidence::source::vocabulary::is_atomic_write;
 use crate::evidence::source::{Declaration, Needless, Role, Said, Store};
@@ -267,35 +268,6 @@ impl Function<'_> {
         }
         false
     }
-}
-
-/// Is `at` in a branch its code marks as rare: the body of `if
-/// (unlikely(...))` or the `else` of `if (likely(...))` (`exit_rcu()`'s
-/// repair of a task that exits inside an RCU read-side section)?
-fn in_rare_branch(at: Node<'_>, text: &str) -> bool {
-    let mut up = at.parent();
-    while let Some(n) = up {
-        if n.kind() == "function_definition" {
-            return false;
-        }
-        if n.kind() == "if_statement"
-            && let Some(cond) = n.child_by_field_name("condition")
-        {
-            let said = text[cond.byte_range()]
-                .trim_start_matches(|c: char| c == '(' || c.is_whitespace())
-                .to_owned();
-            let rare = match (said.starts_with("unlikely("), said.starts_with("likely(")) {
-                (true, _) => n.child_by_field_name("consequence"),
-                (_, true) => n.child_by_field_name("alternative"),
-                _ => None,
-            };
-            if rare.is_some_and(|r| contains(r, at)) {
-                return true;
-            }
-        }
-        up = n.parent();
-    }
-    false
 }
 
 /// Is the value of the call `call` used: anything but a statement of its
@@ -633,7 +605,7 @@ pub(super) fn op_of<'t>(e: Node<'_>, text: &'t str) -> Option<&'t str> {
 
 /// Does statement `s` leave the loop (`goto out;`, `return x;`,
 /// `break;`, or a block that does so first)?
-pub(super) fn leaves(s: Node<'_>) -> bool {
+fn leaves(s: Node<'_>) -> bool {
     match s.kind() {
         "goto_statement" | "return_statement" | "break_statement" => true,
         "compound_statement" => s.named_child(0).is_some_and(leaves),

@@ -11,10 +11,9 @@
 use tree_sitter::Node;
 
 use super::needless::{
-    bare, calls_on, contains, copies_of, function_body, is_constant, leaves, op_of, squeeze,
-    unwrap_value,
+    bare, calls_on, contains, copies_of, function_body, is_constant, op_of, squeeze, unwrap_value,
 };
-use super::{Function, strip_address};
+use super::{Function, leaves, strip_address};
 use crate::evidence::source::Write;
 
 /// What a store puts in its member.
