@@ -26,7 +26,7 @@ use crate::analysis::draft_types::{
 use crate::analysis::samples::Placed;
 use crate::evidence::source::{Declaration, Role, Said};
 use crate::path::within;
-use member_heat::heat;
+use member_heat::{heat, write_heat};
 use perf_verdict::measured;
 use source_verdict::{declared, remotely_read};
 use type_verdict::inferred;
@@ -310,6 +310,7 @@ fn field(
         evidence,
         conflicts,
         heat: heat.map(|(h, _)| h),
+        write_heat: write_heat(facts, m),
     }
 }
 
@@ -882,6 +883,11 @@ mod tests {
         let field = |p: &str| d.ty.fields.iter().find(|f| f.path == p).unwrap();
         // get() alone: its callers reach it from no fast entry point.
         assert_eq!(field("refcnt").heat, Some(1));
+        // Stored by get() alone too; by tick() alone, which the
+        // scheduler reaches with 2 of its callers; never.
+        assert_eq!(field("refcnt").write_heat, Some(1));
+        assert_eq!(field("state").write_heat, Some(6));
+        assert_eq!(field("cold").write_heat, None);
         // (1 + 2) * 2 for tick, 1 for peek.
         assert_eq!(field("state").heat, Some(7));
         assert_eq!(field("cold").heat, None);

@@ -308,6 +308,7 @@ pub(crate) fn merge(report: &mut DraftReport, drafted: Vec<(String, Drafted)>) {
                 evidence,
                 conflicts: Vec::new(),
                 heat: None,
+                write_heat: None,
             }],
         });
     }
@@ -325,6 +326,7 @@ fn add_evidence(to: &mut Vec<Evidence>, more: Vec<Evidence>) {
 fn merge_field(f: &mut DraftField, other: DraftField, config: &str) {
     add_evidence(&mut f.evidence, other.evidence);
     f.heat = f.heat.max(other.heat);
+    f.write_heat = f.write_heat.max(other.write_heat);
     for c in other.conflicts {
         if !f.conflicts.contains(&c) {
             f.conflicts.push(c);

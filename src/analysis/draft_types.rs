@@ -99,6 +99,9 @@ pub struct DraftField {
     pub conflicts: Vec<String>,
     /// How hot it is (see `[heat]` in the rules), when anything says.
     pub heat: Option<u64>,
+    /// How hot its fast-path stores are (the heat of the functions
+    /// storing to it), when any does.
+    pub write_heat: Option<u64>,
 }
 
 /// A drafted struct.

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::{Facts, MemberFacts, about, not_counted};
-use crate::evidence::source::Said;
+use crate::evidence::source::{Said, Write};
 use crate::path::within;
 
 /// Entry points named in a heat's evidence, at most.
@@ -21,26 +21,13 @@ const MAX_ENTRIES_LISTED: usize = 3;
 /// system call, is no hotter for them); without a source tree, perf's
 /// samples on it.
 pub(super) fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> {
-    // Per function: the entry point reaching it, and its callers (all,
-    // and those an entry point reaches).
-    let mut functions: BTreeMap<&str, (Option<&str>, usize, usize)> = BTreeMap::new();
-    for d in facts
-        .declarations
-        .iter()
-        .filter(|d| about(d, &facts.ty, &m.path))
-    {
-        let touches = matches!(
-            d.said,
+    let touches = |said: &Said| {
+        matches!(
+            said,
             Said::Written(..) | Said::Read { .. } | Said::Locked(_)
-        );
-        if let (true, None, Some(f)) = (touches, not_counted(d), &d.function) {
-            let (entry, callers, hot) = functions.entry(f).or_default();
-            if entry.is_none() {
-                *entry = d.entry.as_deref();
-            }
-            (*callers, *hot) = (d.callers, d.hot_callers);
-        }
-    }
+        )
+    };
+    let functions = touching(facts, m, touches);
     if !functions.is_empty() {
         let entries: BTreeSet<&str> = functions.values().filter_map(|(e, ..)| *e).collect();
         let reached = functions.values().filter(|(e, ..)| e.is_some()).count();
@@ -115,6 +102,47 @@ pub(super) fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> 
         let heat = samples.round() as u64;
         (heat, format!("heat {heat}: perf's samples on it"))
     })
+}
+
+/// How hot member `m`'s stores are, how often its line is taken
+/// exclusive: [`heat`] of the functions that store to it on the fast
+/// path, a store made only on a change or once from NULL aside. `None`
+/// when none does. A member every fast path reads and one setup path
+/// writes dirties its line seldom, however hot its reads.
+pub(super) fn write_heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<u64> {
+    let stores = |said: &Said| matches!(said, Said::Written(w, _) if !matches!(w, Write::Tested(_) | Write::Publish(_)));
+    let functions = touching(facts, m, stores);
+    (!functions.is_empty()).then(|| {
+        functions
+            .values()
+            .map(|(e, _, h)| if e.is_some() { 2 * (1 + h) } else { 1 })
+            .sum::<usize>() as u64
+    })
+}
+
+/// Per function whose fast-path declarations about `m` say what `wanted`
+/// takes: the entry point reaching it, and its callers (all, and those
+/// an entry point reaches).
+fn touching<'f>(
+    facts: &'f Facts<'_>,
+    m: &MemberFacts,
+    wanted: impl Fn(&Said) -> bool,
+) -> BTreeMap<&'f str, (Option<&'f str>, usize, usize)> {
+    let mut functions: BTreeMap<&str, (Option<&str>, usize, usize)> = BTreeMap::new();
+    for d in facts
+        .declarations
+        .iter()
+        .filter(|d| about(d, &facts.ty, &m.path))
+    {
+        if let (true, None, Some(f)) = (wanted(&d.said), not_counted(d), &d.function) {
+            let (entry, callers, hot) = functions.entry(f).or_default();
+            if entry.is_none() {
+                *entry = d.entry.as_deref();
+            }
+            (*callers, *hot) = (d.callers, d.hot_callers);
+        }
+    }
+    functions
 }
 
 /// `n` callers, in words.

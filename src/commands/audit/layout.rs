@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::evidence::source::{Declaration, Role, Said, Write};
 use crate::report::ReportFinding;
 use crate::report::audit::LayoutFinding;
-use crate::report::draft::DraftReport;
+use crate::report::draft::{DraftField, DraftReport};
 use crate::rules::Rules;
 use crate::run::{self, Roots, Run};
 
@@ -241,13 +241,26 @@ impl Check {
     }
 }
 
-/// How hot a pair is: the geometric mean of its members' heats. A line
-/// bounces as often as one side's CPUs write while the other's use it,
-/// so a writer that is seldom written beside a member read everywhere
-/// (`kvm_vcpu.mode` beside `kvm`) is no hotter than its writes; a member
-/// nothing says is hot makes the pair cold.
+/// How hot a pair is: the geometric mean of its members' heats, a
+/// lockless writer's by its stores alone. A line bounces as often as
+/// one side's CPUs write while the other's use it, so a writer that is
+/// seldom written beside a member read everywhere (`kvm_vcpu.mode`
+/// beside `kvm`) is no hotter than its writes, and a flags word every
+/// path tests and a device's setup sets (`address_space.flags`) no
+/// hotter than its stores; a member nothing says is hot makes the pair
+/// cold.
 fn pair_heat(a: Option<u64>, b: Option<u64>) -> u64 {
     a.unwrap_or(0).saturating_mul(b.unwrap_or(0)).isqrt()
+}
+
+/// The heat of member `d` of class `class` in a pair: a lockless
+/// writer's by its stores (how often it takes the line), any other's
+/// by all its uses.
+fn side_heat(d: &DraftField, class: &str) -> Option<u64> {
+    match class {
+        "lockless-write" => d.write_heat,
+        _ => d.heat,
+    }
 }
 
 /// Whether direct member `member` of struct `ty` is a reference count,
@@ -385,8 +398,8 @@ fn add_pair(
         }
     };
     let heat = pair_heat(
-        field(&f.a.path).and_then(|d| d.heat),
-        field(&f.b.path).and_then(|d| d.heat),
+        field(&f.a.path).and_then(|d| side_heat(d, &f.a.class)),
+        field(&f.b.path).and_then(|d| side_heat(d, &f.b.class)),
     );
     let mut evidence = Vec::new();
     for side in [&f.a, &f.b] {
@@ -492,6 +505,23 @@ mod tests {
         assert_eq!(pair_heat(Some(98), Some(708)), 263);
         assert_eq!(pair_heat(None, Some(534)), 0);
         assert_eq!(pair_heat(Some(u64::MAX), Some(u64::MAX)), u32::MAX as u64);
+        // 7.3's address_space.flags: tested on 200 paths, set by setup.
+        let flags = DraftField {
+            path: "flags".into(),
+            rule: None,
+            mark: None,
+            evidence: Vec::new(),
+            conflicts: Vec::new(),
+            heat: Some(200),
+            write_heat: Some(3),
+        };
+        assert_eq!(side_heat(&flags, "lockless-write"), Some(3));
+        assert_eq!(side_heat(&flags, "hot-read"), Some(200));
+        let never = DraftField {
+            write_heat: None,
+            ..flags
+        };
+        assert_eq!(side_heat(&never, "lockless-write"), None);
     }
 
     #[test]

@@ -43,6 +43,12 @@ pub(crate) struct Call {
     /// branch, past an `if (likely(...))` that leaves: see the walker):
     /// for reach and heat, no fast path goes through it.
     pub(crate) rare: bool,
+    /// The call's line in its caller's file (1-based; 0 for no call
+    /// written there: a pointer's, a dispatch).
+    pub(crate) line: u32,
+    /// Its caller's file, by its index in the graph's files (see
+    /// [`super::graph::Graph::files`]).
+    pub(crate) file: u32,
 }
 
 impl Call {
@@ -58,6 +64,8 @@ impl Call {
             pointer: false,
             dispatched: false,
             rare: false,
+            line: 0,
+            file: 0,
         }
     }
 
@@ -73,6 +81,8 @@ impl Call {
             pointer: true,
             dispatched: true,
             rare: false,
+            line: 0,
+            file: 0,
         }
     }
 }
@@ -291,6 +301,8 @@ mod tests {
             pointer: false,
             dispatched: false,
             rare: false,
+            line: 0,
+            file: 0,
         }
     }
 

@@ -83,6 +83,8 @@ mod tests {
             pointer: false,
             dispatched: false,
             rare: false,
+            line: 0,
+            file: 0,
         }
     }
 

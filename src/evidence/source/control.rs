@@ -71,6 +71,8 @@ mod tests {
             pointer,
             dispatched: false,
             rare: false,
+            line: 0,
+            file: 0,
         }
     }
 

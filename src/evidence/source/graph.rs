@@ -21,6 +21,7 @@ pub(super) struct Walked {
     pub(super) external: Vec<String>,
     pub(super) named: Vec<String>,
     pub(super) syscalls: Vec<String>,
+    pub(super) one_liners: Vec<String>,
 }
 
 impl Walked {
@@ -32,6 +33,7 @@ impl Walked {
             external: bodies.external,
             named: bodies.named,
             syscalls: bodies.syscalls,
+            one_liners: bodies.one_liners,
         }
     }
 }
@@ -48,6 +50,11 @@ pub(super) struct Graph {
     pub(super) own: Own,
     /// The system calls' bodies (`sys_brk` of `SYSCALL_DEFINE1(brk, ..)`).
     pub(super) syscalls: HashSet<String>,
+    /// The files added, in order: a call's [`Call::file`] indexes it.
+    pub(super) files: Vec<PathBuf>,
+    /// The functions whose body is one expression (see
+    /// [`Bodies::one_liners`]), a file's own named with their file.
+    pub(super) one_liners: HashSet<String>,
 }
 
 impl Graph {
@@ -61,7 +68,13 @@ impl Graph {
             external,
             named,
             syscalls,
+            mut one_liners,
         } = walked;
+        let index = u32::try_from(self.files.len()).unwrap_or(u32::MAX);
+        self.files.push(file.to_owned());
+        for c in &mut calls {
+            c.file = index;
+        }
         // A header's `static inline` is every includer's: theirs to call
         // by its name.
         if !super::is_header(file) {
@@ -79,6 +92,11 @@ impl Graph {
                         }
                     }
                 }
+                for name in &mut one_liners {
+                    if own.contains(name.as_str()) {
+                        *name = with_file(name, file);
+                    }
+                }
                 for n in own {
                     self.own
                         .entry(n.to_owned())
@@ -88,6 +106,7 @@ impl Graph {
             }
         }
         self.calls.append(&mut calls);
+        self.one_liners.extend(one_liners);
         self.named.extend(named);
         self.syscalls.extend(syscalls);
     }
@@ -130,6 +149,7 @@ mod tests {
             external: external.iter().map(|s| s.to_string()).collect(),
             named: Vec::new(),
             syscalls: Vec::new(),
+            one_liners: Vec::new(),
         }
     }
 

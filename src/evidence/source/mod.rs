@@ -34,6 +34,7 @@ mod members;
 mod placement;
 mod progress;
 mod reach;
+mod setters;
 mod summary;
 mod vocabulary;
 mod walk;
@@ -774,6 +775,10 @@ struct Bodies {
     /// The system calls it defines (`SYSCALL_DEFINE1(brk, ...)`:
     /// `sys_brk`).
     syscalls: Vec<String>,
+    /// Its functions whose body is one expression (`bdev_set_flag()`'s
+    /// `atomic_or(1 << flag, &bdev->__bd_flags);`): a setter, whose
+    /// stores are its callers' (see [`summary`]).
+    one_liners: Vec<String>,
 }
 
 /// [`Bodies`] of C text `text` (the file `file`) about the members of

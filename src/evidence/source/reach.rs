@@ -243,15 +243,9 @@ pub(super) fn path(reached: &HashMap<String, Reached>, function: &str) -> Vec<St
 /// dispatches unless `dispatched`.
 fn callees(calls: &[Call], dispatched: bool) -> HashMap<&str, Vec<&str>> {
     let mut callees: HashMap<&str, Vec<&str>> = HashMap::new();
-    for c in calls
-        .iter()
-        .filter(|c| {
-            !c.control
-                && !c.rare
-                && (dispatched || !c.dispatched)
-                && !is_failure(spelled(&c.callee))
-        })
-    {
+    for c in calls.iter().filter(|c| {
+        !c.control && !c.rare && (dispatched || !c.dispatched) && !is_failure(spelled(&c.callee))
+    }) {
         callees.entry(&c.caller).or_default().push(&c.callee);
     }
     callees
@@ -430,6 +424,8 @@ mod tests {
             // In an `if (unlikely(...))` branch: no fast path.
             Call {
                 rare: true,
+                line: 0,
+                file: 0,
                 ..call("sys_brk", "brk_slow")
             },
         ];

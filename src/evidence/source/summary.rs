@@ -3,7 +3,8 @@
 //! parameters every caller passes while building or tearing down the
 //! object ([`super::construction`]), the functions only the control path calls
 //! ([`super::control`]), the fast entry point that reaches it and
-//! how many functions call it ([`super::reach`]). Computed once from the
+//! how many functions call it ([`super::reach`]); a setter's stores are
+//! told at its calls ([`super::setters`]). Computed once from the
 //! calls, it serves every struct: the evidence index applies it to each
 //! struct's part.
 
@@ -11,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::callers::{self, Passed, Under};
 use super::graph::Graph;
-use super::{Declaration, Role, Said, construction, control, reach};
+use super::{Declaration, Role, Said, construction, control, reach, setters};
 
 /// Per function, what its callers say of it.
 #[derive(Default)]
@@ -23,6 +24,7 @@ pub(super) struct Summary {
     reached: HashMap<String, reach::Reached>,
     paths: HashMap<String, Vec<reach::NetPath>>,
     callers: HashMap<String, (usize, usize)>,
+    setters: setters::Setters,
     /// The files' own functions, as the graph names them (see
     /// [`super::graph`]).
     own: super::graph::Own,
@@ -48,6 +50,7 @@ impl Summary {
             reached,
             paths,
             callers,
+            setters,
             own,
         } = &mut summary;
         own.clone_from(&graph.own);
@@ -65,16 +68,19 @@ impl Summary {
                     .collect()
             });
             s.spawn(|_| *paths = reach::net_paths(calls));
+            s.spawn(|_| *setters = setters::sites(graph));
         });
         summary
     }
 
-    /// Applies it to declarations: the callers' locks on writes,
+    /// Applies it to declarations: a setter's stores told at its calls,
+    /// the callers' locks on writes,
     /// construction (teardown) on accesses through a built (dying)
     /// parameter, the control
     /// path on accesses in a function only it calls, the entry point
     /// and callers of each function, and the path to a needless store.
-    pub(super) fn apply(&self, declarations: &mut [Declaration]) {
+    pub(super) fn apply(&self, declarations: &mut Vec<Declaration>) {
+        setters::at_call_sites(declarations, &self.setters, &self.own);
         callers::add_callers_locks(declarations, &self.under);
         construction::mark_passed_by_callers(declarations, &self.built, Role::Construction);
         construction::mark_passed_by_callers(declarations, &self.dying, Role::Teardown);

@@ -1914,3 +1914,61 @@ fn a_store_after_a_test_of_the_same_is_made_only_on_a_change() {
     assert!(!tested("weight", "blind"));
     assert!(!tested("count", "blind"));
 }
+
+#[test]
+fn a_setters_store_is_told_where_it_is_called() {
+    // bdev_set_flag() is one line of a header; its stores are made by
+    // an ioctl, a driver's probe, a function building the object, an
+    // error branch and one fast path, each where it calls it. A getter
+    // that takes a reference is no setting: its count stays its own.
+    let header = "static inline void napi_set_flag(struct napi_struct *n, unsigned flag)\n{\n\
+        \tatomic_or(1 << flag, &n->flags);\n}\n\
+        static inline void napi_hold(struct napi_struct *n)\n{\n\trefcount_inc(&n->refs);\n}\n";
+    let code = "static int napi_ioctl(struct net_device *dev, unsigned int cmd, unsigned long arg)\n{\n\
+        \tstruct napi_struct *n = dev->napi;\n\tnapi_set_flag(n, RO);\n\treturn 0;\n}\n\
+        static int foo_probe(struct pci_dev *pdev, const struct pci_device_id *id)\n{\n\
+        \tstruct napi_struct *n = pci_get_drvdata(pdev);\n\tnapi_set_flag(n, PROBED);\n\treturn 0;\n}\n\
+        struct napi_struct *napi_alloc(void)\n{\n\tstruct napi_struct *n = kzalloc(sizeof(*n), GFP_KERNEL);\n\
+        \tnapi_set_flag(n, NEW);\n\treturn n;\n}\n\
+        void napi_rx(struct napi_struct *n, int err)\n{\n\tnapi_hold(n);\n\
+        \tif (unlikely(err))\n\t\tnapi_set_flag(n, ERR);\n\tspin_lock(&n->lock);\n\
+        \tnapi_set_flag(n, SEEN);\n\tspin_unlock(&n->lock);\n}\n";
+    let types = ["napi_struct".to_owned()];
+    let ds = read_all(
+        &[(Path::new("napi.h"), header), (Path::new("dev.c"), code)],
+        &types,
+        &Net,
+    );
+    let stores = |path: &str| -> Vec<(String, usize, Role, usize)> {
+        ds.iter()
+            .filter(|d| d.ty == "napi_struct" && d.path == path)
+            .filter_map(|d| match &d.said {
+                Said::Written(_, held) => Some((
+                    format!(
+                        "{}:{}",
+                        d.file.display(),
+                        d.function.clone().unwrap_or_default()
+                    ),
+                    d.line,
+                    d.role,
+                    held.len(),
+                )),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        stores("flags"),
+        [
+            ("dev.c:napi_ioctl".to_owned(), 4, Role::Control, 0),
+            ("dev.c:foo_probe".to_owned(), 10, Role::Control, 0),
+            ("dev.c:napi_alloc".to_owned(), 16, Role::Construction, 0),
+            ("dev.c:napi_rx".to_owned(), 23, Role::Failure, 0),
+            ("dev.c:napi_rx".to_owned(), 25, Role::Fast, 1),
+        ]
+    );
+    assert_eq!(
+        stores("refs"),
+        [("napi.h:napi_hold".to_owned(), 7, Role::Fast, 0)]
+    );
+}

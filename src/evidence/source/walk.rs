@@ -368,6 +368,9 @@ struct Function<'a> {
     /// Identifiers passed as arguments or assigned, and iterators'
     /// callbacks, for the file's [`Values`].
     values: Values<'a>,
+    /// Its body says `likely(` or `unlikely(` somewhere: only then may
+    /// code in it be marked rare (see [`rare`]).
+    hinted: bool,
 }
 
 /// A local pointer to a member: `lru_size = &mz->lru_zone_size[z][l]`,
@@ -443,6 +446,7 @@ impl<'a> Function<'a> {
             remote: Vec::new(),
             states: Vec::new(),
             values: Values::default(),
+            hinted: text[body.byte_range()].contains("likely("),
         };
         if let Some(declarator) = declarator {
             f.declare(declarator);
@@ -516,6 +520,9 @@ impl<'a> Function<'a> {
             bodies.defined.push(f.name.clone());
             if external {
                 bodies.external.push(f.name.clone());
+            }
+            if one_expression(body) {
+                bodies.one_liners.push(f.name.clone());
             }
         }
         bodies.calls.append(&mut f.calls);
@@ -726,6 +733,8 @@ impl<'a> Function<'a> {
                         pointer: true,
                         dispatched: false,
                         rare: false,
+                        line: 0,
+                        file: 0,
                     });
                 }
             }
@@ -1194,6 +1203,19 @@ impl<'a> Function<'a> {
         }
         out
     }
+}
+
+/// Is function body `body` one expression statement (`set_bit(AS_X,
+/// &mapping->flags);`), comments aside?
+fn one_expression(body: Node<'_>) -> bool {
+    let mut cursor = body.walk();
+    let mut statements = body
+        .named_children(&mut cursor)
+        .filter(|n| n.kind() != "comment");
+    matches!(
+        (statements.next(), statements.next()),
+        (Some(s), None) if s.kind() == "expression_statement"
+    )
 }
 
 /// Is `block` an `if`'s branch whose last statement leaves (see

@@ -68,7 +68,9 @@ impl Function<'_> {
                 control: self.control,
                 pointer: false,
                 dispatched: false,
-                rare: in_rare_branch(node, self.text),
+                rare: self.hinted && in_rare_branch(node, self.text),
+                line: u32::try_from(node.start_position().row + 1).unwrap_or(u32::MAX),
+                file: 0,
             });
         }
         // `INIT_WORK(&w, f)`: `f` may be a function, called through the
@@ -91,6 +93,8 @@ impl Function<'_> {
                         pointer: false,
                         dispatched: false,
                         rare: false,
+                        line: 0,
+                        file: 0,
                     })
                 }
                 true => {}
@@ -119,6 +123,8 @@ impl Function<'_> {
                     pointer: true,
                     dispatched: false,
                     rare: false,
+                    line: 0,
+                    file: 0,
                 });
             }
         }

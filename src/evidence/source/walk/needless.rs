@@ -170,7 +170,7 @@ impl Function<'_> {
             .collect();
         // A branch the code says is rare (`if (unlikely(...))`, the `else`
         // of `if (likely(...))`) is no hot path, whatever reaches it.
-        if in_rare_branch(target, self.text) {
+        if self.hinted && in_rare_branch(target, self.text) {
             return;
         }
         // Whether a condition tests it first is asked only of a store on

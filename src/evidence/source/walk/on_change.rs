@@ -54,35 +54,25 @@ impl Function<'_> {
         {
             return false;
         }
-        let copies = copies_of(body, at, &want, self.text);
-        let object = want.rsplit_once("->").map(|(o, _)| o.to_owned());
-        let tests = |cond: Node<'_>| self.tests(cond, &want, &copies, object.as_deref(), stored);
-        let mut child = at;
-        let mut up = at.parent();
-        while let Some(n) = up {
-            if n.id() == body.id() || n.kind() == "function_definition" {
-                break;
-            }
-            let test = match n.kind() {
-                "if_statement" | "while_statement" | "conditional_expression" => n
-                    .child_by_field_name("condition")
-                    .filter(|c| !contains(*c, at)),
-                "binary_expression" if matches!(op_of(n, self.text), Some("||" | "&&")) => n
-                    .child_by_field_name("right")
-                    .filter(|r| contains(*r, at))
-                    .and_then(|_| n.child_by_field_name("left")),
-                _ => None,
-            };
-            if test.is_some_and(tests) {
-                return true;
-            }
-            if n.kind() == "compound_statement" && before_leaving(n, child).any(tests) {
-                return true;
-            }
-            child = n;
-            up = n.parent();
+        let guards = guards(at, body, self.text);
+        if guards.is_empty() {
+            return false;
         }
-        before_leaving(body, child).any(tests)
+        let object = want.rsplit_once("->").map(|(o, _)| o.to_owned());
+        let object = object.as_deref();
+        if guards
+            .iter()
+            .any(|g| self.tests(*g, &want, &[], object, stored))
+        {
+            return true;
+        }
+        // Through a variable read from the member (`old = READ_ONCE(x->f);
+        // if (old != v)`): looked for only when a guard names no member.
+        let copies = copies_of(body, at, &want, self.text);
+        !copies.is_empty()
+            && guards
+                .iter()
+                .any(|g| self.tests(*g, &want, &copies, object, stored))
     }
 
     /// Does condition `cond` test member `want` (or a variable read from
@@ -124,6 +114,39 @@ impl Function<'_> {
             }
         }
     }
+}
+
+/// The conditions tested before `at` runs in function body `body`: of an
+/// `if` (or `?:`, `while`) around it, the left side of a `||` or `&&`
+/// whose right side holds it, and of an `if` before it that leaves.
+fn guards<'t>(at: Node<'t>, body: Node<'t>, text: &str) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    let mut child = at;
+    let mut up = at.parent();
+    while let Some(n) = up {
+        if n.kind() == "function_definition" {
+            break;
+        }
+        match n.kind() {
+            "if_statement" | "while_statement" | "conditional_expression" => out.extend(
+                n.child_by_field_name("condition")
+                    .filter(|c| !contains(*c, at)),
+            ),
+            "binary_expression" if matches!(op_of(n, text), Some("||" | "&&")) => out.extend(
+                n.child_by_field_name("right")
+                    .filter(|r| contains(*r, at))
+                    .and_then(|_| n.child_by_field_name("left")),
+            ),
+            "compound_statement" => out.extend(before_leaving(n, child)),
+            _ => {}
+        }
+        if n.id() == body.id() {
+            break;
+        }
+        child = n;
+        up = n.parent();
+    }
+    out
 }
 
 /// The conditions of the `if` statements of `block` before its child
