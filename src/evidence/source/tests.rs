@@ -1181,6 +1181,55 @@ fn an_exchange_loop_whose_guard_makes_its_bits_change_is_no_needless_store() {
         \t\tnew_flags |= ((gen + 1UL) << LRU_GEN_PGOFF) | BIT(PG_workingset);\n\
         \t} while (!try_cmpxchg(&folio->flags.f, &old_flags, new_flags));\n\treturn 0;\n}\n";
     assert_eq!(needless(seed, &["folio"]).len(), 1);
+    // 7.3's inode_query_iversion(): the guard's block ends in `break`
+    // after a barrier; a `continue` instead would run the exchange again.
+    let queried = "u64 inode_query_iversion(struct inode *inode)
+{
+	u64 cur, new;
+        	cur = inode_peek_iversion_raw(inode);
+	do {
+        		if (cur & I_VERSION_QUERIED) {
+			if (!fenced)
+				smp_mb();
+			break;
+		}
+        		new = cur | I_VERSION_QUERIED;
+        	} while (!atomic64_try_cmpxchg(&inode->i_version, &cur, new));
+	return cur;
+}
+";
+    assert!(needless(queried, &["inode"]).is_empty());
+    let again = queried.replace("\t\t\tbreak;", "\t\t\tcontinue;");
+    assert_eq!(needless(&again, &["inode"]).len(), 1);
+}
+
+#[test]
+fn a_bit_set_in_one_branch_and_cleared_in_the_other_is_a_state_flipped() {
+    // 7.3's update_reclaim_active(): kswapd sets the bit when it starts
+    // and clears it when it ends, each call a change; a set with no
+    // clear beside it, or beside another bit's, may set it again.
+    let code = "static void update_reclaim_active(struct s *zone, bool active)
+{
+        	if (active)
+		set_bit(ZONE_RECLAIM_ACTIVE, &zone->flags);
+        	else
+		clear_bit(ZONE_RECLAIM_ACTIVE, &zone->flags);
+}
+        static void mark(struct s *zone, bool active)
+{
+        	if (active)
+		set_bit(ZONE_BOOSTED, &zone->flags);
+        	else
+		clear_bit(ZONE_OTHER, &zone->flags);
+}
+";
+    assert_eq!(
+        needless(code, &["s"]),
+        [
+            "mark: s.flags Bit set_bit ZONE_BOOSTED",
+            "mark: s.flags Bit clear_bit ZONE_OTHER"
+        ]
+    );
 }
 
 #[test]

@@ -371,6 +371,8 @@ struct Function<'a> {
     /// Its body says `likely(` or `unlikely(` somewhere: only then may
     /// code in it be marked rare (see [`rare`]).
     hinted: bool,
+    /// Its jumps, read when first asked (see [`rare`]).
+    jumps: std::cell::OnceCell<rare::Jumps>,
 }
 
 /// A local pointer to a member: `lru_size = &mz->lru_zone_size[z][l]`,
@@ -447,6 +449,7 @@ impl<'a> Function<'a> {
             states: Vec::new(),
             values: Values::default(),
             hinted: text[body.byte_range()].contains("likely("),
+            jumps: std::cell::OnceCell::new(),
         };
         if let Some(declarator) = declarator {
             f.declare(declarator);

@@ -7,7 +7,6 @@
 use tree_sitter::Node;
 
 use super::on_change::Stored;
-use super::rare::in_rare_branch;
 use super::{Function, leaves_after, strip_address, strip_parentheses};
 use crate::evidence::source::callers::Call;
 use crate::evidence::source::reach::dispatcher_of_argument;
@@ -68,7 +67,7 @@ impl Function<'_> {
                 control: self.control,
                 pointer: false,
                 dispatched: false,
-                rare: self.hinted && in_rare_branch(node, self.text),
+                rare: self.in_rare_branch(node),
                 line: u32::try_from(node.start_position().row + 1).unwrap_or(u32::MAX),
                 file: 0,
             });

@@ -8,7 +8,6 @@
 
 use tree_sitter::Node;
 
-use super::rare::in_rare_branch;
 use super::{Function, access, strip_address};
 use crate::evidence::source::vocabulary::is_atomic_write;
 use crate::evidence::source::{Declaration, Needless, Role, Said, Store};
@@ -143,9 +142,41 @@ impl Function<'_> {
         out: &mut Vec<Declaration>,
     ) {
         let target = strip_address(target);
-        if self.through_pointer(target) {
+        if self.through_pointer(target) && !self.toggled(target, nr, how) {
             self.needless(target, Store::Bit, how, self.of(nr), out);
         }
+    }
+
+    /// Is bit `nr` of `target`, set or cleared by `how`, changed the other
+    /// way in the other branch of the `if` around it (`if (active)
+    /// set_bit(X, &zone->flags); else clear_bit(X, &zone->flags);` in
+    /// `update_reclaim_active()`): a state its callers flip, each call a
+    /// change?
+    fn toggled(&self, target: Node<'_>, nr: Node<'_>, how: &str) -> bool {
+        let other = match how.trim_start_matches('_') {
+            "set_bit" => "clear_bit",
+            "clear_bit" => "set_bit",
+            _ => return false,
+        };
+        let (want, nr) = (squeeze(self.of(target)), squeeze(self.of(nr)));
+        let mut up = target.parent();
+        while let Some(n) = up {
+            if n.kind() == "function_definition" {
+                return false;
+            }
+            if n.kind() == "if_statement"
+                && let (Some(yes), Some(no)) = (
+                    n.child_by_field_name("consequence"),
+                    n.child_by_field_name("alternative"),
+                )
+            {
+                let branch = if contains(yes, target) { no } else { yes };
+                let said = squeeze(self.of(branch));
+                return said.contains(&format!("{other}({nr},&{want})"));
+            }
+            up = n.parent();
+        }
+        false
     }
 
     /// Is `target` a member reached through a pointer (`x->f`, `x->a.b`),
@@ -170,7 +201,7 @@ impl Function<'_> {
             .collect();
         // A branch the code says is rare (`if (unlikely(...))`, the `else`
         // of `if (likely(...))`) is no hot path, whatever reaches it.
-        if self.hinted && in_rare_branch(target, self.text) {
+        if self.in_rare_branch(target) {
             return;
         }
         // Whether a condition tests it first is asked only of a store on
@@ -604,11 +635,19 @@ pub(super) fn op_of<'t>(e: Node<'_>, text: &'t str) -> Option<&'t str> {
 }
 
 /// Does statement `s` leave the loop (`goto out;`, `return x;`,
-/// `break;`, or a block that does so first)?
+/// `break;`, or a block that ends so: `inode_query_iversion()`'s `{ if
+/// (!fenced) smp_mb(); break; }`)? A `continue` of a `do ... while
+/// (!try_cmpxchg())` runs the exchange again: it does not leave.
 fn leaves(s: Node<'_>) -> bool {
     match s.kind() {
         "goto_statement" | "return_statement" | "break_statement" => true,
-        "compound_statement" => s.named_child(0).is_some_and(leaves),
+        "compound_statement" => {
+            let mut cursor = s.walk();
+            s.named_children(&mut cursor)
+                .filter(|n| n.kind() != "comment")
+                .last()
+                .is_some_and(leaves)
+        }
         _ => false,
     }
 }

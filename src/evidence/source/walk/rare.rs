@@ -7,12 +7,36 @@
 
 use tree_sitter::Node;
 
-use super::leaves;
 use super::needless::{contains, function_body};
+use super::{Function, leaves};
 
-/// Is `at` in code its function marks as rare (see this module)?
-pub(super) fn in_rare_branch(at: Node<'_>, text: &str) -> bool {
-    let mut child = at;
+/// A function's jumps, read once: each `goto`'s byte and label, each
+/// label's byte and name, and each `if (likely(...))` that leaves, by
+/// its end and the bytes of the block it is in.
+#[derive(Default)]
+pub(super) struct Jumps {
+    gotos: Vec<(usize, String)>,
+    labels: Vec<(usize, String)>,
+    exits: Vec<(usize, std::ops::Range<usize>)>,
+}
+
+impl Function<'_> {
+    /// Is `at` in code its function marks as rare (see this module)?
+    pub(super) fn in_rare_branch(&self, at: Node<'_>) -> bool {
+        if !self.hinted {
+            return false;
+        }
+        let Some(body) = function_body(at) else {
+            return false;
+        };
+        in_hinted_branch(at, self.text)
+            || after_likely_exit(at, self.jumps.get_or_init(|| read_jumps(body, self.text)))
+    }
+}
+
+/// Is `at` in the body of an `if (unlikely(...))` or the `else` of an
+/// `if (likely(...))`?
+fn in_hinted_branch(at: Node<'_>, text: &str) -> bool {
     let mut up = at.parent();
     while let Some(n) = up {
         if n.kind() == "function_definition" {
@@ -28,10 +52,6 @@ pub(super) fn in_rare_branch(at: Node<'_>, text: &str) -> bool {
                 return true;
             }
         }
-        if n.kind() == "compound_statement" && after_likely_exit(n, child, at, text) {
-            return true;
-        }
-        child = n;
         up = n.parent();
     }
     false
@@ -48,52 +68,51 @@ fn hint<'t>(n: Node<'_>, text: &'t str) -> Option<&'t str> {
         .map(|h| h.trim_end_matches('('))
 }
 
-/// Does a statement of `block` before its child `child` (which holds
-/// `at`) leave when its `likely()` test holds, with no label between it
-/// and `at` that a jump from before it, or its own, goes to?
-fn after_likely_exit(block: Node<'_>, child: Node<'_>, at: Node<'_>, text: &str) -> bool {
-    let mut cursor = block.walk();
-    let exits: Vec<Node<'_>> = block
-        .named_children(&mut cursor)
-        .take_while(|s| s.end_byte() <= child.start_byte())
-        .filter(|s| {
-            s.kind() == "if_statement"
-                && s.child_by_field_name("alternative").is_none()
-                && hint(*s, text) == Some("likely")
-                && s.child_by_field_name("consequence").is_some_and(leaves)
-        })
-        .collect();
-    exits.into_iter().any(|exit| {
-        let Some(body) = function_body(exit) else {
-            return false;
-        };
-        let (gotos, labels) = jumps(body, exit.end_byte(), at.start_byte(), text);
-        !labels.iter().any(|l| gotos.contains(l))
+/// Does an `if (likely(...))` that leaves come before `at` in a block
+/// that holds it, with no label between them that a jump from before
+/// it, or its own, goes to?
+fn after_likely_exit(at: Node<'_>, jumps: &Jumps) -> bool {
+    let to = at.start_byte();
+    jumps.exits.iter().any(|(from, block)| {
+        *from <= to
+            && block.contains(&to)
+            && !jumps.labels.iter().any(|(at, label)| {
+                (*from..=to).contains(at)
+                    && jumps
+                        .gotos
+                        .iter()
+                        .any(|(g, target)| g < from && target == label)
+            })
     })
 }
 
-/// In `body`: the labels jumped to from before byte `before`, and the
-/// labels of statements between bytes `from` and `to`.
-fn jumps<'t>(
-    body: Node<'_>,
-    from: usize,
-    to: usize,
-    text: &'t str,
-) -> (Vec<&'t str>, Vec<&'t str>) {
-    let (mut gotos, mut labels) = (Vec::new(), Vec::new());
+/// The jumps of function body `body`.
+fn read_jumps(body: Node<'_>, text: &str) -> Jumps {
+    let mut out = Jumps::default();
     let label = |n: Node<'_>| {
         n.child_by_field_name("label")
-            .map(|l| &text[l.byte_range()])
+            .map(|l| text[l.byte_range()].to_owned())
     };
     let mut stack = vec![body];
     while let Some(n) = stack.pop() {
         match n.kind() {
-            "goto_statement" if n.start_byte() < from => gotos.extend(label(n)),
-            "labeled_statement" if (from..=to).contains(&n.start_byte()) => labels.extend(label(n)),
+            "goto_statement" => out.gotos.extend(label(n).map(|l| (n.start_byte(), l))),
+            "labeled_statement" => out.labels.extend(label(n).map(|l| (n.start_byte(), l))),
+            "if_statement"
+                if n.child_by_field_name("alternative").is_none()
+                    && hint(n, text) == Some("likely")
+                    && n.child_by_field_name("consequence").is_some_and(leaves) =>
+            {
+                out.exits.extend(
+                    n.parent()
+                        .filter(|p| p.kind() == "compound_statement")
+                        .map(|p| (n.end_byte(), p.byte_range())),
+                );
+            }
             _ => {}
         }
         let mut cursor = n.walk();
         stack.extend(n.named_children(&mut cursor));
     }
-    (gotos, labels)
+    out
 }
