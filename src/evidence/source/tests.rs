@@ -1962,6 +1962,68 @@ fn a_store_after_a_test_of_the_same_is_made_only_on_a_change() {
     assert!(!tested("napi_id", "blind"));
     assert!(!tested("weight", "blind"));
     assert!(!tested("count", "blind"));
+    // fuse_dev_splice_write(): the ring's tail, read into a variable,
+    // moved, and stored back under a test of the variable; xol_add_vma():
+    // a test of `xol_area`, which names no `area`, before storing `area`.
+    let code = "void splice(struct napi_struct *n, int head)
+{
+	int tail = n->tail;
+        	while (tail != head) {
+		if (WARN_ON(tail == head))
+			break;
+		tail++;
+        		n->tail = tail;
+	}
+}
+        void publish(struct napi_struct *n, struct area *area)
+{
+	if (n->xol_area)
+		return;
+        	smp_store_release(&n->xol_area, area);
+}
+";
+    let ds = read_net(code, "dev.c");
+    let tested = |path: &str| {
+        ds.iter()
+            .filter(|d| d.path == path)
+            .filter_map(|d| match &d.said {
+                Said::Written(w, _) => Some(matches!(w, Write::Tested(_))),
+                _ => None,
+            })
+            .collect::<Vec<bool>>()
+    };
+    assert_eq!(tested("tail"), [false]);
+    assert_eq!(tested("xol_area"), [false]);
+    // __dev_xmit_skb(): the owner set to this CPU after a test of it, and
+    // back to -1 later, every pass; freeze_super(): a state moved on from
+    // another one the test named.
+    let code = "void xmit(struct napi_struct *q)
+{
+        	if (unlikely(READ_ONCE(q->owner) == smp_processor_id()))
+		return;
+        	WRITE_ONCE(q->owner, smp_processor_id());
+	run(q);
+	WRITE_ONCE(q->owner, -1);
+}
+        void freeze(struct napi_struct *q)
+{
+	if (q->frozen != UNFROZEN)
+		return;
+        	q->frozen = FREEZE_WRITE;
+}
+";
+    let ds = read_net(code, "dev.c");
+    let tested = |path: &str| {
+        ds.iter()
+            .filter(|d| d.path == path)
+            .filter_map(|d| match &d.said {
+                Said::Written(w, _) => Some(matches!(w, Write::Tested(_))),
+                _ => None,
+            })
+            .collect::<Vec<bool>>()
+    };
+    assert_eq!(tested("owner"), [false, false]);
+    assert_eq!(tested("frozen"), [false]);
 }
 
 #[test]

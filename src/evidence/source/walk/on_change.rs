@@ -11,7 +11,7 @@
 use tree_sitter::Node;
 
 use super::needless::{
-    bare, calls_on, contains, copies_of, function_body, is_constant, op_of, squeeze, unwrap_value,
+    bare, calls_on, contains, copies_of, function_body, op_of, squeeze, unwrap_value,
 };
 use super::{Function, leaves, strip_address};
 use crate::evidence::source::Write;
@@ -58,6 +58,22 @@ impl Function<'_> {
         if guards.is_empty() {
             return false;
         }
+        // A member the function also stores otherwise (`__dev_xmit_skb()`
+        // sets `q->owner` to its CPU and back to -1) changes on every pass.
+        if self.stored_twice(body, at, &want) {
+            return false;
+        }
+        // A copy of the member stored back (`tail = pipe->tail; ...
+        // tail++; pipe->tail = tail;`) is a new value, whatever tests the
+        // copy.
+        if let Stored::Value(v) = stored
+            && unwrap_value(v, self.text).kind() == "identifier"
+            && copies_of(body, at, &want, self.text)
+                .iter()
+                .any(|c| c == self.of(unwrap_value(v, self.text)))
+        {
+            return false;
+        }
         let object = want.rsplit_once("->").map(|(o, _)| o.to_owned());
         let object = object.as_deref();
         if guards
@@ -73,6 +89,42 @@ impl Function<'_> {
             && guards
                 .iter()
                 .any(|g| self.tests(*g, &want, &copies, object, stored))
+    }
+
+    /// Does function body `body` store to member `want` somewhere other
+    /// than at `at` (`=`, `WRITE_ONCE`, a bit operation)?
+    fn stored_twice(&self, body: Node<'_>, at: Node<'_>, want: &str) -> bool {
+        let text = &self.text[body.byte_range()];
+        let word = want.rsplit(['>', '.']).next().unwrap_or(want);
+        if text.matches(word).count() < 2 {
+            return false;
+        }
+        let names = |x: Node<'_>| squeeze(self.of(strip_address(x))) == want;
+        let mut stack = vec![body];
+        while let Some(n) = stack.pop() {
+            let other = !contains(n, at)
+                && match n.kind() {
+                    "assignment_expression" => n.child_by_field_name("left").is_some_and(names),
+                    "call_expression" => {
+                        let stores = n.child_by_field_name("function").is_some_and(|f| {
+                            let f = self.of(f);
+                            f.contains("WRITE_ONCE") || f.contains("set") || f.contains("clear")
+                        });
+                        stores
+                            && n.child_by_field_name("arguments").is_some_and(|a| {
+                                let mut cursor = a.walk();
+                                a.named_children(&mut cursor).any(names)
+                            })
+                    }
+                    _ => false,
+                };
+            if other {
+                return true;
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+        }
+        false
     }
 
     /// Does condition `cond` test member `want` (or a variable read from
@@ -98,8 +150,19 @@ impl Function<'_> {
                     .any(|t| copies.contains(t)));
         match stored {
             Stored::Value(v) => {
-                let value = self.of(unwrap_value(v, self.text));
-                names_member && (is_constant(value) || squeezed.contains(&squeeze(value)))
+                let v = unwrap_value(v, self.text);
+                let value = self.of(v);
+                // A variable is named whole (`area` is not in `xol_area`);
+                // a constant too, but for a truth value (`if (!x->on) x->on
+                // = true`): a test of another state (`if (frozen !=
+                // SB_UNFROZEN)` before `frozen = SB_FREEZE_WRITE`) is a
+                // transition, made every time the code runs.
+                let named = match v.kind() {
+                    _ if matches!(value.trim(), "0" | "1" | "true" | "false" | "NULL") => true,
+                    "identifier" => crate::csource::tokens(text).iter().any(|t| t == value),
+                    _ => squeezed.contains(&squeeze(value)),
+                };
+                names_member && named
             }
             Stored::Bit(nr) => {
                 let nr = squeeze(self.of(nr));
