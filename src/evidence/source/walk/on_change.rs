@@ -15,6 +15,7 @@ use super::needless::{
 };
 use super::{Function, leaves, strip_address};
 use crate::evidence::source::Write;
+use crate::evidence::source::vocabulary::is_atomic_write;
 
 /// What a store puts in its member.
 #[derive(Clone, Copy)]
@@ -63,14 +64,21 @@ impl Function<'_> {
         if self.stored_twice(body, at, &want) {
             return false;
         }
+        // The variables read from the member (`old = READ_ONCE(x->f)`),
+        // read once, when a stored variable or a guard asks.
+        let mut copies = None;
+        let mut copies = || -> Vec<String> {
+            copies
+                .get_or_insert_with(|| copies_of(body, at, &want, self.text))
+                .clone()
+        };
         // A copy of the member stored back (`tail = pipe->tail; ...
         // tail++; pipe->tail = tail;`) is a new value, whatever tests the
         // copy.
         if let Stored::Value(v) = stored
-            && unwrap_value(v, self.text).kind() == "identifier"
-            && copies_of(body, at, &want, self.text)
-                .iter()
-                .any(|c| c == self.of(unwrap_value(v, self.text)))
+            && let v = unwrap_value(v, self.text)
+            && v.kind() == "identifier"
+            && copies().iter().any(|c| c == self.of(v))
         {
             return false;
         }
@@ -82,9 +90,9 @@ impl Function<'_> {
         {
             return true;
         }
-        // Through a variable read from the member (`old = READ_ONCE(x->f);
-        // if (old != v)`): looked for only when a guard names no member.
-        let copies = copies_of(body, at, &want, self.text);
+        // Through a variable read from the member (`if (old != v)`): looked
+        // for only when no guard names the member itself.
+        let copies = copies();
         !copies.is_empty()
             && guards
                 .iter()
@@ -92,7 +100,7 @@ impl Function<'_> {
     }
 
     /// Does function body `body` store to member `want` somewhere other
-    /// than at `at` (`=`, `WRITE_ONCE`, a bit operation)?
+    /// than at `at` (`=`, `WRITE_ONCE`, an atomic or bit operation)?
     fn stored_twice(&self, body: Node<'_>, at: Node<'_>, want: &str) -> bool {
         let text = &self.text[body.byte_range()];
         let word = want.rsplit(['>', '.']).next().unwrap_or(want);
@@ -106,10 +114,9 @@ impl Function<'_> {
                 && match n.kind() {
                     "assignment_expression" => n.child_by_field_name("left").is_some_and(names),
                     "call_expression" => {
-                        let stores = n.child_by_field_name("function").is_some_and(|f| {
-                            let f = self.of(f);
-                            f.contains("WRITE_ONCE") || f.contains("set") || f.contains("clear")
-                        });
+                        let stores = n
+                            .child_by_field_name("function")
+                            .is_some_and(|f| stores_through(self.of(f)));
                         stores
                             && n.child_by_field_name("arguments").is_some_and(|a| {
                                 let mut cursor = a.walk();
@@ -128,10 +135,10 @@ impl Function<'_> {
     }
 
     /// Does condition `cond` test member `want` (or a variable read from
-    /// it, one of `copies`) for the value `stored`: any test of it before
-    /// a constant is stored; a test naming the value stored too
-    /// (`x->f != v`), or the bit (`test_bit(nr, &x->f)`); or a test helper
-    /// of the object named for the bit (`wb_has_dirty_io(wb)` before
+    /// it, one of `copies`) for the value `stored`: a test naming the value
+    /// stored too (`x->f != v`; any test of it before a truth value is
+    /// stored), or the bit (`test_bit(nr, &x->f)`); or a test helper of
+    /// the object named for the bit (`wb_has_dirty_io(wb)` before
     /// `set_bit(WB_has_dirty_io, &wb->state)`)?
     fn tests(
         &self,
@@ -177,6 +184,15 @@ impl Function<'_> {
             }
         }
     }
+}
+
+/// Does a call of `name` store to the member whose address it is
+/// passed: `WRITE_ONCE`, a release store, an atomic or bit operation?
+fn stores_through(name: &str) -> bool {
+    matches!(
+        name,
+        "WRITE_ONCE" | "__WRITE_ONCE" | "smp_store_release" | "rcu_assign_pointer"
+    ) || is_atomic_write(name)
 }
 
 /// The conditions tested before `at` runs in function body `body`: of an
