@@ -37,15 +37,7 @@ pub(super) fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> 
             .map(|(_, _, h)| h)
             .sum();
         let all: usize = functions.values().map(|(_, c, _)| c).sum();
-        // Each function is a path to the member; one a fast entry point
-        // reaches counts twice, and so does each of its callers an entry
-        // point reaches. The other callers say how widely it is used, not
-        // how often (a driver's teardown).
-        let heat: usize = functions
-            .values()
-            .map(|(e, _, h)| if e.is_some() { 2 * (1 + h) } else { 1 })
-            .sum();
-        let heat = heat as u64;
+        let heat = weigh(&functions);
         let mut why = match functions.len() {
             1 => format!("heat {heat}: 1 fast-path function touches it"),
             n => format!("heat {heat}: {n} fast-path functions touch it"),
@@ -112,13 +104,23 @@ pub(super) fn heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<(u64, String)> 
 pub(super) fn write_heat(facts: &Facts<'_>, m: &MemberFacts) -> Option<u64> {
     let stores = |said: &Said| matches!(said, Said::Written(w, _) if !matches!(w, Write::Tested(_) | Write::Publish(_)));
     let functions = touching(facts, m, stores);
-    (!functions.is_empty()).then(|| {
-        functions
-            .values()
-            .map(|(e, _, h)| if e.is_some() { 2 * (1 + h) } else { 1 })
-            .sum::<usize>() as u64
-    })
+    (!functions.is_empty()).then(|| weigh(&functions))
 }
+
+/// The heat of `functions` (see [`touching`]): each function is a path
+/// to the member; one a fast entry point reaches counts twice, and so
+/// does each of its callers an entry point reaches. The other callers
+/// say how widely it is used, not how often (a driver's teardown).
+fn weigh(functions: &Touching<'_>) -> u64 {
+    functions
+        .values()
+        .map(|(e, _, h)| if e.is_some() { 2 * (1 + h) } else { 1 })
+        .sum::<usize>() as u64
+}
+
+/// Per function: the entry point reaching it, its callers, and those of
+/// them an entry point reaches.
+type Touching<'f> = BTreeMap<&'f str, (Option<&'f str>, usize, usize)>;
 
 /// Per function whose fast-path declarations about `m` say what `wanted`
 /// takes: the entry point reaching it, and its callers (all, and those
@@ -127,8 +129,8 @@ fn touching<'f>(
     facts: &'f Facts<'_>,
     m: &MemberFacts,
     wanted: impl Fn(&Said) -> bool,
-) -> BTreeMap<&'f str, (Option<&'f str>, usize, usize)> {
-    let mut functions: BTreeMap<&str, (Option<&str>, usize, usize)> = BTreeMap::new();
+) -> Touching<'f> {
+    let mut functions = Touching::new();
     for d in facts
         .declarations
         .iter()
