@@ -14,28 +14,16 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::callers::Passed;
+use super::callers::{Call, Passed};
 use super::graph::{Graph, Own, spelled};
 use super::vocabulary::is_failure;
-use super::{Declaration, Held, Role, Said, Write};
+use super::{Declaration, Role, Said, Write};
 
-/// One call of a setter.
+/// One call of a setter, and its caller's file.
 #[derive(Clone, Debug)]
 pub(super) struct Site {
-    /// The caller, as the graph names it.
-    caller: String,
-    /// The caller's file.
+    call: Call,
     file: Arc<PathBuf>,
-    /// The call's line there.
-    line: usize,
-    /// The locks held exclusively at the call.
-    held: Vec<Held>,
-    /// What each argument passes.
-    passed: Vec<Passed>,
-    /// Made on the control path.
-    control: bool,
-    /// Made in code its caller marks as rare.
-    rare: bool,
 }
 
 /// Per setter, as the graph names it: the calls seen.
@@ -53,13 +41,8 @@ pub(super) fn sites(graph: &Graph) -> Setters {
             continue;
         };
         out.entry(c.callee.clone()).or_default().push(Site {
-            caller: c.caller.clone(),
+            call: c.clone(),
             file: Arc::clone(file),
-            line: c.line as usize,
-            held: c.held.clone(),
-            passed: c.passed.clone(),
-            control: c.control,
-            rare: c.rare,
         });
     }
     out
@@ -114,28 +97,28 @@ pub(super) fn at_call_sites(declarations: &mut Vec<Declaration>, setters: &Sette
 }
 
 /// Store `d` of a setter, made at call `site`.
-fn at_site(d: &Declaration, site: &Site) -> Declaration {
+fn at_site(d: &Declaration, Site { call, file }: &Site) -> Declaration {
     let param = d.param.unwrap_or(0);
-    let caller = spelled(&site.caller);
-    let passed = site.passed.get(param).copied();
+    let caller = spelled(&call.caller);
+    let passed = call.passed.get(param).copied();
     let role = match passed {
-        _ if site.control => Role::Control,
+        _ if call.control => Role::Control,
         Some(Passed::Built) => Role::Construction,
         Some(Passed::Dying) => Role::Teardown,
-        _ if site.rare || is_failure(caller) => Role::Failure,
+        _ if call.rare || is_failure(caller) => Role::Failure,
         _ => Role::Fast,
     };
     let said = match &d.said {
         Said::Written(w, held) => {
-            Said::Written(w.clone(), site.held.iter().chain(held).cloned().collect())
+            Said::Written(w.clone(), call.held.iter().chain(held).cloned().collect())
         }
         other => other.clone(),
     };
     Declaration {
         said,
         function: Some(caller.to_owned()),
-        file: site.file.as_ref().clone(),
-        line: site.line,
+        file: file.as_ref().clone(),
+        line: call.line as usize,
         role,
         param: match passed {
             Some(Passed::Param(j)) => Some(j),
