@@ -52,8 +52,8 @@ pub(crate) struct Call {
 }
 
 impl Call {
-    /// A call of `callee` from `caller` with nothing held or passed.
-    #[cfg(test)]
+    /// A call of `callee` from `caller` with nothing held or passed, on
+    /// no path, at no line: what the others add to.
     pub(super) fn between(caller: &str, callee: &str) -> Call {
         Call {
             callee: callee.into(),
@@ -73,16 +73,9 @@ impl Call {
     /// `dispatcher` (see [`Call::dispatched`]).
     pub(crate) fn dispatch(dispatcher: &str, callee: &str) -> Call {
         Call {
-            callee: callee.to_owned(),
-            caller: dispatcher.to_owned(),
-            held: Vec::new(),
-            passed: Vec::new(),
-            control: false,
             pointer: true,
             dispatched: true,
-            rare: false,
-            line: 0,
-            file: 0,
+            ..Call::between(dispatcher, callee)
         }
     }
 }
@@ -293,16 +286,8 @@ mod tests {
 
     fn call(caller: &str, callee: &str, held: &[&str]) -> Call {
         Call {
-            callee: callee.into(),
-            caller: caller.into(),
             held: held.iter().map(|l| lock(l)).collect(),
-            passed: Vec::new(),
-            control: false,
-            pointer: false,
-            dispatched: false,
-            rare: false,
-            line: 0,
-            file: 0,
+            ..Call::between(caller, callee)
         }
     }
 

@@ -75,16 +75,8 @@ mod tests {
 
     fn call(caller: &str, callee: &str, passed: &[Passed]) -> Call {
         Call {
-            callee: callee.into(),
-            caller: caller.into(),
-            held: Vec::new(),
             passed: passed.to_vec(),
-            control: false,
-            pointer: false,
-            dispatched: false,
-            rare: false,
-            line: 0,
-            file: 0,
+            ..Call::between(caller, callee)
         }
     }
 

@@ -63,16 +63,9 @@ mod tests {
 
     fn call(caller: &str, callee: &str, control: bool, pointer: bool) -> Call {
         Call {
-            callee: callee.into(),
-            caller: caller.into(),
-            held: Vec::new(),
-            passed: Vec::new(),
             control,
             pointer,
-            dispatched: false,
-            rare: false,
-            line: 0,
-            file: 0,
+            ..Call::between(caller, callee)
         }
     }
 

@@ -424,8 +424,6 @@ mod tests {
             // In an `if (unlikely(...))` branch: no fast path.
             Call {
                 rare: true,
-                line: 0,
-                file: 0,
                 ..call("sys_brk", "brk_slow")
             },
         ];

@@ -728,16 +728,9 @@ impl<'a> Function<'a> {
                     .filter(|v| v.kind() == "identifier")
                 {
                     self.calls.push(Call {
-                        callee: self.of(value).to_owned(),
-                        caller: self.name.clone(),
-                        held: Vec::new(),
-                        passed: Vec::new(),
                         control: self.control,
                         pointer: true,
-                        dispatched: false,
-                        rare: false,
-                        line: 0,
-                        file: 0,
+                        ..Call::between(&self.name, self.of(value))
                     });
                 }
             }

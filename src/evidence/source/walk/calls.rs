@@ -60,16 +60,12 @@ impl Function<'_> {
         if function.kind() == "identifier" {
             let passed = args.iter().map(|a| self.passed(*a)).collect();
             self.calls.push(Call {
-                callee: name.to_owned(),
-                caller: self.name.clone(),
                 held: self.held.iter().filter(|h| !h.shared).cloned().collect(),
                 passed,
                 control: self.control,
-                pointer: false,
-                dispatched: false,
                 rare: self.in_rare_branch(node),
                 line: u32::try_from(node.start_position().row + 1).unwrap_or(u32::MAX),
-                file: 0,
+                ..Call::between(&self.name, name)
             });
         }
         // `INIT_WORK(&w, f)`: `f` may be a function, called through the
@@ -84,16 +80,9 @@ impl Function<'_> {
             match name.contains("for_each") {
                 true if !self.variables.iter().any(|(v, _)| v == arg) => {
                     self.values.iterated.push(Call {
-                        callee: arg.to_owned(),
-                        caller: self.name.clone(),
                         held: self.held.iter().filter(|h| !h.shared).cloned().collect(),
-                        passed: Vec::new(),
                         control: self.control,
-                        pointer: false,
-                        dispatched: false,
-                        rare: false,
-                        line: 0,
-                        file: 0,
+                        ..Call::between(&self.name, arg)
                     })
                 }
                 true => {}
@@ -114,16 +103,9 @@ impl Function<'_> {
         if name.starts_with("INDIRECT_CALL") {
             for arg in args.iter().skip(1).filter(|a| a.kind() == "identifier") {
                 self.calls.push(Call {
-                    callee: self.of(*arg).to_owned(),
-                    caller: self.name.clone(),
-                    held: Vec::new(),
-                    passed: Vec::new(),
                     control: self.control,
                     pointer: true,
-                    dispatched: false,
-                    rare: false,
-                    line: 0,
-                    file: 0,
+                    ..Call::between(&self.name, self.of(*arg))
                 });
             }
         }
