@@ -1104,21 +1104,10 @@ fn a_store_in_a_branch_the_code_marks_rare_is_no_needless_store() {
     // check_fully_established(): once the subflow is established, the
     // likely() branch leaves; what follows runs once per connection. A
     // label the fast branch jumps to is its path again.
-    let code = "bool check(struct s *t, struct o *opt)
-{
-	if (likely(t->established)) {
-        		if (opt->ack)
-			send(t);
-		goto notify;
-	}
-	if (opt->deny)
-        		WRITE_ONCE(t->deny, true);
-	complete(t);
-notify:
-	t->notified = 1;
-        	return true;
-}
-";
+    let code = "bool check(struct s *t, struct o *opt)\n{\n\tif (likely(t->established)) {\n\
+        \t\tif (opt->ack)\n\t\t\tsend(t);\n\t\tgoto notify;\n\t}\n\tif (opt->deny)\n\
+        \t\tWRITE_ONCE(t->deny, true);\n\tcomplete(t);\nnotify:\n\tt->notified = 1;\n\
+        \treturn true;\n}\n";
     assert_eq!(needless(code, &["s"]), ["check: s.notified Constant = 1"]);
     let got = functions(
         code,
@@ -1183,21 +1172,11 @@ fn an_exchange_loop_whose_guard_makes_its_bits_change_is_no_needless_store() {
     assert_eq!(needless(seed, &["folio"]).len(), 1);
     // 7.3's inode_query_iversion(): the guard's block ends in `break`
     // after a barrier; a `continue` instead would run the exchange again.
-    let queried = "u64 inode_query_iversion(struct inode *inode)
-{
-	u64 cur, new;
-        	cur = inode_peek_iversion_raw(inode);
-	do {
-        		if (cur & I_VERSION_QUERIED) {
-			if (!fenced)
-				smp_mb();
-			break;
-		}
-        		new = cur | I_VERSION_QUERIED;
-        	} while (!atomic64_try_cmpxchg(&inode->i_version, &cur, new));
-	return cur;
-}
-";
+    let queried = "u64 inode_query_iversion(struct inode *inode)\n{\n\tu64 cur, new;\n\
+        \tcur = inode_peek_iversion_raw(inode);\n\tdo {\n\
+        \t\tif (cur & I_VERSION_QUERIED) {\n\t\t\tif (!fenced)\n\t\t\t\tsmp_mb();\n\t\t\tbreak;\n\t\t}\n\
+        \t\tnew = cur | I_VERSION_QUERIED;\n\
+        \t} while (!atomic64_try_cmpxchg(&inode->i_version, &cur, new));\n\treturn cur;\n}\n";
     assert!(needless(queried, &["inode"]).is_empty());
     let again = queried.replace("\t\t\tbreak;", "\t\t\tcontinue;");
     assert_eq!(needless(&again, &["inode"]).len(), 1);
@@ -1208,21 +1187,12 @@ fn a_bit_set_in_one_branch_and_cleared_in_the_other_is_a_state_flipped() {
     // 7.3's update_reclaim_active(): kswapd sets the bit when it starts
     // and clears it when it ends, each call a change; a set with no
     // clear beside it, or beside another bit's, may set it again.
-    let code = "static void update_reclaim_active(struct s *zone, bool active)
-{
-        	if (active)
-		set_bit(ZONE_RECLAIM_ACTIVE, &zone->flags);
-        	else
-		clear_bit(ZONE_RECLAIM_ACTIVE, &zone->flags);
-}
-        static void mark(struct s *zone, bool active)
-{
-        	if (active)
-		set_bit(ZONE_BOOSTED, &zone->flags);
-        	else
-		clear_bit(ZONE_OTHER, &zone->flags);
-}
-";
+    let code = "static void update_reclaim_active(struct s *zone, bool active)\n{\n\
+        \tif (active)\n\t\tset_bit(ZONE_RECLAIM_ACTIVE, &zone->flags);\n\
+        \telse\n\t\tclear_bit(ZONE_RECLAIM_ACTIVE, &zone->flags);\n}\n\
+        static void mark(struct s *zone, bool active)\n{\n\
+        \tif (active)\n\t\tset_bit(ZONE_BOOSTED, &zone->flags);\n\
+        \telse\n\t\tclear_bit(ZONE_OTHER, &zone->flags);\n}\n";
     assert_eq!(
         needless(code, &["s"]),
         [
@@ -1939,91 +1909,52 @@ fn a_store_after_a_test_of_the_same_is_made_only_on_a_change() {
         \tWRITE_ONCE(n->napi_id, skb->napi_id);\n\tif (n->weight)\n\t\tn->weight = n->weight * 2;\n\
         \tif (n->armed)\n\t\tn->count = 0;\n}\n";
     let ds = read_net(code, "dev.c");
-    let tested = |path: &str, function: &str| {
-        let writes: Vec<&Write> = ds
-            .iter()
-            .filter(|d| d.path == path && d.function.as_deref() == Some(function))
-            .filter_map(|d| match &d.said {
-                Said::Written(w, _) => Some(w),
-                _ => None,
-            })
-            .collect();
-        match &writes[..] {
-            [w] => matches!(w, Write::Tested(_)),
-            other => panic!("{path} in {function}: {other:?}"),
-        }
-    };
-    assert!(tested("state", "busy"));
-    assert!(tested("flags", "populated"));
-    assert!(tested("napi_id", "mark"));
-    assert!(tested("armed", "mark"));
-    assert!(tested("mask", "mark"));
-    assert!(!tested("state", "blind"));
-    assert!(!tested("napi_id", "blind"));
-    assert!(!tested("weight", "blind"));
-    assert!(!tested("count", "blind"));
+    let tested = |path: &str, function: &str| tested_writes(&ds, path, Some(function));
+    for (path, function) in [
+        ("state", "busy"),
+        ("flags", "populated"),
+        ("napi_id", "mark"),
+        ("armed", "mark"),
+        ("mask", "mark"),
+    ] {
+        assert_eq!(tested(path, function), [true], "{path} in {function}");
+    }
+    for path in ["state", "napi_id", "weight", "count"] {
+        assert_eq!(tested(path, "blind"), [false], "{path} in blind");
+    }
     // fuse_dev_splice_write(): the ring's tail, read into a variable,
-    // moved, and stored back under a test of the variable; xol_add_vma():
+    // moved, and stored back under a test of the variable. xol_add_vma():
     // a test of `xol_area`, which names no `area`, before storing `area`.
-    let code = "void splice(struct napi_struct *n, int head)
-{
-	int tail = n->tail;
-        	while (tail != head) {
-		if (WARN_ON(tail == head))
-			break;
-		tail++;
-        		n->tail = tail;
-	}
-}
-        void publish(struct napi_struct *n, struct area *area)
-{
-	if (n->xol_area)
-		return;
-        	smp_store_release(&n->xol_area, area);
-}
-";
-    let ds = read_net(code, "dev.c");
-    let tested = |path: &str| {
-        ds.iter()
-            .filter(|d| d.path == path)
-            .filter_map(|d| match &d.said {
-                Said::Written(w, _) => Some(matches!(w, Write::Tested(_))),
-                _ => None,
-            })
-            .collect::<Vec<bool>>()
-    };
-    assert_eq!(tested("tail"), [false]);
-    assert_eq!(tested("xol_area"), [false]);
     // __dev_xmit_skb(): the owner set to this CPU after a test of it, and
-    // back to -1 later, every pass; freeze_super(): a state moved on from
+    // back to -1 later, every pass. freeze_super(): a state moved on from
     // another one the test named.
-    let code = "void xmit(struct napi_struct *q)
-{
-        	if (unlikely(READ_ONCE(q->owner) == smp_processor_id()))
-		return;
-        	WRITE_ONCE(q->owner, smp_processor_id());
-	run(q);
-	WRITE_ONCE(q->owner, -1);
-}
-        void freeze(struct napi_struct *q)
-{
-	if (q->frozen != UNFROZEN)
-		return;
-        	q->frozen = FREEZE_WRITE;
-}
-";
+    let code = "void splice(struct napi_struct *n, int head)\n{\n\tint tail = n->tail;\n\
+        \twhile (tail != head) {\n\t\tif (WARN_ON(tail == head))\n\t\t\tbreak;\n\t\ttail++;\n\
+        \t\tn->tail = tail;\n\t}\n}\n\
+        void publish(struct napi_struct *n, struct area *area)\n{\n\tif (n->xol_area)\n\t\treturn;\n\
+        \tsmp_store_release(&n->xol_area, area);\n}\n\
+        void xmit(struct napi_struct *q)\n{\n\
+        \tif (unlikely(READ_ONCE(q->owner) == smp_processor_id()))\n\t\treturn;\n\
+        \tWRITE_ONCE(q->owner, smp_processor_id());\n\trun(q);\n\tWRITE_ONCE(q->owner, -1);\n}\n\
+        void freeze(struct napi_struct *q)\n{\n\tif (q->frozen != UNFROZEN)\n\t\treturn;\n\
+        \tq->frozen = FREEZE_WRITE;\n}\n";
     let ds = read_net(code, "dev.c");
-    let tested = |path: &str| {
-        ds.iter()
-            .filter(|d| d.path == path)
-            .filter_map(|d| match &d.said {
-                Said::Written(w, _) => Some(matches!(w, Write::Tested(_))),
-                _ => None,
-            })
-            .collect::<Vec<bool>>()
-    };
-    assert_eq!(tested("owner"), [false, false]);
-    assert_eq!(tested("frozen"), [false]);
+    assert_eq!(tested_writes(&ds, "tail", None), [false]);
+    assert_eq!(tested_writes(&ds, "xol_area", None), [false]);
+    assert_eq!(tested_writes(&ds, "owner", None), [false, false]);
+    assert_eq!(tested_writes(&ds, "frozen", None), [false]);
+}
+
+/// Whether each write of member `path` in `ds` (in `function`, when
+/// given) is one made only on a change, in order.
+fn tested_writes(ds: &[Declaration], path: &str, function: Option<&str>) -> Vec<bool> {
+    ds.iter()
+        .filter(|d| d.path == path && function.is_none_or(|f| d.function.as_deref() == Some(f)))
+        .filter_map(|d| match &d.said {
+            Said::Written(w, _) => Some(matches!(w, Write::Tested(_))),
+            _ => None,
+        })
+        .collect()
 }
 
 #[test]
