@@ -1165,7 +1165,7 @@ mod tests {
         );
         assert!(
             d.ty.fields[0].evidence.iter().any(|e| e.text
-                == "written only on a change (a test of it comes first) in __blk_mq_tag_busy, \
+                == "written only on a change (a test of it comes first, there or in every caller) in __blk_mq_tag_busy, \
                     blk_mq_tag_wakeup: not counted"),
             "{:?}",
             d.ty.fields[0].evidence

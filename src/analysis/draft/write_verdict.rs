@@ -103,7 +103,7 @@ fn uncounted(d: &Declaration, write: &Write, held: &[Held]) -> Option<&'static s
     // (`__blk_mq_tag_busy()`'s `test_bit() || test_and_set_bit()`): the
     // line is taken on a change, and read on every pass.
     if matches!(write, Write::Tested(_)) {
-        return Some("only on a change (a test of it comes first)");
+        return Some("only on a change (a test of it comes first, there or in every caller)");
     }
     // A mutex of the whole system held (`shrinker_mutex` around
     // `mem_cgroup_per_node.shrinker_info`): no fast path takes one.

@@ -49,6 +49,34 @@ pub(crate) struct Call {
     /// Its caller's file, by its index in the graph's files (see
     /// [`super::graph::Graph::files`]).
     pub(crate) file: u32,
+    /// What its caller tests before it makes it (see [`Test`]): 1 + the
+    /// index of the list in its walk's tests, then the graph's (see
+    /// [`super::graph::Graph::tests`]); 0 for none. An index, not the
+    /// list: a whole tree has millions of calls, few of them tested,
+    /// and the index takes a call's padding.
+    pub(crate) tested: u32,
+}
+
+/// A test a caller makes before a call, in a condition the call runs
+/// under or past (an `if` around it, one before it that leaves, the left
+/// side of `||`/`&&`): what makes the callee's store one on a change when
+/// every caller makes it (see [`super::tested`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Test {
+    /// The callee's twin, asking of the same arguments what it sets or
+    /// clears: `bdev_test_flag(b, F)` before `bdev_set_flag(b, F)`,
+    /// `folio_test_idle(f)` before `folio_clear_idle(f)`.
+    Twin,
+    /// A bit of a member of an argument: `test_bit(BLK_MQ_S_SCHED_RESTART,
+    /// &hctx->state)` before `__blk_mq_sched_restart(hctx)`.
+    Bit {
+        /// The argument, by index.
+        arg: usize,
+        /// The member's path in the argument's object (`state`).
+        member: Box<str>,
+        /// The bit, as written, without whitespace.
+        bit: Box<str>,
+    },
 }
 
 impl Call {
@@ -66,6 +94,7 @@ impl Call {
             rare: false,
             line: 0,
             file: 0,
+            tested: 0,
         }
     }
 
@@ -78,6 +107,19 @@ impl Call {
             ..Call::between(dispatcher, callee)
         }
     }
+}
+
+/// Moves `from`, the tests of `calls`, to the end of `to`, each call's
+/// [`Call::tested`] made an index there.
+pub(super) fn rebase(calls: &mut [Call], to: &mut Vec<Box<[Test]>>, from: &mut Vec<Box<[Test]>>) {
+    if from.is_empty() {
+        return;
+    }
+    let base = u32::try_from(to.len()).unwrap_or(u32::MAX);
+    for c in calls.iter_mut().filter(|c| c.tested > 0) {
+        c.tested = c.tested.saturating_add(base);
+    }
+    to.append(from);
 }
 
 /// What an argument of a call passes.

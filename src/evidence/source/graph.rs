@@ -12,11 +12,12 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::Bodies;
-use super::callers::Call;
+use super::callers::{Call, Test, rebase};
 
 /// What a walk of one file gives the graph (see [`Bodies`]).
 pub(super) struct Walked {
     pub(super) calls: Vec<Call>,
+    pub(super) tests: Vec<Box<[Test]>>,
     pub(super) defined: Vec<String>,
     pub(super) external: Vec<String>,
     pub(super) named: Vec<String>,
@@ -29,6 +30,7 @@ impl Walked {
     pub(super) fn of(bodies: Bodies) -> Walked {
         Walked {
             calls: bodies.calls,
+            tests: bodies.tests,
             defined: bodies.defined,
             external: bodies.external,
             named: bodies.named,
@@ -44,6 +46,8 @@ impl Walked {
 pub(super) struct Graph {
     /// Every call, a file's own functions named with their file.
     pub(super) calls: Vec<Call>,
+    /// What callers test before their calls, by [`Call::tested`] - 1.
+    pub(super) tests: Vec<Box<[Test]>>,
     /// The functions named as a value (see [`Bodies::named`]).
     pub(super) named: HashSet<String>,
     /// The files' own functions: per name, the files that have one.
@@ -64,6 +68,7 @@ impl Graph {
     pub(super) fn add(&mut self, file: &Path, walked: Walked, defined: &HashMap<String, usize>) {
         let Walked {
             mut calls,
+            mut tests,
             defined: here,
             external,
             named,
@@ -105,6 +110,7 @@ impl Graph {
                 }
             }
         }
+        rebase(&mut calls, &mut self.tests, &mut tests);
         self.calls.append(&mut calls);
         self.one_liners.extend(one_liners);
         self.named.extend(named);
@@ -134,6 +140,14 @@ pub(super) fn spelled(name: &str) -> &str {
     name.split_once('@').map_or(name, |(n, _)| n)
 }
 
+/// What the caller of `call` tests before it, of the graph's `tests`.
+pub(super) fn tests_of<'t>(tests: &'t [Box<[Test]>], call: &Call) -> &'t [Test] {
+    (call.tested as usize)
+        .checked_sub(1)
+        .and_then(|i| tests.get(i))
+        .map_or(&[], |t| &t[..])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,12 +159,44 @@ mod tests {
     fn walked(calls: Vec<Call>, defined: &[&str], external: &[&str]) -> Walked {
         Walked {
             calls,
+            tests: Vec::new(),
             defined: defined.iter().map(|s| s.to_string()).collect(),
             external: external.iter().map(|s| s.to_string()).collect(),
             named: Vec::new(),
             syscalls: Vec::new(),
             one_liners: Vec::new(),
         }
+    }
+
+    #[test]
+    fn each_calls_tests_are_its_own_in_the_graph() {
+        // Each file's walk numbers its tests from 1; the graph keeps
+        // every file's, each call pointing at its own.
+        let tested = |callee: &str, test: Test| {
+            let mut w = walked(vec![call("f", "x"), call("f", callee)], &["f"], &["f"]);
+            w.calls[1].tested = 1;
+            w.tests = vec![vec![test].into()];
+            w
+        };
+        let defined = HashMap::from([("f".to_owned(), 2)]);
+        let mut g = Graph::default();
+        g.add(Path::new("a.h"), tested("set_a", Test::Twin), &defined);
+        let bit = Test::Bit {
+            arg: 0,
+            member: "state".into(),
+            bit: "B".into(),
+        };
+        g.add(Path::new("b.h"), tested("set_b", bit.clone()), &defined);
+        let of = |callee: &str| -> Vec<Test> {
+            g.calls
+                .iter()
+                .filter(|c| c.callee == callee)
+                .flat_map(|c| tests_of(&g.tests, c).to_vec())
+                .collect()
+        };
+        assert_eq!(of("set_a"), [Test::Twin]);
+        assert_eq!(of("set_b"), [bit]);
+        assert_eq!(of("x"), []);
     }
 
     #[test]

@@ -36,6 +36,7 @@ mod progress;
 mod reach;
 mod setters;
 mod summary;
+mod tested;
 mod vocabulary;
 mod walk;
 mod wrappers;
@@ -759,6 +760,8 @@ struct Bodies {
     declarations: Vec<Declaration>,
     wrappers: Wrappers,
     calls: Vec<callers::Call>,
+    /// What the calls' callers test first (see [`callers::Call::tested`]).
+    tests: Vec<Box<[callers::Test]>>,
     /// The functions defined, each once: two definitions of a name in one
     /// file are alternatives of the preprocessor (`#ifdef CONFIG_SMP`
     /// and its empty stub), one function to its callers.

@@ -14,16 +14,18 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::callers::{Call, Passed};
-use super::graph::{Graph, Own, spelled};
+use super::callers::{Call, Passed, Test};
+use super::graph::{Graph, Own, spelled, tests_of};
 use super::vocabulary::is_failure;
 use super::{Declaration, Role, Said, Write};
 
-/// One call of a setter, and its caller's file.
+/// One call of a setter, its caller's file, and whether the caller
+/// tests the setter's twin first (see [`Test::Twin`]).
 #[derive(Clone, Debug)]
 pub(super) struct Site {
     call: Call,
     file: Arc<PathBuf>,
+    twin: bool,
 }
 
 /// Per setter, as the graph names it: the calls seen.
@@ -43,6 +45,7 @@ pub(super) fn sites(graph: &Graph) -> Setters {
         out.entry(c.callee.clone()).or_default().push(Site {
             call: c.clone(),
             file: Arc::clone(file),
+            twin: tests_of(&graph.tests, c).contains(&Test::Twin),
         });
     }
     out
@@ -52,7 +55,7 @@ pub(super) fn sites(graph: &Graph) -> Setters {
 /// whole), not a count moved (`refcount_inc`, `atomic_long_add`), nor a
 /// plain store (whose setter's callers' locks say who makes it: see
 /// [`super::callers`])?
-fn sets(write: &Write) -> bool {
+pub(super) fn sets(write: &Write) -> bool {
     match write.untested() {
         Write::Atomic(name) | Write::NonAtomic(name) => {
             name.contains("_bit")
@@ -97,7 +100,7 @@ pub(super) fn at_call_sites(declarations: &mut Vec<Declaration>, setters: &Sette
 }
 
 /// Store `d` of a setter, made at call `site`.
-fn at_site(d: &Declaration, Site { call, file }: &Site) -> Declaration {
+fn at_site(d: &Declaration, Site { call, file, twin }: &Site) -> Declaration {
     let param = d.param.unwrap_or(0);
     let caller = spelled(&call.caller);
     let passed = call.passed.get(param).copied();
@@ -108,10 +111,17 @@ fn at_site(d: &Declaration, Site { call, file }: &Site) -> Declaration {
         _ if call.rare || is_failure(caller) => Role::Failure,
         _ => Role::Fast,
     };
+    // `if (bdev_test_flag(b, F)) return false; bdev_set_flag(b, F);`
+    // sets `F` only on a change.
+    let twin = *twin && !matches!(d.said, Said::Written(Write::Tested(_), _));
     let said = match &d.said {
-        Said::Written(w, held) => {
-            Said::Written(w.clone(), call.held.iter().chain(held).cloned().collect())
-        }
+        Said::Written(w, held) => Said::Written(
+            match twin {
+                true => Write::Tested(Box::new(w.clone())),
+                false => w.clone(),
+            },
+            call.held.iter().chain(held).cloned().collect(),
+        ),
         other => other.clone(),
     };
     Declaration {

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::callers::{self, Passed, Under};
 use super::graph::Graph;
-use super::{Declaration, Role, Said, construction, control, reach, setters};
+use super::{Declaration, Role, Said, construction, control, reach, setters, tested};
 
 /// Per function, what its callers say of it.
 #[derive(Default)]
@@ -25,6 +25,7 @@ pub(super) struct Summary {
     paths: HashMap<String, Vec<reach::NetPath>>,
     callers: HashMap<String, (usize, usize)>,
     setters: setters::Setters,
+    tested: tested::Tested,
     /// The files' own functions, as the graph names them (see
     /// [`super::graph`]).
     own: super::graph::Own,
@@ -51,6 +52,7 @@ impl Summary {
             paths,
             callers,
             setters,
+            tested,
             own,
         } = &mut summary;
         own.clone_from(&graph.own);
@@ -69,11 +71,13 @@ impl Summary {
             });
             s.spawn(|_| *paths = reach::net_paths(calls));
             s.spawn(|_| *setters = setters::sites(graph));
+            s.spawn(|_| *tested = tested::by_callers(sites, pointed, &graph.tests));
         });
         summary
     }
 
     /// Applies it to declarations: a setter's stores told at its calls,
+    /// stores every caller tests for first made only on a change,
     /// the callers' locks on writes,
     /// construction (teardown) on accesses through a built (dying)
     /// parameter, the control
@@ -81,6 +85,7 @@ impl Summary {
     /// and callers of each function, and the path to a needless store.
     pub(super) fn apply(&self, declarations: &mut Vec<Declaration>) {
         setters::at_call_sites(declarations, &self.setters, &self.own);
+        tested::mark(declarations, &self.tested, &self.own);
         callers::add_callers_locks(declarations, &self.under);
         construction::mark_passed_by_callers(declarations, &self.built, Role::Construction);
         construction::mark_passed_by_callers(declarations, &self.dying, Role::Teardown);

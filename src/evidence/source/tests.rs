@@ -2014,3 +2014,46 @@ fn a_setters_store_is_told_where_it_is_called() {
         [("napi.h:napi_hold".to_owned(), 7, Role::Fast, 0)]
     );
 }
+
+#[test]
+fn a_store_every_caller_tests_for_first_is_made_only_on_a_change() {
+    // blk_mq_sched_restart() tests the bit __blk_mq_sched_restart()
+    // clears, its only caller; bio_check_ro() asks bdev_test_flag()
+    // before bdev_set_flag() of the same arguments. A caller testing
+    // another bit, or the twin of other arguments, leaves the store as
+    // it is.
+    let header = "static inline void napi_set_flag(struct napi_struct *n, unsigned flag)\n{\n\
+        \tatomic_or(flag, &n->flags);\n}\n\
+        void __napi_restart(struct napi_struct *n)\n{\n\tclear_bit(NAPI_RESTART, &n->state);\n\tsmp_mb();\n}\n\
+        void __napi_kick(struct napi_struct *n)\n{\n\tset_bit(NAPI_KICK, &n->state);\n\tsmp_mb();\n}\n\
+        static inline void napi_restart(struct napi_struct *n)\n{\n\
+        \tif (test_bit(NAPI_RESTART, &n->state))\n\t\t__napi_restart(n);\n}\n";
+    let code = "void napi_rx(struct napi_struct *n)\n{\n\
+        \tif (napi_test_flag(n, WARNED))\n\t\treturn;\n\tnapi_set_flag(n, WARNED);\n\
+        \tnapi_restart(n);\n\
+        \tif (test_bit(NAPI_KICK, &n->state))\n\t\t__napi_kick(n);\n}\n\
+        void napi_tx(struct napi_struct *n, struct napi_struct *m)\n{\n\
+        \tif (test_bit(NAPI_OTHER, &n->state))\n\t\t__napi_kick(n);\n\
+        \tif (!napi_test_flag(m, SEEN))\n\t\tnapi_set_flag(n, SEEN);\n}\n";
+    let types = ["napi_struct".to_owned()];
+    let ds = read_all(
+        &[(Path::new("napi.h"), header), (Path::new("dev.c"), code)],
+        &types,
+        &Net,
+    );
+    assert_eq!(tested_writes(&ds, "flags", Some("napi_rx")), [true]);
+    assert_eq!(tested_writes(&ds, "flags", Some("napi_tx")), [false]);
+    assert_eq!(tested_writes(&ds, "state", Some("__napi_restart")), [true]);
+    assert_eq!(tested_writes(&ds, "state", Some("__napi_kick")), [false]);
+    let needless = |f: &str| -> Vec<bool> {
+        ds.iter()
+            .filter(|d| d.function.as_deref() == Some(f))
+            .filter_map(|d| match &d.said {
+                Said::Needless(n) => Some(n.tested),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(needless("__napi_restart"), [true]);
+    assert_eq!(needless("__napi_kick"), [false]);
+}

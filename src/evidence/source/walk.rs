@@ -8,7 +8,7 @@ use std::path::Path;
 
 use tree_sitter::{Node, Parser};
 
-use super::callers::{Call, Passed};
+use super::callers::{Call, Passed, Test, rebase};
 use super::members::{arguments, is_identifier};
 use super::vocabulary::*;
 use super::wrappers::{Act, Effect, Wrappers};
@@ -341,6 +341,8 @@ struct Function<'a> {
     released: Vec<(usize, String)>,
     /// The calls made, with the locks held exclusively at each.
     calls: Vec<Call>,
+    /// What it tests before its calls (see [`Call::tested`]).
+    tests: Vec<Box<[Test]>>,
     /// The variables whose object this function builds (see
     /// [`Role::Construction`]).
     built: Vec<String>,
@@ -373,6 +375,10 @@ struct Function<'a> {
     hinted: bool,
     /// Its jumps, read when first asked (see [`rare`]).
     jumps: std::cell::OnceCell<rare::Jumps>,
+    /// Its body says `test_bit` (`_test_`) somewhere: only then may it
+    /// test a bit (ask a twin) before a call (see [`Call::tested`]).
+    tests_bits: bool,
+    asks_twins: bool,
 }
 
 /// A local pointer to a member: `lru_size = &mz->lru_zone_size[z][l]`,
@@ -437,6 +443,7 @@ impl<'a> Function<'a> {
             held: Vec::new(),
             released: Vec::new(),
             calls: Vec::new(),
+            tests: Vec::new(),
             built: Vec::new(),
             control: false,
             teardown,
@@ -450,6 +457,8 @@ impl<'a> Function<'a> {
             values: Values::default(),
             hinted: text[body.byte_range()].contains("likely("),
             jumps: std::cell::OnceCell::new(),
+            tests_bits: text[body.byte_range()].contains("test_bit"),
+            asks_twins: text[body.byte_range()].contains("_test_"),
         };
         if let Some(declarator) = declarator {
             f.declare(declarator);
@@ -528,6 +537,7 @@ impl<'a> Function<'a> {
                 bodies.one_liners.push(f.name.clone());
             }
         }
+        rebase(&mut f.calls, &mut bodies.tests, &mut f.tests);
         bodies.calls.append(&mut f.calls);
         values.named.append(&mut f.values.named);
         values.iterated.append(&mut f.values.iterated);

@@ -71,3 +71,24 @@ struct inner *inner_alloc(void)
 	inner_set_flag(n, NEW);
 	return n;
 }
+
+void __inner_restart(struct inner *n)
+{
+	clear_bit(INNER_RESTART, &n->state);
+	smp_mb();
+}
+
+static inline void inner_restart(struct inner *n)
+{
+	if (test_bit(INNER_RESTART, &n->state))
+		__inner_restart(n);
+}
+
+static bool inner_check_ro(struct inner *n)
+{
+	if (inner_test_flag(n, RO_WARNED))
+		return false;
+	inner_set_flag(n, RO_WARNED);
+	inner_restart(n);
+	return true;
+}

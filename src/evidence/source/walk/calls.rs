@@ -59,12 +59,14 @@ impl Function<'_> {
         }
         if function.kind() == "identifier" {
             let passed = args.iter().map(|a| self.passed(*a)).collect();
+            let tested = self.test_index(node, name, &args);
             self.calls.push(Call {
                 held: self.held.iter().filter(|h| !h.shared).cloned().collect(),
                 passed,
                 control: self.control,
                 rare: self.in_rare_branch(node),
                 line: u32::try_from(node.start_position().row + 1).unwrap_or(u32::MAX),
+                tested,
                 ..Call::between(&self.name, name)
             });
         }

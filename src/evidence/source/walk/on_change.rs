@@ -15,6 +15,7 @@ use super::needless::{
 };
 use super::{Function, leaves, strip_address};
 use crate::evidence::source::Write;
+use crate::evidence::source::callers::Test;
 use crate::evidence::source::vocabulary::is_atomic_write;
 
 /// What a store puts in its member.
@@ -186,6 +187,104 @@ impl Function<'_> {
     }
 }
 
+impl Function<'_> {
+    /// The [`Call::tested`] of call `node` of `name` with `args`, its
+    /// tests kept in this function's.
+    ///
+    /// [`Call::tested`]: crate::evidence::source::callers::Call::tested
+    pub(super) fn test_index(&mut self, node: Node<'_>, name: &str, args: &[Node<'_>]) -> u32 {
+        let tests = self.tests_before(node, name, args);
+        if tests.is_empty() {
+            return 0;
+        }
+        self.tests.push(tests.into());
+        u32::try_from(self.tests.len()).unwrap_or(0)
+    }
+
+    /// What this function tests before call `node` of `name` with `args`
+    /// (see [`Test`]): its twin asked of the same arguments, or a bit of
+    /// an argument's member. Asked only in a function whose body names
+    /// such a test.
+    fn tests_before(&self, node: Node<'_>, name: &str, args: &[Node<'_>]) -> Vec<Test> {
+        let twin = self
+            .asks_twins
+            .then(|| stem(name, &["set", "clear"]))
+            .flatten();
+        if (twin.is_none() && !self.tests_bits) || args.is_empty() {
+            return Vec::new();
+        }
+        let Some(body) = function_body(node) else {
+            return Vec::new();
+        };
+        let guards = guards(node, body, self.text);
+        if guards.is_empty() {
+            return Vec::new();
+        }
+        let args: Vec<String> = args.iter().map(|a| squeeze(self.of(*a))).collect();
+        let mut out: Vec<Test> = Vec::new();
+        let mut stack = guards;
+        while let Some(n) = stack.pop() {
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+            let Some(test) = n
+                .child_by_field_name("function")
+                .filter(|_| n.kind() == "call_expression")
+                .map(|f| self.of(f))
+                .filter(|f| f.contains("test"))
+            else {
+                continue;
+            };
+            let asked: Vec<String> = n
+                .child_by_field_name("arguments")
+                .map(|a| {
+                    let mut cursor = a.walk();
+                    a.named_children(&mut cursor)
+                        .map(|x| squeeze(self.of(x)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let found = if twin.is_some() && twin == stem(test, &["test"]) && asked == args {
+                Some(Test::Twin)
+            } else if let [nr, at] = &asked[..]
+                && is_bit_test(test)
+                && let Some((object, member)) = at.strip_prefix('&').unwrap_or(at).rsplit_once("->")
+                && !member.is_empty()
+                && let Some(arg) = args.iter().position(|a| a == object)
+            {
+                Some(Test::Bit {
+                    arg,
+                    member: member.into(),
+                    bit: nr.as_str().into(),
+                })
+            } else {
+                None
+            };
+            if let Some(t) = found.filter(|t| !out.contains(t)) {
+                out.push(t);
+            }
+        }
+        out
+    }
+}
+
+/// Is `name` a test of one bit (`test_bit`, `test_bit_acquire`,
+/// `arch_test_bit`), not a test that sets it too?
+fn is_bit_test(name: &str) -> bool {
+    name.ends_with("test_bit") || name.ends_with("test_bit_acquire")
+}
+
+/// Function `name` with its word of `words` taken out, its leading
+/// underscores too (`folio_*_idle` of `__folio_clear_idle` with `set`
+/// and `clear`, of `folio_test_idle` with `test`): a family's members
+/// share it. None when no word of `words` is one of its words.
+fn stem(name: &str, words: &[&str]) -> Option<String> {
+    let name = name.trim_start_matches('_');
+    let mut parts: Vec<&str> = name.split('_').collect();
+    let at = parts.iter().position(|p| words.contains(p))?;
+    parts[at] = "*";
+    Some(parts.join("_"))
+}
+
 /// Does a call of `name` store to the member whose address it is
 /// passed: `WRITE_ONCE`, a release store, an atomic or bit operation?
 fn stores_through(name: &str) -> bool {
@@ -263,7 +362,19 @@ fn bit_stem(nr: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::bit_stem;
+    use super::{bit_stem, stem};
+
+    #[test]
+    fn a_setter_and_its_test_share_a_stem() {
+        let set = |n| stem(n, &["set", "clear"]);
+        let test = |n| stem(n, &["test"]);
+        assert_eq!(set("bdev_set_flag"), test("bdev_test_flag"));
+        assert_eq!(set("__folio_clear_idle"), test("folio_test_idle"));
+        assert_ne!(set("folio_clear_idle"), test("folio_test_locked"));
+        assert_ne!(set("folio_set_dirty"), test("folio_test_set_dirty"));
+        assert_eq!(set("reset_stats"), None);
+        assert_eq!(test("contested"), None);
+    }
 
     #[test]
     fn a_bits_stem_is_its_name_past_the_prefix() {
