@@ -113,6 +113,15 @@ impl Write {
         }
     }
 
+    /// The same store, made only after a test of it (see
+    /// [`Write::Tested`]): wrapped once, however many tests say so.
+    pub(crate) fn on_change(self) -> Write {
+        match self {
+            Write::Tested(_) => self,
+            w => Write::Tested(Box::new(w)),
+        }
+    }
+
     /// How the source writes it, in words.
     pub fn describe(&self) -> String {
         match self {

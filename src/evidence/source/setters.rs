@@ -113,11 +113,10 @@ fn at_site(d: &Declaration, Site { call, file, twin }: &Site) -> Declaration {
     };
     // `if (bdev_test_flag(b, F)) return false; bdev_set_flag(b, F);`
     // sets `F` only on a change.
-    let twin = *twin && !matches!(d.said, Said::Written(Write::Tested(_), _));
     let said = match &d.said {
         Said::Written(w, held) => Said::Written(
             match twin {
-                true => Write::Tested(Box::new(w.clone())),
+                true => w.clone().on_change(),
                 false => w.clone(),
             },
             call.held.iter().chain(held).cloned().collect(),

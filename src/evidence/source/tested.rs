@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use super::callers::{Sites, Test};
 use super::graph::{Graph, Own, tests_of};
-use super::{Declaration, Said, Store, Write, setters};
+use super::{Declaration, Needless, Said, Store, Write, setters};
 
 /// Per function, the tests every call of it seen makes first.
 pub(super) type Tested = HashMap<String, Box<[Test]>>;
@@ -43,20 +43,18 @@ pub(super) fn by_callers(
         .collect()
 }
 
-/// Is test `t` one of bit `bit` of member `path` of parameter `param`?
-fn covers(t: &Test, param: usize, path: &str, bit: &str) -> bool {
+/// Does test `t` cover needless store `n` through parameter `param` to
+/// member `path`: a twin's test any store, a bit's test its bit?
+fn covers(t: &Test, param: usize, path: &str, n: &Needless) -> bool {
     match t {
-        Test::Twin => false,
-        Test::Bit {
-            arg,
-            member,
-            bit: tested,
-        } => {
-            *arg == param
+        Test::Twin => true,
+        Test::Bit { arg, member, bit } => {
+            n.kind == Store::Bit
+                && *arg == param
                 && (member.as_ref() == path || member.ends_with(&format!(".{path}")))
-                && tested
+                && bit
                     .chars()
-                    .eq(bit.chars().filter(|c| !c.is_whitespace()))
+                    .eq(n.value.chars().filter(|c| !c.is_whitespace()))
         }
     }
 }
@@ -93,11 +91,8 @@ pub(super) fn mark(declarations: &mut [Declaration], tested: &Tested, own: &Own)
         let Some((t, p)) = tests(d) else {
             continue;
         };
-        // A twin's test covers any store; a bit's, its bit's.
         let covered = match &d.said {
-            Said::Needless(n) if !n.tested => t.iter().any(|t| {
-                *t == Test::Twin || (n.kind == Store::Bit && covers(t, p, &d.path, &n.value))
-            }),
+            Said::Needless(n) if !n.tested => t.iter().any(|t| covers(t, p, &d.path, n)),
             _ => false,
         };
         if covered {
@@ -118,7 +113,7 @@ pub(super) fn mark(declarations: &mut [Declaration], tested: &Tested, own: &Own)
             _ => false,
         };
         if tested && let Said::Written(w, _) = &mut d.said {
-            *w = Write::Tested(Box::new(w.clone()));
+            *w = w.clone().on_change();
         }
     }
 }

@@ -147,15 +147,20 @@ pub(super) fn is_atomic_read(name: &str) -> bool {
             name,
             "kref_read" | "list_empty" | "list_empty_careful" | "hlist_empty" | "llist_empty"
         )
-        || name.trim_start_matches('_').starts_with("test_bit")
-        || name == "variable_test_bit"
+        || is_bit_test(name)
+}
+
+/// A test of one bit, not one that sets or clears it too: `test_bit`,
+/// `__test_bit`, `test_bit_acquire`, `variable_test_bit`.
+pub(super) fn is_bit_test(name: &str) -> bool {
+    name.trim_start_matches('_').starts_with("test_bit") || name == "variable_test_bit"
 }
 
 /// An atomic or bit operation that writes (not `atomic_read`, `test_bit`).
 pub(super) fn is_atomic_write(name: &str) -> bool {
     let atomic = is_atomic_family(name) && !name.ends_with("_read") && !name.contains("_read_");
     atomic
-        || is_bitop(name) && !name.trim_start_matches('_').starts_with("test_bit")
+        || is_bitop(name) && !is_bit_test(name)
         || matches!(
             name,
             "xchg" | "cmpxchg" | "try_cmpxchg" | "cmpxchg64" | "xchg_relaxed"

@@ -16,7 +16,7 @@ use super::needless::{
 use super::{Function, leaves, strip_address};
 use crate::evidence::source::Write;
 use crate::evidence::source::callers::Test;
-use crate::evidence::source::vocabulary::is_atomic_write;
+use crate::evidence::source::vocabulary::{is_atomic_write, is_bit_test};
 
 /// What a store puts in its member.
 #[derive(Clone, Copy)]
@@ -35,7 +35,7 @@ impl Function<'_> {
         let target = strip_address(target);
         let through = target.kind() == "field_expression" && self.of(target).contains("->");
         match through && self.changes_only(target, stored) {
-            true => Write::Tested(Box::new(write)),
+            true => write.on_change(),
             false => write,
         }
     }
@@ -265,12 +265,6 @@ impl Function<'_> {
         }
         out
     }
-}
-
-/// Is `name` a test of one bit (`test_bit`, `test_bit_acquire`,
-/// `arch_test_bit`), not a test that sets it too?
-fn is_bit_test(name: &str) -> bool {
-    name.ends_with("test_bit") || name.ends_with("test_bit_acquire")
 }
 
 /// Function `name` with its word of `words` taken out, its leading
